@@ -1,0 +1,21 @@
+# a2ad_module(NAME SOURCES ... DEPS ...)
+# Declares one module library a2ad_<NAME>. Modules may only link the modules they list,
+# so a wrong-way include fails to build (ARCHITECTURE.md "dependencies point one way").
+function(a2ad_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS;PUBLIC_LIBS" ${ARGN})
+  add_library(a2ad_${name} STATIC ${M_SOURCES})
+  target_include_directories(a2ad_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  foreach(dep IN LISTS M_DEPS)
+    target_link_libraries(a2ad_${name} PUBLIC a2ad_${dep})
+  endforeach()
+  target_link_libraries(a2ad_${name} PUBLIC ${M_PUBLIC_LIBS})
+  a2ad_warnings(a2ad_${name})
+endfunction()
+
+function(a2ad_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -Wno-missing-field-initializers)
+  if(A2AD_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

@@ -1,0 +1,38 @@
+#pragma once
+// Server configuration: flags of `a2ad serve`, each with an A2AD_* environment variable.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::app {
+
+struct Config {
+  std::string listen = "127.0.0.1:8080";  // host:port or [v6]:port; port 0 = any free port
+  std::string data_dir = "./data";        // holds a2ad.db (SQLite, WAL)
+  std::string workflows_dir = "./workflows";
+  std::string public_url;                 // base URL in the agent card; default http://<listen>
+  std::string log_level = "info";
+  size_t threads = 0;                     // I/O threads; 0 = hardware cores
+  size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
+  int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
+  int64_t shutdown_grace_ms = 10000;      // in-flight work gets this long on SIGTERM
+};
+
+struct ListenAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// "127.0.0.1:8080", "[::1]:0", "localhost:9000". kInvalidParams naming the problem.
+core::Result<ListenAddress> ParseListen(const std::string& text);
+
+/// Runs the server until SIGINT/SIGTERM. Prints one line to stdout when ready:
+/// "a2ad: serving <base>/.well-known/agent-card.json". Returns the process exit code.
+int RunServer(const Config& config);
+
+/// Applies schema migrations to <data_dir>/a2ad.db and prints the resulting version.
+int RunMigrate(const Config& config);
+
+}  // namespace a2ad::app

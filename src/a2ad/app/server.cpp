@@ -1,0 +1,183 @@
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "a2ad/app/config.hpp"
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/core/log.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/router.hpp"
+
+#ifndef A2AD_VERSION
+#define A2AD_VERSION "0.0.0"
+#endif
+
+namespace a2ad::app {
+namespace asio = boost::asio;
+
+core::Result<ListenAddress> ParseListen(const std::string& text) {
+  ListenAddress out;
+  std::string port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return core::Error(core::ErrorCode::kInvalidParams,
+                         "--listen '" + text + "': expected [v6-address]:port");
+    out.host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos)
+      return core::Error(core::ErrorCode::kInvalidParams, "--listen '" + text + "': expected host:port");
+    out.host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (out.host.empty() || port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535)
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "--listen '" + text + "': expected host:port with a port 0-65535");
+  out.port = static_cast<uint16_t>(std::stoul(port));
+  return out;
+}
+
+namespace {
+std::string DbPath(const Config& c) { return (std::filesystem::path(c.data_dir) / "a2ad.db").string(); }
+
+bool EnsureDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    core::LogError("cannot create data directory '" + dir + "': " + ec.message());
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+int RunMigrate(const Config& config) {
+  if (!EnsureDir(config.data_dir)) return 1;
+  auto v = storage::SqliteTaskStore::Migrate(DbPath(config));
+  if (!v) {
+    core::LogError(v.error().message);
+    return 1;
+  }
+  std::printf("a2ad: %s is at schema version %d\n", DbPath(config).c_str(), v.value());
+  return 0;
+}
+
+int RunServer(const Config& config) {
+  core::LogLevel level;
+  if (!core::ParseLogLevel(config.log_level, level)) {
+    core::LogError("--log-level '" + config.log_level + "': expected trace|debug|info|warn|error|off");
+    return 2;
+  }
+  core::SetLogLevel(level);
+  auto listen = ParseListen(config.listen);
+  if (!listen) {
+    core::LogError(listen.error().message);
+    return 2;
+  }
+  if (!EnsureDir(config.data_dir)) return 1;
+  auto opened = storage::SqliteTaskStore::Open(DbPath(config));
+  if (!opened) {
+    core::LogError("cannot open the task store: " + opened.error().message);
+    return 1;
+  }
+  std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
+
+  const size_t threads = config.threads ? config.threads
+                                        : std::max<size_t>(1, std::thread::hardware_concurrency());
+  asio::io_context io(static_cast<int>(threads));
+  core::SystemClock clock;
+  auto ids = core::MakeUuidV7Generator(clock);
+  tasks::TaskServiceOptions svc_opts;
+  svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
+  tasks::TaskService service(*store, clock, *ids, io.get_executor(), svc_opts);
+  service.RegisterSkill({"echo", "Echo",
+                         "Answers with a task that completes with one artifact echoing the "
+                         "message's parts.",
+                         {"echo", "test"},
+                         {"hello"}},
+                        std::make_shared<tasks::EchoExecutor>());
+  if (std::filesystem::exists(config.workflows_dir))
+    core::LogInfo("workflows directory '" + config.workflows_dir +
+                  "' noted; this build serves the built-in echo skill only");
+
+  transport::HttpServerOptions http_opts;
+  http_opts.body_limit = config.body_limit;
+  std::unique_ptr<transport::Router> router;
+  transport::HttpServer server(
+      io, [&router](transport::HttpRequest r) { return router->Handle(std::move(r)); }, http_opts);
+  auto port = server.Listen(listen->host, listen->port);
+  if (!port) {
+    core::LogError(port.error().message);
+    return 1;
+  }
+  transport::AgentCardConfig card;
+  card.version = A2AD_VERSION;
+  if (!config.public_url.empty()) {
+    card.base_url = config.public_url;
+    while (!card.base_url.empty() && card.base_url.back() == '/') card.base_url.pop_back();
+  } else {
+    std::string host = listen->host.find(':') != std::string::npos ? "[" + listen->host + "]"
+                                                                    : listen->host;
+    card.base_url = "http://" + host + ":" + std::to_string(port.value());
+  }
+  router = std::make_unique<transport::Router>(service, transport::BuildAgentCard(card, service.skills()));
+
+  auto recovered = service.RecoverUnfinished();
+  if (!recovered) {
+    core::LogError("recovery failed: " + recovered.error().message);
+    return 1;
+  }
+  if (recovered.value()) core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
+
+  server.Start();
+  std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
+  std::fflush(stdout);
+  core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
+                std::to_string(threads) + " thread(s); data in " + DbPath(config));
+
+  // Ordered shutdown: stop accepting -> let requests and executions finish (bounded) -> stop
+  // the loop -> close the store (drains its writer).
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer drain(io);
+  auto deadline = std::make_shared<std::chrono::steady_clock::time_point>();
+  std::function<void()> poll = [&] {
+    if ((server.open_connections() == 0 && service.running_executions() == 0) ||
+        std::chrono::steady_clock::now() >= *deadline) {
+      io.stop();
+      return;
+    }
+    drain.expires_after(std::chrono::milliseconds(20));
+    drain.async_wait([&](boost::system::error_code) { poll(); });
+  };
+  signals.async_wait([&](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    core::LogInfo(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "; shutting down");
+    *deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
+    server.Stop();
+    service.StopAccepting();
+    poll();
+  });
+
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+  store->Close();
+  core::LogInfo("stopped");
+  return 0;
+}
+
+}  // namespace a2ad::app

@@ -1,0 +1,52 @@
+// `a2ad`: serve, migrate. Every flag has an A2AD_* environment variable.
+#include <CLI/CLI.hpp>
+
+#include "a2ad/app/config.hpp"
+
+int main(int argc, char** argv) {
+  a2ad::app::Config config;
+  CLI::App app{"a2ad: an OpenWOP host that exposes itself as a durable A2A agent"};
+  app.require_subcommand(1);
+
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--data-dir", config.data_dir, "directory of the SQLite task store (a2ad.db)")
+        ->envname("A2AD_DATA_DIR")
+        ->capture_default_str();
+    sub->add_option("--log-level", config.log_level, "trace|debug|info|warn|error|off")
+        ->envname("A2AD_LOG_LEVEL")
+        ->capture_default_str();
+  };
+
+  CLI::App* serve = app.add_subcommand("serve", "run the A2A server");
+  add_common(serve);
+  serve->add_option("--listen", config.listen, "address to listen on, host:port ([::1]:port for IPv6; port 0 = any free port)")
+      ->envname("A2AD_LISTEN")
+      ->capture_default_str();
+  serve->add_option("--workflows-dir", config.workflows_dir, "directory of OpenWOP workflow JSON files")
+      ->envname("A2AD_WORKFLOWS_DIR")
+      ->capture_default_str();
+  serve->add_option("--public-url", config.public_url,
+                    "base URL clients use to reach this server (agent card URLs); default http://<listen>")
+      ->envname("A2AD_PUBLIC_URL");
+  serve->add_option("--threads", config.threads, "I/O threads (0 = one per core)")
+      ->envname("A2AD_THREADS")
+      ->capture_default_str();
+  serve->add_option("--body-limit", config.body_limit, "largest request body in bytes (413 past it)")
+      ->envname("A2AD_BODY_LIMIT")
+      ->capture_default_str();
+  serve->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
+                    "longest a blocking message/send waits before returning the working task")
+      ->envname("A2AD_BLOCKING_TIMEOUT_MS")
+      ->capture_default_str();
+  serve->add_option("--shutdown-grace-ms", config.shutdown_grace_ms,
+                    "time in-flight requests get to finish on SIGINT/SIGTERM")
+      ->envname("A2AD_SHUTDOWN_GRACE_MS")
+      ->capture_default_str();
+
+  CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
+  add_common(migrate);
+
+  CLI11_PARSE(app, argc, argv);
+  if (serve->parsed()) return a2ad::app::RunServer(config);
+  return a2ad::app::RunMigrate(config);
+}

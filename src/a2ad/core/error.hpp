@@ -1,0 +1,49 @@
+#pragma once
+// Protocol-neutral error vocabulary. Domain code returns Result<T> carrying an ErrorCode;
+// protocol/error_table.hpp maps each code once to its JSON-RPC code, HTTP status and gRPC
+// status (STYLE.md #3). Expected failures are values; exceptions are for bugs.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace a2ad::core {
+
+enum class ErrorCode {
+  kParseError,               // body is not JSON
+  kInvalidRequest,           // JSON, but not a valid request envelope
+  kMethodNotFound,           // unknown method or route
+  kInvalidParams,            // a field is missing, has the wrong type or an invalid value
+  kInternal,                 // a bug or an unexpected storage failure
+  kTaskNotFound,             // no such task (or not visible to the caller)
+  kTaskNotCancelable,        // task is in a terminal state
+  kPushNotificationNotSupported,
+  kUnsupportedOperation,     // e.g. a message to a terminal task
+  kContentTypeNotSupported,
+  kInvalidAgentResponse,
+  kExtendedCardNotConfigured,
+  kExtensionSupportRequired,
+  kVersionNotSupported,
+  kPayloadTooLarge,          // transport: request body past the configured limit
+  kConflict,                 // optimistic concurrency: the stored state moved under us
+  kUnavailable,              // shutting down / store closed
+};
+
+/// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata
+/// (JSON-RPC `data`, REST `details`). Values are strings per google.rpc.ErrorInfo.
+using ErrorDetail = std::pair<std::string, std::string>;
+
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string message;
+  std::vector<ErrorDetail> details;
+
+  Error() = default;
+  Error(ErrorCode c, std::string msg, std::vector<ErrorDetail> d = {})
+      : code(c), message(std::move(msg)), details(std::move(d)) {}
+};
+
+/// Short, stable name of a code, e.g. "TASK_NOT_FOUND" (used in logs and ErrorInfo.reason).
+std::string_view ErrorCodeName(ErrorCode code);
+
+}  // namespace a2ad::core

@@ -1,0 +1,57 @@
+#include "a2ad/core/ids.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+
+namespace a2ad::core {
+namespace {
+
+class UuidV7Generator final : public IdGenerator {
+ public:
+  explicit UuidV7Generator(const Clock& clock) : clock_(clock) {}
+  std::string Next() override {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    uint64_t ms = static_cast<uint64_t>(clock_.NowMs());
+    uint64_t r1 = rng(), r2 = rng();
+    unsigned char b[16];
+    for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
+    for (int i = 6; i < 16; ++i) b[i] = static_cast<unsigned char>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
+    b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
+    b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
+    char out[37];
+    std::snprintf(out, sizeof out,
+                  "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                  b[14], b[15]);
+    return out;
+  }
+
+ private:
+  const Clock& clock_;
+};
+
+class SequentialIdGenerator final : public IdGenerator {
+ public:
+  explicit SequentialIdGenerator(std::string prefix) : prefix_(std::move(prefix)) {}
+  std::string Next() override {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04llu", static_cast<unsigned long long>(++n_));
+    return prefix_ + "-" + buf;
+  }
+
+ private:
+  std::string prefix_;
+  std::atomic<uint64_t> n_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<IdGenerator> MakeUuidV7Generator(const Clock& clock) {
+  return std::make_unique<UuidV7Generator>(clock);
+}
+std::unique_ptr<IdGenerator> MakeSequentialIdGenerator(std::string prefix) {
+  return std::make_unique<SequentialIdGenerator>(std::move(prefix));
+}
+
+}  // namespace a2ad::core

@@ -1,0 +1,25 @@
+#pragma once
+// Identifier generation (STYLE.md #5: injected randomness). Task ids, context ids, event
+// ids and message ids are UUIDv7 strings: time-ordered, so B-tree inserts stay local.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "a2ad/core/clock.hpp"
+
+namespace a2ad::core {
+
+class IdGenerator {
+ public:
+  virtual ~IdGenerator() = default;
+  /// A new unique id. Thread-safe.
+  virtual std::string Next() = 0;
+};
+
+/// RFC 9562 UUIDv7 from `clock` and a per-thread CSPRNG-seeded generator.
+std::unique_ptr<IdGenerator> MakeUuidV7Generator(const Clock& clock);
+
+/// Deterministic ids "<prefix>-0001", "<prefix>-0002", ... for tests.
+std::unique_ptr<IdGenerator> MakeSequentialIdGenerator(std::string prefix);
+
+}  // namespace a2ad::core

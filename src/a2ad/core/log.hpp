@@ -1,0 +1,18 @@
+#pragma once
+// Logging: spdlog behind a tiny facade so modules need not include spdlog headers.
+#include <string_view>
+
+namespace a2ad::core {
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+/// Parses "trace|debug|info|warn|error|off". Returns false on anything else.
+bool ParseLogLevel(std::string_view text, LogLevel& out);
+void SetLogLevel(LogLevel level);
+
+void LogDebug(std::string_view msg);
+void LogInfo(std::string_view msg);
+void LogWarn(std::string_view msg);
+void LogError(std::string_view msg);
+
+}  // namespace a2ad::core

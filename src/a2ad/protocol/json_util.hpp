@@ -1,0 +1,44 @@
+#pragma once
+// Field readers for decoders: each returns an InvalidParams error naming the JSON path of
+// the offending field ("params.message.parts[0].text: expected a string").
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::protocol {
+
+core::Error FieldError(std::string_view path, std::string_view what);
+std::string Join(std::string_view path, std::string_view key);
+std::string Index(std::string_view path, size_t i);
+
+/// Looks up `camel` or, failing that, `snake` (ProtoJSON parsers accept both).
+const boost::json::value* Find(const boost::json::object& o, std::string_view camel,
+                               std::string_view snake = {});
+
+/// Optional string member; missing or null => "" . Wrong type => error.
+core::Result<std::string> OptString(const boost::json::object& o, std::string_view path,
+                                    std::string_view camel, std::string_view snake = {});
+/// Required non-empty string member.
+core::Result<std::string> ReqString(const boost::json::object& o, std::string_view path,
+                                    std::string_view camel, std::string_view snake = {});
+core::Result<std::optional<int64_t>> OptInt(const boost::json::object& o, std::string_view path,
+                                            std::string_view camel, std::string_view snake = {});
+core::Result<std::optional<bool>> OptBool(const boost::json::object& o, std::string_view path,
+                                          std::string_view camel, std::string_view snake = {});
+core::Result<boost::json::object> OptObject(const boost::json::object& o, std::string_view path,
+                                            std::string_view camel, std::string_view snake = {});
+core::Result<std::vector<std::string>> OptStringList(const boost::json::object& o,
+                                                     std::string_view path, std::string_view camel,
+                                                     std::string_view snake = {});
+/// `v` must be an object; else an error "<path>: expected an object".
+core::Result<const boost::json::object*> AsObject(const boost::json::value& v,
+                                                  std::string_view path);
+
+}  // namespace a2ad::protocol

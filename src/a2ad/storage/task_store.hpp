@@ -1,0 +1,93 @@
+#pragma once
+// TaskStore: the durable home of every task (ARCHITECTURE.md "Durability model").
+// Per task it keeps the snapshot (the fold of the log, kept for fast reads) and the
+// append-only event log of RunEventDocs with a gap-free per-task sequence starting at 0.
+// Snapshot and appended events are written in ONE transaction.
+//
+// Implementations: storage/memory (tests), storage/sqlite (embedded default).
+// Only app/ names a concrete class (STYLE.md #2).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/protocol/model.hpp"
+#include "a2ad/protocol/run_event.hpp"
+
+namespace a2ad::storage {
+
+/// The stored snapshot of one task plus the bookkeeping the service needs.
+struct TaskRecord {
+  protocol::Task task;          // full snapshot: status, history, artifacts, metadata, context
+  std::string skill_id;         // which skill/workflow runs this task
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;    // = task.status.timestamp_ms of the last transition
+  int64_t last_sequence = -1;   // sequence of the newest event in the log; -1: empty log
+  friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
+};
+
+/// One atomic change of one task.
+struct TaskCommit {
+  TaskRecord record;                       // replaces the stored snapshot (or creates it)
+  std::vector<protocol::RunEvent> events;  // appended; sequences are expected+1, expected+2, ...
+  int64_t expected_last_sequence = -1;     // -1: the task must not exist yet
+};
+
+/// Filters of ListTasks (WIRE.md §11.2). Results are ordered by updated_at_ms descending,
+/// then task id descending.
+struct TaskQuery {
+  std::string context_id;                       // empty: any
+  std::optional<protocol::TaskState> state;     // nullopt: any
+  std::optional<int64_t> updated_at_or_after_ms;
+  int32_t page_size = 50;                       // caller validates 1..100
+  std::string page_token;                       // "" for the first page; else from TaskPage
+};
+
+struct TaskPage {
+  std::vector<TaskRecord> records;
+  std::string next_page_token;  // "" when this is the last page
+  int32_t total_size = 0;       // number of tasks matching the filters (ignoring the cursor)
+};
+
+class TaskStore {
+ public:
+  virtual ~TaskStore() = default;
+
+  using CommitCallback = std::function<void(core::Result<void>)>;
+
+  /// Writes `commit` atomically. Preconditions: events have run_id == record.task.id and
+  /// consecutive sequences starting at expected_last_sequence + 1; record.last_sequence equals
+  /// the last event's sequence (or expected_last_sequence when events is empty).
+  /// Errors (through `done`): kConflict if the stored last sequence differs from
+  /// expected_last_sequence (including "already exists" for -1); kInvalidParams if the
+  /// preconditions are violated; kUnavailable after Close(); kInternal on storage failure.
+  /// Nothing is written on error. `done` runs exactly once, after the transaction is
+  /// committed (or failed), on an unspecified thread (SQLite: its writer thread); it must
+  /// not block. Commits are applied in call order. Thread-safe.
+  virtual void Commit(TaskCommit commit, CommitCallback done) = 0;
+
+  /// The task's record, or nullopt if unknown. Thread-safe; sees every commit whose `done`
+  /// has run.
+  virtual core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) = 0;
+
+  /// A page of tasks matching `query`. kInvalidParams for a malformed page_token.
+  virtual core::Result<TaskPage> List(const TaskQuery& query) = 0;
+
+  /// Events of `task_id` with sequence > after_sequence, ascending, at most `limit`.
+  /// Unknown task: empty vector.
+  virtual core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                                   int64_t after_sequence,
+                                                                   size_t limit) = 0;
+
+  /// Waits for every commit already accepted to finish, then refuses new ones
+  /// (kUnavailable). Idempotent. Called once on shutdown. Reads after Close() return
+  /// kUnavailable too (backends release their connections). Must not be called from a
+  /// `done` callback.
+  virtual void Close() = 0;
+};
+
+}  // namespace a2ad::storage

@@ -1,0 +1,180 @@
+#include "a2ad/tasks/task_projection.hpp"
+
+#include <algorithm>
+
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/state_machine.hpp"
+
+namespace a2ad::tasks {
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using protocol::RunEvent;
+using protocol::Task;
+using protocol::TaskState;
+
+namespace {
+
+core::Result<std::optional<protocol::Message>> OptMessage(const json::object& payload) {
+  const json::value* m = payload.if_contains("message");
+  if (!m || m->is_null()) return std::optional<protocol::Message>();
+  A2AD_TRY_ASSIGN(protocol::Message msg, protocol::v10::MessageFromJson(*m, "payload.message"));
+  return std::optional<protocol::Message>(std::move(msg));
+}
+
+std::string StringField(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+json::object& OpenwopMetadata(Task& t) {
+  json::value& v = t.metadata["openwop"];
+  if (!v.is_object()) v = json::object();
+  return v.get_object();
+}
+
+}  // namespace
+
+core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
+  if (e.sequence != record.last_sequence + 1)
+    return Error(ErrorCode::kInvalidParams, "event sequence " + std::to_string(e.sequence) +
+                                                " does not follow " +
+                                                std::to_string(record.last_sequence));
+  storage::TaskRecord next = record;
+  Task& t = next.task;
+  std::optional<TaskState> new_state;
+  std::optional<protocol::Message> status_message;
+
+  if (e.type == protocol::kEvTaskSubmitted) {
+    if (record.last_sequence != -1)
+      return Error(ErrorCode::kInvalidParams, "a2a.task.submitted must be the first event");
+    A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
+    if (!msg) return Error(ErrorCode::kInvalidParams, "a2a.task.submitted needs a message");
+    t.id = e.run_id;
+    t.context_id = StringField(e.payload, "contextId");
+    next.skill_id = StringField(e.payload, "skillId");
+    next.created_at_ms = e.timestamp_ms;
+    t.history.push_back(std::move(*msg));
+    t.status.state = TaskState::kSubmitted;
+    t.status.timestamp_ms = e.timestamp_ms;
+  } else if (record.last_sequence == -1) {
+    return Error(ErrorCode::kInvalidParams, "the first event of a task must be a2a.task.submitted");
+  } else if (e.type == protocol::kEvMessageReceived) {
+    A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
+    if (!msg) return Error(ErrorCode::kInvalidParams, "a2a.message.received needs a message");
+    t.history.push_back(std::move(*msg));
+  } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
+    new_state = TaskState::kWorking;
+    A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
+    if (e.type == protocol::kEvNodeResumed) OpenwopMetadata(t).erase("interrupt");
+  } else if (e.type == protocol::kEvInputRequired) {
+    std::string kind = StringField(e.payload, "kind");
+    new_state = kind == "auth" ? TaskState::kAuthRequired : TaskState::kInputRequired;
+    A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
+    json::object interrupt;
+    if (auto* i = e.payload.if_contains("interrupt"); i && i->is_object()) interrupt = i->get_object();
+    if (!kind.empty()) interrupt["kind"] = kind;
+    OpenwopMetadata(t)["interrupt"] = std::move(interrupt);
+  } else if (e.type == protocol::kEvArtifactCreated) {
+    const json::value* a = e.payload.if_contains("artifact");
+    if (!a) return Error(ErrorCode::kInvalidParams, "artifact.created needs an artifact");
+    A2AD_TRY_ASSIGN(protocol::Artifact art, protocol::v10::ArtifactFromJson(*a, "payload.artifact"));
+    bool append = false;
+    if (auto* ap = e.payload.if_contains("append"); ap && ap->is_bool()) append = ap->get_bool();
+    auto it = std::find_if(t.artifacts.begin(), t.artifacts.end(),
+                           [&](const auto& x) { return x.artifact_id == art.artifact_id; });
+    if (it == t.artifacts.end()) {
+      t.artifacts.push_back(std::move(art));
+    } else if (append) {
+      for (auto& p : art.parts) it->parts.push_back(std::move(p));
+    } else {
+      *it = std::move(art);
+    }
+  } else if (e.type == protocol::kEvRunCompleted) {
+    new_state = TaskState::kCompleted;
+    A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
+  } else if (e.type == protocol::kEvRunFailed) {
+    new_state = TaskState::kFailed;
+    json::object error;
+    if (auto* er = e.payload.if_contains("error"); er && er->is_object()) error = er->get_object();
+    std::string text = StringField(error, "message");
+    OpenwopMetadata(t)["error"] = json::object{{"code", StringField(error, "code")},
+                                               {"message", text}};
+    protocol::Message m;
+    m.message_id = e.event_id;
+    m.context_id = t.context_id;
+    m.task_id = t.id;
+    m.role = protocol::Role::kAgent;
+    m.parts.push_back(protocol::Part::Text(text.empty() ? "the task failed" : text));
+    status_message = std::move(m);
+  } else if (e.type == protocol::kEvRunCancelled) {
+    new_state = TaskState::kCanceled;
+  } else if (e.type == protocol::kEvRunRejected) {
+    new_state = TaskState::kRejected;
+  }
+
+  if (new_state) {
+    if (!CanTransition(t.status.state, *new_state))
+      return Error(ErrorCode::kUnsupportedOperation,
+                   std::string("task ") + t.id + " cannot move from " +
+                       std::string(protocol::v10::TaskStateName(t.status.state)) + " to " +
+                       std::string(protocol::v10::TaskStateName(*new_state)));
+    t.status.state = *new_state;
+    t.status.timestamp_ms = e.timestamp_ms;
+    t.status.message.reset();
+    if (status_message) {
+      status_message->task_id = t.id;
+      status_message->context_id = t.context_id;
+      t.history.push_back(*status_message);
+      t.status.message = std::move(status_message);
+    }
+  }
+  next.last_sequence = e.sequence;
+  next.updated_at_ms = e.timestamp_ms;
+  record = std::move(next);
+  return core::Ok{};
+}
+
+std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEvent& e) {
+  protocol::StreamEvent out;
+  if (e.type == protocol::kEvTaskSubmitted) {
+    out.kind = protocol::StreamEvent::Kind::kTask;
+    out.task = after;
+    return out;
+  }
+  if (e.type == protocol::kEvArtifactCreated) {
+    out.kind = protocol::StreamEvent::Kind::kArtifactUpdate;
+    auto& u = out.artifact_update;
+    u.task_id = after.id;
+    u.context_id = after.context_id;
+    const json::value* a = e.payload.if_contains("artifact");
+    if (!a) return std::nullopt;
+    auto art = protocol::v10::ArtifactFromJson(*a, "payload.artifact");
+    if (!art) return std::nullopt;
+    u.artifact = std::move(art).value();
+    if (auto* ap = e.payload.if_contains("append"); ap && ap->is_bool()) u.append = ap->get_bool();
+    if (auto* lc = e.payload.if_contains("lastChunk"); lc && lc->is_bool())
+      u.last_chunk = lc->get_bool();
+    return out;
+  }
+  static constexpr const char* kStatusTypes[] = {
+      protocol::kEvRunStarted,   protocol::kEvNodeResumed, protocol::kEvInputRequired,
+      protocol::kEvRunCompleted, protocol::kEvRunFailed,   protocol::kEvRunCancelled,
+      protocol::kEvRunRejected};
+  for (const char* type : kStatusTypes) {
+    if (e.type != type) continue;
+    out.kind = protocol::StreamEvent::Kind::kStatusUpdate;
+    auto& u = out.status_update;
+    u.task_id = after.id;
+    u.context_id = after.context_id;
+    u.status = after.status;
+    if (auto* ow = after.metadata.if_contains("openwop"); ow && ow->is_object())
+      u.metadata["openwop"] = *ow;
+    u.final = protocol::IsTerminal(after.status.state) ||
+              protocol::IsInterrupted(after.status.state);
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace a2ad::tasks

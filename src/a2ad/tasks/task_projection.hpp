@@ -1,0 +1,43 @@
+#pragma once
+// The task snapshot is the fold of its run event log; A2A stream events are projections of
+// single log entries. Both are pure functions (STYLE.md #4).
+//
+// Event -> effect on the A2A task (payload fields in camelCase, messages and artifacts in
+// v1.0 JSON):
+//   a2a.task.submitted   {contextId, skillId, message}  task created, state submitted,
+//                                                        message appended to history
+//   a2a.message.received {message}                      message appended to history
+//   run.started, node.resumed  {message?}               state working
+//   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required
+//                                                        when kind == "auth");
+//                                                        metadata.openwop.interrupt
+//   artifact.created     {artifact, append?, lastChunk?} artifact added, replaced or appended
+//   run.completed        {message?}                     state completed
+//   run.failed           {error{code,message}}          state failed, status.message from
+//                                                        error.message, metadata.openwop.error
+//   run.cancelled        {reason?}                      state canceled
+//   a2a.task.rejected    {reason?}                      state rejected
+//   anything else                                       no change (still sequenced)
+// A status `message` (agent role) is also appended to history.
+#include <optional>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/protocol/model.hpp"
+#include "a2ad/protocol/run_event.hpp"
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::tasks {
+
+/// Folds one event into `record` (the task, updated_at, last_sequence, skill id).
+/// Errors: kInvalidParams for a malformed payload; kUnsupportedOperation for a state change
+/// the state machine forbids (e.g. anything after a terminal state). On error `record` is
+/// unchanged.
+core::Result<void> ApplyEvent(storage::TaskRecord& record, const protocol::RunEvent& event);
+
+/// The A2A stream event that `event` projects to, given the task snapshot right after it
+/// was applied; nullopt when the entry has no A2A projection. `final` (v0.3) is set on
+/// status updates into terminal or interrupted states.
+std::optional<protocol::StreamEvent> ProjectEvent(const protocol::Task& after,
+                                                  const protocol::RunEvent& event);
+
+}  // namespace a2ad::tasks

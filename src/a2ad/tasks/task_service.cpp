@@ -1,0 +1,382 @@
+#include "a2ad/tasks/task_service.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/run_event.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/signal.hpp"
+#include "a2ad/tasks/task_projection.hpp"
+
+namespace a2ad::tasks {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::Task;
+using protocol::TaskState;
+using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
+namespace {
+// A one-event step. (Built outside co_await expressions: GCC 12 mis-compiles braced
+// initializers holding string literals inside coroutines.)
+std::vector<EventDraft> OneEvent(std::string type, json::object payload) {
+  std::vector<EventDraft> step(1);
+  step[0].type = std::move(type);
+  step[0].payload = std::move(payload);
+  return step;
+}
+}  // namespace
+
+/// Per-task state shared by everything touching one task while it is active.
+struct TaskService::Slot {
+  explicit Slot(std::string id) : task_id(std::move(id)) {}
+  const std::string task_id;
+
+  std::mutex mu;           // serializes commits: sequence assignment + enqueue order
+  RecordPtr head;          // newest accepted record (possibly not yet durable)
+  std::atomic<bool> stale{false};  // a commit failed: reload head from the store
+
+  std::mutex pub_mu;       // guards published + waiters (taken from the writer thread)
+  RecordPtr published;     // newest durable record
+  struct Waiter {
+    std::function<bool(const Task&)> pred;
+    std::shared_ptr<Signal> signal;
+  };
+  std::vector<Waiter> waiters;
+
+  std::atomic<bool> cancel_requested{false};
+};
+
+class TaskService::Context final : public ExecutionContext {
+ public:
+  Context(TaskService& svc, std::shared_ptr<Slot> slot, Task task, protocol::Message message,
+          std::string skill_id)
+      : svc_(svc), slot_(std::move(slot)), task_(std::move(task)), message_(std::move(message)),
+        skill_id_(std::move(skill_id)) {}
+  const std::string& task_id() const override { return slot_->task_id; }
+  const std::string& skill_id() const override { return skill_id_; }
+  const Task& task() const override { return task_; }
+  const protocol::Message& message() const override { return message_; }
+  asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
+    return svc_.CommitStep(slot_, std::move(step));
+  }
+  bool cancel_requested() const override { return slot_->cancel_requested.load(); }
+
+ private:
+  TaskService& svc_;
+  std::shared_ptr<Slot> slot_;
+  Task task_;
+  protocol::Message message_;
+  std::string skill_id_;
+};
+
+TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
+                         core::IdGenerator& ids, asio::any_io_executor io,
+                         TaskServiceOptions options)
+    : store_(store), clock_(clock), ids_(ids), io_(std::move(io)), options_(std::move(options)) {}
+
+TaskService::~TaskService() = default;
+
+void TaskService::RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor) {
+  executors_[info.id] = std::move(executor);
+  skill_infos_.push_back(std::move(info));
+}
+
+std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_id) {
+  std::lock_guard lock(slots_mu_);
+  auto& weak = slots_[task_id];
+  if (auto slot = weak.lock()) return slot;
+  auto slot = std::make_shared<Slot>(task_id);
+  weak = slot;
+  if (slots_.size() > 4096 && slots_.size() % 1024 == 0) {  // sweep slots nobody holds
+    for (auto it = slots_.begin(); it != slots_.end();)
+      it = it->second.expired() ? slots_.erase(it) : std::next(it);
+  }
+  return slot;
+}
+
+asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
+                                                      std::vector<EventDraft> step,
+                                                      bool creating) {
+  auto signal = std::make_shared<Signal>();
+  auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
+  {
+    std::lock_guard lock(slot->mu);
+    if (!creating && (!slot->head || slot->stale.exchange(false))) {
+      auto stored = store_.Get(slot->task_id);
+      if (!stored) co_return std::move(stored).error();
+      if (!stored.value())
+        co_return Error(ErrorCode::kTaskNotFound, "task " + slot->task_id + " not found",
+                        {{"taskId", slot->task_id}});
+      slot->head = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+    }
+    storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
+    const int64_t expected = next.last_sequence;
+    storage::TaskCommit commit;
+    commit.expected_last_sequence = expected;
+    const int64_t now = clock_.NowMs();
+    for (auto& draft : step) {
+      protocol::RunEvent e;
+      e.event_id = ids_.Next();
+      e.run_id = slot->task_id;
+      e.type = std::move(draft.type);
+      e.node_id = std::move(draft.node_id);
+      e.payload = std::move(draft.payload);
+      e.timestamp_ms = now;
+      e.sequence = next.last_sequence + 1;
+      auto applied = ApplyEvent(next, e);
+      if (!applied) co_return std::move(applied).error();
+      commit.events.push_back(std::move(e));
+    }
+    auto record = std::make_shared<const storage::TaskRecord>(next);
+    commit.record = std::move(next);
+    slot->head = record;
+    store_.Commit(std::move(commit), [slot, record, signal, outcome](Result<void> r) {
+      if (!r) {
+        slot->stale = true;
+        *outcome = std::move(r).error();
+      } else {
+        *outcome = record;
+        std::lock_guard pub(slot->pub_mu);
+        if (!slot->published || slot->published->last_sequence < record->last_sequence)
+          slot->published = record;
+        auto& ws = slot->waiters;
+        for (auto it = ws.begin(); it != ws.end();) {
+          if (it->pred(record->task)) {
+            it->signal->Fire();
+            it = ws.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      signal->Fire();
+    });
+  }
+  co_await signal->Wait();
+  if (!*outcome) co_return std::move(*outcome).error();
+  co_return outcome->value()->task;
+}
+
+asio::awaitable<RecordPtr> TaskService::WaitUntil(std::shared_ptr<Slot> slot,
+                                                  std::function<bool(const Task&)> pred,
+                                                  std::chrono::milliseconds timeout) {
+  auto signal = std::make_shared<Signal>();
+  {
+    std::lock_guard pub(slot->pub_mu);
+    if (slot->published && pred(slot->published->task)) co_return slot->published;
+    slot->waiters.push_back({std::move(pred), signal});
+  }
+  asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
+  timer.async_wait([signal](boost::system::error_code ec) {
+    if (!ec) signal->Fire();
+  });
+  co_await signal->Wait();
+  timer.cancel();
+  std::lock_guard pub(slot->pub_mu);
+  std::erase_if(slot->waiters, [&](const Slot::Waiter& w) { return w.signal == signal; });
+  co_return slot->published;
+}
+
+void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
+                                 const protocol::Message& message, const std::string& skill_id) {
+  auto it = executors_.find(skill_id);
+  if (it == executors_.end()) {
+    core::LogError("task " + task.id + " names unknown skill '" + skill_id + "'; not executed");
+    return;
+  }
+  auto ctx = std::make_shared<Context>(*this, slot, task, message, skill_id);
+  ++running_;
+  asio::co_spawn(asio::make_strand(io_), it->second->Execute(ctx),
+                 [this, ctx](std::exception_ptr ep) {
+                   if (ep) {
+                     std::string what = "unknown exception";
+                     try {
+                       std::rethrow_exception(ep);
+                     } catch (const std::exception& e) {
+                       what = e.what();
+                     } catch (...) {
+                     }
+                     core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
+                   }
+                   --running_;
+                 });
+}
+
+Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) const {
+  protocol::TrimHistory(t, history_length);
+  return t;
+}
+
+asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequest req) {
+  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
+  protocol::Message& msg = req.message;
+  if (msg.role != protocol::Role::kUser)
+    co_return Error(ErrorCode::kInvalidParams, "message.role: a client message must have the user role",
+                    {{"field", "message.role"}});
+  if (req.configuration.push_notification_config)
+    co_return Error(ErrorCode::kPushNotificationNotSupported,
+                    "push notifications are not supported by this server yet");
+
+  std::shared_ptr<Slot> slot;
+  std::string skill_id;
+  Task created;
+  if (msg.task_id.empty()) {
+    // A new task.
+    skill_id = options_.default_skill;
+    const json::value* named = msg.metadata.if_contains("skillId");
+    if (!named) named = req.metadata.if_contains("skillId");
+    if (named) {
+      if (!named->is_string())
+        co_return Error(ErrorCode::kInvalidParams, "message.metadata.skillId: expected a string",
+                        {{"field", "message.metadata.skillId"}});
+      skill_id = named->get_string();
+    }
+    if (!executors_.count(skill_id)) {
+      std::string available;
+      for (const auto& s : skill_infos_) available += (available.empty() ? "" : ", ") + s.id;
+      co_return Error(ErrorCode::kInvalidParams,
+                      "message.metadata.skillId: unknown skill '" + skill_id +
+                          "'; available skills: " + available,
+                      {{"field", "message.metadata.skillId"}});
+    }
+    std::string task_id = ids_.Next();
+    if (msg.context_id.empty()) msg.context_id = ids_.Next();
+    msg.task_id = task_id;
+    slot = Acquire(task_id);
+    json::object payload{{"contextId", msg.context_id},
+                         {"skillId", skill_id},
+                         {"message", protocol::v10::MessageToJson(msg)}};
+    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), true);
+    if (!r) co_return std::move(r).error();
+    created = std::move(r).value();
+  } else {
+    // A reply to an existing task.
+    auto stored = store_.Get(msg.task_id);
+    if (!stored) co_return std::move(stored).error();
+    if (!stored.value())
+      co_return Error(ErrorCode::kTaskNotFound, "task " + msg.task_id + " not found",
+                      {{"taskId", msg.task_id}});
+    const storage::TaskRecord& rec = *stored.value();
+    if (!msg.context_id.empty() && msg.context_id != rec.task.context_id)
+      co_return Error(ErrorCode::kInvalidParams,
+                      "message.contextId '" + msg.context_id + "' does not match the contextId '" +
+                          rec.task.context_id + "' of task " + msg.task_id,
+                      {{"field", "message.contextId"}});
+    if (protocol::IsTerminal(rec.task.status.state))
+      co_return Error(ErrorCode::kUnsupportedOperation,
+                      "task " + msg.task_id + " is " +
+                          std::string(protocol::v10::TaskStateName(rec.task.status.state)) +
+                          " and accepts no more messages; start a new task in the same context",
+                      {{"taskId", msg.task_id}});
+    if (!protocol::IsInterrupted(rec.task.status.state))
+      co_return Error(ErrorCode::kUnsupportedOperation,
+                      "task " + msg.task_id + " is not waiting for input",
+                      {{"taskId", msg.task_id}});
+    msg.context_id = rec.task.context_id;
+    skill_id = rec.skill_id;
+    slot = Acquire(msg.task_id);
+    json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
+    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)));
+    if (!r) co_return std::move(r).error();
+    created = std::move(r).value();
+  }
+
+  StartExecution(slot, created, msg, skill_id);
+  if (req.configuration.return_immediately)
+    co_return Shape(std::move(created), req.configuration.history_length);
+
+  auto settled = [](const Task& t) {
+    return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state);
+  };
+  RecordPtr latest = co_await WaitUntil(slot, settled, options_.blocking_timeout);
+  co_return Shape(latest ? latest->task : std::move(created), req.configuration.history_length);
+}
+
+Result<Task> TaskService::GetTask(const protocol::GetTaskRequest& req) {
+  auto stored = store_.Get(req.id);
+  if (!stored) return std::move(stored).error();
+  if (!stored.value())
+    return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found", {{"taskId", req.id}});
+  return Shape(std::move(stored.value()->task), req.history_length);
+}
+
+Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListTasksRequest& req) {
+  storage::TaskQuery q;
+  q.context_id = req.context_id;
+  q.state = req.status;
+  q.updated_at_or_after_ms = req.status_timestamp_after_ms;
+  q.page_size = req.page_size;
+  q.page_token = req.page_token;
+  auto page = store_.List(q);
+  if (!page) return std::move(page).error();
+  protocol::ListTasksResponse out;
+  out.tasks.reserve(page->records.size());
+  for (auto& rec : page->records) {
+    Task t = Shape(std::move(rec.task), req.history_length);
+    if (!req.include_artifacts) t.artifacts.clear();
+    out.tasks.push_back(std::move(t));
+  }
+  out.next_page_token = std::move(page->next_page_token);
+  out.page_size = req.page_size;
+  out.total_size = page->total_size;
+  return out;
+}
+
+asio::awaitable<Result<Task>> TaskService::CancelTask(protocol::CancelTaskRequest req) {
+  auto stored = store_.Get(req.id);
+  if (!stored) co_return std::move(stored).error();
+  if (!stored.value())
+    co_return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found", {{"taskId", req.id}});
+  auto slot = Acquire(req.id);
+  json::object payload{{"reason", "canceled by the client"}};
+  auto r = co_await CommitStep(slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)));
+  if (!r) {
+    if (r.error().code != ErrorCode::kUnsupportedOperation) co_return std::move(r).error();
+    auto now = store_.Get(req.id);
+    if (now && now.value() && now.value()->task.status.state == TaskState::kCanceled)
+      co_return std::move(now.value()->task);  // cancel is idempotent (v1.0 §3.1.5)
+    TaskState s = now && now.value() ? now.value()->task.status.state : TaskState::kUnspecified;
+    co_return Error(ErrorCode::kTaskNotCancelable,
+                    "task " + req.id + " is " + std::string(protocol::v10::TaskStateName(s)) +
+                        " and can no longer be canceled",
+                    {{"taskId", req.id}});
+  }
+  slot->cancel_requested = true;
+  co_return std::move(r).value();
+}
+
+Result<size_t> TaskService::RecoverUnfinished() {
+  // Collect first, then start: a started execution changes the states being listed.
+  std::vector<storage::TaskRecord> unfinished;
+  for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking}) {
+    storage::TaskQuery q;
+    q.state = state;
+    q.page_size = 100;
+    for (;;) {
+      auto page = store_.List(q);
+      if (!page) return std::move(page).error();
+      for (auto& rec : page->records) unfinished.push_back(std::move(rec));
+      if (page->next_page_token.empty()) break;
+      q.page_token = page->next_page_token;
+    }
+  }
+  size_t n = 0;
+  for (const auto& rec : unfinished) {
+    const protocol::Message* trigger = nullptr;
+    for (auto it = rec.task.history.rbegin(); it != rec.task.history.rend(); ++it)
+      if (it->role == protocol::Role::kUser) { trigger = &*it; break; }
+    if (!trigger) continue;
+    StartExecution(Acquire(rec.task.id), rec.task, *trigger, rec.skill_id);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace a2ad::tasks

@@ -1,0 +1,115 @@
+#pragma once
+// TaskService: the ONLY writer of task state (ARCHITECTURE.md). It turns A2A requests into
+// run events, folds them into the snapshot (task_projection.hpp), commits both through the
+// TaskStore in one transaction, and only then tells waiters. It hands tasks to executors
+// (executor.hpp) and serializes all mutations of one task.
+//
+// Thread safety: every public member is safe to call from any I/O thread concurrently.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/core/result.hpp"
+#include "a2ad/protocol/model.hpp"
+#include "a2ad/storage/task_store.hpp"
+#include "a2ad/tasks/executor.hpp"
+
+namespace a2ad::tasks {
+
+struct TaskServiceOptions {
+  /// Skill used when a message names none (message.metadata.skillId).
+  std::string default_skill = "echo";
+  /// Longest a blocking send waits for a terminal or interrupted state; after it the
+  /// current (still working) task is returned and the run goes on.
+  std::chrono::milliseconds blocking_timeout{30000};
+};
+
+struct SkillInfo {
+  std::string id;
+  std::string name;
+  std::string description;
+  std::vector<std::string> tags;
+  std::vector<std::string> examples;
+};
+
+class TaskService {
+ public:
+  TaskService(storage::TaskStore& store, const core::Clock& clock, core::IdGenerator& ids,
+              boost::asio::any_io_executor io, TaskServiceOptions options);
+  ~TaskService();
+  TaskService(const TaskService&) = delete;
+  TaskService& operator=(const TaskService&) = delete;
+
+  /// Registers a skill; call before serving.
+  void RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor);
+  const std::vector<SkillInfo>& skills() const { return skill_infos_; }
+
+  /// message/send, SendMessage. A message without taskId creates a task (server-made id,
+  /// contextId reused or generated) running the skill named by message.metadata.skillId
+  /// (else the default skill). A message with taskId continues an interrupted task.
+  /// Blocking (default) waits until the task is terminal or interrupted (or the blocking
+  /// timeout); return_immediately returns the task as created.
+  /// Errors: kInvalidParams (role, unknown skill, contextId mismatch), kTaskNotFound,
+  /// kUnsupportedOperation (terminal task, or a task not waiting for input),
+  /// kPushNotificationNotSupported (an inline push config), kUnavailable (shutting down).
+  boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(protocol::SendMessageRequest req);
+
+  /// tasks/get, GetTask. kTaskNotFound.
+  core::Result<protocol::Task> GetTask(const protocol::GetTaskRequest& req);
+
+  /// ListTasks. Newest status first; cursor pagination.
+  core::Result<protocol::ListTasksResponse> ListTasks(const protocol::ListTasksRequest& req);
+
+  /// tasks/cancel, CancelTask. Commits run.cancelled and tells the execution to stop.
+  /// Canceling a canceled task returns it unchanged. kTaskNotFound, kTaskNotCancelable.
+  boost::asio::awaitable<core::Result<protocol::Task>> CancelTask(protocol::CancelTaskRequest req);
+
+  /// Starts the execution of every task found `submitted` or `working` (call once, after a
+  /// restart). Returns how many were re-driven.
+  core::Result<size_t> RecoverUnfinished();
+
+  /// Refuses new sends from now on (kUnavailable).
+  void StopAccepting() { accepting_ = false; }
+  /// Number of executions still running.
+  size_t running_executions() const { return running_.load(); }
+
+  /// Commits one executor step for `task_id` (used by ExecutionContext).
+  struct Slot;
+  boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
+                                                                  std::vector<EventDraft> step,
+                                                                  bool creating = false);
+
+ private:
+  class Context;
+  std::shared_ptr<Slot> Acquire(const std::string& task_id);
+  void StartExecution(std::shared_ptr<Slot> slot, const protocol::Task& task,
+                      const protocol::Message& message, const std::string& skill_id);
+  boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitUntil(
+      std::shared_ptr<Slot> slot, std::function<bool(const protocol::Task&)> pred,
+      std::chrono::milliseconds timeout);
+  protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
+
+  storage::TaskStore& store_;
+  const core::Clock& clock_;
+  core::IdGenerator& ids_;
+  boost::asio::any_io_executor io_;
+  TaskServiceOptions options_;
+  std::vector<SkillInfo> skill_infos_;
+  std::unordered_map<std::string, std::shared_ptr<Executor>> executors_;
+  std::atomic<bool> accepting_{true};
+  std::atomic<size_t> running_{0};
+  std::mutex slots_mu_;
+  std::unordered_map<std::string, std::weak_ptr<Slot>> slots_;
+};
+
+}  // namespace a2ad::tasks

@@ -1,0 +1,173 @@
+#include "a2ad/transport/jsonrpc_handler.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include "a2ad/protocol/jsonrpc.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::WireVersion;
+
+namespace {
+
+HttpResponse Reply(const json::object& envelope) {
+  return JsonResponse(200, json::serialize(envelope));
+}
+
+/// "1.0" -> 1, "0.3" -> 0 (major); -1 when malformed. Only Major.Minor is meaningful.
+int VersionMajor(std::string_view v, int& minor) {
+  auto dot = v.find('.');
+  std::string_view maj = v.substr(0, dot);
+  std::string_view min = dot == std::string_view::npos ? "0" : v.substr(dot + 1);
+  auto num = [](std::string_view s) {
+    if (s.empty() || s.size() > 4) return -1;
+    int n = 0;
+    for (char ch : s) {
+      if (ch < '0' || ch > '9') return -1;
+      n = n * 10 + (ch - '0');
+    }
+    return n;
+  };
+  minor = num(min);
+  return minor < 0 ? -1 : num(maj);
+}
+
+std::optional<Error> CheckVersion(std::string_view header, WireVersion method_version,
+                                  std::string_view method) {
+  std::string requested = header.empty() ? "0.3" : std::string(header);
+  int minor = 0;
+  int major = VersionMajor(requested, minor);
+  bool supported = (major == 1) || (major == 0 && minor == 3);
+  if (!supported)
+    return Error(ErrorCode::kVersionNotSupported,
+                 "A2A-Version '" + requested + "' is not supported; supported versions: 0.3, 1.0",
+                 {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
+  bool wants_v1 = major == 1;
+  if (wants_v1 != (method_version == WireVersion::kV10)) {
+    if (method_version == WireVersion::kV10)
+      return Error(ErrorCode::kVersionNotSupported,
+                   std::string(method) + " is an A2A 1.0 method; send the header A2A-Version: 1.0" +
+                       (header.empty() ? " (a request without it is A2A 0.3)" : ""),
+                   {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
+    return Error(ErrorCode::kVersionNotSupported,
+                 std::string(method) + " is an A2A 0.3 method; send it without A2A-Version or with A2A-Version: 0.3",
+                 {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
+  }
+  return std::nullopt;
+}
+
+bool IsJsonContentType(std::string_view ct) {
+  if (ct.empty()) return true;  // lenient: curl without -H
+  std::string lower(ct.substr(0, ct.find(';')));
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  while (!lower.empty() && lower.back() == ' ') lower.pop_back();
+  return lower == "application/json" || lower == "application/a2a+json";
+}
+
+Error NotYet(ErrorCode code, std::string_view method, std::string_view what) {
+  return Error(code, std::string(method) + ": " + std::string(what) +
+                         " is not supported by this server yet (see the agent card capabilities)");
+}
+
+}  // namespace
+
+asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
+  const std::string_view version_header = request.Header("A2A-Version").empty()
+                                              ? std::string_view()
+                                              : request.Header("A2A-Version");
+  // Before the method is known, format errors for the version the header asks for.
+  WireVersion hinted = version_header.rfind("1", 0) == 0 ? WireVersion::kV10 : WireVersion::kV03;
+  json::value id;
+  if (!IsJsonContentType(request.Header("Content-Type"))) {
+    co_return Reply(protocol::MakeJsonRpcError(
+        nullptr,
+        Error(ErrorCode::kContentTypeNotSupported,
+              "Content-Type '" + std::string(request.Header("Content-Type")) +
+                  "' is not supported; send application/json"),
+        hinted));
+  }
+  auto parsed = protocol::ParseJsonRpcRequest(request.body, id);
+  if (!parsed) co_return Reply(protocol::MakeJsonRpcError(id, parsed.error(), hinted));
+  const protocol::JsonRpcRequest& rpc = parsed.value();
+  const std::string& m = rpc.method;
+  const WireVersion v = protocol::MethodVersion(m);
+  auto fail = [&](const Error& e) { return Reply(protocol::MakeJsonRpcError(rpc.id, e, v)); };
+  auto ok = [&](json::value result) {
+    return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
+  };
+
+  static const char* const kKnown[] = {
+      "message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
+      "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+      "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+      "agent/getAuthenticatedExtendedCard", "SendMessage", "SendStreamingMessage", "GetTask",
+      "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig",
+      "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
+      "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard"};
+  if (std::find(std::begin(kKnown), std::end(kKnown), m) == std::end(kKnown))
+    co_return fail(Error(ErrorCode::kMethodNotFound, "Method not found: '" + m + "'",
+                         {{"method", m}}));
+  if (auto e = CheckVersion(version_header, v, m)) co_return fail(*e);
+
+  const json::value& params = rpc.params;
+  auto need_params = [&]() -> std::optional<Error> {
+    if (params.is_object()) return std::nullopt;
+    return Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}});
+  };
+
+  if (m == "message/send" || m == "SendMessage") {
+    if (auto e = need_params()) co_return fail(*e);
+    auto req = v == WireVersion::kV03 ? protocol::v03::SendMessageRequestFromJson(params)
+                                      : protocol::v10::SendMessageRequestFromJson(params);
+    if (!req) co_return fail(req.error());
+    auto task = co_await service_.SendMessage(std::move(req).value());
+    if (!task) co_return fail(task.error());
+    if (v == WireVersion::kV03) co_return ok(protocol::v03::TaskToJson(task.value()));
+    co_return ok(json::object{{"task", protocol::v10::TaskToJson(task.value())}});
+  }
+  if (m == "tasks/get" || m == "GetTask") {
+    if (auto e = need_params()) co_return fail(*e);
+    auto req = v == WireVersion::kV03 ? protocol::v03::GetTaskRequestFromJson(params)
+                                      : protocol::v10::GetTaskRequestFromJson(params);
+    if (!req) co_return fail(req.error());
+    auto task = service_.GetTask(req.value());
+    if (!task) co_return fail(task.error());
+    co_return ok(v == WireVersion::kV03 ? protocol::v03::TaskToJson(task.value())
+                                        : protocol::v10::TaskToJson(task.value()));
+  }
+  if (m == "tasks/cancel" || m == "CancelTask") {
+    if (auto e = need_params()) co_return fail(*e);
+    auto req = v == WireVersion::kV03 ? protocol::v03::CancelTaskRequestFromJson(params)
+                                      : protocol::v10::CancelTaskRequestFromJson(params);
+    if (!req) co_return fail(req.error());
+    auto task = co_await service_.CancelTask(std::move(req).value());
+    if (!task) co_return fail(task.error());
+    co_return ok(v == WireVersion::kV03 ? protocol::v03::TaskToJson(task.value())
+                                        : protocol::v10::TaskToJson(task.value()));
+  }
+  if (m == "ListTasks") {
+    if (!params.is_null() && !params.is_object())
+      co_return fail(Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
+    auto req = protocol::v10::ListTasksRequestFromJson(params);
+    if (!req) co_return fail(req.error());
+    auto page = service_.ListTasks(req.value());
+    if (!page) co_return fail(page.error());
+    co_return ok(protocol::v10::ListTasksResponseToJson(page.value()));
+  }
+  if (m == "message/stream" || m == "tasks/resubscribe" || m == "SendStreamingMessage" ||
+      m == "SubscribeToTask")
+    co_return fail(NotYet(ErrorCode::kUnsupportedOperation, m, "streaming"));
+  if (m.find("ushNotificationConfig") != std::string::npos)
+    co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications"));
+  // agent/getAuthenticatedExtendedCard, GetExtendedAgentCard
+  co_return fail(Error(ErrorCode::kUnsupportedOperation,
+                       m + ": this agent has no extended agent card (capabilities.extendedAgentCard is false)"));
+}
+
+}  // namespace a2ad::transport

@@ -1,0 +1,71 @@
+#include "a2ad/transport/router.hpp"
+
+#include <openssl/sha.h>
+
+#include <boost/json/serialize.hpp>
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+
+namespace {
+std::string ErrorEnvelope(std::string_view code, std::string_view message) {
+  // OpenWOP's closed error envelope (DIGEST §2.3) for non-A2A paths.
+  boost::json::object o{{"error", boost::json::object{{"code", code}, {"message", message}}}};
+  return boost::json::serialize(o);
+}
+}  // namespace
+
+Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
+               std::string jsonrpc_path)
+    : jsonrpc_(service), jsonrpc_path_(std::move(jsonrpc_path)),
+      card_body_(boost::json::serialize(agent_card)) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(card_body_.data()), card_body_.size(), digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < 8; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  card_etag_ = "W/\"" + hex + "\"";
+}
+
+HttpResponse Router::Card(const HttpRequest& request) const {
+  HttpResponse r;
+  r.headers = {{"ETag", card_etag_}, {"Cache-Control", "public, max-age=300"}};
+  std::string_view inm = request.Header("If-None-Match");
+  if (!inm.empty() && (inm == card_etag_ || inm == "*" ||
+                       inm.find(card_etag_) != std::string_view::npos)) {
+    r.status = 304;
+    r.content_type.clear();
+    return r;
+  }
+  r.body = card_body_;
+  return r;
+}
+
+asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
+  std::string_view path = request.Path();
+  if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json") {
+    if (request.method != "GET" && request.method != "HEAD") {
+      auto r = JsonResponse(405, ErrorEnvelope("method_not_allowed", "use GET"));
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      co_return r;
+    }
+    co_return Card(request);
+  }
+  if (path == jsonrpc_path_) {
+    if (request.method != "POST") {
+      auto r = JsonResponse(405, ErrorEnvelope("method_not_allowed",
+                                               "the A2A JSON-RPC endpoint takes POST"));
+      r.headers.emplace_back("Allow", "POST");
+      co_return r;
+    }
+    co_return co_await jsonrpc_.Handle(std::move(request));
+  }
+  if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  co_return JsonResponse(404, ErrorEnvelope("not_found", "no route for " + std::string(request.method) +
+                                                             " " + std::string(path)));
+}
+
+}  // namespace a2ad::transport

@@ -1,0 +1,29 @@
+#pragma once
+// Routes HTTP requests to the well-known documents and the JSON-RPC endpoint.
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include "a2ad/transport/http_types.hpp"
+#include "a2ad/transport/jsonrpc_handler.hpp"
+
+namespace a2ad::transport {
+
+class Router {
+ public:
+  /// `agent_card` is served as-is with an ETag derived from its bytes.
+  Router(tasks::TaskService& service, const boost::json::object& agent_card,
+         std::string jsonrpc_path = "/v1/a2a");
+  boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+
+ private:
+  HttpResponse Card(const HttpRequest& request) const;
+
+  JsonRpcHandler jsonrpc_;
+  std::string jsonrpc_path_;
+  std::string card_body_;
+  std::string card_etag_;
+};
+
+}  // namespace a2ad::transport
