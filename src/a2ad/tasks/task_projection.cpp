@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/state_machine.hpp"
 
@@ -66,7 +67,10 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
   } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
     new_state = TaskState::kWorking;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
-    if (e.type == protocol::kEvNodeResumed) OpenwopMetadata(t).erase("interrupt");
+    if (e.type == protocol::kEvNodeResumed) {
+      OpenwopMetadata(t).erase("interrupt");
+      if (OpenwopMetadata(t).empty()) t.metadata.erase("openwop");
+    }
   } else if (e.type == protocol::kEvInputRequired) {
     std::string kind = StringField(e.payload, "kind");
     new_state = kind == "auth" ? TaskState::kAuthRequired : TaskState::kInputRequired;
@@ -117,8 +121,8 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
     if (!CanTransition(t.status.state, *new_state))
       return Error(ErrorCode::kUnsupportedOperation,
                    std::string("task ") + t.id + " cannot move from " +
-                       std::string(protocol::v10::TaskStateName(t.status.state)) + " to " +
-                       std::string(protocol::v10::TaskStateName(*new_state)));
+                       std::string(protocol::v03::TaskStateName(t.status.state)) + " to " +
+                       std::string(protocol::v03::TaskStateName(*new_state)));
     t.status.state = *new_state;
     t.status.timestamp_ms = e.timestamp_ms;
     t.status.message.reset();

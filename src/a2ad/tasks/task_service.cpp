@@ -8,6 +8,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/signal.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -272,7 +273,7 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
     if (protocol::IsTerminal(rec.task.status.state))
       co_return Error(ErrorCode::kUnsupportedOperation,
                       "task " + msg.task_id + " is " +
-                          std::string(protocol::v10::TaskStateName(rec.task.status.state)) +
+                          std::string(protocol::v03::TaskStateName(rec.task.status.state)) +
                           " and accepts no more messages; start a new task in the same context",
                       {{"taskId", msg.task_id}});
     if (!protocol::IsInterrupted(rec.task.status.state))
@@ -315,7 +316,13 @@ Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListT
   q.page_size = req.page_size;
   q.page_token = req.page_token;
   auto page = store_.List(q);
-  if (!page) return std::move(page).error();
+  if (!page) {
+    if (page.error().code == ErrorCode::kInvalidParams)  // the only one: a bad cursor
+      return Error(ErrorCode::kInvalidParams,
+                   "params.pageToken: not a token this server issued (" + page.error().message + ")",
+                   {{"field", "params.pageToken"}});
+    return std::move(page).error();
+  }
   protocol::ListTasksResponse out;
   out.tasks.reserve(page->records.size());
   for (auto& rec : page->records) {
@@ -344,7 +351,7 @@ asio::awaitable<Result<Task>> TaskService::CancelTask(protocol::CancelTaskReques
       co_return std::move(now.value()->task);  // cancel is idempotent (v1.0 §3.1.5)
     TaskState s = now && now.value() ? now.value()->task.status.state : TaskState::kUnspecified;
     co_return Error(ErrorCode::kTaskNotCancelable,
-                    "task " + req.id + " is " + std::string(protocol::v10::TaskStateName(s)) +
+                    "task " + req.id + " is " + std::string(protocol::v03::TaskStateName(s)) +
                         " and can no longer be canceled",
                     {{"taskId", req.id}});
   }

@@ -72,7 +72,7 @@ bool IsJsonContentType(std::string_view ct) {
 
 Error NotYet(ErrorCode code, std::string_view method, std::string_view what) {
   return Error(code, std::string(method) + ": " + std::string(what) +
-                         " is not supported by this server yet (see the agent card capabilities)");
+                         " not supported by this server yet (see the agent card capabilities)");
 }
 
 }  // namespace
@@ -162,9 +162,9 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   }
   if (m == "message/stream" || m == "tasks/resubscribe" || m == "SendStreamingMessage" ||
       m == "SubscribeToTask")
-    co_return fail(NotYet(ErrorCode::kUnsupportedOperation, m, "streaming"));
+    co_return fail(NotYet(ErrorCode::kUnsupportedOperation, m, "streaming is"));
   if (m.find("ushNotificationConfig") != std::string::npos)
-    co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications"));
+    co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications are"));
   // agent/getAuthenticatedExtendedCard, GetExtendedAgentCard
   co_return fail(Error(ErrorCode::kUnsupportedOperation,
                        m + ": this agent has no extended agent card (capabilities.extendedAgentCard is false)"));

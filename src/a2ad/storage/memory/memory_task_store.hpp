@@ -1,0 +1,42 @@
+#pragma once
+// MemoryTaskStore: a TaskStore in process memory, for unit tests (STYLE.md #2). Nothing
+// survives the object. Same contract as every TaskStore (task_store.hpp) and the same
+// page-token format as the SQL backends (page_cursor.hpp).
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::storage {
+
+/// Thread-safe: one mutex guards all state. Commit applies the change and then runs
+/// `done` synchronously on the calling thread, outside the lock, before returning.
+/// List sorts every match per call: fine for tests, not for large data sets.
+class MemoryTaskStore final : public TaskStore {
+ public:
+  MemoryTaskStore() = default;
+
+  void Commit(TaskCommit commit, CommitCallback done) override;
+  core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  core::Result<TaskPage> List(const TaskQuery& query) override;
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                           int64_t after_sequence,
+                                                           size_t limit) override;
+  void Close() override;
+
+ private:
+  struct Entry {
+    TaskRecord record;
+    std::vector<protocol::RunEvent> events;  // events[i].sequence == i
+  };
+
+  core::Result<void> Apply(TaskCommit& commit);
+
+  std::mutex mu_;
+  std::map<std::string, Entry, std::less<>> tasks_;
+  bool closed_ = false;
+};
+
+}  // namespace a2ad::storage

@@ -1,0 +1,136 @@
+#include "a2ad/storage/sqlite/sqlite_schema.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace a2ad::storage::sqlite {
+namespace {
+
+constexpr const char* kCreateMigrationsTable =
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "  version INTEGER PRIMARY KEY,"
+    "  applied_at_ms INTEGER NOT NULL)";
+
+constexpr const char* kV1 = R"sql(
+CREATE TABLE tasks (
+  id TEXT PRIMARY KEY NOT NULL,
+  context_id TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  skill_id TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  last_sequence INTEGER NOT NULL,
+  snapshot TEXT NOT NULL
+) STRICT;
+CREATE INDEX tasks_by_updated ON tasks(updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_context ON tasks(context_id, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_state ON tasks(state, updated_at_ms DESC, id DESC);
+CREATE TABLE task_events (
+  task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  sequence INTEGER NOT NULL,
+  event_id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  node_id TEXT NOT NULL,
+  timestamp_ms INTEGER NOT NULL,
+  payload TEXT NOT NULL,
+  PRIMARY KEY (task_id, sequence)
+) WITHOUT ROWID, STRICT;
+)sql";
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+core::Result<int> ReadVersion(Connection& db) {
+  auto prepared = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  if (!prepared) return std::move(prepared).error();
+  Stmt stmt(*prepared);
+  const int rc = stmt.Step();
+  if (rc != SQLITE_ROW) return db.Fail("read schema version", rc);
+  return static_cast<int>(stmt.Int(0));
+}
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, kV1},
+  };
+  return kMigrations;
+}
+
+int LatestVersion() { return Migrations().back().version; }
+
+core::Error NewerSchemaError(const std::string& path, int found) {
+  return core::Error(core::ErrorCode::kInternal,
+                     "sqlite '" + path + "': database schema version " + std::to_string(found) +
+                         " is newer than this a2ad build supports (" +
+                         std::to_string(LatestVersion()) +
+                         "); upgrade a2ad or use a database written by this version",
+                     {{"schemaVersion", std::to_string(found)},
+                      {"supportedSchemaVersion", std::to_string(LatestVersion())}});
+}
+
+core::Result<int> CurrentVersion(Connection& db) {
+  auto prepared = db.Prepare(
+      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'");
+  if (!prepared) return std::move(prepared).error();
+  {
+    Stmt stmt(*prepared);
+    const int rc = stmt.Step();
+    if (rc != SQLITE_ROW) return db.Fail("read schema", rc);
+    if (stmt.Int(0) == 0) return 0;
+  }
+  return ReadVersion(db);
+}
+
+core::Result<int> MigrateToLatest(Connection& db) {
+  if (auto made = db.Exec(kCreateMigrationsTable, "create schema_migrations"); !made) {
+    return std::move(made).error();
+  }
+  auto current = ReadVersion(db);
+  if (!current) return current;
+  if (*current > LatestVersion()) return NewerSchemaError(db.path(), *current);
+
+  for (const Migration& step : Migrations()) {
+    if (step.version <= *current) continue;
+    const std::string what = "migration to schema version " + std::to_string(step.version);
+    if (auto begun = db.Exec("BEGIN IMMEDIATE", what); !begun) return std::move(begun).error();
+    auto rollback = [&db](core::Error e) -> core::Result<int> {
+      (void)db.Exec("ROLLBACK", "rollback");
+      return e;
+    };
+    // Another process may have migrated between our read and our write lock.
+    auto now = ReadVersion(db);
+    if (!now) return rollback(std::move(now).error());
+    if (*now > LatestVersion()) return rollback(NewerSchemaError(db.path(), *now));
+    if (*now >= step.version) {
+      *current = *now;
+      if (auto ended = db.Exec("COMMIT", what); !ended) return rollback(std::move(ended).error());
+      continue;
+    }
+    if (auto applied = db.Exec(step.sql, what); !applied) {
+      return rollback(std::move(applied).error());
+    }
+    auto prepared =
+        db.Prepare("INSERT INTO schema_migrations(version, applied_at_ms) VALUES (?1, ?2)");
+    if (!prepared) return rollback(std::move(prepared).error());
+    {
+      Stmt insert(*prepared);
+      insert.Bind(1, int64_t{step.version});
+      insert.Bind(2, NowMs());
+      if (const int rc = insert.Step(); rc != SQLITE_DONE) {
+        return rollback(db.Fail(what + ": record version", rc));
+      }
+    }
+    if (auto committed = db.Exec("COMMIT", what); !committed) {
+      return rollback(std::move(committed).error());
+    }
+    *current = step.version;
+  }
+  return *current;
+}
+
+}  // namespace a2ad::storage::sqlite

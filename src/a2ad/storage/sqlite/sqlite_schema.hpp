@@ -1,0 +1,51 @@
+#pragma once
+// Internal to storage_sqlite: the schema and its migrations.
+//
+// schema_migrations(version INTEGER PRIMARY KEY, applied_at_ms INTEGER) records every
+// applied step. Migrations are an ordered list; step N moves the schema from version N-1
+// to N and is applied in its own IMMEDIATE transaction together with its
+// schema_migrations row, so a crash leaves the database at a whole version.
+//
+// Version 1:
+//   tasks(id TEXT PK, context_id, state INTEGER (protocol::TaskState), skill_id,
+//         created_at_ms, updated_at_ms, last_sequence, snapshot TEXT)     -- STRICT
+//     snapshot is the v1.0 JSON of the Task (protocol/v10/codec.hpp), the other columns
+//     are the filter/sort keys of ListTasks and TaskRecord's bookkeeping. A rowid table:
+//     snapshots (history, artifacts) are often larger than WITHOUT ROWID rows should be.
+//     Indexes: tasks_by_updated(updated_at_ms DESC, id DESC) for the unfiltered ListTasks
+//     order and its keyset cursor; tasks_by_context(context_id, updated_at_ms DESC, id DESC)
+//     and tasks_by_state(state, updated_at_ms DESC, id DESC) for the filtered ones.
+//   task_events(task_id TEXT REFERENCES tasks(id) ON DELETE CASCADE, sequence, event_id,
+//               type, node_id, timestamp_ms, payload TEXT, PRIMARY KEY(task_id, sequence))
+//     WITHOUT ROWID, STRICT: the log clustered by (task, sequence), so ReadEvents is one
+//     range scan and a duplicate sequence is impossible. payload is the JSON text of
+//     RunEvent::payload; run_id is not stored (it equals task_id).
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+
+namespace a2ad::storage::sqlite {
+
+struct Migration {
+  int version;
+  const char* sql;  // one or more statements
+};
+
+/// The ordered migrations: Migrations()[i].version == i + 1.
+const std::vector<Migration>& Migrations();
+int LatestVersion();
+
+/// The highest version in schema_migrations; 0 if the table does not exist.
+core::Result<int> CurrentVersion(Connection& db);
+
+/// Brings `db` to LatestVersion(). Returns the resulting version. kInternal if the
+/// database is newer than this build knows (nothing is changed) or a step fails (that
+/// step is rolled back; earlier steps stay applied). Safe against a concurrent migrator:
+/// each step re-reads the version inside its transaction.
+core::Result<int> MigrateToLatest(Connection& db);
+
+/// The error for a database newer than this build.
+core::Error NewerSchemaError(const std::string& path, int found);
+
+}  // namespace a2ad::storage::sqlite

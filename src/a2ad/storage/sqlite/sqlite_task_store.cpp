@@ -1,0 +1,687 @@
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/commit_check.hpp"
+#include "a2ad/storage/page_cursor.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_schema.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using sqlite::Connection;
+using sqlite::Stmt;
+
+constexpr const char* kSelectLastSequence = "SELECT last_sequence FROM tasks WHERE id = ?1";
+constexpr const char* kInsertTask =
+    "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
+    " last_sequence, snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+constexpr const char* kUpdateTask =
+    "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
+    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8 WHERE id = ?1";
+constexpr const char* kInsertEvent =
+    "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr const char* kRecordColumns =
+    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot";
+constexpr const char* kSelectTask =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot"
+    " FROM tasks WHERE id = ?1";
+constexpr const char* kSelectEvents =
+    "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
+    " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
+
+core::Error Closed() {
+  return core::Error(core::ErrorCode::kUnavailable, "task store is closed");
+}
+
+core::Error Internal(std::string message) {
+  return core::Error(core::ErrorCode::kInternal, std::move(message));
+}
+
+// Runs one cached statement that returns no rows (BEGIN, SAVEPOINT, COMMIT, ...).
+core::Result<void> Run(Connection& db, const char* sql) {
+  auto prepared = db.Prepare(sql);
+  if (!prepared) return std::move(prepared).error();
+  Stmt stmt(*prepared);
+  if (const int rc = stmt.Step(); rc != SQLITE_DONE && rc != SQLITE_ROW) return db.Fail(sql, rc);
+  return core::Ok{};
+}
+
+// Pragmas of every read-write connection. journal_mode is persistent in the file; the
+// others are per connection.
+core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchronous_full) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db.handle(), "PRAGMA journal_mode=WAL", -1, &raw, nullptr);
+  std::string mode;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(raw);
+    if (rc == SQLITE_ROW) {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+      mode = text != nullptr ? text : "";
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(raw);
+  if (rc != SQLITE_OK) return db.Fail("PRAGMA journal_mode=WAL", rc);
+  if (mode != "wal") {
+    return Internal("sqlite '" + db.path() + "': cannot enable WAL mode (journal_mode is '" +
+                    mode + "')");
+  }
+  if (synchronous_full) {
+    const char* sync = *synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
+    if (auto set = db.Exec(sync, "set synchronous"); !set) return set;
+  }
+  return db.Exec("PRAGMA foreign_keys=ON", "enable foreign keys");
+}
+
+core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
+  TaskRecord record;
+  const std::string id(row.Text(0));
+  record.skill_id = std::string(row.Text(1));
+  record.created_at_ms = row.Int(2);
+  record.updated_at_ms = row.Int(3);
+  record.last_sequence = row.Int(4);
+  boost::system::error_code ec;
+  const boost::json::value snapshot = boost::json::parse(row.Text(5), ec);
+  if (ec) {
+    return Internal("sqlite '" + path + "': snapshot of task " + id + " is not JSON: " +
+                    ec.message());
+  }
+  auto task = protocol::v10::TaskFromJson(snapshot, "snapshot");
+  if (!task) {
+    return Internal("sqlite '" + path + "': snapshot of task " + id +
+                    " does not decode: " + task.error().message);
+  }
+  record.task = std::move(task).value();
+  return record;
+}
+
+// A read-only connection pool. Connections open lazily up to `max`; Acquire waits while
+// all are lent out. Close waits for every lease to come back, then closes them all.
+class ReaderPool {
+ public:
+  class Lease {
+   public:
+    Lease(ReaderPool* pool, std::unique_ptr<Connection> connection)
+        : pool_(pool), connection_(std::move(connection)) {}
+    Lease(Lease&& other) noexcept
+        : pool_(other.pool_), connection_(std::move(other.connection_)) {}
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (connection_) pool_->Release(std::move(connection_));
+    }
+    Connection& connection() { return *connection_; }
+
+   private:
+    ReaderPool* pool_;
+    std::unique_ptr<Connection> connection_;
+  };
+
+  ReaderPool(std::string path, size_t max, int busy_timeout_ms)
+      : path_(std::move(path)), max_(max), busy_timeout_ms_(busy_timeout_ms) {}
+
+  core::Result<Lease> Acquire() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return closed_ || !idle_.empty() || open_ < max_; });
+    if (closed_) return Closed();
+    if (!idle_.empty()) {
+      std::unique_ptr<Connection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(connection));
+    }
+    ++open_;
+    lock.unlock();
+    auto opened = Connection::Open(path_, SQLITE_OPEN_READONLY, busy_timeout_ms_);
+    if (!opened) {
+      lock.lock();
+      --open_;
+      cv_.notify_all();
+      return std::move(opened).error();
+    }
+    return Lease(this, std::move(opened).value());
+  }
+
+  void Close() {
+    std::unique_lock lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return idle_.size() == open_; });
+    idle_.clear();
+    open_ = 0;
+  }
+
+ private:
+  void Release(std::unique_ptr<Connection> connection) {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(connection));
+    cv_.notify_all();  // an acquirer or Close
+  }
+
+  const std::string path_;
+  const size_t max_;
+  const int busy_timeout_ms_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  size_t open_ = 0;  // lent out + idle
+  bool closed_ = false;
+};
+
+// An explicit read transaction, so several statements see one snapshot. Rolls back unless
+// committed.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& db) : db_(db) {}
+  ~ReadTransaction() {
+    if (begun_) (void)Run(db_, "ROLLBACK");
+  }
+  core::Result<void> Begin() {
+    auto begun = Run(db_, "BEGIN");
+    begun_ = begun.ok();
+    return begun;
+  }
+  core::Result<void> Commit() {
+    begun_ = false;
+    return Run(db_, "COMMIT");
+  }
+
+ private:
+  Connection& db_;
+  bool begun_ = false;
+};
+
+}  // namespace
+
+// ---- Impl -------------------------------------------------------------------------------
+
+class SqliteTaskStore::Impl {
+ public:
+  Impl(std::string path, SqliteOptions opts, std::unique_ptr<Connection> writer)
+      : path_(std::move(path)),
+        opts_(std::move(opts)),
+        writer_(std::move(writer)),
+        readers_(path_, opts_.reader_connections, opts_.busy_timeout_ms) {}
+
+  ~Impl() { Close(); }
+
+  void Start() { writer_thread_ = std::thread([this] { WriterLoop(); }); }
+
+  void Commit(TaskCommit commit, CommitCallback done);
+  core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
+  core::Result<TaskPage> List(const TaskQuery& query);
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                           int64_t after_sequence, size_t limit);
+  void Close();
+
+ private:
+  // One queued commit. The JSON text is produced on the calling thread.
+  struct Pending {
+    TaskCommit commit;
+    std::string snapshot;               // v1.0 JSON of commit.record.task
+    std::vector<std::string> payloads;  // JSON of each event's payload
+    CommitCallback done;
+    core::Result<void> result;          // an error here (precondition) skips the database
+  };
+
+  void WriterLoop();
+  void ApplyBatch(std::vector<Pending>& batch);
+  void WriteBatch(std::vector<Pending>& batch);
+  core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
+  core::Result<void> WriteCommit(Pending& p);
+
+  const std::string path_;
+  const SqliteOptions opts_;
+  std::unique_ptr<Connection> writer_;  // used only by the writer thread once started
+  ReaderPool readers_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Pending> queue_;
+  bool stopping_ = false;
+  std::thread writer_thread_;
+
+  std::mutex close_mu_;
+  bool closed_ = false;
+};
+
+void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
+  Pending p;
+  p.done = std::move(done);
+  p.result = CheckCommitPreconditions(commit);
+  if (p.result) {
+    p.snapshot = boost::json::serialize(protocol::v10::TaskToJson(commit.record.task));
+    p.payloads.reserve(commit.events.size());
+    for (const protocol::RunEvent& e : commit.events) {
+      p.payloads.push_back(boost::json::serialize(e.payload));
+    }
+  }
+  p.commit = std::move(commit);
+  {
+    std::unique_lock lock(queue_mu_);
+    if (stopping_) {
+      lock.unlock();
+      if (p.done) p.done(Closed());
+      return;
+    }
+    queue_.push_back(std::move(p));
+  }
+  queue_cv_.notify_one();
+}
+
+void SqliteTaskStore::Impl::WriterLoop() {
+  for (;;) {
+    std::vector<Pending> batch;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, and every accepted commit is applied
+      const size_t n = std::min(queue_.size(), opts_.max_batch_commits);
+      batch.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    ApplyBatch(batch);
+  }
+}
+
+void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
+  try {
+    if (opts_.batch_hook) opts_.batch_hook(batch.size());
+    WriteBatch(batch);
+  } catch (const std::exception& e) {
+    // A bug or resource exhaustion: nothing of this batch may be reported as written.
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    for (Pending& p : batch) {
+      if (p.result) p.result = Internal(std::string("task store writer: ") + e.what());
+    }
+  }
+  for (Pending& p : batch) {
+    if (!p.done) continue;
+    try {
+      p.done(std::move(p.result));
+    } catch (const std::exception& e) {
+      core::LogError(std::string("task store: commit callback threw: ") + e.what());
+    } catch (...) {
+      core::LogError("task store: commit callback threw");
+    }
+  }
+}
+
+void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
+  auto fail_succeeded = [&batch](const core::Error& error) {
+    for (Pending& p : batch) {
+      if (p.result) p.result = error;
+    }
+  };
+  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
+    return;
+  }
+  if (auto begun = Run(*writer_, "BEGIN IMMEDIATE"); !begun) {
+    fail_succeeded(begun.error());
+    return;
+  }
+  bool aborted = false;
+  for (Pending& p : batch) {
+    if (!p.result) continue;
+    p.result = ApplyInSavepoint(p, aborted);
+    if (aborted) break;
+  }
+  if (aborted) {
+    // SQLite rolled back the whole transaction (or a savepoint could not be undone): the
+    // commits applied so far are lost too.
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    fail_succeeded(Internal("sqlite '" + path_ + "': batch transaction aborted"));
+    return;
+  }
+  core::Result<void> committed =
+      opts_.fail_batch_hook && opts_.fail_batch_hook()
+          ? core::Result<void>(Internal("sqlite '" + path_ + "': COMMIT failed (fail_batch_hook)"))
+          : Run(*writer_, "COMMIT");
+  if (!committed) {
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    fail_succeeded(committed.error());
+  }
+}
+
+core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& aborted) {
+  if (auto saved = Run(*writer_, "SAVEPOINT task_commit"); !saved) {
+    aborted = sqlite3_get_autocommit(writer_->handle()) != 0;
+    return saved;
+  }
+  core::Result<void> written = WriteCommit(p);
+  if (written && opts_.fail_commit_hook && opts_.fail_commit_hook()) {
+    written = Internal("sqlite '" + path_ + "': commit of task " + p.commit.record.task.id +
+                       " failed (fail_commit_hook)");
+  }
+  if (!written) {
+    if (sqlite3_get_autocommit(writer_->handle()) != 0 ||
+        !Run(*writer_, "ROLLBACK TO task_commit") || !Run(*writer_, "RELEASE task_commit")) {
+      aborted = true;
+    }
+    return written;
+  }
+  if (!Run(*writer_, "RELEASE task_commit")) {
+    aborted = true;
+    return Internal("sqlite '" + path_ + "': release savepoint failed");
+  }
+  return core::Ok{};
+}
+
+core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
+  Connection& db = *writer_;
+  const TaskCommit& c = p.commit;
+  const TaskRecord& r = c.record;
+  const std::string& id = r.task.id;
+
+  std::optional<int64_t> stored;
+  {
+    auto prepared = db.Prepare(kSelectLastSequence);
+    if (!prepared) return std::move(prepared).error();
+    Stmt select(*prepared);
+    select.Bind(1, id);
+    const int rc = select.Step();
+    if (rc == SQLITE_ROW) {
+      stored = select.Int(0);
+    } else if (rc != SQLITE_DONE) {
+      return db.Fail("read last sequence of task " + id, rc);
+    }
+  }
+  if (!stored && c.expected_last_sequence != -1) {
+    return core::Error(core::ErrorCode::kConflict,
+                       "task " + id + " does not exist (expected last sequence " +
+                           std::to_string(c.expected_last_sequence) + ")");
+  }
+  if (stored && c.expected_last_sequence == -1) {
+    return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
+  }
+  if (stored && *stored != c.expected_last_sequence) {
+    return core::Error(core::ErrorCode::kConflict,
+                       "task " + id + ": stored last sequence is " + std::to_string(*stored) +
+                           ", expected " + std::to_string(c.expected_last_sequence));
+  }
+
+  {
+    auto prepared = db.Prepare(stored ? kUpdateTask : kInsertTask);
+    if (!prepared) return std::move(prepared).error();
+    Stmt write(*prepared);
+    write.Bind(1, id);
+    write.Bind(2, r.task.context_id);
+    write.Bind(3, static_cast<int64_t>(r.task.status.state));
+    write.Bind(4, r.skill_id);
+    write.Bind(5, r.created_at_ms);
+    write.Bind(6, r.updated_at_ms);
+    write.Bind(7, r.last_sequence);
+    write.Bind(8, p.snapshot);
+    if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
+  }
+  auto prepared = db.Prepare(kInsertEvent);
+  if (!prepared) return std::move(prepared).error();
+  for (size_t i = 0; i < c.events.size(); ++i) {
+    const protocol::RunEvent& e = c.events[i];
+    Stmt insert(*prepared);
+    insert.Bind(1, id);
+    insert.Bind(2, e.sequence);
+    insert.Bind(3, e.event_id);
+    insert.Bind(4, e.type);
+    insert.Bind(5, e.node_id);
+    insert.Bind(6, e.timestamp_ms);
+    insert.Bind(7, p.payloads[i]);
+    if (const int rc = insert.Step(); rc != SQLITE_DONE) {
+      return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
+    }
+  }
+  return core::Ok{};
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectTask);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, task_id);
+  const int rc = select.Step();
+  if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
+  if (rc != SQLITE_ROW) return db.Fail("read task", rc);
+  auto record = ReadRecord(select, path_);
+  if (!record) return std::move(record).error();
+  return std::optional<TaskRecord>(std::move(record).value());
+}
+
+core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
+  if (query.page_size < 1) {
+    return core::Error(core::ErrorCode::kInvalidParams, "pageSize: must be at least 1");
+  }
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    auto decoded = DecodePageToken(query.page_token);
+    if (!decoded) return std::move(decoded).error();
+    cursor = std::move(decoded).value();
+  }
+
+  // One SQL text per filter combination, so each shape gets its own cached plan and the
+  // planner sees plain equality/range terms it can serve from an index.
+  std::string where;
+  auto add = [&where](const char* term) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += term;
+  };
+  if (!query.context_id.empty()) add("context_id = :ctx");
+  if (query.state) add("state = :state");
+  if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
+  const std::string count_sql = "SELECT count(*) FROM tasks" + where;
+  if (cursor) add("(updated_at_ms, id) < (:cursor_updated, :cursor_id)");
+  const std::string page_sql = std::string("SELECT ") + kRecordColumns + " FROM tasks" + where +
+                               " ORDER BY updated_at_ms DESC, id DESC LIMIT :limit";
+  auto bind_filters = [&](Stmt& stmt) {
+    if (!query.context_id.empty()) stmt.Bind(":ctx", query.context_id);
+    if (query.state) stmt.Bind(":state", static_cast<int64_t>(*query.state));
+    if (query.updated_at_or_after_ms) stmt.Bind(":after", *query.updated_at_or_after_ms);
+  };
+
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  ReadTransaction txn(db);
+  if (auto begun = txn.Begin(); !begun) return std::move(begun).error();
+
+  TaskPage page;
+  {
+    auto prepared = db.Prepare(count_sql);
+    if (!prepared) return std::move(prepared).error();
+    Stmt count(*prepared);
+    bind_filters(count);
+    const int rc = count.Step();
+    if (rc != SQLITE_ROW) return db.Fail("count tasks", rc);
+    page.total_size = static_cast<int32_t>(count.Int(0));
+  }
+  {
+    auto prepared = db.Prepare(page_sql);
+    if (!prepared) return std::move(prepared).error();
+    Stmt select(*prepared);
+    bind_filters(select);
+    if (cursor) {
+      select.Bind(":cursor_updated", cursor->updated_at_ms);
+      select.Bind(":cursor_id", cursor->task_id);
+    }
+    // One row more than the page tells whether another page follows.
+    select.Bind(":limit", static_cast<int64_t>(query.page_size) + 1);
+    bool more = false;
+    for (;;) {
+      const int rc = select.Step();
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return db.Fail("list tasks", rc);
+      if (page.records.size() == static_cast<size_t>(query.page_size)) {
+        more = true;
+        break;
+      }
+      auto record = ReadRecord(select, path_);
+      if (!record) return std::move(record).error();
+      page.records.push_back(std::move(record).value());
+    }
+    if (more) {
+      const TaskRecord& last = page.records.back();
+      page.next_page_token = EncodePageToken({last.updated_at_ms, last.task.id});
+    }
+  }
+  if (auto committed = txn.Commit(); !committed) return std::move(committed).error();
+  return page;
+}
+
+core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
+    std::string_view task_id, int64_t after_sequence, size_t limit) {
+  std::vector<protocol::RunEvent> events;
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  if (limit == 0) return events;
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectEvents);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, task_id);
+  select.Bind(2, after_sequence);
+  select.Bind(3, static_cast<int64_t>(
+                     std::min<size_t>(limit, std::numeric_limits<int64_t>::max())));
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return db.Fail("read events", rc);
+    protocol::RunEvent e;
+    e.run_id = std::string(task_id);
+    e.sequence = select.Int(0);
+    e.event_id = std::string(select.Text(1));
+    e.type = std::string(select.Text(2));
+    e.node_id = std::string(select.Text(3));
+    e.timestamp_ms = select.Int(4);
+    boost::system::error_code ec;
+    boost::json::value payload = boost::json::parse(select.Text(5), ec);
+    if (ec || !payload.is_object()) {
+      return Internal("sqlite '" + path_ + "': payload of event " + std::to_string(e.sequence) +
+                      " of task " + e.run_id + " is not a JSON object");
+    }
+    e.payload = std::move(payload.as_object());
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+void SqliteTaskStore::Impl::Close() {
+  std::lock_guard close_lock(close_mu_);
+  if (closed_) return;
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (writer_thread_.joinable()) {
+    if (writer_thread_.get_id() == std::this_thread::get_id()) {
+      // A `done` callback called Close(): joining would deadlock (task_store.hpp forbids it).
+      core::LogError("SqliteTaskStore::Close called from a commit callback");
+      std::abort();
+    }
+    writer_thread_.join();
+  }
+  readers_.Close();
+  writer_.reset();  // the last connection to close checkpoints the WAL
+  closed_ = true;
+}
+
+// ---- SqliteTaskStore ---------------------------------------------------------------------
+
+SqliteTaskStore::SqliteTaskStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SqliteTaskStore::~SqliteTaskStore() { Close(); }
+
+core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::string& path,
+                                                                     SqliteOptions opts) {
+  if (path.empty() || path == ":memory:") {
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "sqlite: a database file path is required (not '" + path + "')");
+  }
+  if (opts.max_batch_commits < 1 || opts.reader_connections < 1 || opts.busy_timeout_ms < 0) {
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "sqlite: max_batch_commits and reader_connections must be at least 1, "
+                       "busy_timeout_ms not negative");
+  }
+  if (sqlite3_threadsafe() == 0) {
+    return Internal("sqlite: the linked libsqlite3 is built without thread support");
+  }
+  auto writer = Connection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                 opts.busy_timeout_ms);
+  if (!writer) return std::move(writer).error();
+  Connection& db = **writer;
+  if (auto configured = ConfigureReadWrite(db, opts.synchronous_full); !configured) {
+    return std::move(configured).error();
+  }
+  if (opts.migrate_on_open) {
+    if (auto migrated = sqlite::MigrateToLatest(db); !migrated) return std::move(migrated).error();
+  } else {
+    auto version = sqlite::CurrentVersion(db);
+    if (!version) return std::move(version).error();
+    if (*version > sqlite::LatestVersion()) return sqlite::NewerSchemaError(path, *version);
+    if (*version < sqlite::LatestVersion()) {
+      return Internal("sqlite '" + path + "': database schema version " +
+                      std::to_string(*version) + " is older than " +
+                      std::to_string(sqlite::LatestVersion()) + "; run `a2ad migrate`");
+    }
+  }
+  auto impl = std::make_unique<Impl>(path, std::move(opts), std::move(writer).value());
+  impl->Start();
+  return std::unique_ptr<SqliteTaskStore>(new SqliteTaskStore(std::move(impl)));
+}
+
+core::Result<int> SqliteTaskStore::Migrate(const std::string& path) {
+  if (path.empty() || path == ":memory:") {
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "sqlite: a database file path is required (not '" + path + "')");
+  }
+  auto db = Connection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                             SqliteOptions{}.busy_timeout_ms);
+  if (!db) return std::move(db).error();
+  if (auto configured = ConfigureReadWrite(**db, std::nullopt); !configured) {
+    return std::move(configured).error();
+  }
+  return sqlite::MigrateToLatest(**db);
+}
+
+int SqliteTaskStore::LatestSchemaVersion() { return sqlite::LatestVersion(); }
+
+void SqliteTaskStore::Commit(TaskCommit commit, CommitCallback done) {
+  impl_->Commit(std::move(commit), std::move(done));
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Get(std::string_view task_id) {
+  return impl_->Get(task_id);
+}
+
+core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) {
+  return impl_->List(query);
+}
+
+core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(
+    std::string_view task_id, int64_t after_sequence, size_t limit) {
+  return impl_->ReadEvents(task_id, after_sequence, limit);
+}
+
+void SqliteTaskStore::Close() { impl_->Close(); }
+
+}  // namespace a2ad::storage

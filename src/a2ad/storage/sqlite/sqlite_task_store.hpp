@@ -1,0 +1,107 @@
+#pragma once
+// SqliteTaskStore: the embedded default TaskStore, on SQLite 3 in WAL mode
+// (ARCHITECTURE.md "Durability model" and "Concurrency model"). Contract: task_store.hpp.
+// The schema and its migrations are described in sqlite_schema.hpp.
+//
+// Writes: ONE dedicated writer thread with its own connection, fed by a FIFO queue, so
+// commits are applied in call order. The writer takes every queued commit (up to
+// SqliteOptions::max_batch_commits) and applies them in one transaction, each inside its
+// own SAVEPOINT: a commit that fails its sequence check (kConflict) or a storage step rolls
+// back to its savepoint alone, the rest of the batch still commits. The callbacks of a
+// batch run on the writer thread, in call order, after the outer COMMIT (or with the
+// error); if the outer COMMIT fails, every commit of the batch that had succeeded gets
+// kInternal (the ones that had already failed keep their own error). Precondition checks
+// and JSON serialization run on the calling thread, so the writer does only SQL.
+//
+// Reads: Get/List/ReadEvents are thread-safe. They borrow one of a small pool of
+// read-only connections (SqliteOptions::reader_connections, opened lazily; callers wait
+// when all are busy). A pool rather than one connection per calling thread keeps file
+// descriptors and page caches bounded however many threads call, and lets Close() release
+// every connection. In WAL mode each read transaction sees every transaction committed
+// before it began, so a read sees every commit whose callback has already run. List reads
+// the count and the page in one read transaction.
+//
+// Durability: see SqliteOptions::synchronous_full.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::storage {
+
+struct SqliteOptions {
+  /// false (default): PRAGMA synchronous=NORMAL. In WAL mode a commit whose callback ran
+  /// survives a crash or SIGKILL of the process, but an OS crash or power loss may lose the
+  /// most recent commits (the database stays consistent). true: synchronous=FULL, the WAL
+  /// is fsynced at every batch COMMIT, so acknowledged commits also survive power loss, at
+  /// the price of one fsync per batch.
+  bool synchronous_full = false;
+  /// PRAGMA busy_timeout of every connection (another process, e.g. `a2ad migrate`, holding
+  /// the write lock; WAL checkpoints).
+  int busy_timeout_ms = 5000;
+  /// Most commits applied in one transaction. At least 1.
+  size_t max_batch_commits = 256;
+  /// Size of the read-only connection pool. At least 1.
+  size_t reader_connections = 4;
+  /// Open() applies pending migrations. If false, a database below the latest version is
+  /// refused (run `a2ad migrate`).
+  bool migrate_on_open = true;
+
+  // ---- fault injection and observation for tests (STYLE.md #5). Run on the writer thread.
+  /// Consulted once per commit that passed its checks, after its rows were written inside
+  /// its savepoint. true: that commit is rolled back to its savepoint and fails with
+  /// kInternal; the rest of the batch is unaffected.
+  std::function<bool()> fail_commit_hook;
+  /// Consulted once per batch just before the outer COMMIT. true: the batch transaction is
+  /// rolled back as if COMMIT had failed.
+  std::function<bool()> fail_batch_hook;
+  /// Called with the number of commits of each batch before it is applied. A test may block
+  /// in it to let commits queue up behind the writer.
+  std::function<void(size_t batch_size)> batch_hook;
+};
+
+class SqliteTaskStore final : public TaskStore {
+ public:
+  /// Opens (creating if missing) the database at `path`, applies PRAGMA journal_mode=WAL,
+  /// synchronous, busy_timeout and foreign_keys=ON, migrates it (see
+  /// SqliteOptions::migrate_on_open), and starts the writer thread.
+  /// Errors: kInvalidParams for an empty path, ":memory:" or bad options; kInternal if the
+  /// file cannot be opened, WAL cannot be enabled, a migration fails, or the schema is
+  /// newer than LatestSchemaVersion() (the message says so and names both versions).
+  static core::Result<std::unique_ptr<SqliteTaskStore>> Open(const std::string& path,
+                                                             SqliteOptions opts = {});
+
+  /// Brings the database at `path` (created if missing, left in WAL mode) to
+  /// LatestSchemaVersion() and returns the resulting version. For `a2ad migrate`; may run
+  /// while a server has the database open (it waits up to the default busy timeout).
+  /// Same errors as Open().
+  static core::Result<int> Migrate(const std::string& path);
+
+  /// The schema version this build writes and reads.
+  static int LatestSchemaVersion();
+
+  /// Calls Close().
+  ~SqliteTaskStore() override;
+
+  /// After Close(), `done` runs inline on the calling thread with kUnavailable.
+  void Commit(TaskCommit commit, CommitCallback done) override;
+  core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  core::Result<TaskPage> List(const TaskQuery& query) override;
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                           int64_t after_sequence,
+                                                           size_t limit) override;
+  /// Drains the queue (every accepted commit is applied and its callback run), stops the
+  /// writer thread, waits for in-flight reads, and closes every connection.
+  void Close() override;
+
+ private:
+  class Impl;
+  explicit SqliteTaskStore(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace a2ad::storage

@@ -1,0 +1,177 @@
+#include "http_client.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <strings.h>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+namespace a2ad::testing {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+
+std::string ClientResponse::Header(const std::string& name) const {
+  for (const auto& [k, v] : headers)
+    if (strcasecmp(k.c_str(), name.c_str()) == 0) return v;
+  return {};
+}
+
+json::value ClientResponse::Json() const { return json::parse(body); }
+
+struct HttpClient::Impl {
+  std::string host;
+  uint16_t port;
+  asio::io_context io;
+  tcp::socket sock{io};
+  beast::flat_buffer buf;
+
+  void Connect() {
+    if (sock.is_open()) return;
+    buf.clear();
+    sock.connect(tcp::endpoint(asio::ip::make_address(host), port));
+  }
+  ClientResponse Read() {
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024 * 1024);
+    http::read(sock, buf, parser);
+    auto res = parser.release();
+    ClientResponse out;
+    out.status = static_cast<int>(res.result_int());
+    for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    out.body = std::move(res.body());
+    out.keep_alive = res.keep_alive();
+    if (!out.keep_alive) {
+      boost::system::error_code ec;
+      sock.close(ec);
+    }
+    return out;
+  }
+};
+
+HttpClient::HttpClient(std::string host, uint16_t port) : impl_(std::make_unique<Impl>()) {
+  impl_->host = std::move(host);
+  impl_->port = port;
+}
+HttpClient::~HttpClient() = default;
+
+ClientResponse HttpClient::Request(const std::string& method, const std::string& target,
+                                   const std::string& body,
+                                   std::vector<std::pair<std::string, std::string>> headers) {
+  impl_->Connect();
+  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+  req.set(http::field::host, impl_->host);
+  bool has_ct = false;
+  for (auto& [k, v] : headers) {
+    if (strcasecmp(k.c_str(), "content-type") == 0) has_ct = true;
+    req.set(k, v);
+  }
+  if (!body.empty() && !has_ct) req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  req.keep_alive(true);
+  req.prepare_payload();
+  http::write(impl_->sock, req);
+  return impl_->Read();
+}
+
+json::value HttpClient::Rpc(const std::string& method, const json::value& params,
+                            const std::string& version, int id) {
+  json::object o{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+  std::vector<std::pair<std::string, std::string>> h;
+  if (!version.empty()) h.emplace_back("A2A-Version", version);
+  auto r = Request("POST", "/v1/a2a", json::serialize(o), h);
+  if (r.status != 200) throw std::runtime_error("HTTP " + std::to_string(r.status) + ": " + r.body);
+  return r.Json();
+}
+
+ClientResponse HttpClient::Raw(const std::string& bytes) {
+  impl_->Connect();
+  asio::write(impl_->sock, asio::buffer(bytes));
+  return impl_->Read();
+}
+
+bool HttpClient::connected() const { return impl_->sock.is_open(); }
+
+void HttpClient::Close() {
+  boost::system::error_code ec;
+  impl_->sock.close(ec);
+}
+
+ServerProcess ServerProcess::Start(const std::string& binary, const std::string& data_dir,
+                                   std::vector<std::string> extra) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<std::string> args{binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir,
+                                  "--log-level", "warn"};
+    for (auto& e : extra) args.push_back(e);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  ServerProcess p;
+  p.pid = pid;
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  while (line.find('\n') == std::string::npos) {
+    char c[256];
+    ssize_t n = read(fds[0], c, sizeof c);
+    if (n > 0) {
+      line.append(c, static_cast<size_t>(n));
+    } else if (n == 0 || std::chrono::steady_clock::now() > deadline) {
+      close(fds[0]);
+      p.Kill(SIGKILL);
+      throw std::runtime_error("server did not print its ready line; got: " + line);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  close(fds[0]);  // the server's later stdout writes go nowhere (it prints only this line)
+  p.ready_line = line.substr(0, line.find('\n'));
+  auto pos = p.ready_line.find("http://127.0.0.1:");
+  if (pos == std::string::npos) throw std::runtime_error("unexpected ready line: " + p.ready_line);
+  p.port = static_cast<uint16_t>(std::stoi(p.ready_line.substr(pos + 17)));
+  return p;
+}
+
+void ServerProcess::Kill(int sig) {
+  if (pid <= 0) return;
+  ::kill(pid, sig);
+  WaitExit();
+}
+
+int ServerProcess::WaitExit() {
+  if (pid <= 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  pid = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace a2ad::testing

@@ -1,0 +1,57 @@
+#pragma once
+// A small blocking HTTP/1.1 client for tests: real sockets over loopback, keep-alive.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+namespace a2ad::testing {
+
+struct ClientResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  bool keep_alive = false;
+  std::string Header(const std::string& name) const;
+  boost::json::value Json() const;  // parses body; throws on invalid JSON
+};
+
+class HttpClient {
+ public:
+  HttpClient(std::string host, uint16_t port);
+  ~HttpClient();
+  /// Sends one request on the kept-alive connection (reconnecting if needed). Throws
+  /// boost::system::system_error on transport errors.
+  ClientResponse Request(const std::string& method, const std::string& target,
+                         const std::string& body = "",
+                         std::vector<std::pair<std::string, std::string>> headers = {});
+  /// POST a JSON-RPC request to /v1/a2a. `version` "" sends no A2A-Version header.
+  boost::json::value Rpc(const std::string& method, const boost::json::value& params,
+                         const std::string& version = "", int id = 1);
+  /// Writes raw bytes and reads one response (for malformed-input tests).
+  ClientResponse Raw(const std::string& bytes);
+  bool connected() const;
+  void Close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Reads "a2ad: serving http://HOST:PORT/..." from a spawned server's stdout.
+struct ServerProcess {
+  int pid = -1;
+  uint16_t port = 0;
+  std::string ready_line;
+  /// Starts `binary serve --listen 127.0.0.1:0 --data-dir dir <extra...>` and waits for the
+  /// ready line (up to 20 s). Throws std::runtime_error on failure.
+  static ServerProcess Start(const std::string& binary, const std::string& data_dir,
+                             std::vector<std::string> extra = {});
+  void Kill(int signal);   // sends the signal and reaps the process
+  int WaitExit();          // waits; returns the exit status (or 128+signal)
+};
+
+}  // namespace a2ad::testing

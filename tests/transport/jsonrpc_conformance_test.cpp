@@ -1,0 +1,173 @@
+// Declarative conformance fixtures (STYLE.md #7): each file under fixtures/ is a sequence
+// of JSON-RPC exchanges run against one fresh server (in-memory store, manual clock,
+// sequential ids, so every byte of the answer is predictable). A case is
+//   {"name": "...", "headers": {"A2A-Version": "1.0"}, "body": <JSON> | "raw": "<text>",
+//    "expect": <the exact JSON answer>}
+// Set A2AD_UPDATE_GOLDEN=1 to rewrite the "expect" members from the current output (then
+// read the diff before committing it).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/jsonrpc_handler.hpp"
+
+namespace a2ad::transport {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Pretty printer for golden files: stable key order as written, 2-space indent.
+void Pretty(std::ostream& os, const json::value& v, int indent) {
+  std::string pad(static_cast<size_t>(indent), ' ');
+  if (v.is_object()) {
+    const auto& o = v.get_object();
+    if (o.empty()) { os << "{}"; return; }
+    os << "{\n";
+    size_t i = 0;
+    for (const auto& kv : o) {
+      os << pad << "  " << json::serialize(json::value(kv.key())) << ": ";
+      Pretty(os, kv.value(), indent + 2);
+      os << (++i < o.size() ? ",\n" : "\n");
+    }
+    os << pad << "}";
+  } else if (v.is_array()) {
+    const auto& a = v.get_array();
+    if (a.empty()) { os << "[]"; return; }
+    os << "[\n";
+    for (size_t i = 0; i < a.size(); ++i) {
+      os << pad << "  ";
+      Pretty(os, a[i], indent + 2);
+      os << (i + 1 < a.size() ? ",\n" : "\n");
+    }
+    os << pad << "]";
+  } else {
+    os << json::serialize(v);
+  }
+}
+
+// A skill that asks one question: the first run parks the task at input-required; the reply
+// resumes it and it completes with the reply as its artifact.
+class GateExecutor final : public tasks::Executor {
+ public:
+  boost::asio::awaitable<void> Execute(std::shared_ptr<tasks::ExecutionContext> ctx) override {
+    std::vector<tasks::EventDraft> step;
+    protocol::Message ask;
+    ask.message_id = ctx->task_id() + "-ask";
+    ask.role = protocol::Role::kAgent;
+    ask.parts.push_back(protocol::Part::Text("Which colour?"));
+    if (ctx->task().status.state == protocol::TaskState::kSubmitted) {
+      step.push_back({"run.started", "", {}});
+      step.push_back({"node.suspended", "ask",
+                      json::object{{"kind", "clarification"},
+                                   {"message", protocol::v10::MessageToJson(ask)}}});
+    } else if (ctx->task().status.state == protocol::TaskState::kInputRequired) {
+      protocol::Artifact a;
+      a.artifact_id = "answer";
+      a.parts = ctx->message().parts;
+      step.push_back({"node.resumed", "ask", {}});
+      step.push_back({"artifact.created", "ask",
+                      json::object{{"artifact", protocol::v10::ArtifactToJson(a)}}});
+      step.push_back({"run.completed", "", {}});
+    }
+    (void)co_await ctx->Commit(std::move(step));
+  }
+};
+
+struct Fixture {
+  core::ManualClock clock{1767261600000};  // 2026-01-01T10:00:00.000Z
+  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
+  storage::MemoryTaskStore store;
+  boost::asio::io_context io;
+  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
+  JsonRpcHandler handler{service};
+
+  Fixture() {
+    service.RegisterSkill({"echo", "Echo", "echoes", {"echo"}, {}},
+                          std::make_shared<tasks::EchoExecutor>());
+    service.RegisterSkill({"gate", "Gate", "asks one question", {"test"}, {}},
+                          std::make_shared<GateExecutor>());
+  }
+
+  HttpResponse Call(HttpRequest req) {
+    HttpResponse out;
+    boost::asio::co_spawn(io, handler.Handle(std::move(req)),
+                          [&](std::exception_ptr ep, HttpResponse r) {
+                            if (ep) std::rethrow_exception(ep);
+                            out = std::move(r);
+                          });
+    io.restart();
+    io.run();
+    clock.Advance(1000);  // each exchange one second later: timestamps tell them apart
+    return out;
+  }
+};
+
+class JsonRpcConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JsonRpcConformance, MatchesGolden) {
+  const fs::path path = fs::path(A2AD_SOURCE_DIR) / "tests/transport/fixtures" / GetParam();
+  json::value doc = json::parse(ReadFile(path));
+  auto& cases = doc.at("cases").as_array();
+  const bool update = std::getenv("A2AD_UPDATE_GOLDEN") != nullptr;
+  Fixture fx;
+  for (auto& c : cases) {
+    auto& co = c.as_object();
+    const std::string name(co.at("name").as_string());
+    HttpRequest req;
+    req.method = "POST";
+    req.target = "/v1/a2a";
+    if (auto* h = co.if_contains("headers"))
+      for (const auto& kv : h->as_object())
+        req.headers.emplace_back(std::string(kv.key()), std::string(kv.value().as_string()));
+    if (req.Header("Content-Type").empty())
+      req.headers.emplace_back("Content-Type", "application/json");
+    if (auto* raw = co.if_contains("raw"))
+      req.body = std::string(raw->as_string());
+    else
+      req.body = json::serialize(co.at("body"));
+    HttpResponse res = fx.Call(std::move(req));
+    EXPECT_EQ(res.status, 200) << name;
+    EXPECT_EQ(res.content_type, "application/json") << name;
+    json::value actual = json::parse(res.body);
+    if (update) {
+      co["expect"] = actual;
+    } else {
+      ASSERT_TRUE(co.contains("expect")) << name << ": no expect member; run with A2AD_UPDATE_GOLDEN=1";
+      EXPECT_EQ(actual, co.at("expect")) << "case: " << name << "\nactual: " << json::serialize(actual);
+    }
+  }
+  if (update) {
+    std::ofstream out(path);
+    Pretty(out, doc, 0);
+    out << "\n";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, JsonRpcConformance,
+                         ::testing::Values("v03.json", "v10.json", "errors.json"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.substr(0, param_info.param.find('.'));
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace a2ad::transport
