@@ -18,6 +18,7 @@ struct Config {
   size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
   int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
   int64_t shutdown_grace_ms = 10000;      // in-flight work gets this long on SIGTERM
+  int64_t echo_delay_ms = 0;              // the built-in echo skill works this long
 };
 
 struct ListenAddress {

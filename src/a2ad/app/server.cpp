@@ -108,7 +108,7 @@ int RunServer(const Config& config) {
                          "message's parts.",
                          {"echo", "test"},
                          {"hello"}},
-                        std::make_shared<tasks::EchoExecutor>());
+                        std::make_shared<tasks::EchoExecutor>(std::chrono::milliseconds(config.echo_delay_ms)));
   if (std::filesystem::exists(config.workflows_dir))
     core::LogInfo("workflows directory '" + config.workflows_dir +
                   "' noted; this build serves the built-in echo skill only");
@@ -148,13 +148,14 @@ int RunServer(const Config& config) {
   core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
                 std::to_string(threads) + " thread(s); data in " + DbPath(config));
 
-  // Ordered shutdown: stop accepting -> let requests and executions finish (bounded) -> stop
-  // the loop -> close the store (drains its writer).
+  // Ordered shutdown: stop accepting -> let in-flight requests finish (bounded) -> stop the
+  // loop -> close the store (drains its writer). Running executions are not waited for:
+  // every step they committed is durable and a restart re-drives them from there.
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer drain(io);
   auto deadline = std::make_shared<std::chrono::steady_clock::time_point>();
   std::function<void()> poll = [&] {
-    if ((server.open_connections() == 0 && service.running_executions() == 0) ||
+    if (server.open_connections() == 0 ||
         std::chrono::steady_clock::now() >= *deadline) {
       io.stop();
       return;

@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
       ->envname("A2AD_SHUTDOWN_GRACE_MS")
       ->capture_default_str();
 
+  serve->add_option("--echo-delay-ms", config.echo_delay_ms,
+                    "how long the built-in echo skill works before answering (try cancel and restarts)")
+      ->envname("A2AD_ECHO_DELAY_MS")
+      ->capture_default_str();
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 

@@ -12,6 +12,8 @@ namespace a2ad::core {
 template <class T>
 class [[nodiscard]] Result {
  public:
+  /// An error "no result" (asio's co_spawn needs default-constructible results).
+  Result() : v_(std::in_place_index<1>, Error(ErrorCode::kInternal, "no result")) {}
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}            // NOLINT
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}         // NOLINT
 

@@ -30,8 +30,8 @@ core::Result<void> CheckCommitPreconditions(const TaskCommit& commit) {
                      std::to_string(e.sequence) + ", expected " + std::to_string(want));
     }
   }
-  const int64_t last = commit.events.empty() ? commit.expected_last_sequence
-                                             : commit.events.back().sequence;
+  const int64_t last =
+      commit.events.empty() ? commit.expected_last_sequence : commit.events.back().sequence;
   if (commit.record.last_sequence != last) {
     return Invalid("task commit " + id + ": record.last_sequence is " +
                    std::to_string(commit.record.last_sequence) + ", expected " +

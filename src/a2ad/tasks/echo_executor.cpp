@@ -1,5 +1,9 @@
 #include "a2ad/tasks/echo_executor.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
@@ -17,6 +21,13 @@ boost::asio::awaitable<void> EchoExecutor::Execute(std::shared_ptr<ExecutionCont
   if (task.status.state == protocol::TaskState::kSubmitted)
     step.push_back({protocol::kEvRunStarted, "",
                     json::object{{"workflowId", ctx->skill_id()}, {"transport", "a2a"}}});
+  if (delay_.count() > 0) {
+    if (!step.empty() && !(co_await ctx->Commit(std::move(step))).ok()) co_return;
+    step.clear();
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, delay_);
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    if (ctx->cancel_requested()) co_return;
+  }
   step.push_back({protocol::kEvArtifactCreated, "echo",
                   json::object{{"artifactId", artifact.artifact_id},
                                {"artifactType", "a2a.artifact"},

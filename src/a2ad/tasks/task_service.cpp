@@ -195,7 +195,7 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
   auto ctx = std::make_shared<Context>(*this, slot, task, message, skill_id);
   ++running_;
   asio::co_spawn(asio::make_strand(io_), it->second->Execute(ctx),
-                 [this, ctx](std::exception_ptr ep) {
+                 [this, ctx, slot](std::exception_ptr ep) {
                    if (ep) {
                      std::string what = "unknown exception";
                      try {
@@ -205,6 +205,12 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
                      } catch (...) {
                      }
                      core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
+                     // A bug must not leave the task hanging: fail it (if it is not final yet).
+                     json::object error{{"code", "executor_error"}, {"message", what}};
+                     asio::co_spawn(
+                         io_, CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}})),
+                         [this](std::exception_ptr, Result<Task>) { --running_; });
+                     return;
                    }
                    --running_;
                  });

@@ -9,9 +9,7 @@
 namespace a2ad::storage {
 namespace {
 
-core::Error Closed() {
-  return core::Error(core::ErrorCode::kUnavailable, "task store is closed");
-}
+core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
 
 }  // namespace
 
@@ -99,8 +97,9 @@ core::Result<TaskPage> MemoryTaskStore::List(const TaskQuery& query) {
   return page;
 }
 
-core::Result<std::vector<protocol::RunEvent>> MemoryTaskStore::ReadEvents(
-    std::string_view task_id, int64_t after_sequence, size_t limit) {
+core::Result<std::vector<protocol::RunEvent>> MemoryTaskStore::ReadEvents(std::string_view task_id,
+                                                                          int64_t after_sequence,
+                                                                          size_t limit) {
   std::lock_guard lock(mu_);
   if (closed_) return Closed();
   std::vector<protocol::RunEvent> out;

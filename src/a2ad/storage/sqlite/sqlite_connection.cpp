@@ -13,8 +13,8 @@ void Stmt::Bind(int index, int64_t value) {
 }
 
 void Stmt::Bind(int index, std::string_view value) {
-  const int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                     SQLITE_UTF8);
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
 }
 
@@ -73,20 +73,20 @@ core::Result<void> Connection::Exec(const char* sql, std::string_view what) {
                                                      ": " + text + " (" + std::to_string(rc) + ")");
 }
 
-core::Result<sqlite3_stmt*> Connection::Prepare(const std::string& sql) {
+core::Result<sqlite3_stmt*> Connection::Prepare(std::string_view sql) {
   if (auto it = cache_.find(sql); it != cache_.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size() + 1),
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return Fail("prepare '" + sql + "'", rc);
-  cache_.emplace(sql, stmt);
+  if (rc != SQLITE_OK) return Fail("prepare '" + std::string(sql) + "'", rc);
+  cache_.emplace(std::string(sql), stmt);
   return stmt;
 }
 
 core::Error Connection::Fail(std::string_view what, int rc) const {
-  return core::Error(core::ErrorCode::kInternal,
-                     "sqlite '" + path_ + "': " + std::string(what) + ": " + sqlite3_errmsg(db_) +
-                         " (" + std::to_string(rc) + ")");
+  return core::Error(core::ErrorCode::kInternal, "sqlite '" + path_ + "': " + std::string(what) +
+                                                     ": " + sqlite3_errmsg(db_) + " (" +
+                                                     std::to_string(rc) + ")");
 }
 
 }  // namespace a2ad::storage::sqlite

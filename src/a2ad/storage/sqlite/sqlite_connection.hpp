@@ -1,13 +1,13 @@
 #pragma once
 // Internal to storage_sqlite: RAII over the SQLite C API. One Connection is used by one
 // thread at a time (connections are opened SQLITE_OPEN_NOMUTEX).
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <sqlite3.h>
 
 #include "a2ad/core/result.hpp"
 
@@ -54,7 +54,7 @@ class Connection {
   /// Runs one or more SQL statements without results. kInternal with `what` on failure.
   core::Result<void> Exec(const char* sql, std::string_view what);
   /// The cached statement for `sql`, preparing it on first use.
-  core::Result<sqlite3_stmt*> Prepare(const std::string& sql);
+  core::Result<sqlite3_stmt*> Prepare(std::string_view sql);
   /// kInternal "<what>: <sqlite message> (<code>)".
   core::Error Fail(std::string_view what, int rc) const;
 

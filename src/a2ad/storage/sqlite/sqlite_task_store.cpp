@@ -1,6 +1,8 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -10,9 +12,6 @@
 #include <optional>
 #include <thread>
 #include <utility>
-
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -46,9 +45,7 @@ constexpr const char* kSelectEvents =
     "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
 
-core::Error Closed() {
-  return core::Error(core::ErrorCode::kUnavailable, "task store is closed");
-}
+core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
 
 core::Error Internal(std::string message) {
   return core::Error(core::ErrorCode::kInternal, std::move(message));
@@ -80,8 +77,8 @@ core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchr
   sqlite3_finalize(raw);
   if (rc != SQLITE_OK) return db.Fail("PRAGMA journal_mode=WAL", rc);
   if (mode != "wal") {
-    return Internal("sqlite '" + db.path() + "': cannot enable WAL mode (journal_mode is '" +
-                    mode + "')");
+    return Internal("sqlite '" + db.path() + "': cannot enable WAL mode (journal_mode is '" + mode +
+                    "')");
   }
   if (synchronous_full) {
     const char* sync = *synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
@@ -100,8 +97,8 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
   boost::system::error_code ec;
   const boost::json::value snapshot = boost::json::parse(row.Text(5), ec);
   if (ec) {
-    return Internal("sqlite '" + path + "': snapshot of task " + id + " is not JSON: " +
-                    ec.message());
+    return Internal("sqlite '" + path + "': snapshot of task " + id +
+                    " is not JSON: " + ec.message());
   }
   auto task = protocol::v10::TaskFromJson(snapshot, "snapshot");
   if (!task) {
@@ -120,8 +117,7 @@ class ReaderPool {
    public:
     Lease(ReaderPool* pool, std::unique_ptr<Connection> connection)
         : pool_(pool), connection_(std::move(connection)) {}
-    Lease(Lease&& other) noexcept
-        : pool_(other.pool_), connection_(std::move(other.connection_)) {}
+    Lease(Lease&& other) noexcept : pool_(other.pool_), connection_(std::move(other.connection_)) {}
     Lease& operator=(Lease&&) = delete;
     ~Lease() {
       if (connection_) pool_->Release(std::move(connection_));
@@ -220,7 +216,9 @@ class SqliteTaskStore::Impl {
 
   ~Impl() { Close(); }
 
-  void Start() { writer_thread_ = std::thread([this] { WriterLoop(); }); }
+  void Start() {
+    writer_thread_ = std::thread([this] { WriterLoop(); });
+  }
 
   void Commit(TaskCommit commit, CommitCallback done);
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
@@ -236,7 +234,7 @@ class SqliteTaskStore::Impl {
     std::string snapshot;               // v1.0 JSON of commit.record.task
     std::vector<std::string> payloads;  // JSON of each event's payload
     CommitCallback done;
-    core::Result<void> result;          // an error here (precondition) skips the database
+    core::Result<void> result;  // an error here (precondition) skips the database
   };
 
   void WriterLoop();
@@ -413,9 +411,9 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
   }
   if (stored && *stored != c.expected_last_sequence) {
-    return core::Error(core::ErrorCode::kConflict,
-                       "task " + id + ": stored last sequence is " + std::to_string(*stored) +
-                           ", expected " + std::to_string(c.expected_last_sequence));
+    return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
+                                                       std::to_string(*stored) + ", expected " +
+                                                       std::to_string(c.expected_last_sequence));
   }
 
   {
@@ -559,8 +557,8 @@ core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
   Stmt select(*prepared);
   select.Bind(1, task_id);
   select.Bind(2, after_sequence);
-  select.Bind(3, static_cast<int64_t>(
-                     std::min<size_t>(limit, std::numeric_limits<int64_t>::max())));
+  select.Bind(3,
+              static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max())));
   for (;;) {
     const int rc = select.Step();
     if (rc == SQLITE_DONE) break;
@@ -625,8 +623,8 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
   if (sqlite3_threadsafe() == 0) {
     return Internal("sqlite: the linked libsqlite3 is built without thread support");
   }
-  auto writer = Connection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 opts.busy_timeout_ms);
+  auto writer =
+      Connection::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, opts.busy_timeout_ms);
   if (!writer) return std::move(writer).error();
   Connection& db = **writer;
   if (auto configured = ConfigureReadWrite(db, opts.synchronous_full); !configured) {
@@ -639,9 +637,9 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
     if (!version) return std::move(version).error();
     if (*version > sqlite::LatestVersion()) return sqlite::NewerSchemaError(path, *version);
     if (*version < sqlite::LatestVersion()) {
-      return Internal("sqlite '" + path + "': database schema version " +
-                      std::to_string(*version) + " is older than " +
-                      std::to_string(sqlite::LatestVersion()) + "; run `a2ad migrate`");
+      return Internal("sqlite '" + path + "': database schema version " + std::to_string(*version) +
+                      " is older than " + std::to_string(sqlite::LatestVersion()) +
+                      "; run `a2ad migrate`");
     }
   }
   auto impl = std::make_unique<Impl>(path, std::move(opts), std::move(writer).value());
@@ -673,12 +671,11 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Get(std::string_view ta
   return impl_->Get(task_id);
 }
 
-core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) {
-  return impl_->List(query);
-}
+core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) { return impl_->List(query); }
 
-core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(
-    std::string_view task_id, int64_t after_sequence, size_t limit) {
+core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(std::string_view task_id,
+                                                                          int64_t after_sequence,
+                                                                          size_t limit) {
   return impl_->ReadEvents(task_id, after_sequence, limit);
 }
 

@@ -1,0 +1,155 @@
+// Durability of the real server binary: SIGKILL after N acknowledged sends loses nothing;
+// tasks acknowledged but unfinished at the kill are re-driven after restart; SIGTERM
+// shuts down cleanly.
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "http_client.hpp"
+
+namespace a2ad {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using testing::HttpClient;
+using testing::ServerProcess;
+
+const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+
+class Durability : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("a2ad-dur-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    server_.Kill(SIGKILL);
+    fs::remove_all(dir_);
+  }
+  void Start(std::vector<std::string> extra = {}) {
+    server_ = ServerProcess::Start(kBinary, dir_.string(), std::move(extra));
+  }
+
+  fs::path dir_;
+  ServerProcess server_;
+};
+
+json::object Params(const std::string& text, bool blocking) {
+  return json::object{
+      {"message", json::object{{"kind", "message"}, {"role", "user"}, {"messageId", "m-" + text},
+                               {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}},
+      {"configuration", json::object{{"blocking", blocking}}}};
+}
+
+TEST_F(Durability, SigkillAfterNSendsLosesNoCommittedTask) {
+  Start();
+  constexpr int kN = 300;
+  std::map<std::string, json::value> acknowledged;  // task id -> task as returned
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    for (int i = 0; i < kN; ++i) {
+      auto r = c.Rpc("message/send", Params("t" + std::to_string(i), true));
+      ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+      auto& task = r.at("result");
+      ASSERT_EQ(task.at("status").at("state"), "completed");
+      acknowledged[std::string(task.at("id").as_string())] = task;
+    }
+  }
+  server_.Kill(SIGKILL);
+
+  Start();  // same data dir
+  HttpClient c("127.0.0.1", server_.port);
+  for (const auto& [id, before] : acknowledged) {
+    auto r = c.Rpc("tasks/get", json::object{{"id", id}});
+    ASSERT_TRUE(r.as_object().contains("result")) << id << ": " << json::serialize(r);
+    EXPECT_EQ(r.at("result"), before) << id;
+  }
+  auto list = c.Rpc("ListTasks", json::object{{"pageSize", 1}}, "1.0");
+  EXPECT_EQ(list.at("result").at("totalSize"), kN);
+}
+
+TEST_F(Durability, TasksAcknowledgedButUnfinishedAtTheKillAreReDriven) {
+  Start({"--echo-delay-ms", "60000"});  // every execution is mid-work when the kill comes
+  std::vector<std::string> ids;
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    for (int i = 0; i < 200; ++i) {
+      auto r = c.Rpc("message/send", Params("nb" + std::to_string(i), false));
+      ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+      ids.emplace_back(r.at("result").at("id").as_string());
+    }
+  }
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    auto r = c.Rpc("tasks/get", json::object{{"id", ids.back()}});
+    ASSERT_EQ(r.at("result").at("status").at("state"), "working");
+  }
+  server_.Kill(SIGKILL);
+
+  Start();
+  HttpClient c("127.0.0.1", server_.port);
+  for (const auto& id : ids) {
+    json::value task;
+    for (int attempt = 0; attempt < 200; ++attempt) {  // recovery runs in the background
+      task = c.Rpc("tasks/get", json::object{{"id", id}}).at("result");
+      if (task.at("status").at("state") == "completed") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(task.at("status").at("state"), "completed") << id;
+    ASSERT_EQ(task.at("artifacts").as_array().size(), 1u) << id;  // executed once, not twice
+  }
+}
+
+TEST_F(Durability, CancelOfAWorkingTaskOverHttp) {
+  Start({"--echo-delay-ms", "60000"});
+  HttpClient c("127.0.0.1", server_.port);
+  std::string id(c.Rpc("message/send", Params("slow", false)).at("result").at("id").as_string());
+  auto canceled = c.Rpc("tasks/cancel", json::object{{"id", id}});
+  EXPECT_EQ(canceled.at("result").at("status").at("state"), "canceled") << json::serialize(canceled);
+  server_.Kill(SIGKILL);
+  Start();
+  HttpClient c2("127.0.0.1", server_.port);
+  auto r = c2.Rpc("tasks/get", json::object{{"id", id}});
+  EXPECT_EQ(r.at("result").at("status").at("state"), "canceled");
+  EXPECT_FALSE(r.at("result").as_object().contains("artifacts"));
+}
+
+TEST_F(Durability, SigtermShutsDownCleanlyAndKeepsEverything) {
+  Start();
+  std::string id;
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    id = c.Rpc("message/send", Params("bye", true)).at("result").at("id").as_string();
+  }
+  ::kill(server_.pid, SIGTERM);
+  EXPECT_EQ(server_.WaitExit(), 0);
+  Start();
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Rpc("tasks/get", json::object{{"id", id}});
+  EXPECT_EQ(r.at("result").at("status").at("state"), "completed");
+}
+
+TEST_F(Durability, MigrateCreatesTheSchemaAndIsIdempotent) {
+  std::string cmd = kBinary + " migrate --data-dir " + dir_.string() + " > " + (dir_ / "out").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_TRUE(fs::exists(dir_ / "a2ad.db"));
+}
+
+TEST_F(Durability, BadFlagsExitWithAClearError) {
+  std::string cmd = kBinary + " serve --listen nonsense --data-dir " + dir_.string() + " 2> " +
+                    (dir_ / "err").string();
+  int rc = std::system(cmd.c_str());
+  EXPECT_NE(rc, 0);
+}
+
+}  // namespace
+}  // namespace a2ad

@@ -1,0 +1,184 @@
+#include "a2ad/tasks/task_projection.hpp"
+
+#include <gtest/gtest.h>
+
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::tasks {
+namespace {
+namespace json = boost::json;
+using protocol::RunEvent;
+using protocol::StreamEvent;
+using S = protocol::TaskState;
+
+struct Log {
+  storage::TaskRecord rec;
+  std::vector<RunEvent> events;
+  int64_t t = 1000;
+
+  core::Result<void> Add(std::string type, json::object payload = {}) {
+    RunEvent e;
+    e.event_id = "e" + std::to_string(events.size());
+    e.run_id = "t1";
+    e.type = std::move(type);
+    e.payload = std::move(payload);
+    e.timestamp_ms = t++;
+    e.sequence = rec.last_sequence + 1;
+    auto r = ApplyEvent(rec, e);
+    if (r) events.push_back(e);
+    return r;
+  }
+};
+
+json::object UserMessage(const std::string& id, const std::string& text) {
+  protocol::Message m;
+  m.message_id = id;
+  m.role = protocol::Role::kUser;
+  m.parts.push_back(protocol::Part::Text(text));
+  return protocol::v10::MessageToJson(m);
+}
+
+json::object Submitted() {
+  return {{"contextId", "c1"}, {"skillId", "echo"}, {"message", UserMessage("m1", "hi")}};
+}
+
+TEST(TaskProjection, SubmittedCreatesTheTask) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  EXPECT_EQ(log.rec.task.id, "t1");
+  EXPECT_EQ(log.rec.task.context_id, "c1");
+  EXPECT_EQ(log.rec.skill_id, "echo");
+  EXPECT_EQ(log.rec.task.status.state, S::kSubmitted);
+  EXPECT_EQ(log.rec.task.history.size(), 1u);
+  EXPECT_EQ(log.rec.last_sequence, 0);
+  EXPECT_EQ(log.rec.created_at_ms, 1000);
+}
+
+TEST(TaskProjection, FirstEventMustBeSubmitted) {
+  Log log;
+  auto r = log.Add("run.started");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, core::ErrorCode::kInvalidParams);
+  EXPECT_EQ(log.rec.last_sequence, -1);
+}
+
+TEST(TaskProjection, OutOfSequenceEventIsRefused) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  RunEvent e;
+  e.run_id = "t1";
+  e.type = "run.started";
+  e.sequence = 5;
+  EXPECT_FALSE(ApplyEvent(log.rec, e).ok());
+  EXPECT_EQ(log.rec.last_sequence, 0);
+}
+
+TEST(TaskProjection, StatusEventsTable) {
+  struct Row {
+    const char* type;
+    json::object payload;
+    S state;
+    bool final;
+  };
+  protocol::Artifact a;
+  a.artifact_id = "a1";
+  a.parts.push_back(protocol::Part::Text("x"));
+  const std::vector<Row> rows = {
+      {"run.started", {}, S::kWorking, false},
+      {"node.suspended", {{"kind", "approval"}}, S::kInputRequired, true},
+      {"node.resumed", {}, S::kWorking, false},
+      {"node.suspended", {{"kind", "auth"}}, S::kAuthRequired, true},
+      {"node.resumed", {}, S::kWorking, false},
+      {"run.completed", {}, S::kCompleted, true},
+  };
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  for (const auto& row : rows) {
+    ASSERT_TRUE(log.Add(row.type, row.payload).ok()) << row.type;
+    EXPECT_EQ(log.rec.task.status.state, row.state) << row.type;
+    auto ev = ProjectEvent(log.rec.task, log.events.back());
+    ASSERT_TRUE(ev.has_value()) << row.type;
+    ASSERT_EQ(ev->kind, StreamEvent::Kind::kStatusUpdate);
+    EXPECT_EQ(ev->status_update.status.state, row.state);
+    EXPECT_EQ(ev->status_update.final, row.final) << row.type;
+  }
+}
+
+TEST(TaskProjection, NothingAfterATerminalState) {
+  for (const char* terminal : {"run.completed", "run.failed", "run.cancelled", "a2a.task.rejected"}) {
+    Log log;
+    ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+    ASSERT_TRUE(log.Add(terminal).ok());
+    auto before = log.rec;
+    auto r = log.Add("run.started");
+    ASSERT_FALSE(r.ok()) << terminal;
+    EXPECT_EQ(r.error().code, core::ErrorCode::kUnsupportedOperation);
+    EXPECT_EQ(log.rec, before);
+  }
+}
+
+TEST(TaskProjection, FailureCarriesErrorInMetadataAndStatusMessage) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  ASSERT_TRUE(log.Add("run.failed", {{"error", json::object{{"code", "boom"}, {"message", "it broke"}}}}).ok());
+  const auto& t = log.rec.task;
+  EXPECT_EQ(t.status.state, S::kFailed);
+  ASSERT_TRUE(t.status.message.has_value());
+  EXPECT_EQ(t.status.message->parts.at(0).text, "it broke");
+  EXPECT_EQ(t.status.message->role, protocol::Role::kAgent);
+  EXPECT_EQ(t.metadata.at("openwop").at("error").at("code"), "boom");
+  EXPECT_EQ(t.history.size(), 2u);
+}
+
+TEST(TaskProjection, ArtifactsAddReplaceAndAppend) {
+  auto art = [](const std::string& text) {
+    protocol::Artifact a;
+    a.artifact_id = "a1";
+    a.parts.push_back(protocol::Part::Text(text));
+    return protocol::v10::ArtifactToJson(a);
+  };
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  ASSERT_TRUE(log.Add("artifact.created", {{"artifact", art("one")}}).ok());
+  ASSERT_TRUE(log.Add("artifact.created", {{"artifact", art("two")}, {"append", true}, {"lastChunk", true}}).ok());
+  ASSERT_EQ(log.rec.task.artifacts.size(), 1u);
+  ASSERT_EQ(log.rec.task.artifacts[0].parts.size(), 2u);
+  auto ev = ProjectEvent(log.rec.task, log.events.back());
+  ASSERT_TRUE(ev && ev->kind == StreamEvent::Kind::kArtifactUpdate);
+  EXPECT_TRUE(ev->artifact_update.append);
+  EXPECT_TRUE(ev->artifact_update.last_chunk);
+  EXPECT_EQ(ev->artifact_update.artifact.parts.at(0).text, "two");  // the chunk, not the whole
+  ASSERT_TRUE(log.Add("artifact.created", {{"artifact", art("three")}}).ok());
+  ASSERT_EQ(log.rec.task.artifacts[0].parts.size(), 1u);  // no append: replaced
+  EXPECT_EQ(log.rec.task.artifacts[0].parts[0].text, "three");
+}
+
+TEST(TaskProjection, MalformedPayloadIsRefusedAndChangesNothing) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  auto before = log.rec;
+  EXPECT_FALSE(log.Add("artifact.created", {{"artifact", "not an object"}}).ok());
+  EXPECT_FALSE(log.Add("a2a.message.received", {}).ok());
+  EXPECT_EQ(log.rec, before);
+}
+
+TEST(TaskProjection, UnknownEventsAdvanceTheSequenceOnly) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  auto before = log.rec.task;
+  ASSERT_TRUE(log.Add("log.appended", {{"level", "info"}, {"message", "x"}}).ok());
+  EXPECT_EQ(log.rec.task, before);
+  EXPECT_EQ(log.rec.last_sequence, 1);
+  EXPECT_FALSE(ProjectEvent(log.rec.task, log.events.back()).has_value());
+}
+
+TEST(TaskProjection, SubmittedProjectsToTheTaskSnapshot) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  auto ev = ProjectEvent(log.rec.task, log.events.back());
+  ASSERT_TRUE(ev && ev->kind == StreamEvent::Kind::kTask);
+  EXPECT_EQ(ev->task, log.rec.task);
+}
+
+}  // namespace
+}  // namespace a2ad::tasks

@@ -1,0 +1,301 @@
+// TaskService over real stores: the log is the truth (folding it reproduces the stored
+// snapshot), blocking/non-blocking sends, cancel racing an execution, recovery after a
+// restart, failed commits, and concurrency.
+#include "a2ad/tasks/task_service.hpp"
+
+#include <filesystem>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <gtest/gtest.h>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/task_projection.hpp"
+
+namespace a2ad::tasks {
+namespace {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using S = protocol::TaskState;
+
+// Commits run.started, waits `delay`, then completes (unless canceled meanwhile).
+class SlowExecutor final : public Executor {
+ public:
+  explicit SlowExecutor(std::chrono::milliseconds delay) : delay_(delay) {}
+  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
+    std::vector<EventDraft> start;
+    start.push_back({"run.started", "", {}});
+    if (!(co_await ctx->Commit(std::move(start))).ok()) co_return;
+    asio::steady_timer t(co_await asio::this_coro::executor, delay_);
+    co_await t.async_wait(asio::use_awaitable);
+    std::vector<EventDraft> done;
+    done.push_back({"run.completed", "", {}});
+    auto r = co_await ctx->Commit(std::move(done));
+    last_commit_ok = r.ok();
+    if (!r.ok()) last_error = r.error().code;
+  }
+  std::atomic<bool> last_commit_ok{true};
+  std::atomic<core::ErrorCode> last_error{core::ErrorCode::kInternal};
+
+ private:
+  std::chrono::milliseconds delay_;
+};
+
+class ThrowingExecutor final : public Executor {
+ public:
+  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext>) override {
+    throw std::runtime_error("bug in a node");
+    co_return;
+  }
+};
+
+protocol::SendMessageRequest Send(const std::string& text, const std::string& skill = "",
+                                  bool immediately = false) {
+  protocol::SendMessageRequest r;
+  r.message.message_id = "m-" + text;
+  r.message.role = protocol::Role::kUser;
+  r.message.parts.push_back(protocol::Part::Text(text));
+  if (!skill.empty()) r.message.metadata["skillId"] = skill;
+  r.configuration.return_immediately = immediately;
+  return r;
+}
+
+class TaskServiceTest : public ::testing::Test {
+ protected:
+  explicit TaskServiceTest(storage::TaskStore* store = nullptr) : store_(store ? store : &memory_) {}
+
+  void Make(TaskServiceOptions opts = {}) {
+    service_ = std::make_unique<TaskService>(*store_, clock_, *ids_, io_.get_executor(), opts);
+    service_->RegisterSkill({"echo"}, std::make_shared<EchoExecutor>());
+    service_->RegisterSkill({"slow"}, slow_);
+    service_->RegisterSkill({"throws"}, std::make_shared<ThrowingExecutor>());
+  }
+
+  template <class T>
+  T Run(asio::awaitable<T> aw) {
+    std::optional<T> out;
+    asio::co_spawn(io_, std::move(aw), [&](std::exception_ptr ep, T v) {
+      if (ep) std::rethrow_exception(ep);
+      out.emplace(std::move(v));
+    });
+    io_.restart();
+    while (!out) io_.run_one();
+    return std::move(*out);
+  }
+  void Drain() {
+    io_.restart();
+    io_.run();
+  }
+
+  // Folding a task's stored log from nothing must give exactly its stored record.
+  void ExpectLogFoldsToSnapshot(const std::string& task_id) {
+    auto events = store_->ReadEvents(task_id, -1, 10000);
+    ASSERT_TRUE(events.ok());
+    storage::TaskRecord folded;
+    for (const auto& e : events.value()) ASSERT_TRUE(ApplyEvent(folded, e).ok()) << e.type;
+    auto stored = store_->Get(task_id);
+    ASSERT_TRUE(stored.ok() && stored.value().has_value());
+    EXPECT_EQ(folded, *stored.value()) << task_id;
+  }
+
+  core::SystemClock clock_;
+  std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
+  storage::MemoryTaskStore memory_;
+  storage::TaskStore* store_;
+  asio::io_context io_;
+  std::shared_ptr<SlowExecutor> slow_ = std::make_shared<SlowExecutor>(std::chrono::milliseconds(200));
+  std::unique_ptr<TaskService> service_;
+};
+
+TEST_F(TaskServiceTest, BlockingEchoCompletesAndTheLogFoldsToTheSnapshot) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("hello")));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->status.state, S::kCompleted);
+  ASSERT_EQ(t->artifacts.size(), 1u);
+  EXPECT_EQ(t->artifacts[0].parts[0].text, "hello");
+  auto events = store_->ReadEvents(t->id, -1, 100).value();
+  std::vector<std::string> types;
+  for (const auto& e : events) types.push_back(e.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"a2a.task.submitted", "run.started",
+                                             "artifact.created", "run.completed"}));
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].sequence, static_cast<int64_t>(i));
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
+TEST_F(TaskServiceTest, BlockingSendReturnsTheWorkingTaskAfterTheTimeout) {
+  TaskServiceOptions o;
+  o.blocking_timeout = std::chrono::milliseconds(30);
+  Make(o);
+  auto t = Run(service_->SendMessage(Send("x", "slow")));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->status.state, S::kWorking);
+  Drain();  // the run goes on and completes
+  EXPECT_EQ(service_->GetTask({"", t->id, std::nullopt})->status.state, S::kCompleted);
+  EXPECT_EQ(service_->running_executions(), 0u);
+}
+
+TEST_F(TaskServiceTest, CancelWhileWorkingWinsAndTheExecutionStops) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  ASSERT_TRUE(t.ok());
+  // Let the execution commit run.started, then cancel before it finishes its delay.
+  for (int i = 0; i < 100 && service_->GetTask({"", t->id, {}})->status.state != S::kWorking; ++i)
+    io_.run_one();
+  auto c = Run(service_->CancelTask({"", t->id, {}}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->status.state, S::kCanceled);
+  Drain();
+  EXPECT_FALSE(slow_->last_commit_ok.load());
+  EXPECT_EQ(slow_->last_error.load(), core::ErrorCode::kUnsupportedOperation);
+  EXPECT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kCanceled);
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
+TEST_F(TaskServiceTest, RecoverUnfinishedReDrivesSubmittedTasks) {
+  // A task committed as submitted whose execution never ran (the process died).
+  storage::TaskCommit c;
+  protocol::RunEvent e;
+  e.event_id = "e0";
+  e.run_id = "orphan";
+  e.type = "a2a.task.submitted";
+  protocol::Message m;
+  m.message_id = "m1";
+  m.role = protocol::Role::kUser;
+  m.parts.push_back(protocol::Part::Text("still here"));
+  e.payload = {{"contextId", "c"}, {"skillId", "echo"}, {"message", protocol::v10::MessageToJson(m)}};
+  e.timestamp_ms = 1;
+  ASSERT_TRUE(ApplyEvent(c.record, e).ok());
+  c.events.push_back(e);
+  bool ok = false;
+  store_->Commit(c, [&](core::Result<void> r) { ok = r.ok(); });
+  ASSERT_TRUE(ok);
+  Make();
+  auto n = service_->RecoverUnfinished();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n.value(), 1u);
+  Drain();
+  auto t = service_->GetTask({"", "orphan", {}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->status.state, S::kCompleted);
+  EXPECT_EQ(t->artifacts.at(0).parts.at(0).text, "still here");
+  ExpectLogFoldsToSnapshot("orphan");
+}
+
+TEST_F(TaskServiceTest, AThrowingExecutorFailsTheTaskWithTheReason) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("x", "throws", true)));
+  ASSERT_TRUE(t.ok());
+  Drain();
+  EXPECT_EQ(service_->running_executions(), 0u);
+  auto after = service_->GetTask({"", t->id, {}});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->status.state, S::kFailed);
+  EXPECT_EQ(after->metadata.at("openwop").at("error").at("message"), "bug in a node");
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
+TEST_F(TaskServiceTest, StopAcceptingRefusesSends) {
+  Make();
+  service_->StopAccepting();
+  auto t = Run(service_->SendMessage(Send("x")));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, core::ErrorCode::kUnavailable);
+}
+
+TEST_F(TaskServiceTest, ConcurrentSendsFromManyThreads) {
+  Make();
+  auto guard = asio::make_work_guard(io_);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 4; ++i) pool.emplace_back([this] { io_.run(); });
+  std::atomic<int> done{0};
+  std::vector<std::string> ids(200);
+  for (int i = 0; i < 200; ++i) {
+    asio::co_spawn(io_, service_->SendMessage(Send("n" + std::to_string(i))),
+                   [&, i](std::exception_ptr, core::Result<protocol::Task> r) {
+                     if (r.ok() && r->status.state == S::kCompleted) ids[static_cast<size_t>(i)] = r->id;
+                     ++done;
+                   });
+  }
+  while (done < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  guard.reset();
+  io_.stop();
+  for (auto& t : pool) t.join();
+  for (const auto& id : ids) {
+    ASSERT_FALSE(id.empty());
+    ExpectLogFoldsToSnapshot(id);
+  }
+}
+
+class TaskServiceSqliteTest : public TaskServiceTest {
+ protected:
+  static storage::TaskStore* Open(std::unique_ptr<storage::SqliteTaskStore>& holder,
+                                  std::function<bool()> fail, const std::string& path) {
+    std::filesystem::remove(path);
+    storage::SqliteOptions o;
+    o.fail_commit_hook = std::move(fail);
+    holder = std::move(storage::SqliteTaskStore::Open(path, o).value());
+    return holder.get();
+  }
+  TaskServiceSqliteTest()
+      : TaskServiceTest(Open(sqlite_, [this] { return fail_next_.exchange(false); },
+                             (std::filesystem::temp_directory_path() /
+                              ("a2ad-svc-" + std::to_string(::getpid()) + ".db"))
+                                 .string())) {}
+  ~TaskServiceSqliteTest() override {
+    auto path = (std::filesystem::temp_directory_path() /
+                 ("a2ad-svc-" + std::to_string(::getpid()) + ".db")).string();
+    service_.reset();
+    sqlite_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  }
+  std::atomic<bool> fail_next_{false};
+  std::unique_ptr<storage::SqliteTaskStore> sqlite_;
+};
+
+TEST_F(TaskServiceSqliteTest, AFailedCommitIsReportedAndTheNextOneStartsFromTheStore) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  ASSERT_TRUE(t.ok());
+  Drain();
+  ASSERT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kCompleted);
+
+  fail_next_ = true;  // the creation commit of the next task fails
+  auto failed = Run(service_->SendMessage(Send("y")));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, core::ErrorCode::kInternal);
+  EXPECT_EQ(store_->List({}).value().total_size, 1);
+
+  auto ok = Run(service_->SendMessage(Send("z")));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status.state, S::kCompleted);
+  ExpectLogFoldsToSnapshot(ok->id);
+}
+
+TEST_F(TaskServiceSqliteTest, AFailedStepLeavesTheTaskAtItsLastCommittedState) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  ASSERT_TRUE(t.ok());
+  for (int i = 0; i < 100 && service_->GetTask({"", t->id, {}})->status.state != S::kWorking; ++i)
+    io_.run_one();
+  fail_next_ = true;  // run.completed fails to commit
+  Drain();
+  EXPECT_FALSE(slow_->last_commit_ok.load());
+  EXPECT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kWorking);
+  // The service reloads the task from the store: a cancel now commits on top of it.
+  auto c = Run(service_->CancelTask({"", t->id, {}}));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->status.state, S::kCanceled);
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
+}  // namespace
+}  // namespace a2ad::tasks
