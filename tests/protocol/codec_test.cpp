@@ -1,0 +1,150 @@
+// Codec behaviour that the conformance fixtures do not pin down: round trips through both
+// wire versions, v0.3 <-> v1.0 part mapping, and the RunEventDoc envelope.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "a2ad/protocol/jsonrpc.hpp"
+#include "a2ad/protocol/run_event.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::protocol {
+namespace {
+namespace json = boost::json;
+
+Message Sample() {
+  Message m;
+  m.message_id = "m1";
+  m.context_id = "c1";
+  m.task_id = "t1";
+  m.role = Role::kUser;
+  m.parts.push_back(Part::Text("hello"));
+  Part raw;
+  raw.kind = Part::Kind::kRaw;
+  raw.text = "aGk=";
+  raw.filename = "hi.txt";
+  raw.media_type = "text/plain";
+  m.parts.push_back(raw);
+  Part url;
+  url.kind = Part::Kind::kUrl;
+  url.text = "https://example.com/doc.pdf";
+  m.parts.push_back(url);
+  Part data = Part::Data(json::object{{"k", json::array{1, 2}}});
+  data.metadata["note"] = "x";
+  m.parts.push_back(data);
+  m.metadata["skillId"] = "echo";
+  m.reference_task_ids = {"t0"};
+  m.extensions = {"https://example.com/ext/v1"};
+  return m;
+}
+
+TEST(Codec, V10MessageRoundTrips) {
+  Message m = Sample();
+  auto back = v10::MessageFromJson(v10::MessageToJson(m), "m");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value(), m);
+}
+
+TEST(Codec, V03MessageRoundTrips) {
+  Message m = Sample();
+  auto back = v03::MessageFromJson(v03::MessageToJson(m), "m");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value(), m);
+}
+
+TEST(Codec, V10TaskRoundTripsThroughStorageForm) {
+  Task t;
+  t.id = "t1";
+  t.context_id = "c1";
+  t.status.state = TaskState::kInputRequired;
+  t.status.timestamp_ms = 1767261600123;
+  t.status.message = Sample();
+  t.history = {Sample(), Sample()};
+  Artifact a;
+  a.artifact_id = "a1";
+  a.name = "n";
+  a.description = "d";
+  a.parts = Sample().parts;
+  a.metadata["k"] = 1;
+  t.artifacts = {a};
+  t.metadata["openwop"] = json::object{{"runId", "t1"}};
+  auto back = v10::TaskFromJson(v10::TaskToJson(t), "t");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value(), t);
+}
+
+TEST(Codec, NonObjectDataIsWrappedForV03) {
+  Part p = Part::Data(json::array{1, "two"});
+  json::object o = v03::PartToJson(p);
+  EXPECT_EQ(o.at("kind"), "data");
+  EXPECT_EQ(o.at("data"), (json::object{{"value", json::array{1, "two"}}}));
+}
+
+TEST(Codec, StateNamesPerVersion) {
+  EXPECT_EQ(v03::TaskStateName(TaskState::kInputRequired), "input-required");
+  EXPECT_EQ(v03::TaskStateName(TaskState::kCanceled), "canceled");
+  EXPECT_EQ(v03::TaskStateName(TaskState::kUnspecified), "unknown");
+  EXPECT_EQ(v10::TaskStateName(TaskState::kAuthRequired), "TASK_STATE_AUTH_REQUIRED");
+  TaskState s;
+  ASSERT_TRUE(v10::ParseTaskState(json::value(6), s));
+  EXPECT_EQ(s, TaskState::kInputRequired);
+  EXPECT_FALSE(v10::ParseTaskState(json::value(9), s));
+  EXPECT_FALSE(v10::ParseTaskState(json::value("working"), s));
+}
+
+TEST(Codec, V03StreamEventsCarryKindAndFinal) {
+  StreamEvent e;
+  e.kind = StreamEvent::Kind::kStatusUpdate;
+  e.status_update.task_id = "t";
+  e.status_update.context_id = "c";
+  e.status_update.status.state = TaskState::kCompleted;
+  e.status_update.final = true;
+  json::object o = v03::StreamEventToJson(e);
+  EXPECT_EQ(o.at("kind"), "status-update");
+  EXPECT_EQ(o.at("final"), true);
+  json::object w = v10::StreamEventToJson(e);
+  EXPECT_TRUE(w.contains("statusUpdate"));
+  EXPECT_FALSE(w.at("statusUpdate").as_object().contains("final"));
+}
+
+TEST(RunEventDoc, RoundTripsAndHasTheEnvelopeFields) {
+  RunEvent e;
+  e.event_id = "e1";
+  e.run_id = "r1";
+  e.type = "node.started";
+  e.node_id = "n1";
+  e.payload = {{"nodeId", "n1"}, {"typeId", "core.noop"}, {"attempt", 0}};
+  e.timestamp_ms = 1767261600000;
+  e.sequence = 3;
+  json::object o = RunEventToJson(e);
+  for (const char* k : {"eventId", "runId", "type", "payload", "timestamp", "sequence", "nodeId"})
+    EXPECT_TRUE(o.contains(k)) << k;
+  EXPECT_EQ(o.at("timestamp"), "2026-01-01T10:00:00.000Z");
+  RunEvent back;
+  ASSERT_TRUE(RunEventFromJson(o, back));
+  EXPECT_EQ(back, e);
+  o.erase("sequence");
+  EXPECT_FALSE(RunEventFromJson(o, back));
+}
+
+TEST(JsonRpc, IdKeepsItsJsonType) {
+  json::value id;
+  auto r = ParseJsonRpcRequest(R"({"jsonrpc":"2.0","id":"7","method":"tasks/get","params":{}})", id);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->id.is_string());
+  auto n = ParseJsonRpcRequest(R"({"jsonrpc":"2.0","id":7,"method":"tasks/get"})", id);
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->id.is_int64());
+  EXPECT_TRUE(n->params.is_null());
+  EXPECT_EQ(MakeJsonRpcResult(n->id, json::object{}).at("id"), 7);
+}
+
+TEST(JsonRpc, MethodVersionByName) {
+  EXPECT_EQ(MethodVersion("message/send"), WireVersion::kV03);
+  EXPECT_EQ(MethodVersion("tasks/pushNotificationConfig/set"), WireVersion::kV03);
+  EXPECT_EQ(MethodVersion("SendMessage"), WireVersion::kV10);
+}
+
+}  // namespace
+}  // namespace a2ad::protocol
