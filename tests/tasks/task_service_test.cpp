@@ -49,6 +49,20 @@ class SlowExecutor final : public Executor {
   std::chrono::milliseconds delay_;
 };
 
+// Parks at input-required; on a reply it does nothing (the reply itself moved it to working).
+class ParkExecutor final : public Executor {
+ public:
+  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
+    ++executions;
+    if (ctx->task().status.state != S::kSubmitted) co_return;
+    std::vector<EventDraft> step;
+    step.push_back({"run.started", "", {}});
+    step.push_back({"node.suspended", "ask", {{"kind", "clarification"}}});
+    (void)co_await ctx->Commit(std::move(step));
+  }
+  std::atomic<int> executions{0};
+};
+
 class ThrowingExecutor final : public Executor {
  public:
   asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext>) override {
@@ -77,6 +91,7 @@ class TaskServiceTest : public ::testing::Test {
     service_->RegisterSkill({"echo"}, std::make_shared<EchoExecutor>());
     service_->RegisterSkill({"slow"}, slow_);
     service_->RegisterSkill({"throws"}, std::make_shared<ThrowingExecutor>());
+    service_->RegisterSkill({"park"}, park_);
   }
 
   template <class T>
@@ -112,6 +127,7 @@ class TaskServiceTest : public ::testing::Test {
   storage::TaskStore* store_;
   asio::io_context io_;
   std::shared_ptr<SlowExecutor> slow_ = std::make_shared<SlowExecutor>(std::chrono::milliseconds(200));
+  std::shared_ptr<ParkExecutor> park_ = std::make_shared<ParkExecutor>();
   std::unique_ptr<TaskService> service_;
 };
 
@@ -203,6 +219,33 @@ TEST_F(TaskServiceTest, AThrowingExecutorFailsTheTaskWithTheReason) {
   ExpectLogFoldsToSnapshot(t->id);
 }
 
+TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("q", "park")));
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->status.state, S::kInputRequired);
+  auto reply = [&](const std::string& text) {
+    auto r = Send(text, "", true);
+    r.message.task_id = t->id;
+    return r;
+  };
+  // Both start before either commits: the check happens under the task's lock.
+  std::optional<core::Result<protocol::Task>> a, b;
+  asio::co_spawn(io_, service_->SendMessage(reply("first")), [&](std::exception_ptr, auto r) { a = r; });
+  asio::co_spawn(io_, service_->SendMessage(reply("second")), [&](std::exception_ptr, auto r) { b = r; });
+  Drain();
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(a->ok());
+  ASSERT_FALSE(b->ok());
+  EXPECT_EQ(b->error().code, core::ErrorCode::kUnsupportedOperation);
+  EXPECT_NE(b->error().message.find("not waiting for input"), std::string::npos) << b->error().message;
+  EXPECT_EQ(park_->executions.load(), 2);  // the start and the one accepted reply
+  auto now = service_->GetTask({"", t->id, {}});
+  EXPECT_EQ(now->status.state, S::kWorking);
+  EXPECT_EQ(now->history.back().parts.at(0).text, "first");
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
 TEST_F(TaskServiceTest, StopAcceptingRefusesSends) {
   Make();
   service_->StopAccepting();
@@ -235,30 +278,34 @@ TEST_F(TaskServiceTest, ConcurrentSendsFromManyThreads) {
   }
 }
 
-class TaskServiceSqliteTest : public TaskServiceTest {
- protected:
-  static storage::TaskStore* Open(std::unique_ptr<storage::SqliteTaskStore>& holder,
-                                  std::function<bool()> fail, const std::string& path) {
-    std::filesystem::remove(path);
+// Constructed before (and destroyed after) the TaskServiceTest base that uses its store.
+struct SqliteHolder {
+  SqliteHolder() {
+    path = (std::filesystem::temp_directory_path() /
+            ("a2ad-svc-" + std::to_string(::getpid()) + ".db"))
+               .string();
+    Remove();
     storage::SqliteOptions o;
-    o.fail_commit_hook = std::move(fail);
-    holder = std::move(storage::SqliteTaskStore::Open(path, o).value());
-    return holder.get();
+    o.fail_commit_hook = [this] { return fail_next.exchange(false); };
+    store = std::move(storage::SqliteTaskStore::Open(path, o).value());
   }
-  TaskServiceSqliteTest()
-      : TaskServiceTest(Open(sqlite_, [this] { return fail_next_.exchange(false); },
-                             (std::filesystem::temp_directory_path() /
-                              ("a2ad-svc-" + std::to_string(::getpid()) + ".db"))
-                                 .string())) {}
-  ~TaskServiceSqliteTest() override {
-    auto path = (std::filesystem::temp_directory_path() /
-                 ("a2ad-svc-" + std::to_string(::getpid()) + ".db")).string();
-    service_.reset();
-    sqlite_.reset();
+  ~SqliteHolder() {
+    store.reset();
+    Remove();
+  }
+  void Remove() {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   }
-  std::atomic<bool> fail_next_{false};
-  std::unique_ptr<storage::SqliteTaskStore> sqlite_;
+  std::atomic<bool> fail_next{false};
+  std::string path;
+  std::unique_ptr<storage::SqliteTaskStore> store;
+};
+
+class TaskServiceSqliteTest : public SqliteHolder, public TaskServiceTest {
+ protected:
+  TaskServiceSqliteTest() : TaskServiceTest(store.get()) {}
+  ~TaskServiceSqliteTest() override { service_.reset(); }
+  std::atomic<bool>& fail_next_ = fail_next;
 };
 
 TEST_F(TaskServiceSqliteTest, AFailedCommitIsReportedAndTheNextOneStartsFromTheStore) {

@@ -79,7 +79,7 @@ class GateExecutor final : public tasks::Executor {
       step.push_back({"node.suspended", "ask",
                       json::object{{"kind", "clarification"},
                                    {"message", protocol::v10::MessageToJson(ask)}}});
-    } else if (ctx->task().status.state == protocol::TaskState::kInputRequired) {
+    } else if (ctx->task().status.state == protocol::TaskState::kWorking) {  // the reply came
       protocol::Artifact a;
       a.artifact_id = "answer";
       a.parts = ctx->message().parts;

@@ -64,6 +64,8 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
     A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
     if (!msg) return Error(ErrorCode::kInvalidParams, "a2a.message.received needs a message");
     t.history.push_back(std::move(*msg));
+    // A reply accepted by an interrupted task resumes it.
+    if (protocol::IsInterrupted(t.status.state)) new_state = TaskState::kWorking;
   } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
     new_state = TaskState::kWorking;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
@@ -161,6 +163,8 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
       u.last_chunk = lc->get_bool();
     return out;
   }
+  // a2a.message.received projects to nothing: it is in the history, and the executor's
+  // node.resumed carries the move back to working to streams.
   static constexpr const char* kStatusTypes[] = {
       protocol::kEvRunStarted,   protocol::kEvNodeResumed, protocol::kEvInputRequired,
       protocol::kEvRunCompleted, protocol::kEvRunFailed,   protocol::kEvRunCancelled,

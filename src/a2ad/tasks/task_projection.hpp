@@ -6,7 +6,8 @@
 // v1.0 JSON):
 //   a2a.task.submitted   {contextId, skillId, message}  task created, state submitted,
 //                                                        message appended to history
-//   a2a.message.received {message}                      message appended to history
+//   a2a.message.received {message}                      message appended to history; an
+//                                                        interrupted task becomes working
 //   run.started, node.resumed  {message?}               state working
 //   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required
 //                                                        when kind == "auth");

@@ -104,7 +104,7 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
 
 asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
                                                       std::vector<EventDraft> step,
-                                                      bool creating) {
+                                                      bool creating, Precondition precondition) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   {
@@ -117,6 +117,8 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
                         {{"taskId", slot->task_id}});
       slot->head = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
     }
+    if (precondition)
+      if (auto refused = precondition(*slot->head)) co_return std::move(*refused);
     storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
     const int64_t expected = next.last_sequence;
     storage::TaskCommit commit;
@@ -276,21 +278,29 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
                       "message.contextId '" + msg.context_id + "' does not match the contextId '" +
                           rec.task.context_id + "' of task " + msg.task_id,
                       {{"field", "message.contextId"}});
-    if (protocol::IsTerminal(rec.task.status.state))
-      co_return Error(ErrorCode::kUnsupportedOperation,
-                      "task " + msg.task_id + " is " +
-                          std::string(protocol::v03::TaskStateName(rec.task.status.state)) +
-                          " and accepts no more messages; start a new task in the same context",
-                      {{"taskId", msg.task_id}});
-    if (!protocol::IsInterrupted(rec.task.status.state))
-      co_return Error(ErrorCode::kUnsupportedOperation,
-                      "task " + msg.task_id + " is not waiting for input",
-                      {{"taskId", msg.task_id}});
     msg.context_id = rec.task.context_id;
     skill_id = rec.skill_id;
     slot = Acquire(msg.task_id);
+    // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
+    // accepted reply moves the task to working (a2a.message.received on an interrupted task).
+    auto waiting_for_input = [task_id = msg.task_id](const storage::TaskRecord& current)
+        -> std::optional<Error> {
+      TaskState s = current.task.status.state;
+      if (protocol::IsTerminal(s))
+        return Error(ErrorCode::kUnsupportedOperation,
+                     "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                         " and accepts no more messages; start a new task in the same context",
+                     {{"taskId", task_id}});
+      if (!protocol::IsInterrupted(s))
+        return Error(ErrorCode::kUnsupportedOperation,
+                     "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                         ", not waiting for input",
+                     {{"taskId", task_id}});
+      return std::nullopt;
+    };
     json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
-    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)));
+    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
+                                 false, waiting_for_input);
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
   }

@@ -83,11 +83,15 @@ class TaskService {
   /// Number of executions still running.
   size_t running_executions() const { return running_.load(); }
 
-  /// Commits one executor step for `task_id` (used by ExecutionContext).
   struct Slot;
+  /// Checked under the task's lock against its newest state before a step is applied;
+  /// an error refuses the step (nothing is written).
+  using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&)>;
+  /// Commits one step for the slot's task (used by ExecutionContext and the request paths).
   boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
                                                                   std::vector<EventDraft> step,
-                                                                  bool creating = false);
+                                                                  bool creating = false,
+                                                                  Precondition precondition = {});
 
  private:
   class Context;
