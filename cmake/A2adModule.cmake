@@ -15,6 +15,11 @@ endfunction()
 function(a2ad_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
                                            -Wno-missing-field-initializers)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 false positive at -O2 on Asio's coroutine frame allocator (aligned_new paired
+    # with its own sized operator delete).
+    target_compile_options(${target} PRIVATE -Wno-mismatched-new-delete)
+  endif()
   if(A2AD_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
