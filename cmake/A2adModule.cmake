@@ -18,7 +18,8 @@ function(a2ad_warnings target)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # GCC 12 false positive at -O2 on Asio's coroutine frame allocator (aligned_new paired
     # with its own sized operator delete).
-    target_compile_options(${target} PRIVATE -Wno-mismatched-new-delete)
+    # ... and on std::string concatenation at -O3 (-Wrestrict, GCC bug 105329).
+    target_compile_options(${target} PRIVATE -Wno-mismatched-new-delete -Wno-restrict)
   endif()
   if(A2AD_WERROR)
     target_compile_options(${target} PRIVATE -Werror)

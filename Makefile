@@ -1,0 +1,69 @@
+# a2ad developer commands. Everything installs its own prerequisites via scripts/bootstrap.sh.
+#
+#   make run        build (release) and serve on http://127.0.0.1:8080
+#   make test       build (release) and run every test (unit, integration, interop)
+#   make sanitize   build with ASan+UBSan and run every test
+#   make format     clang-format src/ tests/ bench/ in place; make format-check only checks
+#   make clean      remove build/
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+JOBS ?= 2
+LISTEN ?= 127.0.0.1:8080
+DATA_DIR ?= ./data
+WORKFLOWS_DIR ?= ./workflows
+A2AD_RELEASE := build/release/src/a2ad/cli/a2ad
+
+FORMAT_FILES = $(shell find src tests bench -path '*/node_modules' -prune -o \
+                 -type f \( -name '*.cpp' -o -name '*.hpp' \) -print 2>/dev/null)
+
+.PHONY: help bootstrap run build debug test interop sanitize format format-check clean
+
+help:
+	@sed -n '3,7p' Makefile | sed 's/^#//'
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+# build/<preset>/build.ninja marks a configured tree; later builds re-run CMake by themselves
+# when a CMakeLists.txt changes.
+build/%/build.ninja: CMakePresets.json
+	cmake --preset $*
+	touch $@
+
+build: bootstrap build/release/build.ninja
+	cmake --build --preset release -j$(JOBS)
+
+debug: bootstrap build/debug/build.ninja
+	cmake --build --preset debug -j$(JOBS)
+
+run: build
+	mkdir -p $(DATA_DIR)
+	exec $(A2AD_RELEASE) serve --listen $(LISTEN) --data-dir $(DATA_DIR) --workflows-dir $(WORKFLOWS_DIR)
+
+test: build
+	ctest --preset release -j$(JOBS)
+
+# Only the SDK interop tests (tests/interop), against the release build.
+interop: build
+	ctest --preset release -j$(JOBS) -R '^interop\.'
+
+sanitize: bootstrap build/sanitize/build.ninja
+	cmake --build --preset sanitize -j$(JOBS)
+	ctest --preset sanitize -j$(JOBS)
+
+CHECK_CLANG_FORMAT = command -v clang-format >/dev/null || \
+  { echo "clang-format not found: apt-get install clang-format" >&2; exit 1; }
+
+format:
+	@$(CHECK_CLANG_FORMAT)
+	$(if $(FORMAT_FILES),clang-format -i $(FORMAT_FILES),@echo "no C++ files to format")
+
+format-check:
+	@$(CHECK_CLANG_FORMAT)
+	$(if $(FORMAT_FILES),clang-format --dry-run --Werror $(FORMAT_FILES),@echo "no C++ files to check")
+
+clean:
+	rm -rf build

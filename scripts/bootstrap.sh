@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Installs what a2ad needs to build and test on Debian bookworm, and nothing that is already there.
+#
+#   scripts/bootstrap.sh
+#
+# Idempotent: Debian packages are installed only when missing (apt-get update runs only then),
+# and `npm ci` runs in tests/interop only when node_modules is missing or older than the lockfile.
+# Uses sudo only when not running as root.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+log() { printf 'bootstrap: %s\n' "$*"; }
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  log "not root and sudo is not installed; cannot install packages" >&2
+  exit 1
+fi
+
+# ---- Debian packages -------------------------------------------------------------------------
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libssl-dev libsqlite3-dev libpq-dev postgresql
+  libspdlog-dev libcli11-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  curl ca-certificates
+)
+# Node.js may come from elsewhere (e.g. NodeSource, which bundles npm); only fall back to
+# Debian's packages when there is no node at all.
+if ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
+is_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+missing=()
+for pkg in "${packages[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} > 0)); then
+  log "installing missing Debian packages: ${missing[*]}"
+  "${SUDO[@]}" apt-get update
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+else
+  log "all ${#packages[@]} Debian packages already installed"
+fi
+
+# ---- Node.js packages for the interop tests -----------------------------------------------------
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if ((node_major < 20)); then
+  log "warning: node $(node --version) found; @a2a-js/sdk 1.x declares node >= 20" >&2
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  log "node is installed but npm is not; install npm (apt-get install npm)" >&2
+  exit 1
+fi
+
+interop_dir="$repo_root/tests/interop"
+if [[ -f "$interop_dir/package-lock.json" ]]; then
+  # npm ci writes node_modules/.package-lock.json; it is older than the lockfile after a change.
+  stamp="$interop_dir/node_modules/.package-lock.json"
+  if [[ ! -f "$stamp" || "$interop_dir/package-lock.json" -nt "$stamp" ]]; then
+    log "npm ci in tests/interop"
+    (cd "$interop_dir" && npm ci --no-audit --no-fund)
+    touch "$stamp"
+  else
+    log "tests/interop/node_modules is up to date"
+  fi
+fi
+
+log "done"

@@ -1,0 +1,241 @@
+// a2ad driven by the A2A v0.3 JavaScript SDK (@a2a-js/sdk 0.3.14, installed as `sdk03`).
+// Its A2AClient speaks JSON-RPC v0.3 (`message/send`, `tasks/get`, `tasks/cancel`) to the card's
+// top-level `url`, sends no A2A-Version header, and returns JSON-RPC responses ({result} or
+// {error}) instead of throwing for A2A errors. It also throws if a response id differs from the
+// request id, so every call here checks id echoing too.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import {
+  TERMINAL_STATES_03, artifactText03, loadDep, startServer, uncleanExit, waitFor,
+} from './server.mjs';
+
+const { A2AClient, ClientFactory, TaskNotFoundError } = await loadDep('sdk03/client');
+
+function userMessage(text, extra = {}) {
+  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
+}
+
+function resultOf(response, what) {
+  assert.ok(!('error' in response), `${what} failed: ${JSON.stringify(response.error)}`);
+  return response.result;
+}
+
+function assertEchoTask(task, text) {
+  assert.equal(task.kind, 'task');
+  assert.equal(typeof task.id, 'string');
+  assert.ok(task.id.length > 0);
+  assert.equal(typeof task.contextId, 'string');
+  assert.ok(task.contextId.length > 0);
+  assert.equal(task.status?.state, 'completed', `task state: ${JSON.stringify(task.status)}`);
+  assert.equal(task.artifacts?.length, 1, `artifacts: ${JSON.stringify(task.artifacts)}`);
+  const [artifact] = task.artifacts;
+  assert.equal(typeof artifact.artifactId, 'string');
+  for (const part of artifact.parts) assert.ok(part.kind, `artifact part without kind: ${JSON.stringify(part)}`);
+  assert.ok(artifactText03(task).includes(text), `artifact does not echo '${text}': ${JSON.stringify(artifact)}`);
+}
+
+describe('a2ad with @a2a-js/sdk 0.3.14 A2AClient (JSON-RPC v0.3)', () => {
+  let server;
+  let client;
+
+  before(async () => {
+    server = await startServer();
+    client = await A2AClient.fromCardUrl(server.cardUrl);
+  });
+  after(async () => { await server?.stop(); });
+
+  it('reads the agent card and targets its v0.3 JSON-RPC url', async () => {
+    const card = await client.getAgentCard();
+    assert.equal(card.url, server.rpcUrl);
+    assert.equal(card.preferredTransport, 'JSONRPC');
+    assert.equal(card.protocolVersion, '0.3.0');
+    assert.ok(card.skills.some((s) => s.id === 'echo'), `skills: ${JSON.stringify(card.skills)}`);
+  });
+
+  it('message/send (blocking) returns the completed echo task', async () => {
+    const text = `hello from sdk 0.3 ${randomUUID()}`;
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage(text), configuration: { blocking: true } }),
+      'message/send');
+    assertEchoTask(task, text);
+  });
+
+  it('message/send without configuration blocks by default', async () => {
+    const text = `default blocking ${randomUUID()}`;
+    const task = resultOf(await client.sendMessage({ message: userMessage(text) }), 'message/send');
+    assertEchoTask(task, text);
+  });
+
+  it('message/send keeps the contextId of a follow-up message', async () => {
+    const first = resultOf(await client.sendMessage({ message: userMessage('first turn') }), 'first send');
+    const text = `second turn ${randomUUID()}`;
+    const second = resultOf(
+      await client.sendMessage({ message: userMessage(text, { contextId: first.contextId }) }),
+      'second send');
+    assertEchoTask(second, text);
+    assert.equal(second.contextId, first.contextId);
+    assert.notEqual(second.id, first.id, 'a message to a context (not a task) starts a new task');
+  });
+
+  it('message/send (non-blocking) returns at once; tasks/get later shows it completed', async () => {
+    const text = `non-blocking ${randomUUID()}`;
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage(text), configuration: { blocking: false } }),
+      'message/send');
+    assert.equal(task.kind, 'task');
+    assert.ok(['submitted', 'working', 'completed'].includes(task.status?.state),
+      `unexpected state ${JSON.stringify(task.status)}`);
+
+    const done = await waitFor(
+      async () => resultOf(await client.getTask({ id: task.id }), 'tasks/get'),
+      (t) => TERMINAL_STATES_03.includes(t.status?.state));
+    assert.equal(done.id, task.id);
+    assert.equal(done.contextId, task.contextId);
+    assertEchoTask(done, text);
+  });
+
+  it('tasks/get returns the stored task', async () => {
+    const text = `get me ${randomUUID()}`;
+    const sent = resultOf(await client.sendMessage({ message: userMessage(text) }), 'message/send');
+    const got = resultOf(await client.getTask({ id: sent.id }), 'tasks/get');
+    assert.equal(got.id, sent.id);
+    assert.equal(got.contextId, sent.contextId);
+    assertEchoTask(got, text);
+  });
+
+  it('tasks/get of an unknown id fails with -32001 TaskNotFound', async () => {
+    const res = await client.getTask({ id: `no-such-task-${randomUUID()}` });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    assert.equal(res.error.code, -32001, JSON.stringify(res.error));
+  });
+
+  it('tasks/cancel of an unknown id fails with -32001 TaskNotFound', async () => {
+    const res = await client.cancelTask({ id: `no-such-task-${randomUUID()}` });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    assert.equal(res.error.code, -32001, JSON.stringify(res.error));
+  });
+
+  it('tasks/cancel of a completed task fails with -32002 TaskNotCancelable', async () => {
+    const task = resultOf(await client.sendMessage({ message: userMessage('finish first') }), 'message/send');
+    assert.equal(task.status.state, 'completed');
+    const res = await client.cancelTask({ id: task.id });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    assert.equal(res.error.code, -32002, JSON.stringify(res.error));
+    const after = resultOf(await client.getTask({ id: task.id }), 'tasks/get');
+    assert.equal(after.status.state, 'completed', 'a refused cancel must not change the task');
+  });
+
+  it('tasks/cancel right after a non-blocking send cancels, or reports the task already finished', async (t) => {
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage('cancel me'), configuration: { blocking: false } }),
+      'message/send');
+    const res = await client.cancelTask({ id: task.id });
+    const final = await waitFor(
+      async () => resultOf(await client.getTask({ id: task.id }), 'tasks/get'),
+      (t) => TERMINAL_STATES_03.includes(t.status?.state));
+    if ('error' in res) {
+      // Lost the race: the echo finished before the cancel arrived.
+      t.diagnostic('cancel arrived after the task completed');
+      assert.equal(res.error.code, -32002, JSON.stringify(res.error));
+      assert.equal(final.status.state, 'completed');
+    } else {
+      t.diagnostic('cancel arrived before the task completed');
+      assert.equal(res.result.kind, 'task');
+      assert.equal(res.result.id, task.id);
+      assert.equal(res.result.status.state, 'canceled', JSON.stringify(res.result.status));
+      assert.equal(final.status.state, 'canceled', 'the cancel must be durable');
+    }
+  });
+
+  it('message/send to a completed task is refused', async () => {
+    const task = resultOf(await client.sendMessage({ message: userMessage('done') }), 'message/send');
+    const res = await client.sendMessage({ message: userMessage('more', { taskId: task.id }) });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    // v0.3 leaves the code open; -32004 (v1.0's choice), -32602 (a2a-python) and -32600
+    // (a2a-js) are all in use (WIRE.md §3.3).
+    assert.ok([-32004, -32602, -32600].includes(res.error.code), JSON.stringify(res.error));
+  });
+
+  it('message/send naming an unknown taskId fails with -32001 TaskNotFound', async () => {
+    const res = await client.sendMessage({ message: userMessage('hi', { taskId: `no-such-task-${randomUUID()}` }) });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    assert.equal(res.error.code, -32001, JSON.stringify(res.error));
+  });
+
+  it('the 0.3.x ClientFactory/Client (card url + preferredTransport) works too', async () => {
+    // The newer 0.3.x API picks the transport from `preferredTransport`/`url` and
+    // `additionalInterfaces`, returns results directly and throws typed errors.
+    const factoryClient = await new ClientFactory().createFromUrl(server.baseUrl);
+    const text = `factory client ${randomUUID()}`;
+    const task = await factoryClient.sendMessage({ message: userMessage(text) });
+    assertEchoTask(task, text);
+    assert.equal((await factoryClient.getTask({ id: task.id })).id, task.id);
+    await assert.rejects(factoryClient.getTask({ id: `no-such-task-${randomUUID()}` }), TaskNotFoundError);
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    const how = uncleanExit(await server.stop());
+    assert.equal(how, '', how);
+  });
+});
+
+describe('a2ad with a slow echo (--echo-delay-ms) and the 0.3.14 A2AClient: cancel', () => {
+  const DELAY_MS = 1000;
+  let server;
+  let client;
+
+  before(async () => {
+    server = await startServer({ args: ['--echo-delay-ms', String(DELAY_MS)] });
+    client = await A2AClient.fromCardUrl(server.cardUrl);
+  });
+  after(async () => { await server?.stop(); });
+
+  it('a blocking message/send waits until the task is completed', async () => {
+    const text = `slow ${randomUUID()}`;
+    const started = Date.now();
+    const task = resultOf(await client.sendMessage({ message: userMessage(text) }), 'message/send');
+    assert.ok(Date.now() - started >= DELAY_MS * 0.9, 'returned before the echo could have finished');
+    assertEchoTask(task, text);
+  });
+
+  it('tasks/cancel of a working task cancels it for good; a second cancel changes nothing', async () => {
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage('cancel me'), configuration: { blocking: false } }),
+      'message/send');
+    assert.ok(['submitted', 'working'].includes(task.status?.state), JSON.stringify(task.status));
+
+    const canceled = resultOf(await client.cancelTask({ id: task.id }), 'tasks/cancel');
+    assert.equal(canceled.kind, 'task');
+    assert.equal(canceled.id, task.id);
+    assert.equal(canceled.status.state, 'canceled');
+
+    await new Promise((r) => setTimeout(r, DELAY_MS + 300)); // past the moment the echo would finish
+    const later = resultOf(await client.getTask({ id: task.id }), 'tasks/get');
+    assert.equal(later.status.state, 'canceled', 'the canceled task must not complete later');
+    assert.equal(later.artifacts?.length ?? 0, 0, `a canceled echo has no artifact: ${JSON.stringify(later.artifacts)}`);
+
+    // v0.3 SDKs differ: a2a-python answers -32002, a2a-js returns the canceled task (WIRE.md §3.7).
+    const again = await client.cancelTask({ id: task.id });
+    if ('error' in again) {
+      assert.equal(again.error.code, -32002, JSON.stringify(again.error));
+    } else {
+      assert.equal(again.result.status.state, 'canceled');
+    }
+  });
+
+  it('message/send to a canceled task is refused', async () => {
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage('x'), configuration: { blocking: false } }), 'message/send');
+    resultOf(await client.cancelTask({ id: task.id }), 'tasks/cancel');
+    const res = await client.sendMessage({ message: userMessage('more', { taskId: task.id }) });
+    assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
+    assert.ok([-32004, -32602, -32600].includes(res.error.code), JSON.stringify(res.error));
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    const how = uncleanExit(await server.stop());
+    assert.equal(how, '', how);
+  });
+});

@@ -1,0 +1,199 @@
+// Test harness for the interop tests: starts one a2ad process on an ephemeral port with a fresh
+// data directory, and provides small helpers shared by the test files.
+//
+// The binary comes from $A2AD_BIN (ctest sets it); when unset, build/release or build/debug of
+// this checkout is used so `node --test` works by hand after a build.
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..', '..');
+
+const READY_TIMEOUT_MS = 20_000;
+const STOP_GRACE_MS = 5_000;
+const READY_LINE = /^a2ad: serving (https?:\/\/[^\s/]+)(\/\S*)?\s*$/m;
+
+/** Imports an npm dependency of tests/interop, failing with a useful message if it is missing. */
+export async function loadDep(specifier) {
+  try {
+    return await import(specifier);
+  } catch (err) {
+    if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') {
+      throw new Error(
+        `interop: cannot load '${specifier}': tests/interop/node_modules is missing or stale. ` +
+          'Run scripts/bootstrap.sh (it runs `npm ci` in tests/interop).',
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+function resolveBinary() {
+  const fromEnv = process.env.A2AD_BIN;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new Error(`interop: A2AD_BIN=${fromEnv} does not exist`);
+    return fromEnv;
+  }
+  for (const preset of ['release', 'debug', 'sanitize']) {
+    const candidate = path.join(repoRoot, 'build', preset, 'src', 'a2ad', 'cli', 'a2ad');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error('interop: set A2AD_BIN to the a2ad binary (or build it: make build)');
+}
+
+/**
+ * Starts `a2ad serve --listen 127.0.0.1:0` with fresh temp data and workflows directories and
+ * waits (up to 20 s) for its ready line on stdout.
+ *
+ * Returns {baseUrl, cardUrl, rpcUrl, dataDir, stderr(), stop()}. stop() sends SIGTERM, then
+ * SIGKILL after 5 s, removes the temp directory and resolves to {code, signal, killed, stderr}.
+ * The process is also killed if the test process exits first.
+ */
+export async function startServer({ args = [], env = {} } = {}) {
+  const bin = resolveBinary();
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'a2ad-interop-'));
+  const dataDir = path.join(tmp, 'data');
+  const workflowsDir = path.join(tmp, 'workflows');
+  await mkdir(dataDir);
+  await mkdir(workflowsDir);
+
+  const child = spawn(
+    bin,
+    ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--workflows-dir', workflowsDir,
+     ...args],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  let stdout = '';
+  let stderr = '';
+  const keepTail = (s) => (s.length > 64_000 ? s.slice(-64_000) : s);
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { stderr = keepTail(stderr + d); });
+
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  let exitInfo = null;
+  exited.then((info) => { exitInfo = info; process.removeListener('exit', killOnExit); });
+
+  let baseUrl;
+  try {
+    baseUrl = await new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`a2ad did not print its ready line within ${READY_TIMEOUT_MS} ms`)),
+        READY_TIMEOUT_MS,
+      );
+      child.stdout.on('data', (d) => {
+        stdout = keepTail(stdout + d);
+        const m = READY_LINE.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      child.once('error', (err) => { clearTimeout(timer); reject(err); });
+      exited.then(({ code, signal }) => {
+        clearTimeout(timer);
+        reject(new Error(`a2ad exited before it was ready (code ${code}, signal ${signal})`));
+      });
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    await rm(tmp, { recursive: true, force: true });
+    err.message += `\n--- a2ad stdout ---\n${stdout}\n--- a2ad stderr ---\n${stderr}`;
+    throw err;
+  }
+
+  let stopping = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      let killed = false;
+      if (!exitInfo) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => { killed = true; child.kill('SIGKILL'); }, STOP_GRACE_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(tmp, { recursive: true, force: true });
+      return { ...exitInfo, killed, stderr };
+    })();
+    return stopping;
+  };
+
+  return {
+    baseUrl,
+    cardUrl: `${baseUrl}/.well-known/agent-card.json`,
+    rpcUrl: `${baseUrl}/v1/a2a`,
+    dataDir,
+    stderr: () => stderr,
+    stop,
+  };
+}
+
+/** Asserts-friendly description of how the server ended; '' when it shut down cleanly. */
+export function uncleanExit({ code, signal, killed, stderr }) {
+  if (code === 0 && !killed) return '';
+  const how = killed ? 'needed SIGKILL after SIGTERM' : `exited with code ${code}, signal ${signal}`;
+  return `a2ad ${how}\n--- a2ad stderr (tail) ---\n${stderr.slice(-4000)}`;
+}
+
+let rpcIds = 0;
+
+/**
+ * Raw JSON-RPC call with fetch (no SDK). Returns {http, headers, body}; body is the parsed JSON
+ * response. `version` sets the A2A-Version header (omit for v0.3 clients, which send none).
+ */
+export async function rpc(url, method, params, { version, id = `raw-${++rpcIds}`, headers = {} } = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      ...(version ? { 'A2A-Version': version } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+  });
+  const text = await res.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`${method}: HTTP ${res.status}, body is not JSON: ${text.slice(0, 500)}`);
+  }
+  return { http: res.status, headers: res.headers, body };
+}
+
+/** Polls `fetchState()` until `done(value)` holds; returns the last value. */
+export async function waitFor(fetchState, done, { timeoutMs = 10_000, intervalMs = 50 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fetchState();
+    if (done(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`condition not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Concatenated text of all text parts of all artifacts of a v0.3-shaped task. */
+export function artifactText03(task) {
+  return (task.artifacts ?? [])
+    .flatMap((a) => a.parts ?? [])
+    .filter((p) => p.kind === 'text')
+    .map((p) => p.text)
+    .join('');
+}
+
+export const TERMINAL_STATES_03 = ['completed', 'failed', 'canceled', 'rejected'];
