@@ -92,6 +92,17 @@ class GateExecutor final : public tasks::Executor {
   }
 };
 
+// Collects what a streaming response writes.
+class CollectingSink final : public SseSink {
+ public:
+  boost::asio::awaitable<bool> Write(std::string bytes) override {
+    text += bytes;
+    co_return true;
+  }
+  void OnClientGone(std::function<void()>) override {}
+  std::string text;
+};
+
 struct Fixture {
   core::ManualClock clock{1767261600000};  // 2026-01-01T10:00:00.000Z
   std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
@@ -118,6 +129,28 @@ struct Fixture {
     io.run();
     clock.Advance(1000);  // each exchange one second later: timestamps tell them apart
     return out;
+  }
+
+  /// Runs a streaming response to its end; returns the SSE events (without the blank lines).
+  json::array Drain(HttpResponse& res) {
+    CollectingSink sink;
+    bool done = false;
+    boost::asio::co_spawn(io, res.stream(sink), [&](std::exception_ptr ep) {
+      if (ep) std::rethrow_exception(ep);
+      done = true;
+    });
+    io.restart();
+    io.run();
+    EXPECT_TRUE(done) << "the stream did not end";
+    json::array events;
+    size_t pos = 0;
+    while (pos < sink.text.size()) {
+      size_t end = sink.text.find("\n\n", pos);
+      if (end == std::string::npos) end = sink.text.size();
+      events.emplace_back(sink.text.substr(pos, end - pos));
+      pos = end + 2;
+    }
+    return events;
   }
 };
 
@@ -146,8 +179,14 @@ TEST_P(JsonRpcConformance, MatchesGolden) {
       req.body = json::serialize(co.at("body"));
     HttpResponse res = fx.Call(std::move(req));
     EXPECT_EQ(res.status, 200) << name;
-    EXPECT_EQ(res.content_type, "application/json") << name;
-    json::value actual = json::parse(res.body);
+    json::value actual;
+    if (res.stream) {
+      EXPECT_EQ(res.content_type, "text/event-stream") << name;
+      actual = json::object{{"sse", fx.Drain(res)}};
+    } else {
+      EXPECT_EQ(res.content_type, "application/json") << name;
+      actual = json::parse(res.body);
+    }
     if (update) {
       co["expect"] = actual;
     } else {

@@ -19,6 +19,8 @@ struct Config {
   int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
   int64_t shutdown_grace_ms = 10000;      // in-flight work gets this long on SIGTERM
   int64_t echo_delay_ms = 0;              // the built-in echo skill works this long
+  int64_t stream_heartbeat_ms = 15000;    // `: keep-alive` on streams idle this long
+  size_t stream_queue_limit = 1024;       // events queued per stream before it is cut
 };
 
 struct ListenAddress {

@@ -133,7 +133,11 @@ int RunServer(const Config& config) {
                                                                     : listen->host;
     card.base_url = "http://" + host + ":" + std::to_string(port.value());
   }
-  router = std::make_unique<transport::Router>(service, transport::BuildAgentCard(card, service.skills()));
+  transport::StreamOptions stream_opts;
+  stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
+  stream_opts.queue_limit = config.stream_queue_limit;
+  router = std::make_unique<transport::Router>(
+      service, transport::BuildAgentCard(card, service.skills()), stream_opts);
 
   auto recovered = service.RecoverUnfinished();
   if (!recovered) {

@@ -48,6 +48,17 @@ int main(int argc, char** argv) {
       ->envname("A2AD_ECHO_DELAY_MS")
       ->capture_default_str();
 
+  serve->add_option("--stream-heartbeat-ms", config.stream_heartbeat_ms,
+                    "send a keep-alive comment on streams idle this long")
+      ->envname("A2AD_STREAM_HEARTBEAT_MS")
+      ->capture_default_str();
+  serve->add_option("--stream-queue-limit", config.stream_queue_limit,
+                    "events queued for one slow stream before it is closed (the client resumes "
+                    "with Last-Event-ID)")
+      ->envname("A2AD_STREAM_QUEUE_LIMIT")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 

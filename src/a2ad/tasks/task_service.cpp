@@ -1,5 +1,7 @@
 #include "a2ad/tasks/task_service.hpp"
 
+#include <limits>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -50,9 +52,38 @@ struct TaskService::Slot {
     std::shared_ptr<Signal> signal;
   };
   std::vector<Waiter> waiters;
+  std::vector<std::shared_ptr<Subscription>> subscribers;
 
   std::atomic<bool> cancel_requested{false};
 };
+
+struct TaskService::Accepted {
+  std::shared_ptr<Slot> slot;
+  RecordPtr record;
+  std::string skill_id;
+  std::shared_ptr<void> detach;  // set when a subscription was attached
+};
+
+namespace {
+StreamItemPtr MakeItem(int64_t sequence, protocol::StreamEvent ev) {
+  auto item = std::make_shared<StreamItem>();
+  item->sequence = sequence;
+  TaskState s = TaskState::kUnspecified;
+  if (ev.kind == protocol::StreamEvent::Kind::kStatusUpdate) s = ev.status_update.status.state;
+  if (ev.kind == protocol::StreamEvent::Kind::kTask) s = ev.task.status.state;
+  item->terminal = protocol::IsTerminal(s);
+  item->interrupted = protocol::IsInterrupted(s);
+  item->event = std::move(ev);
+  return item;
+}
+
+StreamItemPtr SnapshotItem(int64_t sequence, const Task& task) {
+  protocol::StreamEvent ev;
+  ev.kind = protocol::StreamEvent::Kind::kTask;
+  ev.task = task;
+  return MakeItem(sequence, std::move(ev));
+}
+}  // namespace
 
 class TaskService::Context final : public ExecutionContext {
  public:
@@ -102,7 +133,7 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
   return slot;
 }
 
-asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
+asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
                                                       std::vector<EventDraft> step,
                                                       bool creating, Precondition precondition) {
   auto signal = std::make_shared<Signal>();
@@ -124,6 +155,7 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
     storage::TaskCommit commit;
     commit.expected_last_sequence = expected;
     const int64_t now = clock_.NowMs();
+    std::vector<StreamItemPtr> items;
     for (auto& draft : step) {
       protocol::RunEvent e;
       e.event_id = ids_.Next();
@@ -135,12 +167,15 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
       e.sequence = next.last_sequence + 1;
       auto applied = ApplyEvent(next, e);
       if (!applied) co_return std::move(applied).error();
+      if (auto projected = ProjectEvent(next.task, e))
+        items.push_back(MakeItem(e.sequence, std::move(*projected)));
       commit.events.push_back(std::move(e));
     }
     auto record = std::make_shared<const storage::TaskRecord>(next);
     commit.record = std::move(next);
     slot->head = record;
-    store_.Commit(std::move(commit), [slot, record, signal, outcome](Result<void> r) {
+    store_.Commit(std::move(commit), [slot, record, signal, outcome,
+                                      items = std::move(items)](Result<void> r) {
       if (!r) {
         slot->stale = true;
         *outcome = std::move(r).error();
@@ -149,6 +184,10 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
         std::lock_guard pub(slot->pub_mu);
         if (!slot->published || slot->published->last_sequence < record->last_sequence)
           slot->published = record;
+        auto& subs = slot->subscribers;
+        for (const auto& sub : subs)
+          for (const auto& item : items) sub->Push(item);
+        std::erase_if(subs, [](const auto& sub) { return sub->closed(); });
         auto& ws = slot->waiters;
         for (auto it = ws.begin(); it != ws.end();) {
           if (it->pred(record->task)) {
@@ -163,8 +202,28 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
     });
   }
   co_await signal->Wait();
-  if (!*outcome) co_return std::move(*outcome).error();
-  co_return outcome->value()->task;
+  co_return std::move(*outcome);
+}
+
+asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
+                                                      std::vector<EventDraft> step,
+                                                      bool creating, Precondition precondition) {
+  auto r = co_await CommitRecord(std::move(slot), std::move(step), creating, std::move(precondition));
+  if (!r) co_return std::move(r).error();
+  co_return r.value()->task;
+}
+
+std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
+                                          const std::shared_ptr<Subscription>& sub) {
+  {
+    std::lock_guard pub(slot->pub_mu);
+    slot->subscribers.push_back(sub);
+  }
+  return std::shared_ptr<void>(nullptr, [slot, sub](void*) {
+    sub->Close();
+    std::lock_guard pub(slot->pub_mu);
+    std::erase(slot->subscribers, sub);
+  });
 }
 
 asio::awaitable<RecordPtr> TaskService::WaitUntil(std::shared_ptr<Slot> slot,
@@ -223,7 +282,8 @@ Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) co
   return t;
 }
 
-asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequest req) {
+asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
+    protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach) {
   if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
   protocol::Message& msg = req.message;
   if (msg.role != protocol::Role::kUser)
@@ -235,7 +295,8 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
 
   std::shared_ptr<Slot> slot;
   std::string skill_id;
-  Task created;
+  RecordPtr created;
+  std::shared_ptr<void> detach;  // attachment of `attach`; dropped (detaching) on error
   if (msg.task_id.empty()) {
     // A new task.
     skill_id = options_.default_skill;
@@ -259,10 +320,12 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
     if (msg.context_id.empty()) msg.context_id = ids_.Next();
     msg.task_id = task_id;
     slot = Acquire(task_id);
+    if (attach) detach = Attach(slot, attach);
     json::object payload{{"contextId", msg.context_id},
                          {"skillId", skill_id},
                          {"message", protocol::v10::MessageToJson(msg)}};
-    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), true);
+    auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
+                                   true, {});
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
   } else {
@@ -281,6 +344,7 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
     msg.context_id = rec.task.context_id;
     skill_id = rec.skill_id;
     slot = Acquire(msg.task_id);
+    if (attach) detach = Attach(slot, attach);
     // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
     // accepted reply moves the task to working (a2a.message.received on an interrupted task).
     auto waiting_for_input = [task_id = msg.task_id](const storage::TaskRecord& current)
@@ -299,21 +363,93 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
       return std::nullopt;
     };
     json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
-    auto r = co_await CommitStep(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
-                                 false, waiting_for_input);
+    auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
+                                   false, waiting_for_input);
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
   }
 
-  StartExecution(slot, created, msg, skill_id);
-  if (req.configuration.return_immediately)
-    co_return Shape(std::move(created), req.configuration.history_length);
 
+  StartExecution(slot, created->task, msg, skill_id);
+  co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
+}
+
+asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequest req) {
+  auto accepted = co_await Accept(req, nullptr);
+  if (!accepted) co_return std::move(accepted).error();
+  Accepted& a = accepted.value();
+  if (req.configuration.return_immediately)
+    co_return Shape(a.record->task, req.configuration.history_length);
   auto settled = [](const Task& t) {
     return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state);
   };
-  RecordPtr latest = co_await WaitUntil(slot, settled, options_.blocking_timeout);
-  co_return Shape(latest ? latest->task : std::move(created), req.configuration.history_length);
+  RecordPtr latest = co_await WaitUntil(a.slot, settled, options_.blocking_timeout);
+  co_return Shape(latest ? latest->task : a.record->task, req.configuration.history_length);
+}
+
+asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
+    protocol::SendMessageRequest req, size_t queue_capacity) {
+  auto sub = std::make_shared<Subscription>(queue_capacity);
+  auto accepted = co_await Accept(req, sub);
+  if (!accepted) co_return std::move(accepted).error();
+  Accepted& a = accepted.value();
+  StreamStart start;
+  start.subscription = sub;
+  start.detach = std::move(a.detach);
+  start.last_sequence = a.record->last_sequence;
+  start.backlog.push_back(SnapshotItem(a.record->last_sequence, a.record->task));
+  co_return start;
+}
+
+Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
+                                           std::optional<int64_t> after_sequence,
+                                           size_t queue_capacity) {
+  auto exists = store_.Get(task_id);
+  if (!exists) return std::move(exists).error();
+  if (!exists.value())
+    return Error(ErrorCode::kTaskNotFound, "task " + task_id + " not found", {{"taskId", task_id}});
+  // Subscribe first, then read the log: every event is in one or the other (or both, and
+  // the stream skips sequences it already sent). No gap, no duplicate.
+  auto slot = Acquire(task_id);
+  auto sub = std::make_shared<Subscription>(queue_capacity);
+  StreamStart start;
+  start.subscription = sub;
+  start.detach = Attach(slot, sub);
+  auto events = store_.ReadEvents(task_id, -1, std::numeric_limits<size_t>::max());
+  if (!events) return std::move(events).error();
+  const bool compacted = events->empty() || events->front().sequence != 0;
+  if (compacted) {  // retention pruned the log: only the snapshot is left
+    auto rec = store_.Get(task_id);
+    if (!rec) return std::move(rec).error();
+    start.last_sequence = rec.value()->last_sequence;
+    Task snapshot = std::move(rec.value()->task);
+    start.task_terminal = protocol::IsTerminal(snapshot.status.state);
+    if (after_sequence && *after_sequence < start.last_sequence) {
+      start.history_compacted = true;
+      snapshot.metadata["a2ad"] = json::object{{"historyCompacted", true},
+                                               {"lastEventId", *after_sequence}};
+    }
+    start.backlog.push_back(SnapshotItem(start.last_sequence, snapshot));
+    return start;
+  }
+  storage::TaskRecord folded;
+  for (const auto& e : *events) {
+    auto applied = ApplyEvent(folded, e);
+    if (!applied) return std::move(applied).error();
+    if (after_sequence && e.sequence > *after_sequence)
+      if (auto projected = ProjectEvent(folded.task, e))
+        start.backlog.push_back(MakeItem(e.sequence, std::move(*projected)));
+  }
+  start.last_sequence = folded.last_sequence;
+  start.task_terminal = protocol::IsTerminal(folded.task.status.state);
+  if (after_sequence && *after_sequence > folded.last_sequence)
+    return Error(ErrorCode::kInvalidParams,
+                 "Last-Event-ID " + std::to_string(*after_sequence) +
+                     " is past the last event (" + std::to_string(folded.last_sequence) +
+                     ") of task " + task_id,
+                 {{"field", "Last-Event-ID"}});
+  if (!after_sequence) start.backlog.push_back(SnapshotItem(folded.last_sequence, folded.task));
+  return start;
 }
 
 Result<Task> TaskService::GetTask(const protocol::GetTaskRequest& req) {

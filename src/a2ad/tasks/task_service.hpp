@@ -23,6 +23,7 @@
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/storage/task_store.hpp"
 #include "a2ad/tasks/executor.hpp"
+#include "a2ad/tasks/subscription.hpp"
 
 namespace a2ad::tasks {
 
@@ -32,6 +33,18 @@ struct TaskServiceOptions {
   /// Longest a blocking send waits for a terminal or interrupted state; after it the
   /// current (still working) task is returned and the run goes on.
   std::chrono::milliseconds blocking_timeout{30000};
+};
+
+/// How a stream begins: the items to send first (a snapshot, or the events a cursor
+/// missed), then the live subscription, from which items with sequence <= last_sequence are
+/// skipped (they were in the backlog).
+struct StreamStart {
+  std::shared_ptr<Subscription> subscription;
+  std::vector<StreamItemPtr> backlog;
+  int64_t last_sequence = -1;
+  bool task_terminal = false;     // the task was already terminal: close after the backlog
+  bool history_compacted = false; // the cursor's events were pruned; the backlog is a snapshot
+  std::shared_ptr<void> detach;   // detaches the subscription from its task when released
 };
 
 struct SkillInfo {
@@ -64,6 +77,20 @@ class TaskService {
   /// kPushNotificationNotSupported (an inline push config), kUnavailable (shutting down).
   boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(protocol::SendMessageRequest req);
 
+  /// message/stream, SendStreamingMessage: SendMessage, but returns a stream that begins with
+  /// the accepted task's snapshot and follows its execution. Same errors as SendMessage.
+  boost::asio::awaitable<core::Result<StreamStart>> SendStreamingMessage(
+      protocol::SendMessageRequest req, size_t queue_capacity);
+
+  /// tasks/resubscribe, SubscribeToTask: a read-only stream of an existing task. With
+  /// `after_sequence` (Last-Event-ID) the backlog is every projected event after it (or, if
+  /// those events were pruned by retention, the snapshot with history_compacted); without,
+  /// the current snapshot. Never re-executes anything. kTaskNotFound; kInvalidParams for a
+  /// cursor beyond the task's last event.
+  core::Result<StreamStart> Subscribe(const std::string& task_id,
+                                      std::optional<int64_t> after_sequence,
+                                      size_t queue_capacity);
+
   /// tasks/get, GetTask. kTaskNotFound.
   core::Result<protocol::Task> GetTask(const protocol::GetTaskRequest& req);
 
@@ -95,7 +122,15 @@ class TaskService {
 
  private:
   class Context;
+  struct Accepted;
   std::shared_ptr<Slot> Acquire(const std::string& task_id);
+  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> CommitRecord(
+      std::shared_ptr<Slot> slot, std::vector<EventDraft> step, bool creating,
+      Precondition precondition);
+  boost::asio::awaitable<core::Result<Accepted>> Accept(protocol::SendMessageRequest& req,
+                                                        std::shared_ptr<Subscription> attach);
+  std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
+                               const std::shared_ptr<Subscription>& sub);
   void StartExecution(std::shared_ptr<Slot> slot, const protocol::Task& task,
                       const protocol::Message& message, const std::string& skill_id);
   boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitUntil(

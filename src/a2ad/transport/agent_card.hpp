@@ -19,7 +19,7 @@ struct AgentCardConfig {
   std::string version;            // the agent's own version
   std::string base_url;           // e.g. "http://127.0.0.1:8080" (no trailing slash)
   std::string jsonrpc_path = "/v1/a2a";
-  bool streaming = false;
+  bool streaming = true;
   bool push_notifications = false;
 };
 

@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -46,6 +47,55 @@ std::string TransportErrorBody(int status, std::string_view message) {
 }
 
 }  // namespace
+
+/// The SSE sink of one connection. A read kept pending on the socket notices the client
+/// going away (a streaming client sends nothing) while the stream waits for events.
+class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnSink> {
+ public:
+  explicit ConnSink(std::shared_ptr<Conn> c) : c_(std::move(c)) {}
+
+  void Watch() {
+    auto self = shared_from_this();
+    c_->stream.socket().async_read_some(asio::buffer(scratch_), [self](boost::system::error_code ec, size_t) {
+      if (!ec) {  // unexpected bytes from a streaming client: ignore them, keep watching
+        self->Watch();
+        return;
+      }
+      self->Gone();
+    });
+  }
+
+  asio::awaitable<bool> Write(std::string bytes) override {
+    if (gone_) co_return false;
+    c_->stream.expires_after(std::chrono::seconds(30));  // a client that stops reading
+    auto [ec, n] = co_await asio::async_write(c_->stream, asio::buffer(bytes),
+                                              asio::as_tuple(asio::use_awaitable));
+    (void)n;
+    c_->stream.expires_never();
+    if (ec) Gone();
+    co_return !ec;
+  }
+
+  void OnClientGone(std::function<void()> f) override {
+    if (gone_) {
+      f();
+    } else {
+      on_gone_ = std::move(f);
+    }
+  }
+
+ private:
+  void Gone() {
+    if (gone_) return;
+    gone_ = true;
+    if (on_gone_) std::exchange(on_gone_, nullptr)();
+  }
+
+  std::shared_ptr<Conn> c_;
+  char scratch_[512];
+  bool gone_ = false;
+  std::function<void()> on_gone_;
+};
 
 struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, HttpHandler h, HttpServerOptions o)
@@ -171,6 +221,31 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       } catch (const std::exception& e) {
         core::LogError(std::string("handler threw: ") + e.what());
         out = JsonResponse(500, TransportErrorBody(500, "internal error"));
+      }
+      if (out.stream) {
+        http::response<http::empty_body> head{http::status::ok, version};
+        head.set(http::field::server, "a2ad");
+        head.set(http::field::content_type, "text/event-stream");
+        head.set(http::field::cache_control, "no-cache");
+        head.set("X-Accel-Buffering", "no");
+        for (auto& [k, v] : out.headers) head.set(k, v);
+        head.keep_alive(false);  // the body ends when the connection closes
+        http::response_serializer<http::empty_body> sr{head};
+        c->stream.expires_after(std::chrono::seconds(30));
+        auto [ec_s, n_s] = co_await http::async_write_header(c->stream, sr,
+                                                             asio::as_tuple(asio::use_awaitable));
+        (void)n_s;
+        c->stream.expires_never();
+        if (!ec_s) {
+          auto sink = std::make_shared<ConnSink>(c);
+          sink->Watch();
+          try {
+            co_await out.stream(*sink);
+          } catch (const std::exception& e) {
+            core::LogError(std::string("stream threw: ") + e.what());
+          }
+        }
+        break;
       }
       const bool again = keep_alive && !stopping;
       auto res = ToBeast(std::move(out), version, again);

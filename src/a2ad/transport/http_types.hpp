@@ -1,9 +1,12 @@
 #pragma once
 // Transport-neutral request/response values, so handlers need no Beast headers.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <boost/asio/awaitable.hpp>
 
 namespace a2ad::transport {
 
@@ -19,11 +22,26 @@ struct HttpRequest {
   std::string_view Path() const;
 };
 
+/// Where a streaming (SSE) response writes. Owned by the server; used by one coroutine.
+class SseSink {
+ public:
+  virtual ~SseSink() = default;
+  /// Writes `bytes` to the client. false once the client is gone or a write timed out
+  /// (then stop: the connection is being closed).
+  virtual boost::asio::awaitable<bool> Write(std::string bytes) = 0;
+  /// `f` runs once, on the connection's executor, when the client disconnects (or at once
+  /// if it already has). Lets a stream waiting for events stop and free them immediately.
+  virtual void OnClientGone(std::function<void()> f) = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// When set, the response is a `text/event-stream`: the server sends the head (200,
+  /// no-cache, Connection: close) and then runs `stream`; the connection closes after it.
+  std::function<boost::asio::awaitable<void>(SseSink&)> stream;
 };
 
 /// A JSON response with `status`.

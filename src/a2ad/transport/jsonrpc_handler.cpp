@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -73,6 +74,102 @@ bool IsJsonContentType(std::string_view ct) {
 Error NotYet(ErrorCode code, std::string_view method, std::string_view what) {
   return Error(code, std::string(method) + ": " + std::string(what) +
                          " not supported by this server yet (see the agent card capabilities)");
+}
+
+/// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
+Result<std::optional<int64_t>> Cursor(const HttpRequest& request, const json::value& params) {
+  auto parse = [](std::string_view text, std::string_view field) -> Result<std::optional<int64_t>> {
+    int64_t n = 0;
+    if (text.empty() || text.size() > 18) return Error(ErrorCode::kInvalidParams, std::string(field) + ": expected an event id (a non-negative integer)", {{"field", std::string(field)}});
+    for (char ch : text) {
+      if (ch < '0' || ch > '9')
+        return Error(ErrorCode::kInvalidParams,
+                     std::string(field) + ": expected an event id (a non-negative integer), got '" +
+                         std::string(text) + "'",
+                     {{"field", std::string(field)}});
+      n = n * 10 + (ch - '0');
+    }
+    return std::optional<int64_t>(n);
+  };
+  std::string_view header = request.Header("Last-Event-ID");
+  if (!header.empty()) return parse(header, "Last-Event-ID");
+  if (params.is_object())
+    if (auto* md = params.get_object().if_contains("metadata"); md && md->is_object())
+      if (auto* c = md->get_object().if_contains("lastEventId")) {
+        if (c->is_int64() && c->get_int64() >= 0) return std::optional<int64_t>(c->get_int64());
+        if (c->is_string()) return parse(c->get_string(), "params.metadata.lastEventId");
+        return Error(ErrorCode::kInvalidParams,
+                     "params.metadata.lastEventId: expected an event id (a non-negative integer)",
+                     {{"field", "params.metadata.lastEventId"}});
+      }
+  return std::optional<int64_t>();
+}
+
+struct StreamPlan {
+  tasks::StreamStart start;
+  WireVersion version;
+  json::value rpc_id;
+  bool close_on_interrupt;  // message/stream: a cycle ends at input-required
+};
+
+asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
+  auto sub = plan.start.subscription;
+  sink.OnClientGone([sub] { sub->Close(); });
+  const std::string id_json = json::serialize(plan.rpc_id);
+  auto closes = [&](const tasks::StreamItem& item) {
+    return item.terminal || (item.interrupted && plan.close_on_interrupt);
+  };
+  auto frame = [&](const tasks::StreamItem& item) {
+    int kind = 0;
+    if (plan.version == WireVersion::kV03)
+      kind = (item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item)) ? 2 : 1;
+    std::string out;
+    const std::string& result = item.Json(kind);
+    out.reserve(result.size() + id_json.size() + 64);
+    out.append("id: ").append(std::to_string(item.sequence));
+    out.append("\ndata: {\"jsonrpc\":\"2.0\",\"id\":").append(id_json);
+    out.append(",\"result\":").append(result).append("}\n\n");
+    return out;
+  };
+  int64_t last = -1;
+  for (const auto& item : plan.start.backlog) {
+    if (!co_await sink.Write(frame(*item))) co_return;
+    last = std::max(last, item->sequence);
+    if (closes(*item)) co_return;
+  }
+  if (plan.start.task_terminal) co_return;
+  last = std::max(last, plan.start.last_sequence);
+  for (;;) {
+    tasks::StreamItemPtr item = co_await sub->Next(opts.heartbeat);
+    if (!item) {
+      if (sub->closed()) {
+        if (sub->overflowed()) {
+          Error e(ErrorCode::kUnavailable,
+                  "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
+                      " events behind; resubscribe with Last-Event-ID: " + std::to_string(last),
+                  {{"lastEventId", std::to_string(last)}});
+          co_await sink.Write("event: error\ndata: " +
+                              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) +
+                              "\n\n");
+        }
+        co_return;
+      }
+      if (!co_await sink.Write(": keep-alive\n\n")) co_return;
+      continue;
+    }
+    if (item->sequence <= last) continue;  // already sent from the backlog
+    last = item->sequence;
+    if (!co_await sink.Write(frame(*item))) co_return;
+    if (closes(*item)) co_return;
+  }
+}
+
+HttpResponse StreamResponse(StreamPlan plan, StreamOptions opts) {
+  HttpResponse r;
+  r.content_type = "text/event-stream";
+  auto shared = std::make_shared<StreamPlan>(std::move(plan));
+  r.stream = [shared, opts](SseSink& sink) { return Pump(sink, std::move(*shared), opts); };
+  return r;
 }
 
 }  // namespace
@@ -160,9 +257,32 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!page) co_return fail(page.error());
     co_return ok(protocol::v10::ListTasksResponseToJson(page.value()));
   }
-  if (m == "message/stream" || m == "tasks/resubscribe" || m == "SendStreamingMessage" ||
-      m == "SubscribeToTask")
-    co_return fail(NotYet(ErrorCode::kUnsupportedOperation, m, "streaming is"));
+  if (m == "message/stream" || m == "SendStreamingMessage") {
+    if (auto e = need_params()) co_return fail(*e);
+    auto req = v == WireVersion::kV03 ? protocol::v03::SendMessageRequestFromJson(params)
+                                      : protocol::v10::SendMessageRequestFromJson(params);
+    if (!req) co_return fail(req.error());
+    auto start = co_await service_.SendStreamingMessage(std::move(req).value(),
+                                                        stream_options_.queue_limit);
+    if (!start) co_return fail(start.error());
+    co_return StreamResponse({std::move(start).value(), v, rpc.id, true}, stream_options_);
+  }
+  if (m == "tasks/resubscribe" || m == "SubscribeToTask") {
+    if (auto e = need_params()) co_return fail(*e);
+    auto task_id = protocol::ReqString(params.get_object(), "params", "id");
+    if (!task_id) co_return fail(task_id.error());
+    auto cursor = Cursor(request, params);
+    if (!cursor) co_return fail(cursor.error());
+    auto start = service_.Subscribe(task_id.value(), cursor.value(), stream_options_.queue_limit);
+    if (!start) co_return fail(start.error());
+    if (v == WireVersion::kV10 && start->task_terminal && !cursor.value())
+      co_return fail(Error(ErrorCode::kUnsupportedOperation,
+                           "task " + task_id.value() +
+                               " is in a terminal state; SubscribeToTask follows live tasks (use "
+                               "GetTask, or send Last-Event-ID to replay what you missed)",
+                           {{"taskId", task_id.value()}}));
+    co_return StreamResponse({std::move(start).value(), v, rpc.id, false}, stream_options_);
+  }
   if (m.find("ushNotificationConfig") != std::string::npos)
     co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications are"));
   // agent/getAuthenticatedExtendedCard, GetExtendedAgentCard

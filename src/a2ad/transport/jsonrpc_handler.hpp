@@ -3,6 +3,9 @@
 // decode -> TaskService -> encode. The wire version comes from the method name; the
 // `A2A-Version` header must agree (absent = 0.3), else VersionNotSupported (-32009).
 // Every error is a JSON-RPC error with HTTP 200.
+#include <chrono>
+#include <cstddef>
+
 #include <boost/asio/awaitable.hpp>
 
 #include "a2ad/tasks/task_service.hpp"
@@ -10,13 +13,29 @@
 
 namespace a2ad::transport {
 
+struct StreamOptions {
+  /// A `: keep-alive` comment is sent on a stream idle this long (proxies keep it open).
+  std::chrono::milliseconds heartbeat{15000};
+  /// Events queued for one stream before it is closed as too slow (the client resumes
+  /// with Last-Event-ID). Each queued event is a pointer to an item shared by all streams.
+  size_t queue_limit = 1024;
+};
+
+/// Streams (WIRE.md §7, §13; issue "Streaming that never loses an event"): every SSE event
+/// carries `id: <log sequence>`. message/stream and SendStreamingMessage close after a
+/// terminal or interrupted state (v0.3 `final: true` on that event). tasks/resubscribe and
+/// SubscribeToTask are read-only observers that stay through interrupts and close at a
+/// terminal state; the `Last-Event-ID` header (or params.metadata.lastEventId) replays what
+/// the client missed first. A stream too slow to keep up ends with an `event: error`.
 class JsonRpcHandler {
  public:
-  explicit JsonRpcHandler(tasks::TaskService& service) : service_(service) {}
+  explicit JsonRpcHandler(tasks::TaskService& service, StreamOptions stream_options = {})
+      : service_(service), stream_options_(stream_options) {}
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
 
  private:
   tasks::TaskService& service_;
+  StreamOptions stream_options_;
 };
 
 }  // namespace a2ad::transport

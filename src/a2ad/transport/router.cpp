@@ -16,8 +16,8 @@ std::string ErrorEnvelope(std::string_view code, std::string_view message) {
 }  // namespace
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
-               std::string jsonrpc_path)
-    : jsonrpc_(service), jsonrpc_path_(std::move(jsonrpc_path)),
+               StreamOptions stream_options, std::string jsonrpc_path)
+    : jsonrpc_(service, stream_options), jsonrpc_path_(std::move(jsonrpc_path)),
       card_body_(boost::json::serialize(agent_card)) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(card_body_.data()), card_body_.size(), digest);

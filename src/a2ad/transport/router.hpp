@@ -14,7 +14,7 @@ class Router {
  public:
   /// `agent_card` is served as-is with an ETag derived from its bytes.
   Router(tasks::TaskService& service, const boost::json::object& agent_card,
-         std::string jsonrpc_path = "/v1/a2a");
+         StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a");
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
 
  private:

@@ -433,10 +433,16 @@ Result<ListTasksRequest> ListTasksRequestFromJson(const json::value& params) {
   if (!ctx) return std::move(ctx).error();
   r.context_id = std::move(ctx).value();
   if (const json::value* st = Find(o, "status"); st && !st->is_null()) {
+    // The default enum value means "unset" in ProtoJSON (gRPC cannot tell them apart).
+    // "UNRECOGNIZED" is what @a2a-js/sdk 1.x's ts-proto encoder puts on the wire for an
+    // unset status; treat it as unset too rather than fail plain listTasks({}) calls.
     TaskState s;
-    if (!ParseTaskState(*st, s) || s == TaskState::kUnspecified)
-      return FieldError("params.status", "expected a TASK_STATE_* name other than UNSPECIFIED");
-    r.status = s;
+    if (st->is_string() && st->get_string() == "UNRECOGNIZED") {
+    } else if (!ParseTaskState(*st, s)) {
+      return FieldError("params.status", "expected a TASK_STATE_* name");
+    } else if (s != TaskState::kUnspecified) {
+      r.status = s;
+    }
   }
   auto ps = OptInt(o, "params", "pageSize", "page_size");
   if (!ps) return std::move(ps).error();
