@@ -22,14 +22,15 @@ class [[nodiscard]] Result {
 
   T& value() & { assert(ok()); return std::get<0>(v_); }
   const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  // By value, so `for (auto& x : F().value())` does not dangle.
+  T value() && { assert(ok()); return std::get<0>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
   const Error& error() const& { assert(!ok()); return std::get<1>(v_); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+  Error error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
 
  private:
   std::variant<T, Error> v_;
@@ -46,7 +47,7 @@ class [[nodiscard]] Result<void> {
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
   const Error& error() const& { assert(!ok_); return error_; }
-  Error&& error() && { assert(!ok_); return std::move(error_); }
+  Error error() && { assert(!ok_); return std::move(error_); }
 
  private:
   Error error_;

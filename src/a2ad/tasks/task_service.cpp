@@ -1,5 +1,6 @@
 #include "a2ad/tasks/task_service.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <boost/asio/co_spawn.hpp>
@@ -211,6 +212,19 @@ asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot
   auto r = co_await CommitRecord(std::move(slot), std::move(step), creating, std::move(precondition));
   if (!r) co_return std::move(r).error();
   co_return r.value()->task;
+}
+
+size_t TaskService::subscriber_count(const std::string& task_id) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(slots_mu_);
+    auto it = slots_.find(task_id);
+    if (it != slots_.end()) slot = it->second.lock();
+  }
+  if (!slot) return 0;
+  std::lock_guard pub(slot->pub_mu);
+  return static_cast<size_t>(std::count_if(slot->subscribers.begin(), slot->subscribers.end(),
+                                           [](const auto& s) { return !s->closed(); }));
 }
 
 std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,

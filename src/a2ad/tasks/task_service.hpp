@@ -107,6 +107,8 @@ class TaskService {
 
   /// Refuses new sends from now on (kUnavailable).
   void StopAccepting() { accepting_ = false; }
+  /// Streams currently attached to `task_id` (observability and tests).
+  size_t subscriber_count(const std::string& task_id);
   /// Number of executions still running.
   size_t running_executions() const { return running_.load(); }
 
