@@ -14,6 +14,7 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "a2ad/tasks/ticker_executor.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/router.hpp"
@@ -109,9 +110,15 @@ int RunServer(const Config& config) {
                          {"echo", "test"},
                          {"hello"}},
                         std::make_shared<tasks::EchoExecutor>(std::chrono::milliseconds(config.echo_delay_ms)));
+  service.RegisterSkill({"ticker", "Ticker",
+                         "Streams an artifact in chunks, one per tick, then completes. Send a data "
+                         "part {\"ticks\": N, \"intervalMs\": M} (defaults 10 and 1000).",
+                         {"streaming", "test"},
+                         {"{\"ticks\": 5, \"intervalMs\": 500}"}},
+                        std::make_shared<tasks::TickerExecutor>());
   if (std::filesystem::exists(config.workflows_dir))
     core::LogInfo("workflows directory '" + config.workflows_dir +
-                  "' noted; this build serves the built-in echo skill only");
+                  "' noted; this build serves the built-in echo and ticker skills only");
 
   transport::HttpServerOptions http_opts;
   http_opts.body_limit = config.body_limit;
