@@ -100,6 +100,7 @@ class CollectingSink final : public SseSink {
     co_return true;
   }
   void OnClientGone(std::function<void()>) override {}
+  void OnServerStopping(std::function<void()>) override {}
   std::string text;
 };
 

@@ -293,6 +293,21 @@ TEST_F(StreamingTest, ResubscribeIsReadOnly) {
   EXPECT_EQ(CountLogged(id, "a2a.task.submitted"), 1);
 }
 
+TEST_F(StreamingTest, ShutdownEndsStreamsWithAResumePoint) {
+  Start({}, 3, 16, std::chrono::seconds(5));
+  std::string id = StartTask("chunks");
+  auto c = Resubscribe(id);
+  auto first = c->Next();
+  ASSERT_TRUE(first && !first->comment);
+  server_->Stop();
+  auto events = c->ReadToEnd(std::chrono::seconds(2));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].event, "error");
+  EXPECT_NE(events[0].data.find("shutting down; resubscribe with Last-Event-ID: " + first->id),
+            std::string::npos) << events[0].data;
+  EXPECT_TRUE(c->ended());
+}
+
 TEST_F(StreamingTest, StreamingErrorsBeforeTheFirstEventAreJsonResponses) {
   Start({});
   SseClient c("127.0.0.1", port_, "/v1/a2a", ResubscribeBody("no-such-task"));

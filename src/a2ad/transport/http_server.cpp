@@ -26,12 +26,15 @@ using tcp = asio::ip::tcp;
 using core::Error;
 using core::ErrorCode;
 
+class ConnSink;
+
 namespace {
 
 struct Conn {
   explicit Conn(tcp::socket s) : stream(std::move(s)) {}
   beast::tcp_stream stream;
   bool busy = false;  // inside a request; touched only on the connection's strand
+  std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
 };
 
 std::string TransportErrorBody(int status, std::string_view message) {
@@ -84,6 +87,20 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
     }
   }
 
+  void OnServerStopping(std::function<void()> f) override {
+    if (stopping_) {
+      f();
+    } else {
+      on_stopping_ = std::move(f);
+    }
+  }
+
+  void Stopping() {
+    if (stopping_) return;
+    stopping_ = true;
+    if (on_stopping_) std::exchange(on_stopping_, nullptr)();
+  }
+
  private:
   void Gone() {
     if (gone_) return;
@@ -94,7 +111,9 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   std::shared_ptr<Conn> c_;
   char scratch_[512];
   bool gone_ = false;
+  bool stopping_ = false;
   std::function<void()> on_gone_;
+  std::function<void()> on_stopping_;
 };
 
 struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
@@ -238,7 +257,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         c->stream.expires_never();
         if (!ec_s) {
           auto sink = std::make_shared<ConnSink>(c);
+          c->sink = sink;
           sink->Watch();
+          if (stopping) sink->Stopping();
           try {
             co_await out.stream(*sink);
           } catch (const std::exception& e) {
@@ -299,7 +320,11 @@ void HttpServer::Stop() {
   std::lock_guard lock(impl->mu);
   for (const auto& c : impl->conns) {
     asio::post(c->stream.get_executor(), [c] {
-      if (!c->busy) c->stream.cancel();  // idle: end its read now; busy ones close after replying
+      if (auto sink = c->sink.lock()) {
+        sink->Stopping();  // a stream: it sends a last event and ends
+      } else if (!c->busy) {
+        c->stream.cancel();  // idle: end its read now; busy ones close after replying
+      }
     });
   }
 }

@@ -32,6 +32,9 @@ class SseSink {
   /// `f` runs once, on the connection's executor, when the client disconnects (or at once
   /// if it already has). Lets a stream waiting for events stop and free them immediately.
   virtual void OnClientGone(std::function<void()> f) = 0;
+  /// `f` runs once, on the connection's executor, when the server begins shutting down;
+  /// the stream should send a last event and end.
+  virtual void OnServerStopping(std::function<void()> f) = 0;
 };
 
 struct HttpResponse {

@@ -114,7 +114,12 @@ struct StreamPlan {
 
 asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
   auto sub = plan.start.subscription;
+  auto stopping = std::make_shared<bool>(false);
   sink.OnClientGone([sub] { sub->Close(); });
+  sink.OnServerStopping([sub, stopping] {
+    *stopping = true;
+    sub->Close();
+  });
   const std::string id_json = json::serialize(plan.rpc_id);
   auto closes = [&](const tasks::StreamItem& item) {
     return item.terminal || (item.interrupted && plan.close_on_interrupt);
@@ -143,7 +148,14 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
     tasks::StreamItemPtr item = co_await sub->Next(opts.heartbeat);
     if (!item) {
       if (sub->closed()) {
-        if (sub->overflowed()) {
+        if (*stopping) {
+          Error e(ErrorCode::kUnavailable,
+                  "server is shutting down; resubscribe with Last-Event-ID: " + std::to_string(last),
+                  {{"lastEventId", std::to_string(last)}});
+          co_await sink.Write("event: error\ndata: " +
+                              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) +
+                              "\n\n");
+        } else if (sub->overflowed()) {
           Error e(ErrorCode::kUnavailable,
                   "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
                       " events behind; resubscribe with Last-Event-ID: " + std::to_string(last),
