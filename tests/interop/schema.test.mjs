@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadDep, rpc, startServer } from './server.mjs';
+import { collectStream, loadDep, rpc, startServer } from './server.mjs';
 
 const { default: Ajv07 } = await loadDep('ajv');
 const { default: Ajv2020 } = await loadDep('ajv/dist/2020.js');
@@ -204,5 +204,61 @@ describe('a2ad output against the official A2A JSON Schemas', () => {
     assertValid(validator10('ListTasksResponse'), list.body.result, 'ListTasks result');
     assert.equal(list.body.result.tasks.length, 1);
     assertV10TaskRequired(list.body.result.tasks[0]);
+  });
+
+  it('every v0.3 message/stream and tasks/resubscribe event matches SendStreamingMessageSuccessResponse', { timeout: 15_000 }, async () => {
+    const KIND_DEFINITION = { task: 'Task', 'status-update': 'TaskStatusUpdateEvent', 'artifact-update': 'TaskArtifactUpdateEvent' };
+    const id = `stream-${randomUUID()}`;
+    const stream = await collectStream(server.rpcUrl, 'message/stream', {
+      message: { kind: 'message', messageId: randomUUID(), role: 'user',
+        parts: [{ kind: 'text', text: 'schema check v0.3 stream' }] },
+    }, { id });
+    assert.equal(stream.http, 200);
+    assert.match(stream.contentType, /^text\/event-stream/);
+    assert.equal(stream.events.length, 4, JSON.stringify(stream.events));
+    const resub = await collectStream(server.rpcUrl, 'tasks/resubscribe', { id: stream.events[0].json.result.id },
+      { id: 11 });
+    assert.equal(resub.events.length, 1, JSON.stringify(resub.events));
+    for (const [what, s, rid] of [['message/stream', stream, id], ['tasks/resubscribe', resub, 11]]) {
+      for (const [i, e] of s.events.entries()) {
+        assert.ok(e.json, `${what} event ${i} is not JSON: ${e.data}`);
+        assert.equal(e.json.id, rid, 'every event carries the request id, same JSON type');
+        assertValid(validator03('SendStreamingMessageSuccessResponse'), e.json, `${what} event ${i}`);
+        const def = KIND_DEFINITION[e.json.result.kind];
+        assert.ok(def, `${what} event ${i}: unexpected kind ${e.json.result.kind}`);
+        assertValid(validator03(def), e.json.result, `${what} event ${i} result (${def})`);
+      }
+    }
+    assert.equal(stream.events.at(-1).json.result.final, true);
+  });
+
+  it('every v1.0 SendStreamingMessage result is a valid StreamResponse with exactly one payload', { timeout: 15_000 }, async () => {
+    const stream = await collectStream(server.rpcUrl, 'SendStreamingMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'schema check v1.0 stream' }] },
+    }, { version: '1.0', id: 12 });
+    assert.equal(stream.http, 200, JSON.stringify(stream.body));
+    assert.match(stream.contentType, /^text\/event-stream/);
+    assert.equal(stream.events.length, 4, JSON.stringify(stream.events));
+    for (const [i, e] of stream.events.entries()) {
+      assert.ok(e.json, `event ${i} is not JSON: ${e.data}`);
+      assert.equal(e.json.jsonrpc, '2.0');
+      assert.equal(e.json.id, 12);
+      assertValid(validator10('StreamResponse'), e.json.result, `SendStreamingMessage event ${i}`);
+      const keys = Object.keys(e.json.result);
+      assert.equal(keys.length, 1, `StreamResponse is a oneof: ${JSON.stringify(e.json.result)}`);
+      const [key] = keys;
+      const value = e.json.result[key];
+      if (key === 'task') assertV10TaskRequired(value);
+      if (key === 'statusUpdate') {
+        assertRequired(value, ['taskId', 'contextId', 'status'], 'TaskStatusUpdateEvent');
+        assertRequired(value.status, ['state'], 'TaskStatus');
+      }
+      if (key === 'artifactUpdate') {
+        assertRequired(value, ['taskId', 'contextId', 'artifact'], 'TaskArtifactUpdateEvent');
+        assertRequired(value.artifact, ['artifactId', 'parts'], 'Artifact');
+      }
+    }
+    assert.deepEqual(stream.events.map((e) => Object.keys(e.json.result)[0]),
+      ['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
   });
 });

@@ -36,6 +36,25 @@ function assertEchoTask(task, text) {
   assert.ok(artifactText03(task).includes(text), `artifact does not echo '${text}': ${JSON.stringify(artifact)}`);
 }
 
+/** v0.3 stream of an echo task: Task, status working, artifact (lastChunk), status completed final. */
+function assertEchoStream(events, text) {
+  const kinds = events.map((e) => e.kind === 'status-update' ? `status:${e.status?.state}` : e.kind);
+  assert.deepEqual(kinds, ['task', 'status:working', 'artifact-update', 'status:completed'],
+    `event sequence: ${JSON.stringify(events)}`);
+  const [task, working, artifact, completed] = events;
+  assert.equal(task.status.state, 'submitted');
+  for (const ev of [working, artifact, completed]) {
+    assert.equal(ev.taskId, task.id);
+    assert.equal(ev.contextId, task.contextId);
+  }
+  assert.equal(working.final, false);
+  assert.equal(artifact.lastChunk, true);
+  assert.ok(artifact.append !== true, 'the single echo chunk must not append');
+  assert.ok(artifact.artifact.parts.filter((p) => p.kind === 'text').map((p) => p.text).join('').includes(text),
+    `artifact does not echo '${text}': ${JSON.stringify(artifact.artifact)}`);
+  assert.equal(completed.final, true);
+}
+
 describe('a2ad with @a2a-js/sdk 0.3.14 A2AClient (JSON-RPC v0.3)', () => {
   let server;
   let client;
@@ -175,6 +194,38 @@ describe('a2ad with @a2a-js/sdk 0.3.14 A2AClient (JSON-RPC v0.3)', () => {
     await assert.rejects(factoryClient.getTask({ id: `no-such-task-${randomUUID()}` }), TaskNotFoundError);
   });
 
+  it('message/stream (sendMessageStream) yields task, working, artifact, completed final:true', { timeout: 15_000 }, async () => {
+    assert.equal((await client.getAgentCard()).capabilities?.streaming, true);
+    const text = `stream me ${randomUUID()}`;
+    const events = [];
+    for await (const ev of client.sendMessageStream({ message: userMessage(text) })) events.push(ev);
+    assertEchoStream(events, text);
+    // The stream's events add up to what tasks/get stores.
+    const stored = resultOf(await client.getTask({ id: events[0].id }), 'tasks/get');
+    assertEchoTask(stored, text);
+  });
+
+  it('tasks/resubscribe (resubscribeTask) of a finished task yields the Task and ends', { timeout: 15_000 }, async () => {
+    const text = `resubscribe finished ${randomUUID()}`;
+    const task = resultOf(await client.sendMessage({ message: userMessage(text) }), 'message/send');
+    assert.equal(task.status.state, 'completed');
+    const events = [];
+    for await (const ev of client.resubscribeTask({ id: task.id })) events.push(ev);
+    assert.equal(events.length, 1, `expected only the Task: ${JSON.stringify(events)}`);
+    assert.equal(events[0].id, task.id);
+    assertEchoTask(events[0], text);
+  });
+
+  it('tasks/resubscribe of an unknown task fails (the 0.3 client throws)', { timeout: 15_000 }, async () => {
+    // A JSON error body before any event: the 0.3 JSON-RPC client only reports a generic
+    // Content-Type complaint (WIRE.md §7), so only "it throws" is checked here.
+    await assert.rejects(async () => {
+      for await (const ev of client.resubscribeTask({ id: `no-such-task-${randomUUID()}` })) {
+        assert.fail(`unexpected event ${JSON.stringify(ev)}`);
+      }
+    });
+  });
+
   it('shuts down cleanly on SIGTERM', async () => {
     const how = uncleanExit(await server.stop());
     assert.equal(how, '', how);
@@ -232,6 +283,85 @@ describe('a2ad with a slow echo (--echo-delay-ms) and the 0.3.14 A2AClient: canc
     const res = await client.sendMessage({ message: userMessage('more', { taskId: task.id }) });
     assert.ok('error' in res, `expected an error, got ${JSON.stringify(res)}`);
     assert.ok([-32004, -32602, -32600].includes(res.error.code), JSON.stringify(res.error));
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    const how = uncleanExit(await server.stop());
+    assert.equal(how, '', how);
+  });
+});
+
+describe('a2ad with a slow echo (--echo-delay-ms 1500) and the 0.3.14 A2AClient: streaming', () => {
+  const DELAY_MS = 1500;
+  let server;
+  let client;
+
+  before(async () => {
+    server = await startServer({ args: ['--echo-delay-ms', String(DELAY_MS)] });
+    client = await A2AClient.fromCardUrl(server.cardUrl);
+  });
+  after(async () => { await server?.stop(); });
+
+  it('sendMessageStream spaces the events by the echo delay', { timeout: 15_000 }, async () => {
+    const text = `slow stream ${randomUUID()}`;
+    const started = Date.now();
+    const events = [];
+    const at = [];
+    for await (const ev of client.sendMessageStream({ message: userMessage(text) })) {
+      events.push(ev);
+      at.push(Date.now() - started);
+    }
+    assertEchoStream(events, text);
+    assert.ok(at[1] < DELAY_MS * 0.8, `working arrived only after ${at[1]} ms: events must be streamed, not batched`);
+    assert.ok(at[2] >= DELAY_MS * 0.9, `artifact after ${at[2]} ms, before the echo delay`);
+  });
+
+  it('resubscribeTask on a live task yields the Task snapshot, then the remaining events up to completed', { timeout: 15_000 }, async () => {
+    const text = `resubscribe live ${randomUUID()}`;
+    const task = resultOf(
+      await client.sendMessage({ message: userMessage(text), configuration: { blocking: false } }), 'message/send');
+    assert.ok(['submitted', 'working'].includes(task.status.state), JSON.stringify(task.status));
+
+    const events = [];
+    for await (const ev of client.resubscribeTask({ id: task.id })) events.push(ev);
+    assert.ok(events.length >= 3, `events: ${JSON.stringify(events)}`);
+    const [snapshot, ...rest] = events;
+    assert.equal(snapshot.kind, 'task', `the first event must be the Task: ${JSON.stringify(snapshot)}`);
+    assert.equal(snapshot.id, task.id);
+    assert.ok(['submitted', 'working'].includes(snapshot.status.state), JSON.stringify(snapshot.status));
+    const kinds = rest.map((e) => e.kind === 'status-update' ? `status:${e.status?.state}` : e.kind);
+    // 'status:working' shows up only if the snapshot was taken before the echo started working.
+    const expected = snapshot.status.state === 'submitted'
+      ? ['status:working', 'artifact-update', 'status:completed']
+      : ['artifact-update', 'status:completed'];
+    assert.deepEqual(kinds, expected, `events after the snapshot: ${JSON.stringify(rest)}`);
+    for (const ev of rest) assert.equal(ev.taskId, task.id);
+    const artifact = rest.find((e) => e.kind === 'artifact-update');
+    assert.ok(artifact.artifact.parts.some((p) => p.kind === 'text' && p.text.includes(text)));
+    assert.equal(rest.at(-1).final, true);
+
+    assertEchoTask(resultOf(await client.getTask({ id: task.id }), 'tasks/get'), text);
+  });
+
+  it('two resubscribers and the original stream of one task see the same events', { timeout: 15_000 }, async () => {
+    const text = `fan out ${randomUUID()}`;
+    const drain = async (gen) => { const out = []; for await (const ev of gen) out.push(ev); return out; };
+    const stream = client.sendMessageStream({ message: userMessage(text) });
+    const first = await stream.next(); // the Task: now its id is known
+    assert.equal(first.value?.kind, 'task');
+    const taskId = first.value.id;
+    const [rest, a, b] = await Promise.all([
+      drain(stream),
+      drain(client.resubscribeTask({ id: taskId })),
+      drain(client.resubscribeTask({ id: taskId })),
+    ]);
+    assertEchoStream([first.value, ...rest], text);
+    for (const sub of [a, b]) {
+      assert.equal(sub[0].kind, 'task');
+      assert.deepEqual(sub.slice(1), rest.slice(rest.length - (sub.length - 1)),
+        'a resubscriber must get the tail of the original stream, event for event');
+      assert.equal(sub.at(-1).status?.state, 'completed');
+    }
   });
 
   it('shuts down cleanly on SIGTERM', async () => {

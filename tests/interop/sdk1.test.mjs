@@ -56,6 +56,36 @@ function assertEchoTask(task, text) {
   assert.ok(artifactText(task).includes(text), `artifact does not echo '${text}': ${JSON.stringify(task.artifacts)}`);
 }
 
+/** `statusUpdate:TASK_STATE_WORKING`-style labels of a list of StreamResponses. */
+function streamKinds(events) {
+  return events.map(({ payload }) => payload?.$case === 'statusUpdate'
+    ? `statusUpdate:${TaskState[payload.value.status?.state]}` : payload?.$case);
+}
+
+/** v1.0 stream of an echo task: task, statusUpdate working, artifactUpdate (lastChunk), statusUpdate completed. */
+function assertEchoStream(events, text) {
+  assert.deepEqual(streamKinds(events),
+    ['task', 'statusUpdate:TASK_STATE_WORKING', 'artifactUpdate', 'statusUpdate:TASK_STATE_COMPLETED'],
+    `event sequence: ${JSON.stringify(events)}`);
+  const [task, working, artifact, completed] = events.map((e) => e.payload.value);
+  assert.equal(task.status.state, TaskState.TASK_STATE_SUBMITTED);
+  for (const ev of [working, artifact, completed]) {
+    assert.equal(ev.taskId, task.id);
+    assert.equal(ev.contextId, task.contextId);
+  }
+  assert.equal(artifact.lastChunk, true);
+  assert.equal(artifact.append, false);
+  assert.ok(artifact.artifact.artifactId.length > 0);
+  const echoed = artifact.artifact.parts.filter((p) => p.content?.$case === 'text').map((p) => p.content.value).join('');
+  assert.ok(echoed.includes(text), `artifact does not echo '${text}': ${JSON.stringify(artifact.artifact)}`);
+}
+
+async function drain(gen) {
+  const out = [];
+  for await (const ev of gen) out.push(ev);
+  return out;
+}
+
 /** The full ListTasksRequest, as the SDK's TypeScript types require. */
 function listRequest(fields) {
   return {
@@ -294,6 +324,41 @@ describe('a2ad with @a2a-js/sdk 1.3.0 ClientFactory/Client (JSON-RPC v1.0)', () 
     });
   });
 
+  it('SendStreamingMessage (sendMessageStream) yields task, working, artifact, completed', { timeout: 15_000 }, async () => {
+    assert.equal((await client.getAgentCard()).capabilities?.streaming, true,
+      'without capabilities.streaming the 1.x Client silently falls back to SendMessage');
+    const text = `stream v1 ${randomUUID()}`;
+    const before = wire.length;
+    const events = await drain(client.sendMessageStream({ message: userMessage(text) }));
+    assertEchoStream(events, text);
+    const call = wire.slice(before).find((e) => e.body?.method === 'SendStreamingMessage');
+    assert.ok(call, `methods sent: ${wire.slice(before).map((e) => e.body?.method)}`);
+    assert.equal(call.headers.get('a2a-version'), '1.0');
+    assert.equal(call.headers.get('accept'), 'text/event-stream');
+    assertEchoTask(await client.getTask({ tenant: '', id: events[0].payload.value.id }), text);
+  });
+
+  it('SubscribeToTask (resubscribeTask) of a terminal task throws UnsupportedOperationError (-32004)', { timeout: 15_000 }, async () => {
+    const task = await send('finished before subscribing');
+    assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
+    await assertRejects(drain(client.resubscribeTask({ tenant: '', id: task.id })), 'UnsupportedOperationError', -32004);
+  });
+
+  it('resubscribeTask with a Last-Event-ID service parameter replays the missed events, even for a finished task', { timeout: 15_000 }, async () => {
+    // SubscribeToTaskRequest has no metadata; RequestOptions.serviceParameters become HTTP headers.
+    const text = `replay ${randomUUID()}`;
+    const task = await send(text);
+    const events = await drain(client.resubscribeTask({ tenant: '', id: task.id },
+      { serviceParameters: { 'Last-Event-ID': '1' } }));
+    assert.deepEqual(streamKinds(events), ['artifactUpdate', 'statusUpdate:TASK_STATE_COMPLETED']);
+    assert.equal(events[0].payload.value.taskId, task.id);
+  });
+
+  it('SubscribeToTask of an unknown task throws TaskNotFoundError (-32001)', { timeout: 15_000 }, async () => {
+    await assertRejects(drain(client.resubscribeTask({ tenant: '', id: `no-such-task-${randomUUID()}` })),
+      'TaskNotFoundError', -32001);
+  });
+
   it('a 1.x client pinned to the card\'s 0.3 interface (legacyCompat) talks v0.3 to the same endpoint', async () => {
     // The v1 SDK's compat transport sends v0.3 method names with `A2A-Version: 0.3`: a v0.3 request
     // can arrive with that header as well as without one (WIRE.md §1.3).
@@ -357,6 +422,38 @@ describe('a2ad with a slow echo (--echo-delay-ms) and the 1.3.0 Client: cancel',
     // v1.0: cancel is idempotent (spec §3.3.1); a2a-js returns the canceled task unchanged.
     const again = await client.cancelTask({ tenant: '', id: task.id });
     assert.equal(again.status.state, TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('SubscribeToTask (resubscribeTask) on a live task yields the Task snapshot, then the rest up to completed', { timeout: 15_000 }, async () => {
+    const text = `subscribe live ${randomUUID()}`;
+    const task = await client.sendMessage({
+      message: userMessage(text), configuration: { returnImmediately: true, acceptedOutputModes: [] },
+    });
+    const events = await drain(client.resubscribeTask({ tenant: '', id: task.id }));
+    const [snapshot, ...rest] = events;
+    assert.equal(snapshot?.payload?.$case, 'task', `the first event must be the Task: ${JSON.stringify(events)}`);
+    assert.equal(snapshot.payload.value.id, task.id);
+    const state = snapshot.payload.value.status.state;
+    assert.ok([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].includes(state), JSON.stringify(snapshot));
+    const expected = state === TaskState.TASK_STATE_SUBMITTED
+      ? ['statusUpdate:TASK_STATE_WORKING', 'artifactUpdate', 'statusUpdate:TASK_STATE_COMPLETED']
+      : ['artifactUpdate', 'statusUpdate:TASK_STATE_COMPLETED'];
+    assert.deepEqual(streamKinds(rest), expected, `events after the snapshot: ${JSON.stringify(rest)}`);
+    for (const ev of rest) assert.equal(ev.payload.value.taskId, task.id);
+    assertEchoTask(await client.getTask({ tenant: '', id: task.id }), text);
+  });
+
+  it('sendMessageStream and a concurrent resubscribeTask of the same task end alike', { timeout: 15_000 }, async () => {
+    const text = `stream and subscribe ${randomUUID()}`;
+    const stream = client.sendMessageStream({ message: userMessage(text) });
+    const first = await stream.next();
+    assert.equal(first.value?.payload?.$case, 'task');
+    const [rest, sub] = await Promise.all([
+      drain(stream), drain(client.resubscribeTask({ tenant: '', id: first.value.payload.value.id })),
+    ]);
+    assertEchoStream([first.value, ...rest], text);
+    assert.equal(sub[0].payload.$case, 'task');
+    assert.deepEqual(sub.slice(1), rest.slice(rest.length - (sub.length - 1)));
   });
 
   it('ListTasks filters on TASK_STATE_CANCELED and TASK_STATE_WORKING', async () => {

@@ -197,3 +197,109 @@ export function artifactText03(task) {
 }
 
 export const TERMINAL_STATES_03 = ['completed', 'failed', 'canceled', 'rejected'];
+
+/**
+ * Parses an SSE response body (WHATWG rules: `field: value` lines, `:` comments, blank line ends an
+ * event; multi-line data joined with "\n"). Yields {type: 'comment', text} for each comment line
+ * and {type: 'event', id, event, data, json} for each dispatched event (`json` = parsed data, or
+ * undefined when data is not JSON). `id` is the event's own `id:` field (undefined if absent).
+ */
+export async function* parseSse(response) {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let id;
+  let event;
+  let data = [];
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let nl;
+      while ((nl = buffer.search(/\r\n|\r|\n/)) >= 0) {
+        if (buffer[nl] === '\r' && nl + 1 === buffer.length) break; // maybe a CRLF split across reads
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + (buffer[nl] === '\r' && buffer[nl + 1] === '\n' ? 2 : 1));
+        if (line === '') {
+          if (data.length > 0) {
+            const text = data.join('\n');
+            let json;
+            try { json = JSON.parse(text); } catch { json = undefined; }
+            yield { type: 'event', id, event, data: text, json };
+          }
+          id = undefined;
+          event = undefined;
+          data = [];
+          continue;
+        }
+        if (line.startsWith(':')) {
+          yield { type: 'comment', text: line.slice(1) };
+          continue;
+        }
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let val = colon < 0 ? '' : line.slice(colon + 1);
+        if (val.startsWith(' ')) val = val.slice(1);
+        if (field === 'data') data.push(val);
+        else if (field === 'id') id = val;
+        else if (field === 'event') event = val;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/**
+ * Opens a JSON-RPC streaming call with raw fetch. Returns {http, headers, contentType, response,
+ * items (async iterator from parseSse), abort()}. The request is aborted after `timeoutMs`
+ * (default 15 s) so a stuck stream cannot hang a test.
+ */
+export async function openStream(url, method, params, {
+  version, id = `sse-${++rpcIds}`, headers = {}, timeoutMs = 15_000,
+} = {}) {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(new Error(`${method} stream still open after ${timeoutMs} ms`)), timeoutMs);
+  timer.unref?.();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'text/event-stream',
+      ...(version ? { 'A2A-Version': version } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    signal: ctrl.signal,
+  });
+  const contentType = response.headers.get('content-type') ?? '';
+  const abort = () => { clearTimeout(timer); ctrl.abort(); };
+  async function* items() {
+    try {
+      yield* parseSse(response);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return { http: response.status, headers: response.headers, contentType, response, items: items(), abort, id };
+}
+
+/**
+ * Opens a JSON-RPC stream and collects every SSE item until the server closes it. Returns
+ * {http, contentType, items, events (only the events), body (parsed JSON when the answer is not
+ * SSE)}.
+ */
+export async function collectStream(url, method, params, options = {}) {
+  const s = await openStream(url, method, params, options);
+  if (!s.contentType.startsWith('text/event-stream')) {
+    const text = await s.response.text();
+    s.abort();
+    let body;
+    try { body = JSON.parse(text); } catch { body = text; }
+    return { http: s.http, contentType: s.contentType, items: [], events: [], body };
+  }
+  const items = [];
+  for await (const item of s.items) items.push(item);
+  return { http: s.http, contentType: s.contentType, items, events: items.filter((i) => i.type === 'event') };
+}
