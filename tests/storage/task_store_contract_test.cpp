@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -476,6 +477,278 @@ TYPED_TEST(TaskStoreContractTest, ConcurrentWritersAndReaders) {
   }
   TaskQuery q;
   EXPECT_EQ(this->MustList(q).total_size, kWriters * kTasksPerWriter);
+}
+
+// ---- Retention (PruneEvents) ------------------------------------------------------------
+
+TYPED_TEST(TaskStoreContractTest, PruneDeletesOnlyTheLogsOfTerminalTasksOlderThanTheCutoff) {
+  constexpr int64_t kCutoff = 1000;
+  struct Spec {
+    std::string id;
+    TaskState state;
+    int64_t updated_at_ms;
+    int events;
+    bool pruned;
+  };
+  const std::vector<Spec> specs = {
+      {"old-completed", TaskState::kCompleted, 500, 3, true},
+      {"old-failed", TaskState::kFailed, 10, 2, true},
+      {"old-canceled", TaskState::kCanceled, 999, 1, true},
+      {"old-rejected", TaskState::kRejected, 1, 4, true},
+      {"old-completed-empty-log", TaskState::kCompleted, 500, 0, true},
+      {"boundary-completed", TaskState::kCompleted, kCutoff, 2, false},  // == cutoff: kept
+      {"new-failed", TaskState::kFailed, 1500, 2, false},
+      {"old-submitted", TaskState::kSubmitted, 1, 2, false},
+      {"old-working", TaskState::kWorking, 1, 3, false},
+      {"old-input-required", TaskState::kInputRequired, 1, 2, false},
+      {"old-auth-required", TaskState::kAuthRequired, 1, 2, false},
+  };
+  size_t want_deleted = 0;
+  for (const Spec& spec : specs) {
+    ASSERT_TRUE(IsOk(CommitSync(
+        this->store(), Create(spec.id, "ctx", spec.state, spec.updated_at_ms, spec.events))))
+        << spec.id;
+    if (spec.pruned) want_deleted += static_cast<size_t>(spec.events);
+  }
+  // A log written by several commits, the last of which made the task terminal.
+  ASSERT_TRUE(
+      IsOk(CommitSync(this->store(), Create("old-multi", "ctx2", TaskState::kSubmitted, 100, 2))));
+  ASSERT_TRUE(IsOk(
+      CommitSync(this->store(), Append(this->MustGet("old-multi"), TaskState::kWorking, 200, 3))));
+  ASSERT_TRUE(IsOk(CommitSync(this->store(),
+                              Append(this->MustGet("old-multi"), TaskState::kCompleted, 300, 1))));
+  want_deleted += 6;
+
+  std::map<std::string, TaskRecord> records;
+  std::map<std::string, std::vector<protocol::RunEvent>> logs;
+  for (const Spec& spec : specs) {
+    records[spec.id] = this->MustGet(spec.id);
+    logs[spec.id] = this->MustRead(spec.id);
+    ASSERT_EQ(logs[spec.id].size(), static_cast<size_t>(spec.events)) << spec.id;
+  }
+  TaskQuery all;
+  all.page_size = 100;
+  const TaskPage page_before = this->MustList(all);
+  const TaskRecord multi_before = this->MustGet("old-multi");
+
+  auto pruned = this->store().PruneEvents(kCutoff);
+  ASSERT_TRUE(IsOk(pruned));
+  EXPECT_EQ(*pruned, want_deleted);
+
+  for (const Spec& spec : specs) {
+    EXPECT_EQ(this->MustGet(spec.id), records[spec.id]) << spec.id;  // snapshots unchanged
+    if (spec.pruned) {
+      EXPECT_TRUE(this->MustRead(spec.id).empty()) << spec.id;
+      EXPECT_TRUE(this->MustRead(spec.id, 0).empty()) << spec.id;
+    } else {
+      EXPECT_EQ(this->MustRead(spec.id), logs[spec.id]) << spec.id;
+    }
+  }
+  EXPECT_EQ(this->MustGet("old-multi"), multi_before);
+  EXPECT_EQ(this->MustGet("old-multi").last_sequence, 5);
+  EXPECT_TRUE(this->MustRead("old-multi").empty());
+  const TaskPage page_after = this->MustList(all);
+  EXPECT_EQ(page_after.records, page_before.records);
+  EXPECT_EQ(page_after.total_size, page_before.total_size);
+  TaskQuery completed;
+  completed.state = TaskState::kCompleted;
+  completed.page_size = 100;
+  EXPECT_EQ(this->MustList(completed).total_size, 4);
+
+  // Idempotent.
+  auto again = this->store().PruneEvents(kCutoff);
+  ASSERT_TRUE(IsOk(again));
+  EXPECT_EQ(*again, 0u);
+
+  // A later cutoff takes the boundary task and the newer terminal one, nothing else.
+  auto later = this->store().PruneEvents(2000);
+  ASSERT_TRUE(IsOk(later));
+  EXPECT_EQ(*later, 4u);
+  EXPECT_TRUE(this->MustRead("boundary-completed").empty());
+  EXPECT_TRUE(this->MustRead("new-failed").empty());
+  for (const char* id :
+       {"old-submitted", "old-working", "old-input-required", "old-auth-required"}) {
+    EXPECT_EQ(this->MustRead(id), logs[id]) << id;
+  }
+  // Non-terminal tasks keep everything, however old and however late the cutoff.
+  auto everything = this->store().PruneEvents(std::numeric_limits<int64_t>::max());
+  ASSERT_TRUE(IsOk(everything));
+  EXPECT_EQ(*everything, 0u);
+  EXPECT_EQ(this->MustRead("old-working"), logs["old-working"]);
+}
+
+TYPED_TEST(TaskStoreContractTest, PruneOnAnEmptyStoreDeletesNothing) {
+  auto pruned = this->store().PruneEvents(std::numeric_limits<int64_t>::max());
+  ASSERT_TRUE(IsOk(pruned));
+  EXPECT_EQ(*pruned, 0u);
+}
+
+TYPED_TEST(TaskStoreContractTest, CommitsToAPrunedTaskContinueFromTheSnapshotSequence) {
+  ASSERT_TRUE(
+      IsOk(CommitSync(this->store(), Create("task-1", "ctx", TaskState::kCompleted, 500, 3))));
+  const TaskRecord stored = this->MustGet("task-1");  // last_sequence 2
+  ASSERT_EQ(*this->store().PruneEvents(1000), 3u);
+  ASSERT_TRUE(this->MustRead("task-1").empty());
+
+  // The store checks sequences against the snapshot, not against the (empty) log.
+  for (int64_t expected : {-1, 0, 1, 3}) {
+    TaskCommit c = expected == -1 ? Create("task-1", "ctx", TaskState::kWorking, 600, 1) : [&] {
+      TaskRecord pretend = stored;
+      pretend.last_sequence = expected;
+      return Append(pretend, TaskState::kCompleted, 600, 1);
+    }();
+    auto r = CommitSync(this->store(), std::move(c));
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_EQ(r.error().code, core::ErrorCode::kConflict) << expected;
+  }
+  EXPECT_EQ(this->MustGet("task-1"), stored);
+  EXPECT_TRUE(this->MustRead("task-1").empty());
+
+  // A snapshot-only commit, then one with events: sequences 3 and 4.
+  TaskCommit touch = Append(stored, TaskState::kCompleted, 600, 0);
+  touch.record.task.metadata["touched"] = true;
+  ASSERT_TRUE(IsOk(CommitSync(this->store(), touch)));
+  EXPECT_EQ(this->MustGet("task-1"), touch.record);
+  TaskCommit more = Append(touch.record, TaskState::kCompleted, 700, 2);
+  const std::vector<protocol::RunEvent> appended = more.events;
+  ASSERT_TRUE(IsOk(CommitSync(this->store(), std::move(more))));
+  EXPECT_EQ(this->MustGet("task-1").last_sequence, 4);
+  EXPECT_EQ(this->MustRead("task-1"), appended);
+  EXPECT_EQ(appended.front().sequence, 3);
+  EXPECT_EQ(this->MustRead("task-1", 3), (std::vector<protocol::RunEvent>{Event("task-1", 4)}));
+  EXPECT_EQ(this->MustRead("task-1", 2, 1), (std::vector<protocol::RunEvent>{Event("task-1", 3)}));
+  EXPECT_EQ(this->MustRead("task-1", 1, 1), (std::vector<protocol::RunEvent>{Event("task-1", 3)}));
+  EXPECT_TRUE(this->MustRead("task-1", 4).empty());
+
+  // Still terminal and old: the new events go at the next prune, and the log continues.
+  auto pruned = this->store().PruneEvents(1000);
+  ASSERT_TRUE(IsOk(pruned));
+  EXPECT_EQ(*pruned, 2u);
+  EXPECT_TRUE(this->MustRead("task-1").empty());
+  ASSERT_TRUE(IsOk(
+      CommitSync(this->store(), Append(this->MustGet("task-1"), TaskState::kCompleted, 800, 1))));
+  EXPECT_EQ(this->MustRead("task-1"), (std::vector<protocol::RunEvent>{Event("task-1", 5)}));
+}
+
+TYPED_TEST(TaskStoreContractTest, PruneConcurrentWithCommitsAndReads) {
+  constexpr int64_t kCutoff = 1000;
+  constexpr int kWriters = 3;
+  constexpr int kCommitsPerWriter = 30;
+  constexpr int kEventsPerCommit = 2;
+  // Terminal and old before the writers start.
+  size_t want_deleted = 0;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(IsOk(CommitSync(this->store(), Create("done-" + std::to_string(i), "ctx",
+                                                      TaskState::kCompleted, 100 + i, 5))));
+    want_deleted += 5;
+  }
+
+  std::atomic<int> commit_errors{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      // Each writer drives one live task (working, old timestamps: must keep its log) and
+      // creates terminal old tasks as it goes (their logs may go in any prune).
+      const std::string live = "live-" + std::to_string(w);
+      TaskCommit create = Create(live, "ctx", TaskState::kWorking, 1, kEventsPerCommit);
+      TaskRecord current = create.record;
+      if (!CommitSync(this->store(), std::move(create)).ok()) ++commit_errors;
+      for (int k = 1; k < kCommitsPerWriter; ++k) {
+        TaskCommit c = Append(current, TaskState::kWorking, 1 + k, kEventsPerCommit);
+        current = c.record;
+        if (!CommitSync(this->store(), std::move(c)).ok()) ++commit_errors;
+        if (k % 5 == 0) {
+          const std::string id = "late-" + std::to_string(w) + "-" + std::to_string(k);
+          if (!CommitSync(this->store(), Create(id, "ctx", TaskState::kFailed, 500, 3)).ok()) {
+            ++commit_errors;
+          }
+        }
+      }
+    });
+  }
+  std::atomic<bool> writers_done{false};
+  std::atomic<int> prune_errors{0};
+  std::atomic<size_t> deleted{0};
+  std::thread pruner([&] {
+    do {
+      auto pruned = this->store().PruneEvents(kCutoff);
+      if (!pruned.ok()) {
+        ++prune_errors;
+      } else {
+        deleted += *pruned;
+      }
+    } while (!writers_done.load());
+  });
+  std::atomic<int> reader_errors{0};
+  std::thread reader([&] {
+    do {
+      for (int w = 0; w < kWriters; ++w) {
+        // A live task's log is whole: gap-free from 0, at least up to the snapshot read first.
+        const std::string id = "live-" + std::to_string(w);
+        auto got = this->store().Get(id);
+        if (!got.ok()) ++reader_errors;
+        if (!got.ok() || !got->has_value()) continue;
+        auto events = this->store().ReadEvents(id, -1, 10000);
+        if (!events.ok() || static_cast<int64_t>(events->size()) < (*got)->last_sequence + 1) {
+          ++reader_errors;
+          continue;
+        }
+        for (size_t k = 0; k < events->size(); ++k) {
+          if ((*events)[k].sequence != static_cast<int64_t>(k)) ++reader_errors;
+        }
+      }
+      for (int i = 0; i < 10; ++i) {
+        // A pruned task's log is empty or (mid-prune) a gap-free suffix ending at 4.
+        auto events = this->store().ReadEvents("done-" + std::to_string(i), -1, 100);
+        if (!events.ok()) {
+          ++reader_errors;
+          continue;
+        }
+        for (size_t k = 0; k < events->size(); ++k) {
+          if ((*events)[k].sequence != 5 - static_cast<int64_t>(events->size() - k)) {
+            ++reader_errors;
+          }
+        }
+      }
+    } while (!writers_done.load());
+  });
+  for (auto& t : writers) t.join();
+  writers_done = true;
+  pruner.join();
+  reader.join();
+  EXPECT_EQ(reader_errors.load(), 0);
+  auto last = this->store().PruneEvents(kCutoff);
+  ASSERT_TRUE(IsOk(last));
+  deleted += *last;
+
+  EXPECT_EQ(commit_errors.load(), 0);
+  EXPECT_EQ(prune_errors.load(), 0);
+  want_deleted += static_cast<size_t>(kWriters) * ((kCommitsPerWriter - 1) / 5) * 3;
+  EXPECT_EQ(deleted.load(), want_deleted);
+  constexpr int64_t kLast = kCommitsPerWriter * kEventsPerCommit - 1;
+  for (int w = 0; w < kWriters; ++w) {
+    const std::string id = "live-" + std::to_string(w);
+    EXPECT_EQ(this->MustGet(id).last_sequence, kLast);
+    const auto events = this->MustRead(id, -1, 10000);
+    ASSERT_EQ(events.size(), static_cast<size_t>(kLast + 1)) << id;
+    for (size_t k = 0; k < events.size(); ++k) EXPECT_EQ(events[k], Event(id, int64_t(k)));
+  }
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = "done-" + std::to_string(i);
+    EXPECT_EQ(this->MustGet(id).last_sequence, 4);
+    EXPECT_TRUE(this->MustRead(id).empty()) << id;
+  }
+  EXPECT_TRUE(this->MustRead("late-0-5").empty());
+  EXPECT_EQ(this->MustGet("late-0-5").last_sequence, 2);
+}
+
+TYPED_TEST(TaskStoreContractTest, PruneAfterCloseIsUnavailable) {
+  ASSERT_TRUE(
+      IsOk(CommitSync(this->store(), Create("task-1", "ctx", TaskState::kCompleted, 500, 3))));
+  this->store().Close();
+  auto pruned = this->store().PruneEvents(1000);
+  ASSERT_FALSE(pruned.ok());
+  EXPECT_EQ(pruned.error().code, core::ErrorCode::kUnavailable);
 }
 
 }  // namespace

@@ -246,6 +246,37 @@ TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
   ExpectLogFoldsToSnapshot(t->id);
 }
 
+TEST_F(TaskServiceTest, ACursorIntoAPrunedLogGetsTheSnapshotMarkedCompacted) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("old")));
+  ASSERT_TRUE(t.ok());
+  auto replay = service_->Subscribe(t->id, 0, 16);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_FALSE(replay->history_compacted);
+  EXPECT_EQ(replay->backlog.size(), 3u);  // working, artifact, completed
+
+  auto pruned = store_->PruneEvents(clock_.NowMs() + 1);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned.value(), 4u);
+  auto after = service_->Subscribe(t->id, 0, 16);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->history_compacted);
+  EXPECT_TRUE(after->task_terminal);
+  ASSERT_EQ(after->backlog.size(), 1u);
+  const auto& snap = after->backlog[0]->event;
+  ASSERT_EQ(snap.kind, protocol::StreamEvent::Kind::kTask);
+  EXPECT_EQ(snap.task.status.state, S::kCompleted);
+  EXPECT_EQ(snap.task.metadata.at("a2ad").at("historyCompacted"), true);
+  EXPECT_EQ(after->backlog[0]->sequence, 3);
+  // Without a cursor nothing was missed: the plain snapshot.
+  auto plain = service_->Subscribe(t->id, std::nullopt, 16);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->history_compacted);
+  EXPECT_FALSE(plain->backlog[0]->event.task.metadata.contains("a2ad"));
+  // Get is unaffected by pruning.
+  EXPECT_EQ(service_->GetTask({"", t->id, {}})->artifacts.size(), 1u);
+}
+
 TEST_F(TaskServiceTest, StopAcceptingRefusesSends) {
   Make();
   service_->StopAccepting();

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -183,10 +186,40 @@ int RunServer(const Config& config) {
     poll();
   });
 
+  // Retention: a background thread prunes the event logs of tasks terminal for longer than
+  // the window (their snapshots stay; a resubscribe with an older cursor gets the snapshot
+  // marked historyCompacted). Off the I/O threads: pruning waits for the store's writer.
+  std::mutex maint_mu;
+  std::condition_variable maint_cv;
+  bool maint_stop = false;
+  std::thread maintenance;
+  if (config.event_retention_s > 0) {
+    const auto every = std::chrono::seconds(std::clamp<int64_t>(config.event_retention_s / 10, 1, 300));
+    maintenance = std::thread([&, every] {
+      std::unique_lock lock(maint_mu);
+      while (!maint_cv.wait_for(lock, every, [&] { return maint_stop; })) {
+        lock.unlock();
+        auto pruned = store->PruneEvents(clock.NowMs() - config.event_retention_s * 1000);
+        if (!pruned)
+          core::LogWarn("event retention: " + pruned.error().message);
+        else if (pruned.value() > 0)
+          core::LogInfo("event retention: pruned " + std::to_string(pruned.value()) +
+                        " events of finished tasks");
+        lock.lock();
+      }
+    });
+  }
+
   std::vector<std::thread> pool;
   for (size_t i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
   io.run();
   for (auto& t : pool) t.join();
+  {
+    std::lock_guard lock(maint_mu);
+    maint_stop = true;
+  }
+  maint_cv.notify_all();
+  if (maintenance.joinable()) maintenance.join();
   store->Close();
   core::LogInfo("stopped");
   return 0;

@@ -59,6 +59,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
 
+  serve->add_option("--event-retention-s", config.event_retention_s,
+                    "keep the event logs of finished tasks this long (their snapshots stay "
+                    "forever); 0 keeps them forever")
+      ->envname("A2AD_EVENT_RETENTION_S")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 

@@ -83,6 +83,21 @@ class TaskStore {
                                                                    int64_t after_sequence,
                                                                    size_t limit) = 0;
 
+  /// Retention: deletes the logged events of every task whose snapshot is in a terminal state
+  /// (completed, failed, canceled, rejected) and whose updated_at_ms < terminal_before_ms.
+  /// Snapshots (TaskRecord, including last_sequence) are kept, so Get and List are unchanged;
+  /// ReadEvents of such a task returns an empty vector afterwards. Sequences are unaffected: a
+  /// later commit to such a task still expects last_sequence and appends last_sequence + 1
+  /// (those new events are pruned again by a later call if the task still qualifies).
+  /// Returns the number of events deleted. Runs through the writer (ordered after commits
+  /// already accepted) in bounded batches so it never holds the write lock for long; commits
+  /// accepted meanwhile interleave with the batches, and a reader may see a task's log
+  /// partly pruned (a suffix of it) until the call returns. Errors: kUnavailable after (or
+  /// during) Close(); kInternal on storage failure. Batches finished before an error stay
+  /// done; calling again resumes. Thread-safe; blocks the caller (meant for a background
+  /// timer, not request handlers); must not be called from a `done` callback.
+  virtual core::Result<size_t> PruneEvents(int64_t terminal_before_ms) = 0;
+
   /// Waits for every commit already accepted to finish, then refuses new ones
   /// (kUnavailable). Idempotent. Called once on shutdown. Reads after Close() return
   /// kUnavailable too (backends release their connections). Must not be called from a

@@ -105,10 +105,31 @@ core::Result<std::vector<protocol::RunEvent>> MemoryTaskStore::ReadEvents(std::s
   std::vector<protocol::RunEvent> out;
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) return out;
-  const auto& events = it->second.events;
-  const size_t begin = after_sequence < 0 ? 0 : static_cast<size_t>(after_sequence) + 1;
-  for (size_t i = begin; i < events.size() && out.size() < limit; ++i) out.push_back(events[i]);
+  const Entry& entry = it->second;
+  const int64_t end = entry.first_sequence + static_cast<int64_t>(entry.events.size());
+  if (after_sequence >= end - 1) return out;  // also keeps after_sequence + 1 from overflowing
+  const int64_t first = std::max(after_sequence + 1, entry.first_sequence);
+  const size_t begin = static_cast<size_t>(first - entry.first_sequence);
+  for (size_t i = begin; i < entry.events.size() && out.size() < limit; ++i) {
+    out.push_back(entry.events[i]);
+  }
   return out;
+}
+
+core::Result<size_t> MemoryTaskStore::PruneEvents(int64_t terminal_before_ms) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  size_t deleted = 0;
+  for (auto& [id, entry] : tasks_) {
+    const TaskRecord& r = entry.record;
+    if (!protocol::IsTerminal(r.task.status.state) || r.updated_at_ms >= terminal_before_ms) {
+      continue;
+    }
+    deleted += entry.events.size();
+    entry.events.clear();
+    entry.first_sequence = r.last_sequence + 1;
+  }
+  return deleted;
 }
 
 void MemoryTaskStore::Close() {

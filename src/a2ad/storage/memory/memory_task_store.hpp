@@ -13,7 +13,8 @@ namespace a2ad::storage {
 
 /// Thread-safe: one mutex guards all state. Commit applies the change and then runs
 /// `done` synchronously on the calling thread, outside the lock, before returning.
-/// List sorts every match per call: fine for tests, not for large data sets.
+/// List sorts every match per call: fine for tests, not for large data sets. PruneEvents
+/// runs in one step under the mutex (no batches: test data sets are small).
 class MemoryTaskStore final : public TaskStore {
  public:
   MemoryTaskStore() = default;
@@ -24,12 +25,16 @@ class MemoryTaskStore final : public TaskStore {
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,
                                                            size_t limit) override;
+  core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
   void Close() override;
 
  private:
   struct Entry {
     TaskRecord record;
-    std::vector<protocol::RunEvent> events;  // events[i].sequence == i
+    // events[i].sequence == first_sequence + i. Retention drops the whole log, so the
+    // sequences continue from the record's last_sequence, not from the log's size.
+    std::vector<protocol::RunEvent> events;
+    int64_t first_sequence = 0;
   };
 
   core::Result<void> Apply(TaskCommit& commit);

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string>
 
+#include "a2ad/protocol/model.hpp"
+
 namespace a2ad::storage::sqlite {
 namespace {
 
@@ -37,6 +39,19 @@ CREATE TABLE task_events (
 ) WITHOUT ROWID, STRICT;
 )sql";
 
+// Frozen text: the numbers are protocol::TaskState's terminal states (checked below), and
+// kSelectPrunableTasks repeats the index's WHERE verbatim.
+constexpr const char* kV2 = R"sql(
+ALTER TABLE tasks ADD COLUMN pruned_through INTEGER NOT NULL DEFAULT -1;
+CREATE INDEX tasks_prunable ON tasks(updated_at_ms)
+  WHERE state IN (3, 4, 5, 7) AND pruned_through < last_sequence;
+)sql";
+static_assert(static_cast<int>(protocol::TaskState::kCompleted) == 3 &&
+                  static_cast<int>(protocol::TaskState::kFailed) == 4 &&
+                  static_cast<int>(protocol::TaskState::kCanceled) == 5 &&
+                  static_cast<int>(protocol::TaskState::kRejected) == 7,
+              "tasks_prunable (schema version 2) names the terminal states by number");
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -57,6 +72,7 @@ core::Result<int> ReadVersion(Connection& db) {
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kV1},
+      {2, kV2},
   };
   return kMigrations;
 }

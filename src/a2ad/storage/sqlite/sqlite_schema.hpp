@@ -20,6 +20,16 @@
 //     WITHOUT ROWID, STRICT: the log clustered by (task, sequence), so ReadEvents is one
 //     range scan and a duplicate sequence is impossible. payload is the JSON text of
 //     RunEvent::payload; run_id is not stored (it equals task_id).
+//
+// Version 2 (event retention, TaskStore::PruneEvents):
+//   tasks.pruned_through INTEGER NOT NULL DEFAULT -1: every event of the task with
+//     sequence <= pruned_through has been deleted by retention, so the task's log holds
+//     exactly the sequences (pruned_through, last_sequence]. -1: nothing pruned. Commits
+//     never write it; appending to a pruned task makes it a candidate again.
+//   tasks_prunable(updated_at_ms) WHERE state IN (3, 4, 5, 7) AND
+//     pruned_through < last_sequence: a partial index holding only terminal tasks that
+//     still have logged events, so a prune visits the tasks it deletes from, never the
+//     (ever growing) set of tasks pruned before.
 #include <vector>
 
 #include "a2ad/core/result.hpp"
@@ -31,6 +41,15 @@ struct Migration {
   int version;
   const char* sql;  // one or more statements
 };
+
+/// The prune candidates (schema version 2): terminal tasks with events left and
+/// updated_at_ms < ?1, oldest first, at most ?2. Forced onto tasks_prunable (the planner
+/// would otherwise pick tasks_by_state and visit every old terminal task); its WHERE must
+/// repeat the index's verbatim for SQLite to accept the index.
+inline constexpr const char* kSelectPrunableTasks =
+    "SELECT id, pruned_through, last_sequence FROM tasks INDEXED BY tasks_prunable"
+    " WHERE state IN (3, 4, 5, 7) AND pruned_through < last_sequence AND updated_at_ms < ?1"
+    " ORDER BY updated_at_ms LIMIT ?2";
 
 /// The ordered migrations: Migrations()[i].version == i + 1.
 const std::vector<Migration>& Migrations();

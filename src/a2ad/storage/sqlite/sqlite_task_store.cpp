@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -44,6 +46,9 @@ constexpr const char* kSelectTask =
 constexpr const char* kSelectEvents =
     "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
+constexpr const char* kDeleteEvents =
+    "DELETE FROM task_events WHERE task_id = ?1 AND sequence > ?2 AND sequence <= ?3";
+constexpr const char* kSetPrunedThrough = "UPDATE tasks SET pruned_through = ?2 WHERE id = ?1";
 
 core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
 
@@ -218,6 +223,7 @@ class SqliteTaskStore::Impl {
 
   void Start() {
     writer_thread_ = std::thread([this] { WriterLoop(); });
+    writer_id_ = writer_thread_.get_id();
   }
 
   void Commit(TaskCommit commit, CommitCallback done);
@@ -225,6 +231,7 @@ class SqliteTaskStore::Impl {
   core::Result<TaskPage> List(const TaskQuery& query);
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence, size_t limit);
+  core::Result<size_t> PruneEvents(int64_t terminal_before_ms);
   void Close();
 
  private:
@@ -237,7 +244,24 @@ class SqliteTaskStore::Impl {
     core::Result<void> result;  // an error here (precondition) skips the database
   };
 
+  // One PruneEvents call, queued once per batch until it is done.
+  struct PruneJob {
+    int64_t terminal_before_ms = 0;
+    size_t deleted = 0;  // by the batches committed so far
+    std::promise<core::Result<size_t>> done;
+  };
+
+  struct PruneBatch {
+    size_t deleted = 0;
+    bool more = false;  // candidates remain
+  };
+
+  // The writer's queue: commits and prune jobs, in call order.
+  using Job = std::variant<Pending, std::unique_ptr<PruneJob>>;
+
   void WriterLoop();
+  void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
+  core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
   void ApplyBatch(std::vector<Pending>& batch);
   void WriteBatch(std::vector<Pending>& batch);
   core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
@@ -250,9 +274,10 @@ class SqliteTaskStore::Impl {
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::deque<Pending> queue_;
+  std::deque<Job> queue_;
   bool stopping_ = false;
   std::thread writer_thread_;
+  std::thread::id writer_id_;  // set by Start(), before any other thread sees this object
 
   std::mutex close_mu_;
   bool closed_ = false;
@@ -277,26 +302,182 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
       if (p.done) p.done(Closed());
       return;
     }
-    queue_.push_back(std::move(p));
+    queue_.emplace_back(std::move(p));
   }
   queue_cv_.notify_one();
+}
+
+core::Result<size_t> SqliteTaskStore::Impl::PruneEvents(int64_t terminal_before_ms) {
+  auto job = std::make_unique<PruneJob>();
+  job->terminal_before_ms = terminal_before_ms;
+  std::future<core::Result<size_t>> result = job->done.get_future();
+  {
+    std::lock_guard lock(queue_mu_);
+    if (stopping_) return Closed();
+    // Checked while the writer runs (not stopping_): a joined thread's id may be reused.
+    if (std::this_thread::get_id() == writer_id_) {
+      return Internal(
+          "SqliteTaskStore::PruneEvents called on the writer thread (from a commit "
+          "callback): it would wait for itself");
+    }
+    queue_.emplace_back(std::move(job));
+  }
+  queue_cv_.notify_one();
+  return result.get();
+}
+
+void SqliteTaskStore::Impl::RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping) {
+  auto closed_during_prune = [&job] {
+    return core::Error(core::ErrorCode::kUnavailable, "task store closed during PruneEvents (" +
+                                                          std::to_string(job->deleted) +
+                                                          " events deleted before)");
+  };
+  if (stopping) {
+    job->done.set_value(closed_during_prune());
+    return;
+  }
+  core::Result<PruneBatch> batch = PruneBatch{};
+  try {
+    batch = WritePruneBatch(job->terminal_before_ms);
+  } catch (const std::exception& e) {
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    batch = Internal(std::string("task store writer: prune: ") + e.what());
+  }
+  if (!batch) {
+    job->done.set_value(std::move(batch).error());
+    return;
+  }
+  job->deleted += batch->deleted;
+  if (opts_.prune_batch_hook) {
+    try {
+      opts_.prune_batch_hook(batch->deleted);
+    } catch (const std::exception& e) {
+      core::LogError(std::string("task store: prune_batch_hook threw: ") + e.what());
+    }
+  }
+  if (!batch->more) {
+    job->done.set_value(job->deleted);
+    return;
+  }
+  {
+    // Behind the commits accepted meanwhile: they are applied before the next batch.
+    std::lock_guard lock(queue_mu_);
+    if (!stopping_) {
+      queue_.emplace_back(std::move(job));
+      return;
+    }
+  }
+  job->done.set_value(closed_during_prune());
+}
+
+core::Result<SqliteTaskStore::Impl::PruneBatch> SqliteTaskStore::Impl::WritePruneBatch(
+    int64_t terminal_before_ms) {
+  Connection& db = *writer_;
+  struct Candidate {
+    std::string id;
+    int64_t pruned_through;
+    int64_t last_sequence;
+  };
+  // Every candidate has at least one event, so `limit` candidates fill any batch.
+  auto select_candidates = [&](size_t limit) -> core::Result<std::vector<Candidate>> {
+    auto prepared = db.Prepare(sqlite::kSelectPrunableTasks);
+    if (!prepared) return std::move(prepared).error();
+    Stmt select(*prepared);
+    select.Bind(1, terminal_before_ms);
+    select.Bind(2,
+                static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max())));
+    std::vector<Candidate> out;
+    for (;;) {
+      const int rc = select.Step();
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return db.Fail("select prune candidates", rc);
+      out.push_back({std::string(select.Text(0)), select.Int(1), select.Int(2)});
+    }
+    return out;
+  };
+
+  if (auto begun = Run(db, "BEGIN IMMEDIATE"); !begun) return std::move(begun).error();
+  auto rollback = [&db](core::Error e) -> core::Result<PruneBatch> {
+    if (sqlite3_get_autocommit(db.handle()) == 0) (void)Run(db, "ROLLBACK");
+    return e;
+  };
+
+  PruneBatch batch;
+  uint64_t budget = opts_.prune_batch_events;  // sequences this batch may still delete
+  auto candidates = select_candidates(opts_.prune_batch_events);
+  if (!candidates) return rollback(std::move(candidates).error());
+  for (const Candidate& c : *candidates) {
+    // A log longer than the budget loses a prefix now, the rest in a later batch.
+    const auto pending = static_cast<uint64_t>(c.last_sequence - c.pruned_through);
+    const int64_t upto =
+        pending <= budget ? c.last_sequence : c.pruned_through + static_cast<int64_t>(budget);
+    {
+      auto prepared = db.Prepare(kDeleteEvents);
+      if (!prepared) return rollback(std::move(prepared).error());
+      Stmt erase(*prepared);
+      erase.Bind(1, c.id);
+      erase.Bind(2, c.pruned_through);
+      erase.Bind(3, upto);
+      if (const int rc = erase.Step(); rc != SQLITE_DONE) {
+        return rollback(db.Fail("prune events of task " + c.id, rc));
+      }
+      batch.deleted += static_cast<size_t>(sqlite3_changes64(db.handle()));
+    }
+    {
+      auto prepared = db.Prepare(kSetPrunedThrough);
+      if (!prepared) return rollback(std::move(prepared).error());
+      Stmt update(*prepared);
+      update.Bind(1, c.id);
+      update.Bind(2, upto);
+      if (const int rc = update.Step(); rc != SQLITE_DONE) {
+        return rollback(db.Fail("record pruned events of task " + c.id, rc));
+      }
+    }
+    budget -= static_cast<uint64_t>(upto - c.pruned_through);
+    if (budget == 0) break;
+  }
+  if (budget == 0) {
+    // A full batch: look whether anything is left, so the last batch is never empty.
+    auto left = select_candidates(1);
+    if (!left) return rollback(std::move(left).error());
+    batch.more = !left->empty();
+  }
+  if (opts_.fail_prune_batch_hook && opts_.fail_prune_batch_hook()) {
+    return rollback(
+        Internal("sqlite '" + path_ + "': prune COMMIT failed (fail_prune_batch_hook)"));
+  }
+  if (auto committed = Run(db, "COMMIT"); !committed) return rollback(std::move(committed).error());
+  return batch;
 }
 
 void SqliteTaskStore::Impl::WriterLoop() {
   for (;;) {
     std::vector<Pending> batch;
+    std::unique_ptr<PruneJob> prune;
+    bool stopping = false;
     {
       std::unique_lock lock(queue_mu_);
       queue_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping, and every accepted commit is applied
-      const size_t n = std::min(queue_.size(), opts_.max_batch_commits);
-      batch.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        batch.push_back(std::move(queue_.front()));
+      if (queue_.empty()) return;  // stopping, and every accepted job is done
+      stopping = stopping_;
+      if (auto* job = std::get_if<std::unique_ptr<PruneJob>>(&queue_.front())) {
+        prune = std::move(*job);
         queue_.pop_front();
+      } else {
+        // A batch is the run of commits up to the next prune job (or the cap).
+        while (!queue_.empty() && batch.size() < opts_.max_batch_commits) {
+          auto* pending = std::get_if<Pending>(&queue_.front());
+          if (pending == nullptr) break;
+          batch.push_back(std::move(*pending));
+          queue_.pop_front();
+        }
       }
     }
-    ApplyBatch(batch);
+    if (prune) {
+      RunPruneBatch(std::move(prune), stopping);
+    } else {
+      ApplyBatch(batch);
+    }
   }
 }
 
@@ -615,10 +796,11 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
     return core::Error(core::ErrorCode::kInvalidParams,
                        "sqlite: a database file path is required (not '" + path + "')");
   }
-  if (opts.max_batch_commits < 1 || opts.reader_connections < 1 || opts.busy_timeout_ms < 0) {
+  if (opts.max_batch_commits < 1 || opts.reader_connections < 1 || opts.prune_batch_events < 1 ||
+      opts.busy_timeout_ms < 0) {
     return core::Error(core::ErrorCode::kInvalidParams,
-                       "sqlite: max_batch_commits and reader_connections must be at least 1, "
-                       "busy_timeout_ms not negative");
+                       "sqlite: max_batch_commits, reader_connections and prune_batch_events "
+                       "must be at least 1, busy_timeout_ms not negative");
   }
   if (sqlite3_threadsafe() == 0) {
     return Internal("sqlite: the linked libsqlite3 is built without thread support");
@@ -677,6 +859,10 @@ core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(std::s
                                                                           int64_t after_sequence,
                                                                           size_t limit) {
   return impl_->ReadEvents(task_id, after_sequence, limit);
+}
+
+core::Result<size_t> SqliteTaskStore::PruneEvents(int64_t terminal_before_ms) {
+  return impl_->PruneEvents(terminal_before_ms);
 }
 
 void SqliteTaskStore::Close() { impl_->Close(); }

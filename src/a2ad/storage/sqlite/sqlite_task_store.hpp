@@ -5,7 +5,7 @@
 //
 // Writes: ONE dedicated writer thread with its own connection, fed by a FIFO queue, so
 // commits are applied in call order. The writer takes every queued commit (up to
-// SqliteOptions::max_batch_commits) and applies them in one transaction, each inside its
+// SqliteOptions::max_batch_commits, and up to a queued prune job: see Retention) and applies them in one transaction, each inside its
 // own SAVEPOINT: a commit that fails its sequence check (kConflict) or a storage step rolls
 // back to its savepoint alone, the rest of the batch still commits. The callbacks of a
 // batch run on the writer thread, in call order, after the outer COMMIT (or with the
@@ -20,6 +20,16 @@
 // every connection. In WAL mode each read transaction sees every transaction committed
 // before it began, so a read sees every commit whose callback has already run. List reads
 // the count and the page in one read transaction.
+//
+// Retention (PruneEvents): a prune is a job in the same FIFO queue as the commits, so it
+// starts after every commit accepted before it. Each turn of the writer runs one prune
+// batch: ONE transaction that deletes at most SqliteOptions::prune_batch_events events
+// (whole tasks, or a prefix of a task's log when it is longer than what is left of the
+// batch) and advances tasks.pruned_through; if candidates remain, the job goes back to the
+// END of the queue, so commits accepted meanwhile are applied between two batches. The
+// candidates come from the partial index tasks_prunable (sqlite_schema.hpp, version 2):
+// only terminal tasks that still have events, oldest first, so the cost of a prune is
+// proportional to what it deletes. The calling thread waits for the last batch.
 //
 // Durability: see SqliteOptions::synchronous_full.
 #include <cstddef>
@@ -46,6 +56,8 @@ struct SqliteOptions {
   size_t max_batch_commits = 256;
   /// Size of the read-only connection pool. At least 1.
   size_t reader_connections = 4;
+  /// Most events one PruneEvents batch (transaction) deletes. At least 1.
+  size_t prune_batch_events = 5000;
   /// Open() applies pending migrations. If false, a database below the latest version is
   /// refused (run `a2ad migrate`).
   bool migrate_on_open = true;
@@ -61,6 +73,12 @@ struct SqliteOptions {
   /// Called with the number of commits of each batch before it is applied. A test may block
   /// in it to let commits queue up behind the writer.
   std::function<void(size_t batch_size)> batch_hook;
+  /// Called after each PruneEvents batch is committed, with the number of events it deleted,
+  /// before the next batch is queued. A test may block in it to let commits queue up.
+  std::function<void(size_t events_deleted)> prune_batch_hook;
+  /// Consulted once per PruneEvents batch just before its COMMIT. true: that batch is rolled
+  /// back as if COMMIT had failed, and PruneEvents returns kInternal.
+  std::function<bool()> fail_prune_batch_hook;
 };
 
 class SqliteTaskStore final : public TaskStore {
@@ -93,6 +111,10 @@ class SqliteTaskStore final : public TaskStore {
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,
                                                            size_t limit) override;
+  /// See TaskStore and "Retention" above. A prune in progress when Close() is called stops
+  /// after its current batch and returns kUnavailable. Called on the writer thread (from a
+  /// commit callback): kInternal, since waiting would deadlock.
+  core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
   /// Drains the queue (every accepted commit is applied and its callback run), stops the
   /// writer thread, waits for in-flight reads, and closes every connection.
   void Close() override;
