@@ -1,9 +1,9 @@
 #include "a2ad/core/clock.hpp"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "a2ad/core/ids.hpp"
 
@@ -18,7 +18,8 @@ TEST(Timestamp, FormatsRfc3339UtcWithMilliseconds) {
 
 TEST(Timestamp, ParsesWhatItFormatsAndCommonVariants) {
   int64_t ms = 0;
-  for (int64_t v : {int64_t{0}, int64_t{1767261600123}, int64_t{951782400000}, int64_t{4102444799999}}) {
+  for (int64_t v :
+       {int64_t{0}, int64_t{1767261600123}, int64_t{951782400000}, int64_t{4102444799999}}) {
     ASSERT_TRUE(ParseTimestamp(FormatTimestamp(v), ms));
     EXPECT_EQ(ms, v);
   }
@@ -32,8 +33,9 @@ TEST(Timestamp, ParsesWhatItFormatsAndCommonVariants) {
 
 TEST(Timestamp, RejectsGarbage) {
   int64_t ms = 0;
-  for (const char* bad : {"", "yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "2026-01-01T10:00:00.Z",
-                          "2026-01-01T10:00:00Zjunk", "2026-01-01T25:00:00Z", "2026-01-01T10:00:00+1"})
+  for (const char* bad :
+       {"", "yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "2026-01-01T10:00:00.Z",
+        "2026-01-01T10:00:00Zjunk", "2026-01-01T25:00:00Z", "2026-01-01T10:00:00+1"})
     EXPECT_FALSE(ParseTimestamp(bad, ms)) << bad;
 }
 

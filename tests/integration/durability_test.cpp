@@ -1,14 +1,13 @@
 // Durability of the real server binary: SIGKILL after N acknowledged sends loses nothing;
 // tasks acknowledged but unfinished at the kill are re-driven after restart; SIGTERM
 // shuts down cleanly.
+#include <gtest/gtest.h>
 #include <signal.h>
 
+#include <boost/json.hpp>
 #include <filesystem>
 #include <map>
 #include <thread>
-
-#include <boost/json.hpp>
-#include <gtest/gtest.h>
 
 #include "http_client.hpp"
 
@@ -44,8 +43,11 @@ class Durability : public ::testing::Test {
 
 json::object Params(const std::string& text, bool blocking) {
   return json::object{
-      {"message", json::object{{"kind", "message"}, {"role", "user"}, {"messageId", "m-" + text},
-                               {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}},
+      {"message",
+       json::object{{"kind", "message"},
+                    {"role", "user"},
+                    {"messageId", "m-" + text},
+                    {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}},
       {"configuration", json::object{{"blocking", blocking}}}};
 }
 
@@ -113,7 +115,8 @@ TEST_F(Durability, CancelOfAWorkingTaskOverHttp) {
   HttpClient c("127.0.0.1", server_.port);
   std::string id(c.Rpc("message/send", Params("slow", false)).at("result").at("id").as_string());
   auto canceled = c.Rpc("tasks/cancel", json::object{{"id", id}});
-  EXPECT_EQ(canceled.at("result").at("status").at("state"), "canceled") << json::serialize(canceled);
+  EXPECT_EQ(canceled.at("result").at("status").at("state"), "canceled")
+      << json::serialize(canceled);
   server_.Kill(SIGKILL);
   Start();
   HttpClient c2("127.0.0.1", server_.port);
@@ -138,7 +141,8 @@ TEST_F(Durability, SigtermShutsDownCleanlyAndKeepsEverything) {
 }
 
 TEST_F(Durability, MigrateCreatesTheSchemaAndIsIdempotent) {
-  std::string cmd = kBinary + " migrate --data-dir " + dir_.string() + " > " + (dir_ / "out").string();
+  std::string cmd =
+      kBinary + " migrate --data-dir " + dir_.string() + " > " + (dir_ / "out").string();
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_TRUE(fs::exists(dir_ / "a2ad.db"));

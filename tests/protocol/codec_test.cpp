@@ -1,12 +1,13 @@
 // Codec behaviour that the conformance fixtures do not pin down: round trips through both
 // wire versions, v0.3 <-> v1.0 part mapping, and the RunEventDoc envelope.
+#include "a2ad/protocol/v03/codec.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/run_event.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::protocol {
@@ -130,7 +131,8 @@ TEST(RunEventDoc, RoundTripsAndHasTheEnvelopeFields) {
 
 TEST(JsonRpc, IdKeepsItsJsonType) {
   json::value id;
-  auto r = ParseJsonRpcRequest(R"({"jsonrpc":"2.0","id":"7","method":"tasks/get","params":{}})", id);
+  auto r =
+      ParseJsonRpcRequest(R"({"jsonrpc":"2.0","id":"7","method":"tasks/get","params":{}})", id);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->id.is_string());
   auto n = ParseJsonRpcRequest(R"({"jsonrpc":"2.0","id":7,"method":"tasks/get"})", id);

@@ -2,14 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <cstring>
-#include <stdexcept>
-#include <strings.h>
-#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -18,6 +13,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
 
 namespace a2ad::testing {
 namespace asio = boost::asio;
@@ -53,7 +52,8 @@ struct HttpClient::Impl {
     auto res = parser.release();
     ClientResponse out;
     out.status = static_cast<int>(res.result_int());
-    for (const auto& f : res) out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    for (const auto& f : res)
+      out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     out.body = std::move(res.body());
     out.keep_alive = res.keep_alive();
     if (!out.keep_alive) {
@@ -122,8 +122,8 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
-    std::vector<std::string> args{binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir,
-                                  "--log-level", "warn"};
+    std::vector<std::string> args{binary,       "serve",  "--listen",    "127.0.0.1:0",
+                                  "--data-dir", data_dir, "--log-level", "warn"};
     for (auto& e : extra) args.push_back(e);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -1,12 +1,11 @@
 #pragma once
 // A small blocking HTTP/1.1 client for tests: real sockets over loopback, keep-alive.
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 namespace a2ad::testing {
 
@@ -50,8 +49,8 @@ struct ServerProcess {
   /// ready line (up to 20 s). Throws std::runtime_error on failure.
   static ServerProcess Start(const std::string& binary, const std::string& data_dir,
                              std::vector<std::string> extra = {});
-  void Kill(int signal);   // sends the signal and reaps the process
-  int WaitExit();          // waits; returns the exit status (or 128+signal)
+  void Kill(int signal);  // sends the signal and reaps the process
+  int WaitExit();         // waits; returns the exit status (or 128+signal)
 };
 
 }  // namespace a2ad::testing

@@ -3,13 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <stdexcept>
-#include <strings.h>
-
 #include <boost/json/parse.hpp>
+#include <stdexcept>
 
 namespace a2ad::testing {
 
@@ -45,7 +44,8 @@ SseClient::SseClient(const std::string& host, uint16_t port, const std::string& 
     size_t eol = head.find("\r\n", pos);
     if (colon == std::string::npos) break;
     std::string name = head.substr(pos, colon - pos);
-    std::string value = head.substr(colon + 2, (eol == std::string::npos ? head.size() : eol) - colon - 2);
+    std::string value =
+        head.substr(colon + 2, (eol == std::string::npos ? head.size() : eol) - colon - 2);
     if (strcasecmp(name.c_str(), "content-type") == 0) content_type_ = value;
   }
 }
@@ -103,9 +103,12 @@ std::optional<SseEvent> SseClient::Next(std::chrono::milliseconds timeout) {
         std::string field = line.substr(0, colon);
         std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
         if (!value.empty() && value[0] == ' ') value.erase(0, 1);
-        if (field == "id") ev.id = value;
-        else if (field == "event") ev.event = value;
-        else if (field == "data") ev.data += value;
+        if (field == "id")
+          ev.id = value;
+        else if (field == "event")
+          ev.event = value;
+        else if (field == "data")
+          ev.data += value;
       }
       if (!any_field) ev.comment = true;
       return ev;

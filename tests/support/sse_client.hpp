@@ -1,6 +1,7 @@
 #pragma once
 // A blocking SSE client for tests: POSTs a JSON-RPC request over a real loopback socket and
 // reads the event stream event by event.
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -8,13 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include <boost/json/value.hpp>
-
 namespace a2ad::testing {
 
 struct SseEvent {
-  std::string id;        // "" if the event had no id line
-  std::string event;     // "" for a plain message event
+  std::string id;     // "" if the event had no id line
+  std::string event;  // "" for a plain message event
   std::string data;
   bool comment = false;  // a ":" line only (heartbeat)
   boost::json::value Json() const;
@@ -23,8 +22,8 @@ struct SseEvent {
 class SseClient {
  public:
   /// Connects and sends `body` as a POST to `path`. Throws on connect/write failure.
-  SseClient(const std::string& host, uint16_t port, const std::string& path, const std::string& body,
-            std::vector<std::pair<std::string, std::string>> headers = {});
+  SseClient(const std::string& host, uint16_t port, const std::string& path,
+            const std::string& body, std::vector<std::pair<std::string, std::string>> headers = {});
   ~SseClient();
   SseClient(const SseClient&) = delete;
 

@@ -7,7 +7,7 @@ namespace {
 using S = protocol::TaskState;
 
 TEST(StateMachine, TransitionTable) {
-  const S all[] = {S::kUnspecified, S::kSubmitted, S::kWorking,  S::kCompleted,   S::kFailed,
+  const S all[] = {S::kUnspecified, S::kSubmitted,     S::kWorking,  S::kCompleted,   S::kFailed,
                    S::kCanceled,    S::kInputRequired, S::kRejected, S::kAuthRequired};
   for (S from : all) {
     for (S to : all) {
@@ -33,7 +33,8 @@ TEST(StateMachine, NamedCases) {
 }
 
 TEST(StateMachine, TerminalAndInterrupted) {
-  for (S s : {S::kCompleted, S::kFailed, S::kCanceled, S::kRejected}) EXPECT_TRUE(protocol::IsTerminal(s));
+  for (S s : {S::kCompleted, S::kFailed, S::kCanceled, S::kRejected})
+    EXPECT_TRUE(protocol::IsTerminal(s));
   for (S s : {S::kSubmitted, S::kWorking, S::kInputRequired, S::kAuthRequired, S::kUnspecified})
     EXPECT_FALSE(protocol::IsTerminal(s));
   EXPECT_TRUE(protocol::IsInterrupted(S::kInputRequired));

@@ -105,7 +105,8 @@ TEST(TaskProjection, StatusEventsTable) {
 }
 
 TEST(TaskProjection, NothingAfterATerminalState) {
-  for (const char* terminal : {"run.completed", "run.failed", "run.cancelled", "a2a.task.rejected"}) {
+  for (const char* terminal :
+       {"run.completed", "run.failed", "run.cancelled", "a2a.task.rejected"}) {
     Log log;
     ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
     ASSERT_TRUE(log.Add(terminal).ok());
@@ -120,7 +121,9 @@ TEST(TaskProjection, NothingAfterATerminalState) {
 TEST(TaskProjection, FailureCarriesErrorInMetadataAndStatusMessage) {
   Log log;
   ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
-  ASSERT_TRUE(log.Add("run.failed", {{"error", json::object{{"code", "boom"}, {"message", "it broke"}}}}).ok());
+  ASSERT_TRUE(
+      log.Add("run.failed", {{"error", json::object{{"code", "boom"}, {"message", "it broke"}}}})
+          .ok());
   const auto& t = log.rec.task;
   EXPECT_EQ(t.status.state, S::kFailed);
   ASSERT_TRUE(t.status.message.has_value());
@@ -140,7 +143,9 @@ TEST(TaskProjection, ArtifactsAddReplaceAndAppend) {
   Log log;
   ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
   ASSERT_TRUE(log.Add("artifact.created", {{"artifact", art("one")}}).ok());
-  ASSERT_TRUE(log.Add("artifact.created", {{"artifact", art("two")}, {"append", true}, {"lastChunk", true}}).ok());
+  ASSERT_TRUE(
+      log.Add("artifact.created", {{"artifact", art("two")}, {"append", true}, {"lastChunk", true}})
+          .ok());
   ASSERT_EQ(log.rec.task.artifacts.size(), 1u);
   ASSERT_EQ(log.rec.task.artifacts[0].parts.size(), 2u);
   auto ev = ProjectEvent(log.rec.task, log.events.back());

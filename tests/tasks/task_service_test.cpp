@@ -3,14 +3,14 @@
 // restart, failed commits, and concurrency.
 #include "a2ad/tasks/task_service.hpp"
 
-#include <filesystem>
-#include <thread>
+#include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <gtest/gtest.h>
+#include <filesystem>
+#include <thread>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -84,7 +84,8 @@ protocol::SendMessageRequest Send(const std::string& text, const std::string& sk
 
 class TaskServiceTest : public ::testing::Test {
  protected:
-  explicit TaskServiceTest(storage::TaskStore* store = nullptr) : store_(store ? store : &memory_) {}
+  explicit TaskServiceTest(storage::TaskStore* store = nullptr)
+      : store_(store ? store : &memory_) {}
 
   void Make(TaskServiceOptions opts = {}) {
     service_ = std::make_unique<TaskService>(*store_, clock_, *ids_, io_.get_executor(), opts);
@@ -126,7 +127,8 @@ class TaskServiceTest : public ::testing::Test {
   storage::MemoryTaskStore memory_;
   storage::TaskStore* store_;
   asio::io_context io_;
-  std::shared_ptr<SlowExecutor> slow_ = std::make_shared<SlowExecutor>(std::chrono::milliseconds(200));
+  std::shared_ptr<SlowExecutor> slow_ =
+      std::make_shared<SlowExecutor>(std::chrono::milliseconds(200));
   std::shared_ptr<ParkExecutor> park_ = std::make_shared<ParkExecutor>();
   std::unique_ptr<TaskService> service_;
 };
@@ -187,7 +189,8 @@ TEST_F(TaskServiceTest, RecoverUnfinishedReDrivesSubmittedTasks) {
   m.message_id = "m1";
   m.role = protocol::Role::kUser;
   m.parts.push_back(protocol::Part::Text("still here"));
-  e.payload = {{"contextId", "c"}, {"skillId", "echo"}, {"message", protocol::v10::MessageToJson(m)}};
+  e.payload = {
+      {"contextId", "c"}, {"skillId", "echo"}, {"message", protocol::v10::MessageToJson(m)}};
   e.timestamp_ms = 1;
   ASSERT_TRUE(ApplyEvent(c.record, e).ok());
   c.events.push_back(e);
@@ -231,14 +234,17 @@ TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
   };
   // Both start before either commits: the check happens under the task's lock.
   std::optional<core::Result<protocol::Task>> a, b;
-  asio::co_spawn(io_, service_->SendMessage(reply("first")), [&](std::exception_ptr, auto r) { a = r; });
-  asio::co_spawn(io_, service_->SendMessage(reply("second")), [&](std::exception_ptr, auto r) { b = r; });
+  asio::co_spawn(io_, service_->SendMessage(reply("first")),
+                 [&](std::exception_ptr, auto r) { a = r; });
+  asio::co_spawn(io_, service_->SendMessage(reply("second")),
+                 [&](std::exception_ptr, auto r) { b = r; });
   Drain();
   ASSERT_TRUE(a && b);
   EXPECT_TRUE(a->ok());
   ASSERT_FALSE(b->ok());
   EXPECT_EQ(b->error().code, core::ErrorCode::kUnsupportedOperation);
-  EXPECT_NE(b->error().message.find("not waiting for input"), std::string::npos) << b->error().message;
+  EXPECT_NE(b->error().message.find("not waiting for input"), std::string::npos)
+      << b->error().message;
   EXPECT_EQ(park_->executions.load(), 2);  // the start and the one accepted reply
   auto now = service_->GetTask({"", t->id, {}});
   EXPECT_EQ(now->status.state, S::kWorking);
@@ -295,7 +301,8 @@ TEST_F(TaskServiceTest, ConcurrentSendsFromManyThreads) {
   for (int i = 0; i < 200; ++i) {
     asio::co_spawn(io_, service_->SendMessage(Send("n" + std::to_string(i))),
                    [&, i](std::exception_ptr, core::Result<protocol::Task> r) {
-                     if (r.ok() && r->status.state == S::kCompleted) ids[static_cast<size_t>(i)] = r->id;
+                     if (r.ok() && r->status.state == S::kCompleted)
+                       ids[static_cast<size_t>(i)] = r->id;
                      ++done;
                    });
   }

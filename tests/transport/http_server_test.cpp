@@ -1,10 +1,12 @@
 // The HTTP server over real loopback sockets: keep-alive, limits, timeouts, routing, the
 // agent card's caching headers, and that bad input never takes the server down.
-#include <thread>
+#include "a2ad/transport/http_server.hpp"
+
+#include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
-#include <gtest/gtest.h>
+#include <thread>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -12,7 +14,6 @@
 #include "a2ad/tasks/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
-#include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/router.hpp"
 #include "http_client.hpp"
 
@@ -57,10 +58,12 @@ class HttpServerTest : public ::testing::Test {
 };
 
 json::object SendParams(const std::string& text) {
-  return json::object{{"message", json::object{{"kind", "message"}, {"role", "user"},
-                                               {"messageId", "m-" + text},
-                                               {"parts", json::array{json::object{
-                                                             {"kind", "text"}, {"text", text}}}}}}};
+  return json::object{
+      {"message",
+       json::object{{"kind", "message"},
+                    {"role", "user"},
+                    {"messageId", "m-" + text},
+                    {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}}};
 }
 
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
@@ -91,8 +94,10 @@ TEST_F(HttpServerTest, BodyAtTheLimitIsAccepted) {
   HttpServerOptions opts;
   opts.body_limit = 4096;
   Start(opts);
-  std::string body = json::serialize(json::object{
-      {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tasks/get"}, {"params", json::object{{"id", "x"}}}});
+  std::string body = json::serialize(json::object{{"jsonrpc", "2.0"},
+                                                  {"id", 1},
+                                                  {"method", "tasks/get"},
+                                                  {"params", json::object{{"id", "x"}}}});
   body.append(4096 - body.size(), ' ');  // JSON allows trailing whitespace
   auto r = Client().Request("POST", "/v1/a2a", body);
   EXPECT_EQ(r.status, 200);

@@ -5,15 +5,15 @@
 //    "expect": <the exact JSON answer>}
 // Set A2AD_UPDATE_GOLDEN=1 to rewrite the "expect" members from the current output (then
 // read the diff before committing it).
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
-#include <gtest/gtest.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -40,7 +40,10 @@ void Pretty(std::ostream& os, const json::value& v, int indent) {
   std::string pad(static_cast<size_t>(indent), ' ');
   if (v.is_object()) {
     const auto& o = v.get_object();
-    if (o.empty()) { os << "{}"; return; }
+    if (o.empty()) {
+      os << "{}";
+      return;
+    }
     os << "{\n";
     size_t i = 0;
     for (const auto& kv : o) {
@@ -51,7 +54,10 @@ void Pretty(std::ostream& os, const json::value& v, int indent) {
     os << pad << "}";
   } else if (v.is_array()) {
     const auto& a = v.get_array();
-    if (a.empty()) { os << "[]"; return; }
+    if (a.empty()) {
+      os << "[]";
+      return;
+    }
     os << "[\n";
     for (size_t i = 0; i < a.size(); ++i) {
       os << pad << "  ";
@@ -191,8 +197,10 @@ TEST_P(JsonRpcConformance, MatchesGolden) {
     if (update) {
       co["expect"] = actual;
     } else {
-      ASSERT_TRUE(co.contains("expect")) << name << ": no expect member; run with A2AD_UPDATE_GOLDEN=1";
-      EXPECT_EQ(actual, co.at("expect")) << "case: " << name << "\nactual: " << json::serialize(actual);
+      ASSERT_TRUE(co.contains("expect"))
+          << name << ": no expect member; run with A2AD_UPDATE_GOLDEN=1";
+      EXPECT_EQ(actual, co.at("expect"))
+          << "case: " << name << "\nactual: " << json::serialize(actual);
     }
   }
   if (update) {

@@ -1,15 +1,15 @@
 // Streams over real loopback HTTP: drop and resume with Last-Event-ID (no gap, no
 // duplicate, one execution), many observers, a stalled reader, heartbeats, disconnects.
-#include <atomic>
-#include <set>
-#include <thread>
+#include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
-#include <gtest/gtest.h>
+#include <set>
+#include <thread>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -92,19 +92,26 @@ class StreamingTest : public ::testing::Test {
     for (auto& t : threads_) t.join();
   }
 
-  static std::string SendBody(const std::string& method, const std::string& skill, bool blocking = true) {
-    json::object msg{{"kind", "message"}, {"role", "user"}, {"messageId", "m-" + skill},
+  static std::string SendBody(const std::string& method, const std::string& skill,
+                              bool blocking = true) {
+    json::object msg{{"kind", "message"},
+                     {"role", "user"},
+                     {"messageId", "m-" + skill},
                      {"parts", json::array{json::object{{"kind", "text"}, {"text", "go"}}}},
                      {"metadata", json::object{{"skillId", skill}}}};
     json::object params{{"message", msg}};
     if (!blocking) params["configuration"] = json::object{{"blocking", false}};
-    return json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}});
+    return json::serialize(
+        json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}});
   }
   static std::string ResubscribeBody(const std::string& task_id) {
-    return json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/resubscribe"},
+    return json::serialize(json::object{{"jsonrpc", "2.0"},
+                                        {"id", 2},
+                                        {"method", "tasks/resubscribe"},
                                         {"params", json::object{{"id", task_id}}}});
   }
-  std::unique_ptr<SseClient> Resubscribe(const std::string& task_id, std::optional<int64_t> after = {}) {
+  std::unique_ptr<SseClient> Resubscribe(const std::string& task_id,
+                                         std::optional<int64_t> after = {}) {
     std::vector<std::pair<std::string, std::string>> h;
     if (after) h.emplace_back("Last-Event-ID", std::to_string(*after));
     return std::make_unique<SseClient>("127.0.0.1", port_, "/v1/a2a", ResubscribeBody(task_id), h);
@@ -201,7 +208,8 @@ TEST_F(StreamingTest, TwoHundredObserversReceiveIdenticalOrderedEvents) {
   WaitTerminal(id);
   auto expected = ExpectedProjection(id);
   ASSERT_EQ(seen[0].size(), expected.size() - 1);  // everything after event 0
-  for (int i = 1; i < kObservers; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], seen[0]) << "observer " << i;
+  for (int i = 1; i < kObservers; ++i)
+    EXPECT_EQ(seen[static_cast<size_t>(i)], seen[0]) << "observer " << i;
   EXPECT_EQ(chunks_->executions.load(), 1);
   EXPECT_EQ(service_.subscriber_count(id), 0u);
 }
@@ -304,7 +312,8 @@ TEST_F(StreamingTest, ShutdownEndsStreamsWithAResumePoint) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].event, "error");
   EXPECT_NE(events[0].data.find("shutting down; resubscribe with Last-Event-ID: " + first->id),
-            std::string::npos) << events[0].data;
+            std::string::npos)
+      << events[0].data;
   EXPECT_TRUE(c->ended());
 }
 

@@ -1,14 +1,13 @@
 #include <algorithm>
-#include <condition_variable>
-#include <csignal>
-#include <mutex>
-#include <cstdio>
-#include <filesystem>
-#include <thread>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "a2ad/app/config.hpp"
 #include "a2ad/core/clock.hpp"
@@ -42,7 +41,8 @@ core::Result<ListenAddress> ParseListen(const std::string& text) {
   } else {
     auto colon = text.rfind(':');
     if (colon == std::string::npos)
-      return core::Error(core::ErrorCode::kInvalidParams, "--listen '" + text + "': expected host:port");
+      return core::Error(core::ErrorCode::kInvalidParams,
+                         "--listen '" + text + "': expected host:port");
     out.host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
@@ -55,7 +55,9 @@ core::Result<ListenAddress> ParseListen(const std::string& text) {
 }
 
 namespace {
-std::string DbPath(const Config& c) { return (std::filesystem::path(c.data_dir) / "a2ad.db").string(); }
+std::string DbPath(const Config& c) {
+  return (std::filesystem::path(c.data_dir) / "a2ad.db").string();
+}
 
 bool EnsureDir(const std::string& dir) {
   std::error_code ec;
@@ -82,7 +84,8 @@ int RunMigrate(const Config& config) {
 int RunServer(const Config& config) {
   core::LogLevel level;
   if (!core::ParseLogLevel(config.log_level, level)) {
-    core::LogError("--log-level '" + config.log_level + "': expected trace|debug|info|warn|error|off");
+    core::LogError("--log-level '" + config.log_level +
+                   "': expected trace|debug|info|warn|error|off");
     return 2;
   }
   core::SetLogLevel(level);
@@ -99,21 +102,24 @@ int RunServer(const Config& config) {
   }
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
 
-  const size_t threads = config.threads ? config.threads
-                                        : std::max<size_t>(1, std::thread::hardware_concurrency());
+  const size_t threads =
+      config.threads ? config.threads : std::max<size_t>(1, std::thread::hardware_concurrency());
   asio::io_context io(static_cast<int>(threads));
   core::SystemClock clock;
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   tasks::TaskService service(*store, clock, *ids, io.get_executor(), svc_opts);
-  service.RegisterSkill({"echo", "Echo",
-                         "Answers with a task that completes with one artifact echoing the "
-                         "message's parts.",
-                         {"echo", "test"},
-                         {"hello"}},
-                        std::make_shared<tasks::EchoExecutor>(std::chrono::milliseconds(config.echo_delay_ms)));
-  service.RegisterSkill({"ticker", "Ticker",
+  service.RegisterSkill(
+      {"echo",
+       "Echo",
+       "Answers with a task that completes with one artifact echoing the "
+       "message's parts.",
+       {"echo", "test"},
+       {"hello"}},
+      std::make_shared<tasks::EchoExecutor>(std::chrono::milliseconds(config.echo_delay_ms)));
+  service.RegisterSkill({"ticker",
+                         "Ticker",
                          "Streams an artifact in chunks, one per tick, then completes. Send a data "
                          "part {\"ticks\": N, \"intervalMs\": M} (defaults 10 and 1000).",
                          {"streaming", "test"},
@@ -139,8 +145,8 @@ int RunServer(const Config& config) {
     card.base_url = config.public_url;
     while (!card.base_url.empty() && card.base_url.back() == '/') card.base_url.pop_back();
   } else {
-    std::string host = listen->host.find(':') != std::string::npos ? "[" + listen->host + "]"
-                                                                    : listen->host;
+    std::string host =
+        listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
     card.base_url = "http://" + host + ":" + std::to_string(port.value());
   }
   transport::StreamOptions stream_opts;
@@ -154,7 +160,8 @@ int RunServer(const Config& config) {
     core::LogError("recovery failed: " + recovered.error().message);
     return 1;
   }
-  if (recovered.value()) core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
+  if (recovered.value())
+    core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
 
   server.Start();
   std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
@@ -169,8 +176,7 @@ int RunServer(const Config& config) {
   asio::steady_timer drain(io);
   auto deadline = std::make_shared<std::chrono::steady_clock::time_point>();
   std::function<void()> poll = [&] {
-    if (server.open_connections() == 0 ||
-        std::chrono::steady_clock::now() >= *deadline) {
+    if (server.open_connections() == 0 || std::chrono::steady_clock::now() >= *deadline) {
       io.stop();
       return;
     }
@@ -179,8 +185,10 @@ int RunServer(const Config& config) {
   };
   signals.async_wait([&](boost::system::error_code ec, int sig) {
     if (ec) return;
-    core::LogInfo(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "; shutting down");
-    *deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
+    core::LogInfo(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                  "; shutting down");
+    *deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
     server.Stop();
     service.StopAccepting();
     poll();
@@ -194,7 +202,8 @@ int RunServer(const Config& config) {
   bool maint_stop = false;
   std::thread maintenance;
   if (config.event_retention_s > 0) {
-    const auto every = std::chrono::seconds(std::clamp<int64_t>(config.event_retention_s / 10, 1, 300));
+    const auto every =
+        std::chrono::seconds(std::clamp<int64_t>(config.event_retention_s / 10, 1, 300));
     maintenance = std::thread([&, every] {
       std::unique_lock lock(maint_mu);
       while (!maint_cv.wait_for(lock, every, [&] { return maint_stop; })) {

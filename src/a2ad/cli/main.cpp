@@ -19,49 +19,63 @@ int main(int argc, char** argv) {
 
   CLI::App* serve = app.add_subcommand("serve", "run the A2A server");
   add_common(serve);
-  serve->add_option("--listen", config.listen, "address to listen on, host:port ([::1]:port for IPv6; port 0 = any free port)")
+  serve
+      ->add_option("--listen", config.listen,
+                   "address to listen on, host:port ([::1]:port for IPv6; port 0 = any free port)")
       ->envname("A2AD_LISTEN")
       ->capture_default_str();
-  serve->add_option("--workflows-dir", config.workflows_dir, "directory of OpenWOP workflow JSON files")
+  serve
+      ->add_option("--workflows-dir", config.workflows_dir,
+                   "directory of OpenWOP workflow JSON files")
       ->envname("A2AD_WORKFLOWS_DIR")
       ->capture_default_str();
-  serve->add_option("--public-url", config.public_url,
-                    "base URL clients use to reach this server (agent card URLs); default http://<listen>")
+  serve
+      ->add_option(
+          "--public-url", config.public_url,
+          "base URL clients use to reach this server (agent card URLs); default http://<listen>")
       ->envname("A2AD_PUBLIC_URL");
   serve->add_option("--threads", config.threads, "I/O threads (0 = one per core)")
       ->envname("A2AD_THREADS")
       ->capture_default_str();
-  serve->add_option("--body-limit", config.body_limit, "largest request body in bytes (413 past it)")
+  serve
+      ->add_option("--body-limit", config.body_limit, "largest request body in bytes (413 past it)")
       ->envname("A2AD_BODY_LIMIT")
       ->capture_default_str();
-  serve->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
-                    "longest a blocking message/send waits before returning the working task")
+  serve
+      ->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
+                   "longest a blocking message/send waits before returning the working task")
       ->envname("A2AD_BLOCKING_TIMEOUT_MS")
       ->capture_default_str();
-  serve->add_option("--shutdown-grace-ms", config.shutdown_grace_ms,
-                    "time in-flight requests get to finish on SIGINT/SIGTERM")
+  serve
+      ->add_option("--shutdown-grace-ms", config.shutdown_grace_ms,
+                   "time in-flight requests get to finish on SIGINT/SIGTERM")
       ->envname("A2AD_SHUTDOWN_GRACE_MS")
       ->capture_default_str();
 
-  serve->add_option("--echo-delay-ms", config.echo_delay_ms,
-                    "how long the built-in echo skill works before answering (try cancel and restarts)")
+  serve
+      ->add_option(
+          "--echo-delay-ms", config.echo_delay_ms,
+          "how long the built-in echo skill works before answering (try cancel and restarts)")
       ->envname("A2AD_ECHO_DELAY_MS")
       ->capture_default_str();
 
-  serve->add_option("--stream-heartbeat-ms", config.stream_heartbeat_ms,
-                    "send a keep-alive comment on streams idle this long")
+  serve
+      ->add_option("--stream-heartbeat-ms", config.stream_heartbeat_ms,
+                   "send a keep-alive comment on streams idle this long")
       ->envname("A2AD_STREAM_HEARTBEAT_MS")
       ->capture_default_str();
-  serve->add_option("--stream-queue-limit", config.stream_queue_limit,
-                    "events queued for one slow stream before it is closed (the client resumes "
-                    "with Last-Event-ID)")
+  serve
+      ->add_option("--stream-queue-limit", config.stream_queue_limit,
+                   "events queued for one slow stream before it is closed (the client resumes "
+                   "with Last-Event-ID)")
       ->envname("A2AD_STREAM_QUEUE_LIMIT")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
 
-  serve->add_option("--event-retention-s", config.event_retention_s,
-                    "keep the event logs of finished tasks this long (their snapshots stay "
-                    "forever); 0 keeps them forever")
+  serve
+      ->add_option("--event-retention-s", config.event_retention_s,
+                   "keep the event logs of finished tasks this long (their snapshots stay "
+                   "forever); 0 keeps them forever")
       ->envname("A2AD_EVENT_RETENTION_S")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

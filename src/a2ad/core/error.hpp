@@ -10,23 +10,23 @@
 namespace a2ad::core {
 
 enum class ErrorCode {
-  kParseError,               // body is not JSON
-  kInvalidRequest,           // JSON, but not a valid request envelope
-  kMethodNotFound,           // unknown method or route
-  kInvalidParams,            // a field is missing, has the wrong type or an invalid value
-  kInternal,                 // a bug or an unexpected storage failure
-  kTaskNotFound,             // no such task (or not visible to the caller)
-  kTaskNotCancelable,        // task is in a terminal state
+  kParseError,         // body is not JSON
+  kInvalidRequest,     // JSON, but not a valid request envelope
+  kMethodNotFound,     // unknown method or route
+  kInvalidParams,      // a field is missing, has the wrong type or an invalid value
+  kInternal,           // a bug or an unexpected storage failure
+  kTaskNotFound,       // no such task (or not visible to the caller)
+  kTaskNotCancelable,  // task is in a terminal state
   kPushNotificationNotSupported,
-  kUnsupportedOperation,     // e.g. a message to a terminal task
+  kUnsupportedOperation,  // e.g. a message to a terminal task
   kContentTypeNotSupported,
   kInvalidAgentResponse,
   kExtendedCardNotConfigured,
   kExtensionSupportRequired,
   kVersionNotSupported,
-  kPayloadTooLarge,          // transport: request body past the configured limit
-  kConflict,                 // optimistic concurrency: the stored state moved under us
-  kUnavailable,              // shutting down / store closed
+  kPayloadTooLarge,  // transport: request body past the configured limit
+  kConflict,         // optimistic concurrency: the stored state moved under us
+  kUnavailable,      // shutting down / store closed
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

@@ -16,7 +16,8 @@ class UuidV7Generator final : public IdGenerator {
     uint64_t r1 = rng(), r2 = rng();
     unsigned char b[16];
     for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
-    for (int i = 6; i < 16; ++i) b[i] = static_cast<unsigned char>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
+    for (int i = 6; i < 16; ++i)
+      b[i] = static_cast<unsigned char>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
     b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
     b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
     char out[37];

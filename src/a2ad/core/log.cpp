@@ -16,20 +16,27 @@ spdlog::logger& Logger() {
 }  // namespace
 
 bool ParseLogLevel(std::string_view t, LogLevel& out) {
-  if (t == "trace") out = LogLevel::kTrace;
-  else if (t == "debug") out = LogLevel::kDebug;
-  else if (t == "info") out = LogLevel::kInfo;
-  else if (t == "warn") out = LogLevel::kWarn;
-  else if (t == "error") out = LogLevel::kError;
-  else if (t == "off") out = LogLevel::kOff;
-  else return false;
+  if (t == "trace")
+    out = LogLevel::kTrace;
+  else if (t == "debug")
+    out = LogLevel::kDebug;
+  else if (t == "info")
+    out = LogLevel::kInfo;
+  else if (t == "warn")
+    out = LogLevel::kWarn;
+  else if (t == "error")
+    out = LogLevel::kError;
+  else if (t == "off")
+    out = LogLevel::kOff;
+  else
+    return false;
   return true;
 }
 
 void SetLogLevel(LogLevel level) {
-  static constexpr spdlog::level::level_enum kMap[] = {
-      spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
-      spdlog::level::warn,  spdlog::level::err,   spdlog::level::off};
+  static constexpr spdlog::level::level_enum kMap[] = {spdlog::level::trace, spdlog::level::debug,
+                                                       spdlog::level::info,  spdlog::level::warn,
+                                                       spdlog::level::err,   spdlog::level::off};
   Logger().set_level(kMap[static_cast<int>(level)]);
 }
 

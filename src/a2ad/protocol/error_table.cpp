@@ -29,23 +29,40 @@ const ErrorMapping& MapError(core::ErrorCode code) {
   static const ErrorMapping kConflict{-32603, 409, "ABORTED", "Concurrent modification"};
   static const ErrorMapping kUnavailable{-32603, 503, "UNAVAILABLE", "Service unavailable"};
   switch (code) {
-    case ErrorCode::kParseError: return kParse;
-    case ErrorCode::kInvalidRequest: return kInvalidRequest;
-    case ErrorCode::kMethodNotFound: return kMethod;
-    case ErrorCode::kInvalidParams: return kParams;
-    case ErrorCode::kInternal: return kInternal;
-    case ErrorCode::kTaskNotFound: return kNotFound;
-    case ErrorCode::kTaskNotCancelable: return kNotCancelable;
-    case ErrorCode::kPushNotificationNotSupported: return kPush;
-    case ErrorCode::kUnsupportedOperation: return kUnsupported;
-    case ErrorCode::kContentTypeNotSupported: return kContentType;
-    case ErrorCode::kInvalidAgentResponse: return kAgentResponse;
-    case ErrorCode::kExtendedCardNotConfigured: return kCard;
-    case ErrorCode::kExtensionSupportRequired: return kExtension;
-    case ErrorCode::kVersionNotSupported: return kVersion;
-    case ErrorCode::kPayloadTooLarge: return kTooLarge;
-    case ErrorCode::kConflict: return kConflict;
-    case ErrorCode::kUnavailable: return kUnavailable;
+    case ErrorCode::kParseError:
+      return kParse;
+    case ErrorCode::kInvalidRequest:
+      return kInvalidRequest;
+    case ErrorCode::kMethodNotFound:
+      return kMethod;
+    case ErrorCode::kInvalidParams:
+      return kParams;
+    case ErrorCode::kInternal:
+      return kInternal;
+    case ErrorCode::kTaskNotFound:
+      return kNotFound;
+    case ErrorCode::kTaskNotCancelable:
+      return kNotCancelable;
+    case ErrorCode::kPushNotificationNotSupported:
+      return kPush;
+    case ErrorCode::kUnsupportedOperation:
+      return kUnsupported;
+    case ErrorCode::kContentTypeNotSupported:
+      return kContentType;
+    case ErrorCode::kInvalidAgentResponse:
+      return kAgentResponse;
+    case ErrorCode::kExtendedCardNotConfigured:
+      return kCard;
+    case ErrorCode::kExtensionSupportRequired:
+      return kExtension;
+    case ErrorCode::kVersionNotSupported:
+      return kVersion;
+    case ErrorCode::kPayloadTooLarge:
+      return kTooLarge;
+    case ErrorCode::kConflict:
+      return kConflict;
+    case ErrorCode::kUnavailable:
+      return kUnavailable;
   }
   return kInternal;
 }

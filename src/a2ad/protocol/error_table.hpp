@@ -7,10 +7,10 @@
 namespace a2ad::protocol {
 
 struct ErrorMapping {
-  int jsonrpc_code;                 // JSON-RPC error.code
-  int http_status;                  // REST / transport status
-  std::string_view grpc_status;     // canonical gRPC code name
-  std::string_view default_message; // the SDKs' default text
+  int jsonrpc_code;                  // JSON-RPC error.code
+  int http_status;                   // REST / transport status
+  std::string_view grpc_status;      // canonical gRPC code name
+  std::string_view default_message;  // the SDKs' default text
 };
 
 /// Total over ErrorCode.

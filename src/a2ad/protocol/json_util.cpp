@@ -80,8 +80,8 @@ Result<std::optional<bool>> OptBool(const json::object& o, std::string_view path
   return std::optional<bool>(v->get_bool());
 }
 
-Result<json::object> OptObject(const json::object& o, std::string_view path,
-                               std::string_view camel, std::string_view snake) {
+Result<json::object> OptObject(const json::object& o, std::string_view path, std::string_view camel,
+                               std::string_view snake) {
   const json::value* v = Find(o, camel, snake);
   if (!v || v->is_null()) return json::object();
   if (!v->is_object()) return FieldError(Join(path, camel), "expected an object");

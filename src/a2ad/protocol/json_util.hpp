@@ -1,14 +1,13 @@
 #pragma once
 // Field readers for decoders: each returns an InvalidParams error naming the JSON path of
 // the offending field ("params.message.parts[0].text: expected a string").
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
 
 #include "a2ad/core/result.hpp"
 

@@ -13,8 +13,7 @@ core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, json::va
   id_out = nullptr;
   boost::system::error_code ec;
   json::value doc = json::parse(body, ec);
-  if (ec)
-    return Error(ErrorCode::kParseError, "Invalid JSON payload: " + ec.message());
+  if (ec) return Error(ErrorCode::kParseError, "Invalid JSON payload: " + ec.message());
   if (doc.is_array())
     return Error(ErrorCode::kInvalidRequest,
                  "JSON-RPC batch requests are not supported; send one request per HTTP request");

@@ -1,10 +1,9 @@
 #pragma once
 // JSON-RPC 2.0 envelope (WIRE.md §5, §12.2, §19.2). Pure functions over text and JSON.
-#include <string>
-#include <string_view>
-
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 
@@ -13,7 +12,7 @@ namespace a2ad::protocol {
 enum class WireVersion { kV03, kV10 };
 
 struct JsonRpcRequest {
-  boost::json::value id;      // string, integer or null; echoed with its JSON type
+  boost::json::value id;  // string, integer or null; echoed with its JSON type
   std::string method;
   boost::json::value params;  // null when absent
 };

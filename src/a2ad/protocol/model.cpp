@@ -15,8 +15,9 @@ void TrimHistory(Task& task, const std::optional<int32_t>& history_length) {
   if (!history_length) return;
   size_t keep = static_cast<size_t>(*history_length < 0 ? 0 : *history_length);
   if (task.history.size() > keep)
-    task.history.erase(task.history.begin(),
-                       task.history.begin() + static_cast<std::ptrdiff_t>(task.history.size() - keep));
+    task.history.erase(
+        task.history.begin(),
+        task.history.begin() + static_cast<std::ptrdiff_t>(task.history.size() - keep));
 }
 
 }  // namespace a2ad::protocol

@@ -1,13 +1,12 @@
 #pragma once
 // The internal A2A model. A2A v1.0 (a2a.proto, package lf.a2a.v1) is the pivot; v0.3 is
 // converted at the edge by protocol/v03. Pure values: no I/O, no clocks.
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
 
 namespace a2ad::protocol {
 
@@ -35,14 +34,23 @@ enum class Role { kUnspecified = 0, kUser = 1, kAgent = 2 };
 struct Part {
   enum class Kind { kText, kRaw, kUrl, kData };
   Kind kind = Kind::kText;
-  std::string text;          // kText: the text; kRaw: base64 bytes; kUrl: the URL
-  boost::json::value data;   // kData: any JSON value (v0.3 requires an object)
+  std::string text;         // kText: the text; kRaw: base64 bytes; kUrl: the URL
+  boost::json::value data;  // kData: any JSON value (v0.3 requires an object)
   std::string filename;
   std::string media_type;
   boost::json::object metadata;
 
-  static Part Text(std::string t) { Part p; p.text = std::move(t); return p; }
-  static Part Data(boost::json::value v) { Part p; p.kind = Kind::kData; p.data = std::move(v); return p; }
+  static Part Text(std::string t) {
+    Part p;
+    p.text = std::move(t);
+    return p;
+  }
+  static Part Data(boost::json::value v) {
+    Part p;
+    p.kind = Kind::kData;
+    p.data = std::move(v);
+    return p;
+  }
   friend bool operator==(const Part&, const Part&) = default;
 };
 
@@ -150,10 +158,10 @@ struct GetTaskRequest {
 
 struct ListTasksRequest {
   std::string tenant;
-  std::string context_id;                 // empty: any
-  std::optional<TaskState> status;        // nullopt: any
-  int32_t page_size = 50;                 // 1..100
-  std::string page_token;                 // opaque cursor from a previous page
+  std::string context_id;           // empty: any
+  std::optional<TaskState> status;  // nullopt: any
+  int32_t page_size = 50;           // 1..100
+  std::string page_token;           // opaque cursor from a previous page
   std::optional<int32_t> history_length;
   std::optional<int64_t> status_timestamp_after_ms;  // inclusive
   bool include_artifacts = false;

@@ -2,22 +2,21 @@
 // The OpenWOP RunEventDoc envelope (DIGEST §3.2, run-event.schema.json): one entry of a
 // run's append-only event log. Task id == run id. A2A status and artifact updates are
 // projections of these entries (tasks/task_projection.hpp).
-#include <cstdint>
-#include <string>
-
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <cstdint>
+#include <string>
 
 namespace a2ad::protocol {
 
 struct RunEvent {
-  std::string event_id;   // opaque, globally unique
-  std::string run_id;     // == task id
-  std::string type;       // RunEventType ("run.started", ...) or vendor "a2a.*"
-  std::string node_id;    // empty unless node-scoped
+  std::string event_id;  // opaque, globally unique
+  std::string run_id;    // == task id
+  std::string type;      // RunEventType ("run.started", ...) or vendor "a2a.*"
+  std::string node_id;   // empty unless node-scoped
   boost::json::object payload;
   int64_t timestamp_ms = 0;
-  int64_t sequence = 0;   // per run, gap-free, first event = 0
+  int64_t sequence = 0;  // per run, gap-free, first event = 0
   friend bool operator==(const RunEvent&, const RunEvent&) = default;
 };
 
@@ -28,11 +27,14 @@ bool RunEventFromJson(const boost::json::object& o, RunEvent& out);
 
 // Event types this host writes. OpenWOP types where one exists; `a2a.*` vendor types for
 // A2A facts OpenWOP has no type for (the vendor pattern of run-event.schema.json).
-inline constexpr const char* kEvTaskSubmitted = "a2a.task.submitted";   // {contextId, message, skillId}
+inline constexpr const char* kEvTaskSubmitted =
+    "a2a.task.submitted";  // {contextId, message, skillId}
 inline constexpr const char* kEvMessageReceived = "a2a.message.received";  // {message}
-inline constexpr const char* kEvRunStarted = "run.started";     // {workflowId, transport, tags}
-inline constexpr const char* kEvArtifactCreated = "artifact.created";  // {artifactId, artifactType, artifact, append, lastChunk}
-inline constexpr const char* kEvInputRequired = "node.suspended";   // {nodeId, interruptId, kind, key, message?}
+inline constexpr const char* kEvRunStarted = "run.started";  // {workflowId, transport, tags}
+inline constexpr const char* kEvArtifactCreated =
+    "artifact.created";  // {artifactId, artifactType, artifact, append, lastChunk}
+inline constexpr const char* kEvInputRequired =
+    "node.suspended";  // {nodeId, interruptId, kind, key, message?}
 inline constexpr const char* kEvNodeResumed = "node.resumed";
 inline constexpr const char* kEvRunCompleted = "run.completed";  // {outputs, durationMs, message?}
 inline constexpr const char* kEvRunFailed = "run.failed";        // {error{code,message}}

@@ -22,11 +22,11 @@ namespace a2ad::storage {
 
 /// The stored snapshot of one task plus the bookkeeping the service needs.
 struct TaskRecord {
-  protocol::Task task;          // full snapshot: status, history, artifacts, metadata, context
-  std::string skill_id;         // which skill/workflow runs this task
+  protocol::Task task;   // full snapshot: status, history, artifacts, metadata, context
+  std::string skill_id;  // which skill/workflow runs this task
   int64_t created_at_ms = 0;
-  int64_t updated_at_ms = 0;    // = task.status.timestamp_ms of the last transition
-  int64_t last_sequence = -1;   // sequence of the newest event in the log; -1: empty log
+  int64_t updated_at_ms = 0;   // = task.status.timestamp_ms of the last transition
+  int64_t last_sequence = -1;  // sequence of the newest event in the log; -1: empty log
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
@@ -40,11 +40,11 @@ struct TaskCommit {
 /// Filters of ListTasks (WIRE.md §11.2). Results are ordered by updated_at_ms descending,
 /// then task id descending.
 struct TaskQuery {
-  std::string context_id;                       // empty: any
-  std::optional<protocol::TaskState> state;     // nullopt: any
+  std::string context_id;                    // empty: any
+  std::optional<protocol::TaskState> state;  // nullopt: any
   std::optional<int64_t> updated_at_or_after_ms;
-  int32_t page_size = 50;                       // caller validates 1..100
-  std::string page_token;                       // "" for the first page; else from TaskPage
+  int32_t page_size = 50;  // caller validates 1..100
+  std::string page_token;  // "" for the first page; else from TaskPage
 };
 
 struct TaskPage {

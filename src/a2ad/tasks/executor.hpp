@@ -3,12 +3,11 @@
 // runs a task in steps; each step is a list of run events committed atomically through the
 // ExecutionContext. It may stop at an interrupt (node.suspended => input-required) and is
 // started again with the client's reply; it may be asked to cancel.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/json/object.hpp>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"

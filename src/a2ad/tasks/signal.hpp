@@ -2,14 +2,13 @@
 // Signal: a thread-safe, one-shot event a coroutine can co_await. Fire() may be called from
 // any thread (e.g. the store's writer thread) any number of times; the first call wakes the
 // waiter on the waiter's own executor, later calls are no-ops. At most one waiter.
-#include <functional>
-#include <memory>
-#include <mutex>
-
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
 
 namespace a2ad::tasks {
 

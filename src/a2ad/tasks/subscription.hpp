@@ -3,6 +3,9 @@
 // observer's bounded queue of StreamItems, filled by TaskService after each commit and
 // drained by one stream writer. Memory is bounded: past `capacity` queued items the
 // subscription closes itself as overflowed (the client resumes from its last event id).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -10,20 +13,16 @@
 #include <mutex>
 #include <string>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "a2ad/protocol/model.hpp"
 
 namespace a2ad::tasks {
 
 /// One logged event's A2A projection, shared by every subscriber (immutable once made).
 struct StreamItem {
-  int64_t sequence = -1;       // the log sequence it projects (SSE `id:`)
+  int64_t sequence = -1;  // the log sequence it projects (SSE `id:`)
   protocol::StreamEvent event;
-  bool terminal = false;       // a status update into a terminal state
-  bool interrupted = false;    // a status update into input-required / auth-required
+  bool terminal = false;     // a status update into a terminal state
+  bool interrupted = false;  // a status update into input-required / auth-required
 
   /// Serialized JSON of the event for one wire form, computed once per item on demand.
   /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 as projected, 2 = v0.3 with final=false.

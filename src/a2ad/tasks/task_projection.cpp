@@ -78,13 +78,15 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
     new_state = kind == "auth" ? TaskState::kAuthRequired : TaskState::kInputRequired;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
     json::object interrupt;
-    if (auto* i = e.payload.if_contains("interrupt"); i && i->is_object()) interrupt = i->get_object();
+    if (auto* i = e.payload.if_contains("interrupt"); i && i->is_object())
+      interrupt = i->get_object();
     if (!kind.empty()) interrupt["kind"] = kind;
     OpenwopMetadata(t)["interrupt"] = std::move(interrupt);
   } else if (e.type == protocol::kEvArtifactCreated) {
     const json::value* a = e.payload.if_contains("artifact");
     if (!a) return Error(ErrorCode::kInvalidParams, "artifact.created needs an artifact");
-    A2AD_TRY_ASSIGN(protocol::Artifact art, protocol::v10::ArtifactFromJson(*a, "payload.artifact"));
+    A2AD_TRY_ASSIGN(protocol::Artifact art,
+                    protocol::v10::ArtifactFromJson(*a, "payload.artifact"));
     bool append = false;
     if (auto* ap = e.payload.if_contains("append"); ap && ap->is_bool()) append = ap->get_bool();
     auto it = std::find_if(t.artifacts.begin(), t.artifacts.end(),
@@ -104,8 +106,8 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
     json::object error;
     if (auto* er = e.payload.if_contains("error"); er && er->is_object()) error = er->get_object();
     std::string text = StringField(error, "message");
-    OpenwopMetadata(t)["error"] = json::object{{"code", StringField(error, "code")},
-                                               {"message", text}};
+    OpenwopMetadata(t)["error"] =
+        json::object{{"code", StringField(error, "code")}, {"message", text}};
     protocol::Message m;
     m.message_id = e.event_id;
     m.context_id = t.context_id;
@@ -178,8 +180,8 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     u.status = after.status;
     if (auto* ow = after.metadata.if_contains("openwop"); ow && ow->is_object())
       u.metadata["openwop"] = *ow;
-    u.final = protocol::IsTerminal(after.status.state) ||
-              protocol::IsInterrupted(after.status.state);
+    u.final =
+        protocol::IsTerminal(after.status.state) || protocol::IsInterrupted(after.status.state);
     return out;
   }
   return std::nullopt;

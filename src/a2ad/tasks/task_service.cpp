@@ -1,13 +1,12 @@
 #include "a2ad/tasks/task_service.hpp"
 
 #include <algorithm>
-#include <limits>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <limits>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -42,12 +41,12 @@ struct TaskService::Slot {
   explicit Slot(std::string id) : task_id(std::move(id)) {}
   const std::string task_id;
 
-  std::mutex mu;           // serializes commits: sequence assignment + enqueue order
-  RecordPtr head;          // newest accepted record (possibly not yet durable)
+  std::mutex mu;                   // serializes commits: sequence assignment + enqueue order
+  RecordPtr head;                  // newest accepted record (possibly not yet durable)
   std::atomic<bool> stale{false};  // a commit failed: reload head from the store
 
-  std::mutex pub_mu;       // guards published + waiters (taken from the writer thread)
-  RecordPtr published;     // newest durable record
+  std::mutex pub_mu;    // guards published + waiters (taken from the writer thread)
+  RecordPtr published;  // newest durable record
   struct Waiter {
     std::function<bool(const Task&)> pred;
     std::shared_ptr<Signal> signal;
@@ -90,7 +89,10 @@ class TaskService::Context final : public ExecutionContext {
  public:
   Context(TaskService& svc, std::shared_ptr<Slot> slot, Task task, protocol::Message message,
           std::string skill_id)
-      : svc_(svc), slot_(std::move(slot)), task_(std::move(task)), message_(std::move(message)),
+      : svc_(svc),
+        slot_(std::move(slot)),
+        task_(std::move(task)),
+        message_(std::move(message)),
         skill_id_(std::move(skill_id)) {}
   const std::string& task_id() const override { return slot_->task_id; }
   const std::string& skill_id() const override { return skill_id_; }
@@ -135,8 +137,9 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
 }
 
 asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
-                                                      std::vector<EventDraft> step,
-                                                      bool creating, Precondition precondition) {
+                                                             std::vector<EventDraft> step,
+                                                             bool creating,
+                                                             Precondition precondition) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   {
@@ -207,9 +210,10 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
 }
 
 asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
-                                                      std::vector<EventDraft> step,
-                                                      bool creating, Precondition precondition) {
-  auto r = co_await CommitRecord(std::move(slot), std::move(step), creating, std::move(precondition));
+                                                      std::vector<EventDraft> step, bool creating,
+                                                      Precondition precondition) {
+  auto r =
+      co_await CommitRecord(std::move(slot), std::move(step), creating, std::move(precondition));
   if (!r) co_return std::move(r).error();
   co_return r.value()->task;
 }
@@ -269,26 +273,27 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
   }
   auto ctx = std::make_shared<Context>(*this, slot, task, message, skill_id);
   ++running_;
-  asio::co_spawn(asio::make_strand(io_), it->second->Execute(ctx),
-                 [this, ctx, slot](std::exception_ptr ep) {
-                   if (ep) {
-                     std::string what = "unknown exception";
-                     try {
-                       std::rethrow_exception(ep);
-                     } catch (const std::exception& e) {
-                       what = e.what();
-                     } catch (...) {
-                     }
-                     core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
-                     // A bug must not leave the task hanging: fail it (if it is not final yet).
-                     json::object error{{"code", "executor_error"}, {"message", what}};
-                     asio::co_spawn(
-                         io_, CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}})),
-                         [this](std::exception_ptr, Result<Task>) { --running_; });
-                     return;
-                   }
-                   --running_;
-                 });
+  asio::co_spawn(
+      asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
+        if (ep) {
+          std::string what = "unknown exception";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
+          // A bug must not leave the task hanging: fail it (if it is not final yet).
+          json::object error{{"code", "executor_error"}, {"message", what}};
+          asio::co_spawn(
+              io_,
+              CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}})),
+              [this](std::exception_ptr, Result<Task>) { --running_; });
+          return;
+        }
+        --running_;
+      });
 }
 
 Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) const {
@@ -301,7 +306,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
   if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
   protocol::Message& msg = req.message;
   if (msg.role != protocol::Role::kUser)
-    co_return Error(ErrorCode::kInvalidParams, "message.role: a client message must have the user role",
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.role: a client message must have the user role",
                     {{"field", "message.role"}});
   if (req.configuration.push_notification_config)
     co_return Error(ErrorCode::kPushNotificationNotSupported,
@@ -361,8 +367,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     if (attach) detach = Attach(slot, attach);
     // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
     // accepted reply moves the task to working (a2a.message.received on an interrupted task).
-    auto waiting_for_input = [task_id = msg.task_id](const storage::TaskRecord& current)
-        -> std::optional<Error> {
+    auto waiting_for_input =
+        [task_id = msg.task_id](const storage::TaskRecord& current) -> std::optional<Error> {
       TaskState s = current.task.status.state;
       if (protocol::IsTerminal(s))
         return Error(ErrorCode::kUnsupportedOperation,
@@ -382,7 +388,6 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
   }
-
 
   StartExecution(slot, created->task, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
@@ -440,8 +445,8 @@ Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
     start.task_terminal = protocol::IsTerminal(snapshot.status.state);
     if (after_sequence && *after_sequence < start.last_sequence) {
       start.history_compacted = true;
-      snapshot.metadata["a2ad"] = json::object{{"historyCompacted", true},
-                                               {"lastEventId", *after_sequence}};
+      snapshot.metadata["a2ad"] =
+          json::object{{"historyCompacted", true}, {"lastEventId", *after_sequence}};
     }
     start.backlog.push_back(SnapshotItem(start.last_sequence, snapshot));
     return start;
@@ -458,9 +463,8 @@ Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
   start.task_terminal = protocol::IsTerminal(folded.task.status.state);
   if (after_sequence && *after_sequence > folded.last_sequence)
     return Error(ErrorCode::kInvalidParams,
-                 "Last-Event-ID " + std::to_string(*after_sequence) +
-                     " is past the last event (" + std::to_string(folded.last_sequence) +
-                     ") of task " + task_id,
+                 "Last-Event-ID " + std::to_string(*after_sequence) + " is past the last event (" +
+                     std::to_string(folded.last_sequence) + ") of task " + task_id,
                  {{"field", "Last-Event-ID"}});
   if (!after_sequence) start.backlog.push_back(SnapshotItem(folded.last_sequence, folded.task));
   return start;
@@ -484,9 +488,10 @@ Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListT
   auto page = store_.List(q);
   if (!page) {
     if (page.error().code == ErrorCode::kInvalidParams)  // the only one: a bad cursor
-      return Error(ErrorCode::kInvalidParams,
-                   "params.pageToken: not a token this server issued (" + page.error().message + ")",
-                   {{"field", "params.pageToken"}});
+      return Error(
+          ErrorCode::kInvalidParams,
+          "params.pageToken: not a token this server issued (" + page.error().message + ")",
+          {{"field", "params.pageToken"}});
     return std::move(page).error();
   }
   protocol::ListTasksResponse out;
@@ -506,7 +511,8 @@ asio::awaitable<Result<Task>> TaskService::CancelTask(protocol::CancelTaskReques
   auto stored = store_.Get(req.id);
   if (!stored) co_return std::move(stored).error();
   if (!stored.value())
-    co_return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found", {{"taskId", req.id}});
+    co_return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found",
+                    {{"taskId", req.id}});
   auto slot = Acquire(req.id);
   json::object payload{{"reason", "canceled by the client"}};
   auto r = co_await CommitStep(slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)));
@@ -544,7 +550,10 @@ Result<size_t> TaskService::RecoverUnfinished() {
   for (const auto& rec : unfinished) {
     const protocol::Message* trigger = nullptr;
     for (auto it = rec.task.history.rbegin(); it != rec.task.history.rend(); ++it)
-      if (it->role == protocol::Role::kUser) { trigger = &*it; break; }
+      if (it->role == protocol::Role::kUser) {
+        trigger = &*it;
+        break;
+      }
     if (!trigger) continue;
     StartExecution(Acquire(rec.task.id), rec.task, *trigger, rec.skill_id);
     ++n;

@@ -6,6 +6,8 @@
 //
 // Thread safety: every public member is safe to call from any I/O thread concurrently.
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -13,9 +15,6 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -42,9 +41,9 @@ struct StreamStart {
   std::shared_ptr<Subscription> subscription;
   std::vector<StreamItemPtr> backlog;
   int64_t last_sequence = -1;
-  bool task_terminal = false;     // the task was already terminal: close after the backlog
-  bool history_compacted = false; // the cursor's events were pruned; the backlog is a snapshot
-  std::shared_ptr<void> detach;   // detaches the subscription from its task when released
+  bool task_terminal = false;      // the task was already terminal: close after the backlog
+  bool history_compacted = false;  // the cursor's events were pruned; the backlog is a snapshot
+  std::shared_ptr<void> detach;    // detaches the subscription from its task when released
 };
 
 struct SkillInfo {
@@ -75,7 +74,8 @@ class TaskService {
   /// Errors: kInvalidParams (role, unknown skill, contextId mismatch), kTaskNotFound,
   /// kUnsupportedOperation (terminal task, or a task not waiting for input),
   /// kPushNotificationNotSupported (an inline push config), kUnavailable (shutting down).
-  boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(protocol::SendMessageRequest req);
+  boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(
+      protocol::SendMessageRequest req);
 
   /// message/stream, SendStreamingMessage: SendMessage, but returns a stream that begins with
   /// the accepted task's snapshot and follows its execution. Same errors as SendMessage.
@@ -88,8 +88,7 @@ class TaskService {
   /// the current snapshot. Never re-executes anything. kTaskNotFound; kInvalidParams for a
   /// cursor beyond the task's last event.
   core::Result<StreamStart> Subscribe(const std::string& task_id,
-                                      std::optional<int64_t> after_sequence,
-                                      size_t queue_capacity);
+                                      std::optional<int64_t> after_sequence, size_t queue_capacity);
 
   /// tasks/get, GetTask. kTaskNotFound.
   core::Result<protocol::Task> GetTask(const protocol::GetTaskRequest& req);

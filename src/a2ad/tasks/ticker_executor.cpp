@@ -1,11 +1,10 @@
 #include "a2ad/tasks/ticker_executor.hpp"
 
 #include <algorithm>
-#include <chrono>
-
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
 
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -15,7 +14,8 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 
 namespace {
-int64_t IntField(const protocol::Message& m, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+int64_t IntField(const protocol::Message& m, const char* key, int64_t fallback, int64_t lo,
+                 int64_t hi) {
   for (const auto& p : m.parts) {
     if (p.kind != protocol::Part::Kind::kData || !p.data.is_object()) continue;
     if (auto* v = p.data.get_object().if_contains(key); v && v->is_int64())
@@ -35,7 +35,8 @@ asio::awaitable<void> TickerExecutor::Execute(std::shared_ptr<ExecutionContext> 
     if (a.artifact_id == task.id + "-ticks") done = static_cast<int64_t>(a.parts.size());
   if (task.status.state == protocol::TaskState::kSubmitted) {
     std::vector<EventDraft> start;
-    start.push_back({protocol::kEvRunStarted, "", {{"workflowId", ctx->skill_id()}, {"transport", "a2a"}}});
+    start.push_back(
+        {protocol::kEvRunStarted, "", {{"workflowId", ctx->skill_id()}, {"transport", "a2a"}}});
     if (!(co_await ctx->Commit(std::move(start))).ok()) co_return;
   }
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -53,13 +54,16 @@ asio::awaitable<void> TickerExecutor::Execute(std::shared_ptr<ExecutionContext> 
     a.name = "ticks";
     a.parts.push_back(protocol::Part::Data(json::object{{"tick", i}, {"emittedAtUs", now_us}}));
     std::vector<EventDraft> step;
-    step.push_back({protocol::kEvArtifactCreated, "tick",
+    step.push_back({protocol::kEvArtifactCreated,
+                    "tick",
                     {{"artifactId", a.artifact_id},
                      {"artifactType", "a2a.artifact"},
                      {"artifact", protocol::v10::ArtifactToJson(a)},
                      {"append", i > 0},
                      {"lastChunk", i + 1 == ticks}}});
-    if (i + 1 == ticks) step.push_back({protocol::kEvRunCompleted, "", {{"outputs", json::object{{"ticks", ticks}}}}});
+    if (i + 1 == ticks)
+      step.push_back(
+          {protocol::kEvRunCompleted, "", {{"outputs", json::object{{"ticks", ticks}}}}});
     if (!(co_await ctx->Commit(std::move(step))).ok()) co_return;
   }
 }

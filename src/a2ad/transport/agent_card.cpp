@@ -25,7 +25,8 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
   card["url"] = rpc_url;
   card["preferredTransport"] = "JSONRPC";
   card["protocolVersion"] = "0.3.0";
-  card["additionalInterfaces"] = json::array{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}}};
+  card["additionalInterfaces"] =
+      json::array{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}}};
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},
                                       {"extendedAgentCard", false}};

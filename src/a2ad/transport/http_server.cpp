@@ -1,9 +1,6 @@
 #include "a2ad/transport/http_server.hpp"
 
 #include <atomic>
-#include <mutex>
-#include <unordered_set>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +12,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <mutex>
+#include <unordered_set>
 
 #include "a2ad/core/log.hpp"
 
@@ -33,7 +32,7 @@ namespace {
 struct Conn {
   explicit Conn(tcp::socket s) : stream(std::move(s)) {}
   beast::tcp_stream stream;
-  bool busy = false;  // inside a request; touched only on the connection's strand
+  bool busy = false;             // inside a request; touched only on the connection's strand
   std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
 };
 
@@ -59,13 +58,14 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
 
   void Watch() {
     auto self = shared_from_this();
-    c_->stream.socket().async_read_some(asio::buffer(scratch_), [self](boost::system::error_code ec, size_t) {
-      if (!ec) {  // unexpected bytes from a streaming client: ignore them, keep watching
-        self->Watch();
-        return;
-      }
-      self->Gone();
-    });
+    c_->stream.socket().async_read_some(
+        asio::buffer(scratch_), [self](boost::system::error_code ec, size_t) {
+          if (!ec) {  // unexpected bytes from a streaming client: ignore them, keep watching
+            self->Watch();
+            return;
+          }
+          self->Gone();
+        });
   }
 
   asio::awaitable<bool> Write(std::string bytes) override {
@@ -190,13 +190,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
                                                           asio::as_tuple(asio::use_awaitable));
       (void)n_h;
       if (ec_h == http::error::header_limit) {
-        co_await WriteError(*c, 431, "request header larger than " +
-                                         std::to_string(opts.header_limit) + " bytes");
+        co_await WriteError(
+            *c, 431, "request header larger than " + std::to_string(opts.header_limit) + " bytes");
         break;
       }
       if (ec_h == http::error::body_limit) {
-        co_await WriteError(*c, 413, "request body exceeds the limit of " +
-                                         std::to_string(opts.body_limit) + " bytes");
+        co_await WriteError(
+            *c, 413,
+            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
         break;
       }
       if (ec_h) {
@@ -209,12 +210,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       }
       c->busy = true;
       c->stream.expires_after(opts.header_timeout);
-      auto [ec_b, n_b] = co_await http::async_read(c->stream, buffer, parser,
-                                                   asio::as_tuple(asio::use_awaitable));
+      auto [ec_b, n_b] =
+          co_await http::async_read(c->stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
       (void)n_b;
       if (ec_b == http::error::body_limit) {
-        co_await WriteError(*c, 413, "request body exceeds the limit of " +
-                                         std::to_string(opts.body_limit) + " bytes");
+        co_await WriteError(
+            *c, 413,
+            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
         break;
       }
       if (ec_b) {
@@ -229,7 +231,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       in.method = std::string(req.method_string());
       in.target = std::string(req.target());
       in.headers.reserve(8);
-      for (const auto& f : req) in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+      for (const auto& f : req)
+        in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
       in.body = std::move(req.body());
       const bool keep_alive = req.keep_alive();
       const unsigned version = req.version();
@@ -251,8 +254,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         head.keep_alive(false);  // the body ends when the connection closes
         http::response_serializer<http::empty_body> sr{head};
         c->stream.expires_after(std::chrono::seconds(30));
-        auto [ec_s, n_s] = co_await http::async_write_header(c->stream, sr,
-                                                             asio::as_tuple(asio::use_awaitable));
+        auto [ec_s, n_s] =
+            co_await http::async_write_header(c->stream, sr, asio::as_tuple(asio::use_awaitable));
         (void)n_s;
         c->stream.expires_never();
         if (!ec_s) {
@@ -271,7 +274,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       const bool again = keep_alive && !stopping;
       auto res = ToBeast(std::move(out), version, again);
       c->stream.expires_after(std::chrono::seconds(30));
-      auto [ec_w, n_w] = co_await http::async_write(c->stream, res, asio::as_tuple(asio::use_awaitable));
+      auto [ec_w, n_w] =
+          co_await http::async_write(c->stream, res, asio::as_tuple(asio::use_awaitable));
       (void)n_w;
       c->busy = false;
       if (ec_w || !again) break;
@@ -290,7 +294,8 @@ HttpServer::~HttpServer() { Stop(); }
 core::Result<uint16_t> HttpServer::Listen(const std::string& host, uint16_t port) {
   boost::system::error_code ec;
   asio::ip::address addr = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
-  if (ec) return Error(ErrorCode::kInvalidParams, "listen address '" + host + "' is not an IP address");
+  if (ec)
+    return Error(ErrorCode::kInvalidParams, "listen address '" + host + "' is not an IP address");
   tcp::endpoint ep(addr, port);
   auto& a = impl_->acceptor;
   a.open(ep.protocol(), ec);

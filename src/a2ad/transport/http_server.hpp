@@ -3,6 +3,8 @@
 // (413 past it), a header timeout, an idle keep-alive timeout, and graceful shutdown (stop
 // accepting, let in-flight requests finish and answer with `Connection: close`, close idle
 // connections, then report drained).
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -10,17 +12,14 @@
 #include <memory>
 #include <string>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "a2ad/core/result.hpp"
 #include "a2ad/transport/http_types.hpp"
 
 namespace a2ad::transport {
 
 struct HttpServerOptions {
-  size_t body_limit = 1024 * 1024;            // bytes; larger bodies get 413
-  size_t header_limit = 16 * 1024;            // bytes of request head; larger get 431
+  size_t body_limit = 1024 * 1024;                  // bytes; larger bodies get 413
+  size_t header_limit = 16 * 1024;                  // bytes of request head; larger get 431
   std::chrono::milliseconds header_timeout{10000};  // to receive a full request once started
   std::chrono::milliseconds idle_timeout{60000};    // keep-alive connection with no request
 };

@@ -1,18 +1,17 @@
 #pragma once
 // Transport-neutral request/response values, so handlers need no Beast headers.
+#include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include <boost/asio/awaitable.hpp>
-
 namespace a2ad::transport {
 
 struct HttpRequest {
-  std::string method;   // "GET", "POST", ...
-  std::string target;   // path + query, as received
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path + query, as received
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 

@@ -57,7 +57,8 @@ std::optional<Error> CheckVersion(std::string_view header, WireVersion method_ve
                        (header.empty() ? " (a request without it is A2A 0.3)" : ""),
                    {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
     return Error(ErrorCode::kVersionNotSupported,
-                 std::string(method) + " is an A2A 0.3 method; send it without A2A-Version or with A2A-Version: 0.3",
+                 std::string(method) +
+                     " is an A2A 0.3 method; send it without A2A-Version or with A2A-Version: 0.3",
                  {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
   }
   return std::nullopt;
@@ -80,7 +81,10 @@ Error NotYet(ErrorCode code, std::string_view method, std::string_view what) {
 Result<std::optional<int64_t>> Cursor(const HttpRequest& request, const json::value& params) {
   auto parse = [](std::string_view text, std::string_view field) -> Result<std::optional<int64_t>> {
     int64_t n = 0;
-    if (text.empty() || text.size() > 18) return Error(ErrorCode::kInvalidParams, std::string(field) + ": expected an event id (a non-negative integer)", {{"field", std::string(field)}});
+    if (text.empty() || text.size() > 18)
+      return Error(ErrorCode::kInvalidParams,
+                   std::string(field) + ": expected an event id (a non-negative integer)",
+                   {{"field", std::string(field)}});
     for (char ch : text) {
       if (ch < '0' || ch > '9')
         return Error(ErrorCode::kInvalidParams,
@@ -127,7 +131,8 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
   auto frame = [&](const tasks::StreamItem& item) {
     int kind = 0;
     if (plan.version == WireVersion::kV03)
-      kind = (item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item)) ? 2 : 1;
+      kind =
+          (item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item)) ? 2 : 1;
     std::string out;
     const std::string& result = item.Json(kind);
     out.reserve(result.size() + id_json.size() + 64);
@@ -149,20 +154,21 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
     if (!item) {
       if (sub->closed()) {
         if (*stopping) {
-          Error e(ErrorCode::kUnavailable,
-                  "server is shutting down; resubscribe with Last-Event-ID: " + std::to_string(last),
-                  {{"lastEventId", std::to_string(last)}});
-          co_await sink.Write("event: error\ndata: " +
-                              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) +
-                              "\n\n");
+          Error e(
+              ErrorCode::kUnavailable,
+              "server is shutting down; resubscribe with Last-Event-ID: " + std::to_string(last),
+              {{"lastEventId", std::to_string(last)}});
+          co_await sink.Write(
+              "event: error\ndata: " +
+              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
         } else if (sub->overflowed()) {
           Error e(ErrorCode::kUnavailable,
                   "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
                       " events behind; resubscribe with Last-Event-ID: " + std::to_string(last),
                   {{"lastEventId", std::to_string(last)}});
-          co_await sink.Write("event: error\ndata: " +
-                              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) +
-                              "\n\n");
+          co_await sink.Write(
+              "event: error\ndata: " +
+              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
         }
         co_return;
       }
@@ -187,18 +193,17 @@ HttpResponse StreamResponse(StreamPlan plan, StreamOptions opts) {
 }  // namespace
 
 asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
-  const std::string_view version_header = request.Header("A2A-Version").empty()
-                                              ? std::string_view()
-                                              : request.Header("A2A-Version");
+  const std::string_view version_header =
+      request.Header("A2A-Version").empty() ? std::string_view() : request.Header("A2A-Version");
   // Before the method is known, format errors for the version the header asks for.
   WireVersion hinted = version_header.rfind("1", 0) == 0 ? WireVersion::kV10 : WireVersion::kV03;
   json::value id;
   if (!IsJsonContentType(request.Header("Content-Type"))) {
     co_return Reply(protocol::MakeJsonRpcError(
         nullptr,
-        Error(ErrorCode::kContentTypeNotSupported,
-              "Content-Type '" + std::string(request.Header("Content-Type")) +
-                  "' is not supported; send application/json"),
+        Error(ErrorCode::kContentTypeNotSupported, "Content-Type '" +
+                                                       std::string(request.Header("Content-Type")) +
+                                                       "' is not supported; send application/json"),
         hinted));
   }
   auto parsed = protocol::ParseJsonRpcRequest(request.body, id);
@@ -211,17 +216,30 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
   };
 
-  static const char* const kKnown[] = {
-      "message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
-      "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
-      "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
-      "agent/getAuthenticatedExtendedCard", "SendMessage", "SendStreamingMessage", "GetTask",
-      "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig",
-      "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
-      "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard"};
+  static const char* const kKnown[] = {"message/send",
+                                       "message/stream",
+                                       "tasks/get",
+                                       "tasks/cancel",
+                                       "tasks/resubscribe",
+                                       "tasks/pushNotificationConfig/set",
+                                       "tasks/pushNotificationConfig/get",
+                                       "tasks/pushNotificationConfig/list",
+                                       "tasks/pushNotificationConfig/delete",
+                                       "agent/getAuthenticatedExtendedCard",
+                                       "SendMessage",
+                                       "SendStreamingMessage",
+                                       "GetTask",
+                                       "ListTasks",
+                                       "CancelTask",
+                                       "SubscribeToTask",
+                                       "CreateTaskPushNotificationConfig",
+                                       "GetTaskPushNotificationConfig",
+                                       "ListTaskPushNotificationConfigs",
+                                       "DeleteTaskPushNotificationConfig",
+                                       "GetExtendedAgentCard"};
   if (std::find(std::begin(kKnown), std::end(kKnown), m) == std::end(kKnown))
-    co_return fail(Error(ErrorCode::kMethodNotFound, "Method not found: '" + m + "'",
-                         {{"method", m}}));
+    co_return fail(
+        Error(ErrorCode::kMethodNotFound, "Method not found: '" + m + "'", {{"method", m}}));
   if (auto e = CheckVersion(version_header, v, m)) co_return fail(*e);
 
   const json::value& params = rpc.params;
@@ -262,7 +280,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   }
   if (m == "ListTasks") {
     if (!params.is_null() && !params.is_object())
-      co_return fail(Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
+      co_return fail(
+          Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
     auto req = protocol::v10::ListTasksRequestFromJson(params);
     if (!req) co_return fail(req.error());
     auto page = service_.ListTasks(req.value());
@@ -274,8 +293,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     auto req = v == WireVersion::kV03 ? protocol::v03::SendMessageRequestFromJson(params)
                                       : protocol::v10::SendMessageRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto start = co_await service_.SendStreamingMessage(std::move(req).value(),
-                                                        stream_options_.queue_limit);
+    auto start =
+        co_await service_.SendStreamingMessage(std::move(req).value(), stream_options_.queue_limit);
     if (!start) co_return fail(start.error());
     co_return StreamResponse({std::move(start).value(), v, rpc.id, true}, stream_options_);
   }
@@ -298,8 +317,9 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   if (m.find("ushNotificationConfig") != std::string::npos)
     co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications are"));
   // agent/getAuthenticatedExtendedCard, GetExtendedAgentCard
-  co_return fail(Error(ErrorCode::kUnsupportedOperation,
-                       m + ": this agent has no extended agent card (capabilities.extendedAgentCard is false)"));
+  co_return fail(Error(
+      ErrorCode::kUnsupportedOperation,
+      m + ": this agent has no extended agent card (capabilities.extendedAgentCard is false)"));
 }
 
 }  // namespace a2ad::transport

@@ -3,10 +3,9 @@
 // decode -> TaskService -> encode. The wire version comes from the method name; the
 // `A2A-Version` header must agree (absent = 0.3), else VersionNotSupported (-32009).
 // Every error is a JSON-RPC error with HTTP 200.
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/http_types.hpp"

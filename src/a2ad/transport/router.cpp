@@ -17,7 +17,8 @@ std::string ErrorEnvelope(std::string_view code, std::string_view message) {
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
                StreamOptions stream_options, std::string jsonrpc_path)
-    : jsonrpc_(service, stream_options), jsonrpc_path_(std::move(jsonrpc_path)),
+    : jsonrpc_(service, stream_options),
+      jsonrpc_path_(std::move(jsonrpc_path)),
       card_body_(boost::json::serialize(agent_card)) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(card_body_.data()), card_body_.size(), digest);
@@ -34,8 +35,8 @@ HttpResponse Router::Card(const HttpRequest& request) const {
   HttpResponse r;
   r.headers = {{"ETag", card_etag_}, {"Cache-Control", "public, max-age=300"}};
   std::string_view inm = request.Header("If-None-Match");
-  if (!inm.empty() && (inm == card_etag_ || inm == "*" ||
-                       inm.find(card_etag_) != std::string_view::npos)) {
+  if (!inm.empty() &&
+      (inm == card_etag_ || inm == "*" || inm.find(card_etag_) != std::string_view::npos)) {
     r.status = 304;
     r.content_type.clear();
     return r;
@@ -56,16 +57,17 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   if (path == jsonrpc_path_) {
     if (request.method != "POST") {
-      auto r = JsonResponse(405, ErrorEnvelope("method_not_allowed",
-                                               "the A2A JSON-RPC endpoint takes POST"));
+      auto r = JsonResponse(
+          405, ErrorEnvelope("method_not_allowed", "the A2A JSON-RPC endpoint takes POST"));
       r.headers.emplace_back("Allow", "POST");
       co_return r;
     }
     co_return co_await jsonrpc_.Handle(std::move(request));
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
-  co_return JsonResponse(404, ErrorEnvelope("not_found", "no route for " + std::string(request.method) +
-                                                             " " + std::string(path)));
+  co_return JsonResponse(
+      404, ErrorEnvelope("not_found",
+                         "no route for " + std::string(request.method) + " " + std::string(path)));
 }
 
 }  // namespace a2ad::transport

@@ -1,9 +1,8 @@
 #pragma once
 // Routes HTTP requests to the well-known documents and the JSON-RPC endpoint.
-#include <string>
-
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <string>
 
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"

@@ -9,9 +9,9 @@ using core::Result;
 
 namespace {
 
-constexpr std::string_view kStateNames[] = {"unknown",   "submitted", "working",
-                                            "completed", "failed",    "canceled",
-                                            "input-required", "rejected", "auth-required"};
+constexpr std::string_view kStateNames[] = {"unknown",        "submitted", "working",
+                                            "completed",      "failed",    "canceled",
+                                            "input-required", "rejected",  "auth-required"};
 
 json::array StringsToJson(const std::vector<std::string>& v) {
   json::array a;
@@ -127,8 +127,10 @@ json::object TaskToJson(const Task& t) {
 
 json::object StreamEventToJson(const StreamEvent& e) {
   switch (e.kind) {
-    case StreamEvent::Kind::kTask: return TaskToJson(e.task);
-    case StreamEvent::Kind::kMessage: return MessageToJson(e.message);
+    case StreamEvent::Kind::kTask:
+      return TaskToJson(e.task);
+    case StreamEvent::Kind::kMessage:
+      return MessageToJson(e.message);
     case StreamEvent::Kind::kStatusUpdate: {
       const auto& u = e.status_update;
       json::object o;
@@ -193,14 +195,18 @@ Result<Part> PartFromJson(const json::value& v, std::string_view path) {
 Result<Message> MessageFromJson(const json::value& v, std::string_view path) {
   A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
   const json::object& o = *obj;
-  if (const json::value* k = o.if_contains("kind"); k && !(k->is_string() && k->get_string() == "message"))
+  if (const json::value* k = o.if_contains("kind");
+      k && !(k->is_string() && k->get_string() == "message"))
     return FieldError(Join(path, "kind"), "expected \"message\"");
   Message m;
   A2AD_TRY_ASSIGN(m.message_id, ReqString(o, path, "messageId"));
   A2AD_TRY_ASSIGN(std::string role, ReqString(o, path, "role"));
-  if (role == "user") m.role = Role::kUser;
-  else if (role == "agent") m.role = Role::kAgent;
-  else return FieldError(Join(path, "role"), "expected \"user\" or \"agent\"");
+  if (role == "user")
+    m.role = Role::kUser;
+  else if (role == "agent")
+    m.role = Role::kAgent;
+  else
+    return FieldError(Join(path, "role"), "expected \"user\" or \"agent\"");
   const json::value* parts = o.if_contains("parts");
   std::string pp = Join(path, "parts");
   if (!parts || !parts->is_array()) return FieldError(pp, "required array is missing");

@@ -2,10 +2,9 @@
 // A2A v0.3 JSON-RPC JSON (types.ts shapes, WIRE.md §4-§7) <-> the internal model.
 // Every object carries its `kind`; enums are lowercase-hyphen; `historyLength: 0` means
 // unlimited (decoded as nullopt); `blocking` defaults to true.
-#include <string_view>
-
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"

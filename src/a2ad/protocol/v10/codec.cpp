@@ -10,9 +10,9 @@ using core::Result;
 namespace {
 
 constexpr std::string_view kStateNames[] = {
-    "TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED",      "TASK_STATE_WORKING",
-    "TASK_STATE_COMPLETED",   "TASK_STATE_FAILED",         "TASK_STATE_CANCELED",
-    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",    "TASK_STATE_AUTH_REQUIRED"};
+    "TASK_STATE_UNSPECIFIED",    "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
+    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
 constexpr std::string_view kRoleNames[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
 
 json::array StringsToJson(const std::vector<std::string>& v) {
@@ -25,7 +25,10 @@ json::array StringsToJson(const std::vector<std::string>& v) {
 bool ParseRole(const json::value& v, Role& out) {
   if (v.is_string()) {
     for (int i = 0; i < 3; ++i)
-      if (v.get_string() == kRoleNames[i]) { out = static_cast<Role>(i); return true; }
+      if (v.get_string() == kRoleNames[i]) {
+        out = static_cast<Role>(i);
+        return true;
+      }
     return false;
   }
   if (v.is_int64() && v.get_int64() >= 0 && v.get_int64() <= 2) {
@@ -72,7 +75,10 @@ std::string_view TaskStateName(TaskState s) { return kStateNames[static_cast<int
 bool ParseTaskState(const json::value& v, TaskState& out) {
   if (v.is_string()) {
     for (int i = 0; i < 9; ++i)
-      if (v.get_string() == kStateNames[i]) { out = static_cast<TaskState>(i); return true; }
+      if (v.get_string() == kStateNames[i]) {
+        out = static_cast<TaskState>(i);
+        return true;
+      }
     return false;
   }
   if (v.is_int64() && v.get_int64() >= 0 && v.get_int64() <= 8) {
@@ -85,10 +91,18 @@ bool ParseTaskState(const json::value& v, TaskState& out) {
 json::object PartToJson(const Part& p) {
   json::object o;
   switch (p.kind) {
-    case Part::Kind::kText: o["text"] = p.text; break;
-    case Part::Kind::kRaw: o["raw"] = p.text; break;
-    case Part::Kind::kUrl: o["url"] = p.text; break;
-    case Part::Kind::kData: o["data"] = p.data; break;
+    case Part::Kind::kText:
+      o["text"] = p.text;
+      break;
+    case Part::Kind::kRaw:
+      o["raw"] = p.text;
+      break;
+    case Part::Kind::kUrl:
+      o["url"] = p.text;
+      break;
+    case Part::Kind::kData:
+      o["data"] = p.data;
+      break;
   }
   if (!p.metadata.empty()) o["metadata"] = p.metadata;
   if (!p.filename.empty()) o["filename"] = p.filename;
@@ -158,8 +172,12 @@ json::object TaskToJson(const Task& t) {
 json::object StreamEventToJson(const StreamEvent& e) {
   json::object o;
   switch (e.kind) {
-    case StreamEvent::Kind::kTask: o["task"] = TaskToJson(e.task); break;
-    case StreamEvent::Kind::kMessage: o["message"] = MessageToJson(e.message); break;
+    case StreamEvent::Kind::kTask:
+      o["task"] = TaskToJson(e.task);
+      break;
+    case StreamEvent::Kind::kMessage:
+      o["message"] = MessageToJson(e.message);
+      break;
     case StreamEvent::Kind::kStatusUpdate: {
       const auto& u = e.status_update;
       json::object s;
@@ -379,8 +397,8 @@ Result<SendMessageRequest> SendMessageRequestFromJson(const json::value& params)
     auto ri = OptBool(cfg, cp, "returnImmediately", "return_immediately");
     if (!ri) return std::move(ri).error();
     r.configuration.return_immediately = ri.value().value_or(false);
-    if (const json::value* pc = Find(cfg, "taskPushNotificationConfig",
-                                     "task_push_notification_config");
+    if (const json::value* pc =
+            Find(cfg, "taskPushNotificationConfig", "task_push_notification_config");
         pc && !pc->is_null()) {
       std::string pp = Join(cp, "taskPushNotificationConfig");
       auto po = AsObject(*pc, pp);

@@ -2,17 +2,16 @@
 // A2A v1.0 JSON (ProtoJSON of a2a.proto, WIRE.md §10-§13) <-> the internal model.
 // Also the storage form of snapshots. Decoders accept camelCase and proto snake_case
 // names and integer enums; they report the first offending field by its JSON path.
-#include <string_view>
-
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
 
 namespace a2ad::protocol::v10 {
 
-std::string_view TaskStateName(TaskState s);  // "TASK_STATE_WORKING"
+std::string_view TaskStateName(TaskState s);                       // "TASK_STATE_WORKING"
 bool ParseTaskState(const boost::json::value& v, TaskState& out);  // name or integer
 
 boost::json::object PartToJson(const Part& p);
