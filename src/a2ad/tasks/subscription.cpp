@@ -1,6 +1,6 @@
 #include "a2ad/tasks/subscription.hpp"
 
-#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -27,31 +27,33 @@ const std::string& StreamItem::Json(int kind) const {
   return json_[kind];
 }
 
-void Subscription::WakeLocked() {
-  if (waiting_ && timer_) {
-    // The timer belongs to the consumer's executor: cancel it there.
-    asio::post(timer_->get_executor(), [t = timer_] { t->cancel(); });
-    waiting_ = false;
-  }
-}
+std::function<void()> Subscription::TakeWaiterLocked() { return std::exchange(waiter_, nullptr); }
 
 void Subscription::Push(StreamItemPtr item) {
-  std::lock_guard lock(mu_);
-  if (closed_) return;
-  if (queue_.size() >= capacity_) {
-    overflowed_ = true;
-    closed_ = true;
-    queue_.clear();
-  } else {
-    queue_.push_back(std::move(item));
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    if (queue_.size() >= capacity_) {
+      overflowed_ = true;
+      closed_ = true;
+      queue_.clear();
+    } else {
+      queue_.push_back(std::move(item));
+    }
+    wake = TakeWaiterLocked();
   }
-  WakeLocked();
+  if (wake) wake();
 }
 
 void Subscription::Close() {
-  std::lock_guard lock(mu_);
-  closed_ = true;
-  WakeLocked();
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    wake = TakeWaiterLocked();
+  }
+  if (wake) wake();
 }
 
 bool Subscription::closed() const {
@@ -64,29 +66,74 @@ bool Subscription::overflowed() const {
   return overflowed_;
 }
 
-asio::awaitable<StreamItemPtr> Subscription::Next(std::chrono::milliseconds timeout) {
-  auto ex = co_await asio::this_coro::executor;
-  std::shared_ptr<asio::steady_timer> timer;
+void Subscription::ArmHeartbeat(std::chrono::milliseconds heartbeat) {
+  if (timer_armed_) return;
+  Clock::time_point due;
   {
     std::lock_guard lock(mu_);
-    if (!queue_.empty()) {
-      StreamItemPtr item = std::move(queue_.front());
-      queue_.pop_front();
-      co_return item;
-    }
-    if (closed_) co_return nullptr;
-    if (!timer_) timer_ = std::make_shared<asio::steady_timer>(ex);
-    timer_->expires_after(timeout);
-    waiting_ = true;
-    timer = timer_;
+    due = last_activity_ + heartbeat;
   }
-  co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
-  std::lock_guard lock(mu_);
-  waiting_ = false;
-  if (queue_.empty()) co_return nullptr;
-  StreamItemPtr item = std::move(queue_.front());
-  queue_.pop_front();
-  co_return item;
+  timer_armed_ = true;
+  timer_->expires_at(due);
+  std::weak_ptr<Subscription> weak = weak_from_this();
+  timer_->async_wait([weak, heartbeat](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->timer_armed_ = false;
+    if (ec) return;
+    std::function<void()> wake;
+    bool rearm = false;
+    {
+      std::lock_guard lock(self->mu_);
+      if (self->closed_) return;
+      if (Clock::now() - self->last_activity_ >= heartbeat) {
+        self->heartbeat_due_ = true;
+        wake = self->TakeWaiterLocked();
+      } else {
+        rearm = true;  // there was activity: the next keep-alive is due later
+      }
+    }
+    if (wake) wake();
+    if (rearm) self->ArmHeartbeat(heartbeat);
+  });
+}
+
+asio::awaitable<StreamItemPtr> Subscription::Next(std::chrono::milliseconds heartbeat) {
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (!queue_.empty()) {
+        StreamItemPtr item = std::move(queue_.front());
+        queue_.pop_front();
+        last_activity_ = Clock::now();
+        co_return item;
+      }
+      if (closed_) co_return nullptr;
+      if (heartbeat_due_) {
+        heartbeat_due_ = false;
+        last_activity_ = Clock::now();
+        co_return nullptr;
+      }
+    }
+    if (!timer_) timer_.emplace(co_await asio::this_coro::executor);
+    ArmHeartbeat(heartbeat);
+    co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(
+        [this](auto handler) {
+          auto ex = asio::get_associated_executor(handler);
+          auto held = std::make_shared<decltype(handler)>(std::move(handler));
+          std::function<void()> resume = [ex, held] {
+            asio::post(ex, [held]() mutable { std::move (*held)(); });
+          };
+          std::unique_lock lock(mu_);
+          if (!queue_.empty() || closed_ || heartbeat_due_) {
+            lock.unlock();
+            resume();
+          } else {
+            waiter_ = std::move(resume);
+          }
+        },
+        asio::use_awaitable);
+  }
 }
 
 }  // namespace a2ad::tasks

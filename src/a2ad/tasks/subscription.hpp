@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "a2ad/protocol/model.hpp"
@@ -34,7 +36,7 @@ struct StreamItem {
 };
 using StreamItemPtr = std::shared_ptr<const StreamItem>;
 
-class Subscription {
+class Subscription : public std::enable_shared_from_this<Subscription> {
  public:
   explicit Subscription(size_t capacity) : capacity_(capacity) {}
 
@@ -44,24 +46,34 @@ class Subscription {
   /// Ends the subscription (client gone, server stopping). Any thread; idempotent.
   void Close();
 
-  /// Consumer side (one coroutine): the next item, or nullptr after `timeout` with nothing
-  /// queued (time for a heartbeat) or once closed and drained (check closed()).
-  boost::asio::awaitable<StreamItemPtr> Next(std::chrono::milliseconds timeout);
+  /// Consumer side (one coroutine, always on the same executor, which must be a strand or
+  /// single-threaded): the next item, or nullptr once the stream was idle for `heartbeat`
+  /// (time for a keep-alive) or once closed and drained (check closed()). A push wakes the
+  /// consumer with one post; the heartbeat timer is re-armed once per idle period, not per
+  /// event. Must be owned by a shared_ptr.
+  boost::asio::awaitable<StreamItemPtr> Next(std::chrono::milliseconds heartbeat);
 
   bool closed() const;
   bool overflowed() const;
   size_t capacity() const { return capacity_; }
 
  private:
-  void WakeLocked();
+  using Clock = std::chrono::steady_clock;
+  /// Takes the parked consumer's resume function (to call after unlocking).
+  std::function<void()> TakeWaiterLocked();
+  void ArmHeartbeat(std::chrono::milliseconds heartbeat);
 
   const size_t capacity_;
   mutable std::mutex mu_;
   std::deque<StreamItemPtr> queue_;
   bool closed_ = false;
   bool overflowed_ = false;
-  bool waiting_ = false;
-  std::shared_ptr<boost::asio::steady_timer> timer_;  // lives on the consumer's executor
+  bool heartbeat_due_ = false;
+  Clock::time_point last_activity_ = Clock::now();
+  std::function<void()> waiter_;  // resumes the parked consumer on its executor
+  // Consumer-executor state (touched only by Next and the timer's handler).
+  std::optional<boost::asio::steady_timer> timer_;
+  bool timer_armed_ = false;
 };
 
 }  // namespace a2ad::tasks
