@@ -38,8 +38,11 @@ std::vector<EventDraft> OneEvent(std::string type, json::object payload) {
 
 /// Per-task state shared by everything touching one task while it is active.
 struct TaskService::Slot {
-  explicit Slot(std::string id) : task_id(std::move(id)) {}
+  Slot(std::string id, asio::any_io_executor io)
+      : task_id(std::move(id)), fanout(asio::make_strand(std::move(io))) {}
   const std::string task_id;
+  // Fan-out to streams runs here, off the store's writer thread, in commit order.
+  asio::strand<asio::any_io_executor> fanout;
 
   std::mutex mu;                   // serializes commits: sequence assignment + enqueue order
   RecordPtr head;                  // newest accepted record (possibly not yet durable)
@@ -127,7 +130,7 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
   std::lock_guard lock(slots_mu_);
   auto& weak = slots_[task_id];
   if (auto slot = weak.lock()) return slot;
-  auto slot = std::make_shared<Slot>(task_id);
+  auto slot = std::make_shared<Slot>(task_id, io_);
   weak = slot;
   if (slots_.size() > 4096 && slots_.size() % 1024 == 0) {  // sweep slots nobody holds
     for (auto it = slots_.begin(); it != slots_.end();)
@@ -188,10 +191,18 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         std::lock_guard pub(slot->pub_mu);
         if (!slot->published || slot->published->last_sequence < record->last_sequence)
           slot->published = record;
-        auto& subs = slot->subscribers;
-        for (const auto& sub : subs)
-          for (const auto& item : items) sub->Push(item);
-        std::erase_if(subs, [](const auto& sub) { return sub->closed(); });
+        if (!slot->subscribers.empty() && !items.empty()) {
+          // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
+          // thousands of streams from the writer thread would delay the next commit, and
+          // from an I/O thread the wake-ups are cheap continuations.
+          asio::post(slot->fanout, [slot, items] {
+            std::lock_guard fan(slot->pub_mu);
+            auto& subs = slot->subscribers;
+            for (const auto& sub : subs)
+              for (const auto& item : items) sub->Push(item);
+            std::erase_if(subs, [](const auto& sub) { return sub->closed(); });
+          });
+        }
         auto& ws = slot->waiters;
         for (auto it = ws.begin(); it != ws.end();) {
           if (it->pred(record->task)) {
