@@ -1,7 +1,6 @@
 #include "a2ad/tasks/subscription.hpp"
 
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/defer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -193,8 +193,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           slot->published = record;
         if (!slot->subscribers.empty() && !items.empty()) {
           // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
-          // thousands of streams from the writer thread would delay the next commit, and
-          // from an I/O thread the wake-ups are cheap continuations.
+          // thousands of streams from the writer thread would delay the next commit.
           asio::post(slot->fanout, [slot, items] {
             std::lock_guard fan(slot->pub_mu);
             auto& subs = slot->subscribers;
