@@ -36,18 +36,20 @@ json::object& OpenwopMetadata(Task& t) {
 
 }  // namespace
 
-core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
-  if (e.sequence != record.last_sequence + 1)
+namespace {
+
+// The fold itself, on `next` in place; on error `next` may be partly updated.
+core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
+  if (e.sequence != next.last_sequence + 1)
     return Error(ErrorCode::kInvalidParams, "event sequence " + std::to_string(e.sequence) +
                                                 " does not follow " +
-                                                std::to_string(record.last_sequence));
-  storage::TaskRecord next = record;
+                                                std::to_string(next.last_sequence));
   Task& t = next.task;
   std::optional<TaskState> new_state;
   std::optional<protocol::Message> status_message;
 
   if (e.type == protocol::kEvTaskSubmitted) {
-    if (record.last_sequence != -1)
+    if (next.last_sequence != -1)
       return Error(ErrorCode::kInvalidParams, "a2a.task.submitted must be the first event");
     A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
     if (!msg) return Error(ErrorCode::kInvalidParams, "a2a.task.submitted needs a message");
@@ -58,7 +60,7 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
     t.history.push_back(std::move(*msg));
     t.status.state = TaskState::kSubmitted;
     t.status.timestamp_ms = e.timestamp_ms;
-  } else if (record.last_sequence == -1) {
+  } else if (next.last_sequence == -1) {
     return Error(ErrorCode::kInvalidParams, "the first event of a task must be a2a.task.submitted");
   } else if (e.type == protocol::kEvMessageReceived) {
     A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
@@ -139,8 +141,21 @@ core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
   }
   next.last_sequence = e.sequence;
   next.updated_at_ms = e.timestamp_ms;
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<void> ApplyEvent(storage::TaskRecord& record, const RunEvent& e) {
+  storage::TaskRecord next = record;
+  auto applied = ApplyInPlace(next, e);
+  if (!applied) return applied;
   record = std::move(next);
   return core::Ok{};
+}
+
+core::Result<void> FoldCommittedEvent(storage::TaskRecord& record, const RunEvent& e) {
+  return ApplyInPlace(record, e);
 }
 
 std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEvent& e) {

@@ -35,6 +35,11 @@ namespace a2ad::tasks {
 /// unchanged.
 core::Result<void> ApplyEvent(storage::TaskRecord& record, const protocol::RunEvent& event);
 
+/// ApplyEvent without the copy that makes it all-or-nothing: for replaying a log that was
+/// already validated when it was committed (linear instead of quadratic in the log's size).
+/// On error `record` may be partly updated.
+core::Result<void> FoldCommittedEvent(storage::TaskRecord& record, const protocol::RunEvent& event);
+
 /// The A2A stream event that `event` projects to, given the task snapshot right after it
 /// was applied; nullopt when the entry has no A2A projection. `final` (v0.3) is set on
 /// status updates into terminal or interrupted states.

@@ -195,11 +195,14 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
           // thousands of streams from the writer thread would delay the next commit.
           asio::post(slot->fanout, [slot, items] {
-            std::lock_guard fan(slot->pub_mu);
-            auto& subs = slot->subscribers;
+            std::vector<std::shared_ptr<Subscription>> subs;
+            {
+              std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it
+              std::erase_if(slot->subscribers, [](const auto& sub) { return sub->closed(); });
+              subs = slot->subscribers;
+            }
             for (const auto& sub : subs)
               for (const auto& item : items) sub->Push(item);
-            std::erase_if(subs, [](const auto& sub) { return sub->closed(); });
           });
         }
         auto& ws = slot->waiters;
@@ -444,6 +447,19 @@ Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
   StreamStart start;
   start.subscription = sub;
   start.detach = Attach(slot, sub);
+  if (!after_sequence) {
+    // Nothing missed: the stored snapshot (read after attaching, so it covers everything the
+    // subscription will not see) is where the stream starts.
+    auto rec = store_.Get(task_id);
+    if (!rec) return std::move(rec).error();
+    if (!rec.value())
+      return Error(ErrorCode::kTaskNotFound, "task " + task_id + " not found",
+                   {{"taskId", task_id}});
+    start.last_sequence = rec.value()->last_sequence;
+    start.task_terminal = protocol::IsTerminal(rec.value()->task.status.state);
+    start.backlog.push_back(SnapshotItem(start.last_sequence, rec.value()->task));
+    return start;
+  }
   auto events = store_.ReadEvents(task_id, -1, std::numeric_limits<size_t>::max());
   if (!events) return std::move(events).error();
   const bool compacted = events->empty() || events->front().sequence != 0;
@@ -463,7 +479,7 @@ Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
   }
   storage::TaskRecord folded;
   for (const auto& e : *events) {
-    auto applied = ApplyEvent(folded, e);
+    auto applied = FoldCommittedEvent(folded, e);
     if (!applied) return std::move(applied).error();
     if (after_sequence && e.sequence > *after_sequence)
       if (auto projected = ProjectEvent(folded.task, e))
