@@ -19,7 +19,7 @@ A2AD_RELEASE := build/release/src/a2ad/cli/a2ad
 FORMAT_FILES = $(shell find src tests bench -path '*/node_modules' -prune -o \
                  -type f \( -name '*.cpp' -o -name '*.hpp' \) -print 2>/dev/null)
 
-.PHONY: help bootstrap run build debug test interop sanitize format format-check clean
+.PHONY: help bootstrap run build debug test interop sanitize bench format format-check clean
 
 help:
 	@sed -n '3,7p' Makefile | sed 's/^#//'
@@ -67,3 +67,7 @@ format-check:
 
 clean:
 	rm -rf build
+
+# Benchmarks (never part of `make test`): SSE fan-out, results in bench/RESULTS.md.
+bench: build
+	bash bench/run_fanout.sh
