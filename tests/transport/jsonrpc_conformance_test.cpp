@@ -103,8 +103,10 @@ class CollectingSink final : public SseSink {
  public:
   boost::asio::awaitable<bool> Write(std::string bytes) override {
     text += bytes;
+    ++writes;
     co_return true;
   }
+  int writes = 0;
   void OnClientGone(std::function<void()>) override {}
   void OnServerStopping(std::function<void()>) override {}
   std::string text;
@@ -139,7 +141,7 @@ struct Fixture {
   }
 
   /// Runs a streaming response to its end; returns the SSE events (without the blank lines).
-  json::array Drain(HttpResponse& res) {
+  json::array Drain(HttpResponse& res, int* writes = nullptr) {
     CollectingSink sink;
     bool done = false;
     boost::asio::co_spawn(io, res.stream(sink), [&](std::exception_ptr ep) {
@@ -149,6 +151,7 @@ struct Fixture {
     io.restart();
     io.run();
     EXPECT_TRUE(done) << "the stream did not end";
+    if (writes) *writes = sink.writes;
     json::array events;
     size_t pos = 0;
     while (pos < sink.text.size()) {
@@ -208,6 +211,23 @@ TEST_P(JsonRpcConformance, MatchesGolden) {
     Pretty(out, doc, 0);
     out << "\n";
   }
+}
+
+// Events already queued when the stream gets to them go out in one write.
+TEST(StreamWrites, QueuedEventsAreCoalescedIntoOneWrite) {
+  Fixture fx;
+  HttpRequest req;
+  req.method = "POST";
+  req.target = "/v1/a2a";
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.body =
+      R"({"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"x"}]}}})";
+  HttpResponse res = fx.Call(std::move(req));  // runs the echo to completion: 3 events queued
+  ASSERT_TRUE(res.stream);
+  int writes = 0;
+  json::array events = fx.Drain(res, &writes);
+  EXPECT_EQ(events.size(), 4u);  // task, working, artifact, completed
+  EXPECT_EQ(writes, 2);          // the snapshot, then the three queued events at once
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, JsonRpcConformance,

@@ -56,6 +56,15 @@ void Subscription::Close() {
   if (wake) wake();
 }
 
+StreamItemPtr Subscription::TryNext() {
+  std::lock_guard lock(mu_);
+  if (queue_.empty()) return nullptr;
+  StreamItemPtr item = std::move(queue_.front());
+  queue_.pop_front();
+  last_activity_ = Clock::now();
+  return item;
+}
+
 bool Subscription::closed() const {
   std::lock_guard lock(mu_);
   return closed_;

@@ -53,6 +53,9 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   /// event. Must be owned by a shared_ptr.
   boost::asio::awaitable<StreamItemPtr> Next(std::chrono::milliseconds heartbeat);
 
+  /// Consumer side: the next queued item if there is one, else nullptr; never waits.
+  StreamItemPtr TryNext();
+
   bool closed() const;
   bool overflowed() const;
   size_t capacity() const { return capacity_; }

@@ -116,6 +116,8 @@ struct StreamPlan {
   bool close_on_interrupt;  // message/stream: a cycle ends at input-required
 };
 
+constexpr size_t kMaxCoalescedBytes = 256 * 1024;
+
 asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
   auto sub = plan.start.subscription;
   auto stopping = std::make_shared<bool>(false);
@@ -176,9 +178,21 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
       continue;
     }
     if (item->sequence <= last) continue;  // already sent from the backlog
+    // Coalesce what is already queued into one write: a stream that fell behind catches up
+    // with few syscalls.
     last = item->sequence;
-    if (!co_await sink.Write(frame(*item))) co_return;
-    if (closes(*item)) co_return;
+    std::string batch = frame(*item);
+    bool end = closes(*item);
+    while (!end && batch.size() < kMaxCoalescedBytes) {
+      tasks::StreamItemPtr more = sub->TryNext();
+      if (!more) break;
+      if (more->sequence <= last) continue;
+      last = more->sequence;
+      batch += frame(*more);
+      end = closes(*more);
+    }
+    if (!co_await sink.Write(std::move(batch))) co_return;
+    if (end) co_return;
   }
 }
 
