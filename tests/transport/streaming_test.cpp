@@ -87,7 +87,13 @@ class StreamingTest : public ::testing::Test {
     for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
   }
   void TearDown() override {
-    if (server_) server_->Stop();
+    if (server_) {
+      // Streams end on Stop (their coroutines must run to completion: a stream parked in a
+      // subscription is only freed by finishing), so let the loop drain before stopping it.
+      server_->Stop();
+      for (int i = 0; i < 200 && server_->open_connections() > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     io_.stop();
     for (auto& t : threads_) t.join();
   }
