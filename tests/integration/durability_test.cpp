@@ -92,7 +92,9 @@ TEST_F(Durability, TasksAcknowledgedButUnfinishedAtTheKillAreReDriven) {
   {
     HttpClient c("127.0.0.1", server_.port);
     auto r = c.Rpc("tasks/get", json::object{{"id", ids.back()}});
-    ASSERT_EQ(r.at("result").at("status").at("state"), "working");
+    auto state = r.at("result").at("status").at("state");
+    ASSERT_TRUE(state == "submitted" || state == "working")
+        << json::serialize(state);  // unfinished
   }
   server_.Kill(SIGKILL);
 
