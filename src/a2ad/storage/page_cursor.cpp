@@ -4,6 +4,8 @@
 #include <charconv>
 #include <system_error>
 
+#include "a2ad/storage/task_store.hpp"
+
 namespace a2ad::storage {
 namespace {
 
@@ -94,6 +96,15 @@ core::Result<PageCursor> DecodePageToken(std::string_view token) {
 bool IsAfterCursor(const PageCursor& cursor, int64_t updated_at_ms, std::string_view task_id) {
   if (updated_at_ms != cursor.updated_at_ms) return updated_at_ms < cursor.updated_at_ms;
   return task_id < std::string_view(cursor.task_id);
+}
+
+core::Result<std::optional<PageCursor>> StartPage(const TaskQuery& query) {
+  if (query.page_size < 1)
+    return core::Error(core::ErrorCode::kInvalidParams, "pageSize: must be at least 1");
+  if (query.page_token.empty()) return std::optional<PageCursor>();
+  auto decoded = DecodePageToken(query.page_token);
+  if (!decoded) return std::move(decoded).error();
+  return std::optional<PageCursor>(std::move(decoded).value());
 }
 
 }  // namespace a2ad::storage

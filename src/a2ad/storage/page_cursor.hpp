@@ -2,6 +2,7 @@
 // PageCursor: where the next ListTasks page starts, and its opaque `page_token` form.
 // Shared by every TaskStore backend, so a token means the same thing on each engine.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,11 @@ std::string EncodePageToken(const PageCursor& cursor);
 /// EncodePageToken cannot produce (bad alphabet, padding, non-canonical bits, no
 /// separator, a non-numeric or out-of-range timestamp, an empty task id).
 core::Result<PageCursor> DecodePageToken(std::string_view token);
+
+struct TaskQuery;
+/// The checks every TaskStore::List starts with: page_size at least 1, and the query's
+/// page_token decoded (nullopt for the first page). kInvalidParams otherwise.
+core::Result<std::optional<PageCursor>> StartPage(const TaskQuery& query);
 
 /// True if the record keyed (updated_at_ms, task_id) comes strictly after `cursor` in
 /// ListTasks order, i.e. belongs to a later page.

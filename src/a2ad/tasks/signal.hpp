@@ -45,11 +45,6 @@ class Signal {
     if (resume) resume();
   }
 
-  bool fired() const {
-    std::lock_guard lock(mu_);
-    return fired_;
-  }
-
  private:
   mutable std::mutex mu_;
   bool fired_ = false;

@@ -54,15 +54,9 @@ core::Result<std::optional<TaskRecord>> MemoryTaskStore::Get(std::string_view ta
 }
 
 core::Result<TaskPage> MemoryTaskStore::List(const TaskQuery& query) {
-  if (query.page_size < 1) {
-    return core::Error(core::ErrorCode::kInvalidParams, "pageSize: must be at least 1");
-  }
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    auto decoded = DecodePageToken(query.page_token);
-    if (!decoded) return std::move(decoded).error();
-    cursor = std::move(decoded).value();
-  }
+  auto started = StartPage(query);
+  if (!started) return std::move(started).error();
+  std::optional<PageCursor> cursor = std::move(started).value();
 
   std::lock_guard lock(mu_);
   if (closed_) return Closed();

@@ -647,15 +647,9 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_v
 }
 
 core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
-  if (query.page_size < 1) {
-    return core::Error(core::ErrorCode::kInvalidParams, "pageSize: must be at least 1");
-  }
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    auto decoded = DecodePageToken(query.page_token);
-    if (!decoded) return std::move(decoded).error();
-    cursor = std::move(decoded).value();
-  }
+  auto started = StartPage(query);
+  if (!started) return std::move(started).error();
+  std::optional<PageCursor> cursor = std::move(started).value();
 
   // One SQL text per filter combination, so each shape gets its own cached plan and the
   // planner sees plain equality/range terms it can serve from an index.
