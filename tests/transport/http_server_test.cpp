@@ -141,7 +141,7 @@ TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405) {
   HttpClient c = Client();
   auto r = c.Request("GET", "/nope");
   EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(r.Json().at("error").at("code"), "not_found");
+  EXPECT_EQ(r.Json().at("error"), "not_found");
   auto m = c.Request("GET", "/v1/a2a");
   EXPECT_EQ(m.status, 405);
   EXPECT_EQ(m.Header("Allow"), "POST");

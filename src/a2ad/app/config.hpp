@@ -21,6 +21,8 @@ struct Config {
   int64_t echo_delay_ms = 0;            // the built-in echo skill works this long
   int64_t stream_heartbeat_ms = 15000;  // `: keep-alive` on streams idle this long
   size_t stream_queue_limit = 1024;     // events queued per stream before it is cut
+  int64_t interrupt_token_ttl_s = 86400;  // lifetime of signed interrupt tokens
+  std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
 };

@@ -19,7 +19,10 @@
 #include "a2ad/tasks/ticker_executor.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/router.hpp"
+#include "a2ad/workflow/definition.hpp"
+#include "a2ad/workflow/engine.hpp"
 
 #ifndef A2AD_VERSION
 #define A2AD_VERSION "0.0.0"
@@ -109,6 +112,7 @@ int RunServer(const Config& config) {
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
+  svc_opts.default_skill = config.default_skill;
   tasks::TaskService service(*store, clock, *ids, io.get_executor(), svc_opts);
   service.RegisterSkill(
       {"echo",
@@ -125,10 +129,6 @@ int RunServer(const Config& config) {
                          {"streaming", "test"},
                          {"{\"ticks\": 5, \"intervalMs\": 500}"}},
                         std::make_shared<tasks::TickerExecutor>());
-  if (std::filesystem::exists(config.workflows_dir))
-    core::LogInfo("workflows directory '" + config.workflows_dir +
-                  "' noted; this build serves the built-in echo and ticker skills only");
-
   transport::HttpServerOptions http_opts;
   http_opts.body_limit = config.body_limit;
   std::unique_ptr<transport::Router> router;
@@ -149,11 +149,53 @@ int RunServer(const Config& config) {
         listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
     card.base_url = "http://" + host + ":" + std::to_string(port.value());
   }
+  // Workflows: each valid definition becomes a skill; a refused file is logged and skipped.
+  auto tokens = workflow::InterruptTokens::Open(std::filesystem::path(config.data_dir) /
+                                                "interrupt-token.key");
+  if (!tokens) {
+    core::LogError(tokens.error().message);
+    return 1;
+  }
+  workflow::EngineOptions engine_opts;
+  engine_opts.public_url = card.base_url;
+  engine_opts.token_ttl_ms = config.interrupt_token_ttl_s * 1000;
+  size_t loaded_workflows = 0;
+  if (!config.workflows_dir.empty()) {
+    auto loaded = workflow::LoadWorkflowDir(config.workflows_dir);
+    for (const auto& why : loaded.refusals) core::LogWarn("workflow refused: " + why);
+    for (auto& wf : loaded.workflows) {
+      auto shared = std::make_shared<const workflow::Workflow>(std::move(wf));
+      tasks::SkillInfo info{shared->id,       shared->name,    shared->description, shared->tags,
+                            shared->examples, shared->version, shared->definition};
+      service.RegisterSkill(std::move(info),
+                            std::make_shared<workflow::WorkflowExecutor>(
+                                shared, service, tokens.value(), clock, engine_opts));
+      ++loaded_workflows;
+    }
+    core::LogInfo("serving " + std::to_string(loaded_workflows) + " workflow(s) from '" +
+                  config.workflows_dir + "'");
+  }
+  transport::OpenwopApiOptions ow_opts;
+  ow_opts.base_url = card.base_url;
+  ow_opts.version = A2AD_VERSION;
+  ow_opts.body_limit = config.body_limit;
+  ow_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
+  ow_opts.queue_limit = config.stream_queue_limit;
+  const workflow::InterruptTokens& token_keys = tokens.value();
+  transport::OpenwopApi openwop(
+      service, clock,
+      [&token_keys](std::string_view t) -> core::Result<transport::InterruptTokenInfo> {
+        auto c = token_keys.Verify(t);
+        if (!c) return std::move(c).error();
+        return transport::InterruptTokenInfo{c->run_id, c->node_id, c->interrupt_id, c->intent,
+                                             c->expires_at_ms};
+      },
+      ow_opts);
   transport::StreamOptions stream_opts;
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
   router = std::make_unique<transport::Router>(
-      service, transport::BuildAgentCard(card, service.skills()), stream_opts);
+      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a", &openwop);
 
   auto recovered = service.RecoverUnfinished();
   if (!recovered) {

@@ -71,6 +71,17 @@ int main(int argc, char** argv) {
       ->envname("A2AD_STREAM_QUEUE_LIMIT")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
+  serve
+      ->add_option("--default-skill", config.default_skill,
+                   "skill (workflow id) of a message whose metadata names no skillId")
+      ->envname("A2AD_DEFAULT_SKILL")
+      ->capture_default_str();
+  serve
+      ->add_option("--interrupt-token-ttl-s", config.interrupt_token_ttl_s,
+                   "lifetime of signed interrupt tokens (capped at an interrupt's timeoutMs)")
+      ->envname("A2AD_INTERRUPT_TOKEN_TTL_S")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   serve
       ->add_option("--event-retention-s", config.event_retention_s,

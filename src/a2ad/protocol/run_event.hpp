@@ -40,5 +40,21 @@ inline constexpr const char* kEvRunCompleted = "run.completed";  // {outputs, du
 inline constexpr const char* kEvRunFailed = "run.failed";        // {error{code,message}}
 inline constexpr const char* kEvRunCancelled = "run.cancelled";  // {reason, cancelledBy}
 inline constexpr const char* kEvRunRejected = "a2a.task.rejected";  // {reason}
+// Written by the workflow engine (DIGEST §3.3 payloads).
+inline constexpr const char* kEvNodeStarted = "node.started";  // {nodeId, typeId, attempt, ...}
+inline constexpr const char* kEvNodeCompleted = "node.completed";  // {nodeId, outputs, durationMs}
+inline constexpr const char* kEvNodeFailed = "node.failed";        // {nodeId, error, attempts}
+inline constexpr const char* kEvNodeSkipped = "node.skipped";      // {nodeId, reason}
+inline constexpr const char* kEvVariableChanged = "variable.changed";  // {name, previous, next}
+inline constexpr const char* kEvInterruptRequested = "interrupt.requested";
+inline constexpr const char* kEvInterruptResolved =
+    "interrupt.resolved";  // {nodeId, interruptId, key, kind, resumeValue, resolvedBy}
+inline constexpr const char* kEvApprovalRequested = "approval.requested";
+inline constexpr const char* kEvApprovalReceived = "approval.received";
+inline constexpr const char* kEvClarificationRequested = "clarification.requested";
+inline constexpr const char* kEvClarificationResolved = "clarification.resolved";
+inline constexpr const char* kEvCapBreached = "cap.breached";
+// Vendor: an approver's question on an open approval ("ask"; does not resolve it).
+inline constexpr const char* kEvApprovalAsked = "a2ad.approval.asked";  // {nodeId, question, askedBy}
 
 }  // namespace a2ad::protocol

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -27,6 +29,15 @@ struct TaskRecord {
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;   // = task.status.timestamp_ms of the last transition
   int64_t last_sequence = -1;  // sequence of the newest event in the log; -1: empty log
+  /// The OpenWOP RunSnapshot (run-snapshot.schema.json) folded from the same log
+  /// (tasks/run_projection.hpp); {} for a task no run event touched yet.
+  boost::json::object run;
+  /// The RFC 0100 A2ATaskState (a2a-task-state.schema.json) of `task`: the durable,
+  /// content-free projection, rewritten with every commit that changes it.
+  boost::json::object a2a_state;
+  /// Set at creation for idempotent creation (the same caller's same A2A messageId or
+  /// Idempotency-Key): unique among all tasks; "" for none.
+  std::string dedup_key;
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
@@ -73,6 +84,10 @@ class TaskStore {
   /// The task's record, or nullopt if unknown. Thread-safe; sees every commit whose `done`
   /// has run.
   virtual core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) = 0;
+
+  /// The task created with `dedup_key` (TaskRecord::dedup_key), or nullopt. Creating a second
+  /// task with a key already used fails with kConflict. Thread-safe.
+  virtual core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) = 0;
 
   /// A page of tasks matching `query`. kInvalidParams for a malformed page_token.
   virtual core::Result<TaskPage> List(const TaskQuery& query) = 0;

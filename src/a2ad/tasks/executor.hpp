@@ -6,11 +6,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
+#include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::tasks {
 
@@ -30,6 +32,14 @@ class ExecutionContext {
   virtual const protocol::Task& task() const = 0;
   /// The message that started or resumed this execution.
   virtual const protocol::Message& message() const = 0;
+  /// The whole record (task, run snapshot) as it was when this execution began.
+  virtual const storage::TaskRecord& record() const = 0;
+  /// Commit, returning the whole new record (the run snapshot included).
+  virtual boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> Apply(
+      std::vector<EventDraft> step) = 0;
+  /// Sleeps until the wall-clock time `epoch_ms` (a durable timer's deadline, which the
+  /// executor logged before sleeping). Returns false early when a cancel is requested.
+  virtual boost::asio::awaitable<bool> SleepUntil(int64_t epoch_ms) = 0;
   /// Appends `step` to the task's log and updates its snapshot in one transaction; completes
   /// once durable. Returns the new snapshot. Errors: kUnsupportedOperation when the step's
   /// state change is not allowed (e.g. the task was canceled meanwhile: stop executing),
@@ -40,9 +50,50 @@ class ExecutionContext {
   virtual bool cancel_requested() const = 0;
 };
 
+/// A caller's answer to a run's open interrupt: an A2A reply message, or a REST resume value.
+struct ResolveRequest {
+  std::string node_id;                             // empty: whichever node is waiting
+  std::optional<boost::json::value> resume_value;  // REST / interrupt token
+  const protocol::Message* message = nullptr;      // A2A reply (resume value derived from it)
+  std::string caller;                              // the authenticated principal: decidedBy
+  std::string via;                                 // "a2a" | "rest" | "token"
+};
+
+/// What resolving an interrupt commits (after the reply message, for A2A).
+struct Resolution {
+  std::vector<EventDraft> events;
+  /// False when the answer does not end the wait (an approval "ask", a partial quorum):
+  /// the run stays waiting and no execution starts.
+  bool resumes = true;
+  /// The executor's events move the task out of input-required themselves (node.resumed);
+  /// the A2A reply is then logged without changing the state.
+  bool explicit_resume = false;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
+  /// Checks an answer against the open interrupt of `current` (called under the task's lock,
+  /// so racing answers are decided one at a time) and returns the events that resolve it.
+  /// An error refuses the answer and nothing is written. The default accepts any A2A reply.
+  virtual core::Result<Resolution> Resolve(const storage::TaskRecord& current,
+                                           const ResolveRequest& request) {
+    (void)current;
+    if (!request.message)
+      return core::Error(core::ErrorCode::kUnsupportedOperation,
+                         "this skill takes answers only as A2A messages");
+    return Resolution{};
+  }
+  /// Checks a new run's inputs before anything is created (A2A send, POST /v1/runs, child
+  /// runs): an error refuses the request. The default accepts anything.
+  virtual std::optional<core::Error> CheckInputs(const boost::json::object& inputs) const {
+    (void)inputs;
+    return std::nullopt;
+  }
+  /// True if executions must also be started for tasks parked at an interrupt after a
+  /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
+  /// nothing to wait for.
+  virtual bool RecoversParked() const { return false; }
   /// Runs the task from wherever its log says it is until it ends or parks at an interrupt.
   /// Called for a new task, for a reply to an interrupted task, and on restart for a task
   /// found unfinished; so it must derive its position from ctx->task() (never repeat a

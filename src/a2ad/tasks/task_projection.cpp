@@ -4,6 +4,7 @@
 
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/state_machine.hpp"
 
 namespace a2ad::tasks {
@@ -45,6 +46,11 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
                                                 " does not follow " +
                                                 std::to_string(next.last_sequence));
   Task& t = next.task;
+  if (next.last_sequence != -1 && protocol::IsTerminal(t.status.state))
+    return Error(ErrorCode::kUnsupportedOperation,
+                 "task " + t.id + " is " +
+                     std::string(protocol::v03::TaskStateName(t.status.state)) +
+                     " and takes no more events");
   std::optional<TaskState> new_state;
   std::optional<protocol::Message> status_message;
 
@@ -56,23 +62,29 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     t.id = e.run_id;
     t.context_id = StringField(e.payload, "contextId");
     next.skill_id = StringField(e.payload, "skillId");
+    next.dedup_key = StringField(e.payload, "dedupKey");
     next.created_at_ms = e.timestamp_ms;
     t.history.push_back(std::move(*msg));
     t.status.state = TaskState::kSubmitted;
     t.status.timestamp_ms = e.timestamp_ms;
+    OpenwopMetadata(t)["runId"] = t.id;
   } else if (next.last_sequence == -1) {
     return Error(ErrorCode::kInvalidParams, "the first event of a task must be a2a.task.submitted");
   } else if (e.type == protocol::kEvMessageReceived) {
     A2AD_TRY_ASSIGN(auto msg, OptMessage(e.payload));
     if (!msg) return Error(ErrorCode::kInvalidParams, "a2a.message.received needs a message");
     t.history.push_back(std::move(*msg));
-    // A reply accepted by an interrupted task resumes it.
-    if (protocol::IsInterrupted(t.status.state)) new_state = TaskState::kWorking;
+    // A reply accepted by an interrupted task resumes it, unless the executor's own events
+    // do (node.resumed) or the reply does not end the wait ({"resumes": false}).
+    const json::value* resumes = e.payload.if_contains("resumes");
+    const bool explicit_no = resumes && resumes->is_bool() && !resumes->get_bool();
+    if (protocol::IsInterrupted(t.status.state) && !explicit_no) new_state = TaskState::kWorking;
   } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
     new_state = TaskState::kWorking;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
     if (e.type == protocol::kEvNodeResumed) {
       OpenwopMetadata(t).erase("interrupt");
+      OpenwopMetadata(t).erase("interruptToken");
       if (OpenwopMetadata(t).empty()) t.metadata.erase("openwop");
     }
   } else if (e.type == protocol::kEvInputRequired) {
@@ -84,6 +96,8 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       interrupt = i->get_object();
     if (!kind.empty()) interrupt["kind"] = kind;
     OpenwopMetadata(t)["interrupt"] = std::move(interrupt);
+    if (auto* token = e.payload.if_contains("interruptToken"); token && token->is_string())
+      OpenwopMetadata(t)["interruptToken"] = *token;
   } else if (e.type == protocol::kEvArtifactCreated) {
     const json::value* a = e.payload.if_contains("artifact");
     if (!a) return Error(ErrorCode::kInvalidParams, "artifact.created needs an artifact");
@@ -123,6 +137,11 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     new_state = TaskState::kRejected;
   }
 
+  if (new_state && protocol::IsTerminal(*new_state)) {
+    OpenwopMetadata(t).erase("interrupt");
+    OpenwopMetadata(t).erase("interruptToken");
+    if (OpenwopMetadata(t).empty()) t.metadata.erase("openwop");
+  }
   if (new_state) {
     if (!CanTransition(t.status.state, *new_state))
       return Error(ErrorCode::kUnsupportedOperation,
@@ -139,6 +158,8 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       t.status.message = std::move(status_message);
     }
   }
+  ApplyRunEvent(next.run, e);
+  if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);
   next.last_sequence = e.sequence;
   next.updated_at_ms = e.timestamp_ms;
   return core::Ok{};

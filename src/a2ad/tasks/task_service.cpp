@@ -1,5 +1,7 @@
 #include "a2ad/tasks/task_service.hpp"
 
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -12,6 +14,7 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/signal.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 
@@ -51,13 +54,21 @@ struct TaskService::Slot {
   std::mutex pub_mu;    // guards published + waiters (taken from the writer thread)
   RecordPtr published;  // newest durable record
   struct Waiter {
-    std::function<bool(const Task&)> pred;
+    std::function<bool(const storage::TaskRecord&)> pred;
     std::shared_ptr<Signal> signal;
   };
   std::vector<Waiter> waiters;
   std::vector<std::shared_ptr<Subscription>> subscribers;
 
   std::atomic<bool> cancel_requested{false};
+  // Durable-timer sleeps of the execution, woken early by a cancel.
+  std::mutex sleep_mu;
+  std::vector<std::shared_ptr<Signal>> sleepers;
+  void WakeSleepers() {
+    std::lock_guard lock(sleep_mu);
+    for (auto& s : sleepers) s->Fire();
+    sleepers.clear();
+  }
 };
 
 struct TaskService::Accepted {
@@ -68,7 +79,7 @@ struct TaskService::Accepted {
 };
 
 namespace {
-StreamItemPtr MakeItem(int64_t sequence, protocol::StreamEvent ev) {
+std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev) {
   auto item = std::make_shared<StreamItem>();
   item->sequence = sequence;
   TaskState s = TaskState::kUnspecified;
@@ -77,6 +88,23 @@ StreamItemPtr MakeItem(int64_t sequence, protocol::StreamEvent ev) {
   item->terminal = protocol::IsTerminal(s);
   item->interrupted = protocol::IsInterrupted(s);
   item->event = std::move(ev);
+  return item;
+}
+
+// The stream item of one logged event: its A2A projection if it has one, and the raw event
+// (for OpenWOP event streams).
+StreamItemPtr RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e) {
+  std::shared_ptr<StreamItem> item;
+  if (auto projected = ProjectEvent(after.task, e)) {
+    item = MakeItem(e.sequence, std::move(*projected));
+  } else {
+    item = std::make_shared<StreamItem>();
+    item->sequence = e.sequence;
+    item->a2a = false;
+  }
+  item->run_event = std::make_shared<const protocol::RunEvent>(e);
+  const json::value* status = after.run.if_contains("status");
+  item->run_terminal = status && status->is_string() && IsTerminalRunStatus(status->get_string());
   return item;
 }
 
@@ -90,29 +118,69 @@ StreamItemPtr SnapshotItem(int64_t sequence, const Task& task) {
 
 class TaskService::Context final : public ExecutionContext {
  public:
-  Context(TaskService& svc, std::shared_ptr<Slot> slot, Task task, protocol::Message message,
+  Context(TaskService& svc, std::shared_ptr<Slot> slot, RecordPtr record, protocol::Message message,
           std::string skill_id)
       : svc_(svc),
         slot_(std::move(slot)),
-        task_(std::move(task)),
+        record_(std::move(record)),
         message_(std::move(message)),
         skill_id_(std::move(skill_id)) {}
   const std::string& task_id() const override { return slot_->task_id; }
   const std::string& skill_id() const override { return skill_id_; }
-  const Task& task() const override { return task_; }
+  const Task& task() const override { return record_->task; }
+  const storage::TaskRecord& record() const override { return *record_; }
   const protocol::Message& message() const override { return message_; }
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
     return svc_.CommitStep(slot_, std::move(step));
+  }
+  asio::awaitable<Result<RecordPtr>> Apply(std::vector<EventDraft> step) override {
+    return svc_.CommitRecord(slot_, std::move(step), false, {});
+  }
+  asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
+    auto signal = std::make_shared<Signal>();
+    {
+      std::lock_guard lock(slot_->sleep_mu);
+      if (slot_->cancel_requested) co_return false;
+      slot_->sleepers.push_back(signal);
+    }
+    const int64_t left = epoch_ms - svc_.clock_.NowMs();
+    asio::steady_timer timer(co_await asio::this_coro::executor,
+                             std::chrono::milliseconds(std::max<int64_t>(left, 0)));
+    timer.async_wait([signal](boost::system::error_code ec) {
+      if (!ec) signal->Fire();
+    });
+    co_await signal->Wait();
+    timer.cancel();
+    {
+      std::lock_guard lock(slot_->sleep_mu);
+      std::erase(slot_->sleepers, signal);
+    }
+    co_return !slot_->cancel_requested;
   }
   bool cancel_requested() const override { return slot_->cancel_requested.load(); }
 
  private:
   TaskService& svc_;
   std::shared_ptr<Slot> slot_;
-  Task task_;
+  RecordPtr record_;
   protocol::Message message_;
   std::string skill_id_;
 };
+
+std::string NameBasedId(std::string_view name) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), d);
+  d[6] = static_cast<unsigned char>((d[6] & 0x0f) | 0x80);  // version 8
+  d[8] = static_cast<unsigned char>((d[8] & 0x3f) | 0x80);  // RFC 9562 variant
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[d[i] >> 4];
+    out += kHex[d[i] & 15];
+  }
+  return out;
+}
 
 TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
                          core::IdGenerator& ids, asio::any_io_executor io,
@@ -156,7 +224,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
       slot->head = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
     }
     if (precondition)
-      if (auto refused = precondition(*slot->head)) co_return std::move(*refused);
+      if (auto refused = precondition(*slot->head, step)) co_return std::move(*refused);
     storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
     const int64_t expected = next.last_sequence;
     storage::TaskCommit commit;
@@ -174,8 +242,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
       e.sequence = next.last_sequence + 1;
       auto applied = ApplyEvent(next, e);
       if (!applied) co_return std::move(applied).error();
-      if (auto projected = ProjectEvent(next.task, e))
-        items.push_back(MakeItem(e.sequence, std::move(*projected)));
+      items.push_back(RunItem(next, e));
       commit.events.push_back(std::move(e));
     }
     auto record = std::make_shared<const storage::TaskRecord>(next);
@@ -207,7 +274,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         }
         auto& ws = slot->waiters;
         for (auto it = ws.begin(); it != ws.end();) {
-          if (it->pred(record->task)) {
+          if (it->pred(*record)) {
             it->signal->Fire();
             it = ws.erase(it);
           } else {
@@ -257,13 +324,13 @@ std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
   });
 }
 
-asio::awaitable<RecordPtr> TaskService::WaitUntil(std::shared_ptr<Slot> slot,
-                                                  std::function<bool(const Task&)> pred,
-                                                  std::chrono::milliseconds timeout) {
+asio::awaitable<RecordPtr> TaskService::WaitUntil(
+    std::shared_ptr<Slot> slot, std::function<bool(const storage::TaskRecord&)> pred,
+    std::chrono::milliseconds timeout) {
   auto signal = std::make_shared<Signal>();
   {
     std::lock_guard pub(slot->pub_mu);
-    if (slot->published && pred(slot->published->task)) co_return slot->published;
+    if (slot->published && pred(*slot->published)) co_return slot->published;
     slot->waiters.push_back({std::move(pred), signal});
   }
   asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
@@ -277,14 +344,20 @@ asio::awaitable<RecordPtr> TaskService::WaitUntil(std::shared_ptr<Slot> slot,
   co_return slot->published;
 }
 
-void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
+Executor* TaskService::ExecutorFor(const std::string& skill_id) const {
+  auto it = executors_.find(skill_id);
+  return it == executors_.end() ? nullptr : it->second.get();
+}
+
+void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
                                  const protocol::Message& message, const std::string& skill_id) {
   auto it = executors_.find(skill_id);
   if (it == executors_.end()) {
-    core::LogError("task " + task.id + " names unknown skill '" + skill_id + "'; not executed");
+    core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
+                   "'; not executed");
     return;
   }
-  auto ctx = std::make_shared<Context>(*this, slot, task, message, skill_id);
+  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id);
   ++running_;
   asio::co_spawn(
       asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
@@ -309,6 +382,48 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, const Task& task,
       });
 }
 
+asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slot,
+                                                       std::string dedup_key,
+                                                       std::vector<EventDraft> step,
+                                                       bool& replayed) {
+  replayed = false;
+  // An earlier creation with the same key (or the same id) is the answer, not a new task.
+  auto lookup = [&]() -> Result<std::optional<storage::TaskRecord>> {
+    return dedup_key.empty() ? store_.Get(slot->task_id) : store_.FindByDedupKey(dedup_key);
+  };
+  auto existing = lookup();
+  if (!existing) co_return std::move(existing).error();
+  if (!existing.value()) {
+    if (!dedup_key.empty()) step[0].payload["dedupKey"] = dedup_key;
+    auto r = co_await CommitRecord(slot, std::move(step), true, {});
+    if (r || r.error().code != ErrorCode::kConflict) co_return r;
+    existing = lookup();  // lost a race with the same key: that one wins
+    if (!existing) co_return std::move(existing).error();
+    if (!existing.value()) co_return Error(ErrorCode::kInternal, "task vanished while created");
+  }
+  replayed = true;
+  co_return std::make_shared<const storage::TaskRecord>(std::move(*existing.value()));
+}
+
+namespace {
+// A2A message -> run inputs (issue 4): text parts joined into `prompt`, data parts' fields
+// merged in.
+json::object InputsOf(const protocol::Message& m) {
+  json::object inputs;
+  std::string prompt;
+  for (const auto& part : m.parts) {
+    if (part.kind == protocol::Part::Kind::kText) {
+      if (!prompt.empty()) prompt += "\n";
+      prompt += part.text;
+    } else if (part.kind == protocol::Part::Kind::kData && part.data.is_object()) {
+      for (const auto& kv : part.data.get_object()) inputs[kv.key()] = kv.value();
+    }
+  }
+  if (!prompt.empty() && !inputs.contains("prompt")) inputs["prompt"] = prompt;
+  return inputs;
+}
+}  // namespace
+
 Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) const {
   protocol::TrimHistory(t, history_length);
   return t;
@@ -326,6 +441,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     co_return Error(ErrorCode::kPushNotificationNotSupported,
                     "push notifications are not supported by this server yet");
 
+  const std::string caller = "anonymous";  // no authentication yet: one principal
   std::shared_ptr<Slot> slot;
   std::string skill_id;
   RecordPtr created;
@@ -349,18 +465,44 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                           "'; available skills: " + available,
                       {{"field", "message.metadata.skillId"}});
     }
+    // The same caller's same messageId never starts a second run: the id derives from it.
+    if (auto refused = ExecutorFor(skill_id)->CheckInputs(InputsOf(msg)))
+      co_return std::move(*refused);
+    const std::string dedup_key = "a2a\n" + caller + "\n" + msg.message_id;
     std::string task_id = ids_.Next();
-    if (msg.context_id.empty()) msg.context_id = ids_.Next();
+    const bool context_given = !msg.context_id.empty();
+    if (!context_given) msg.context_id = ids_.Next();
     msg.task_id = task_id;
     slot = Acquire(task_id);
     if (attach) detach = Attach(slot, attach);
+    json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
     json::object payload{{"contextId", msg.context_id},
                          {"skillId", skill_id},
-                         {"message", protocol::v10::MessageToJson(msg)}};
-    auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
-                                   true, {});
+                         {"message", protocol::v10::MessageToJson(msg)},
+                         {"transport", "a2a"},
+                         {"tags", std::move(tags)},
+                         {"inputs", InputsOf(msg)}};
+    bool replayed = false;
+    auto r = co_await Create(slot, dedup_key,
+                             OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed);
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
+    if (replayed) {
+      task_id = created->task.id;
+      slot = Acquire(task_id);
+      if (attach) detach = Attach(slot, attach);
+      if (created->skill_id != skill_id ||
+          (context_given && created->task.context_id != msg.context_id)) {
+        // Not a retry of the same send: a reused messageId.
+        co_return Error(ErrorCode::kInvalidParams,
+                        "message.messageId '" + msg.message_id + "' was already used for task " +
+                            task_id +
+                            " (another skill or context); use a new messageId per message",
+                        {{"field", "message.messageId"}});
+      }
+      co_return Accepted{std::move(slot), std::move(created), std::move(skill_id),
+                         std::move(detach)};
+    }
   } else {
     // A reply to an existing task.
     auto stored = store_.Get(msg.task_id);
@@ -379,9 +521,13 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     slot = Acquire(msg.task_id);
     if (attach) detach = Attach(slot, attach);
     // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
-    // accepted reply moves the task to working (a2a.message.received on an interrupted task).
-    auto waiting_for_input =
-        [task_id = msg.task_id](const storage::TaskRecord& current) -> std::optional<Error> {
+    // accepted reply moves the task to working (a2a.message.received on an interrupted task,
+    // or the executor's node.resumed).
+    Executor* executor = ExecutorFor(skill_id);
+    auto resumes = std::make_shared<bool>(true);
+    auto waiting_for_input = [task_id = msg.task_id, executor, &msg, caller, resumes](
+                                 const storage::TaskRecord& current,
+                                 std::vector<EventDraft>& step) -> std::optional<Error> {
       TaskState s = current.task.status.state;
       if (protocol::IsTerminal(s))
         return Error(ErrorCode::kUnsupportedOperation,
@@ -393,6 +539,16 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                      "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
                          ", not waiting for input",
                      {{"taskId", task_id}});
+      if (!executor) return std::nullopt;
+      ResolveRequest rr;
+      rr.message = &msg;
+      rr.caller = caller;
+      rr.via = "a2a";
+      auto resolution = executor->Resolve(current, rr);
+      if (!resolution) return std::move(resolution).error();
+      *resumes = resolution->resumes;
+      if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
+      for (auto& e : resolution->events) step.push_back(std::move(e));
       return std::nullopt;
     };
     json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
@@ -400,9 +556,12 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                                    false, waiting_for_input);
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
+    if (!*resumes)
+      co_return Accepted{std::move(slot), std::move(created), std::move(skill_id),
+                         std::move(detach)};
   }
 
-  StartExecution(slot, created->task, msg, skill_id);
+  StartExecution(slot, created, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
 }
 
@@ -412,7 +571,8 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
   Accepted& a = accepted.value();
   if (req.configuration.return_immediately)
     co_return Shape(a.record->task, req.configuration.history_length);
-  auto settled = [](const Task& t) {
+  auto settled = [](const storage::TaskRecord& r) {
+    const Task& t = r.task;
     return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state);
   };
   RecordPtr latest = co_await WaitUntil(a.slot, settled, options_.blocking_timeout);
@@ -534,40 +694,213 @@ Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListT
 }
 
 asio::awaitable<Result<Task>> TaskService::CancelTask(protocol::CancelTaskRequest req) {
-  auto stored = store_.Get(req.id);
+  co_return co_await CancelRun(req.id, "canceled by the client");
+}
+
+asio::awaitable<Result<Task>> TaskService::CancelRun(std::string run_id, std::string reason,
+                                                     std::string parent_run_id) {
+  auto stored = store_.Get(run_id);
   if (!stored) co_return std::move(stored).error();
   if (!stored.value())
-    co_return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found",
-                    {{"taskId", req.id}});
-  auto slot = Acquire(req.id);
-  json::object payload{{"reason", "canceled by the client"}};
-  auto r = co_await CommitStep(slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)));
+    co_return Error(ErrorCode::kTaskNotFound, "task " + run_id + " not found",
+                    {{"taskId", run_id}});
+  auto slot = Acquire(run_id);
+  json::object payload{{"reason", reason}, {"cancelledBy", "client"}};
+  if (!parent_run_id.empty()) {
+    payload["parentRunId"] = parent_run_id;
+    payload["cancelledBy"] = "parent";
+  }
+  auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)),
+                                 false, {});
   if (!r) {
     if (r.error().code != ErrorCode::kUnsupportedOperation) co_return std::move(r).error();
-    auto now = store_.Get(req.id);
+    auto now = store_.Get(run_id);
     if (now && now.value() && now.value()->task.status.state == TaskState::kCanceled)
       co_return std::move(now.value()->task);  // cancel is idempotent (v1.0 §3.1.5)
     TaskState s = now && now.value() ? now.value()->task.status.state : TaskState::kUnspecified;
     co_return Error(ErrorCode::kTaskNotCancelable,
-                    "task " + req.id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                    "task " + run_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
                         " and can no longer be canceled",
-                    {{"taskId", req.id}});
+                    {{"taskId", run_id}});
   }
   slot->cancel_requested = true;
-  co_return std::move(r).value();
+  slot->WakeSleepers();
+  // Cascade: the run's unfinished children are cancelled too (DIGEST §4.6 cascade-cancel).
+  const RecordPtr& rec = r.value();
+  if (auto* children = rec->run.if_contains("childRuns"); children && children->is_array())
+    for (const auto& c : children->get_array()) {
+      if (!c.is_object() || !c.get_object().contains("runId")) continue;
+      const json::value& id = c.get_object().at("runId");
+      if (!id.is_string()) continue;
+      auto child = co_await CancelRun(std::string(id.get_string()), "parent-cancelled", run_id);
+      if (!child && child.error().code != ErrorCode::kTaskNotCancelable &&
+          child.error().code != ErrorCode::kTaskNotFound)
+        core::LogWarn("cancel of child run " + std::string(id.get_string()) + " of " + run_id +
+                      " failed: " + child.error().message);
+    }
+  co_return rec->task;
+}
+
+asio::awaitable<Result<StartedRun>> TaskService::StartRun(StartRunRequest req) {
+  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
+  if (!executors_.count(req.skill_id)) {
+    std::string available;
+    for (const auto& s : skill_infos_) available += (available.empty() ? "" : ", ") + s.id;
+    co_return Error(ErrorCode::kInvalidParams,
+                    "workflowId: unknown workflow '" + req.skill_id + "'; available: " + available,
+                    {{"field", "workflowId"}});
+  }
+  if (auto refused = ExecutorFor(req.skill_id)->CheckInputs(req.inputs))
+    co_return std::move(*refused);
+  const std::string run_id = req.run_id.empty() ? ids_.Next() : req.run_id;
+  protocol::Message msg;
+  msg.message_id = run_id;
+  msg.task_id = run_id;
+  msg.context_id = run_id;
+  msg.role = protocol::Role::kUser;
+  msg.parts.push_back(protocol::Part::Data(req.inputs));
+  json::object payload{{"contextId", msg.context_id},
+                       {"skillId", req.skill_id},
+                       {"message", protocol::v10::MessageToJson(msg)},
+                       {"transport", req.transport},
+                       {"tags", req.tags},
+                       {"inputs", req.inputs}};
+  if (!req.metadata.empty()) payload["runMetadata"] = req.metadata;
+  if (!req.request_digest.empty()) payload["requestDigest"] = req.request_digest;
+  if (!req.parent_run_id.empty()) {
+    payload["parentRunId"] = req.parent_run_id;
+    payload["parentNodeId"] = req.parent_node_id;
+  }
+  auto slot = Acquire(run_id);
+  StartedRun out;
+  auto r = co_await Create(slot, req.dedup_key,
+                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), out.replayed);
+  if (!r) co_return std::move(r).error();
+  out.record = std::move(r).value();
+  if (!out.replayed) StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id);
+  co_return out;
+}
+
+asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const std::string& run_id,
+                                                                 ResolveRequest req) {
+  auto stored = store_.Get(run_id);
+  if (!stored) co_return std::move(stored).error();
+  if (!stored.value())
+    co_return Error(ErrorCode::kTaskNotFound, "run " + run_id + " not found", {{"taskId", run_id}});
+  const std::string skill_id = stored.value()->skill_id;
+  Executor* executor = ExecutorFor(skill_id);
+  if (!executor)
+    co_return Error(ErrorCode::kUnsupportedOperation, "run " + run_id + " has no executor");
+  auto slot = Acquire(run_id);
+  auto resumes = std::make_shared<bool>(true);
+  auto resolve = [&req, executor, resumes](const storage::TaskRecord& current,
+                                           std::vector<EventDraft>& step) -> std::optional<Error> {
+    auto resolution = executor->Resolve(current, req);
+    if (!resolution) return std::move(resolution).error();
+    *resumes = resolution->resumes;
+    step = std::move(resolution->events);
+    if (step.empty()) return Error(ErrorCode::kInternal, "the resolution commits nothing");
+    return std::nullopt;
+  };
+  auto r = co_await CommitRecord(slot, {}, false, resolve);
+  if (!r) co_return std::move(r).error();
+  RecordPtr rec = std::move(r).value();
+  if (*resumes) {
+    const protocol::Message* trigger = nullptr;
+    for (auto it = rec->task.history.rbegin(); it != rec->task.history.rend(); ++it)
+      if (it->role == protocol::Role::kUser) {
+        trigger = &*it;
+        break;
+      }
+    protocol::Message none;
+    StartExecution(slot, rec, trigger ? *trigger : none, skill_id);
+  }
+  co_return rec;
+}
+
+Result<std::optional<storage::TaskRecord>> TaskService::GetRecord(const std::string& id) {
+  return store_.Get(id);
+}
+
+Result<storage::TaskPage> TaskService::ListRecords(const storage::TaskQuery& q) {
+  return store_.List(q);
+}
+
+Result<std::vector<protocol::RunEvent>> TaskService::ReadEvents(const std::string& id,
+                                                                int64_t after_sequence,
+                                                                size_t limit) {
+  return store_.ReadEvents(id, after_sequence, limit);
+}
+
+asio::awaitable<RecordPtr> TaskService::WaitForRecord(
+    const std::string& id, std::function<bool(const storage::TaskRecord&)> pred,
+    std::chrono::milliseconds timeout) {
+  auto slot = Acquire(id);
+  {
+    // Seed the slot's published record from the store, so a condition already true (or a
+    // run nobody committed to since this process started) is seen without a new commit.
+    auto stored = store_.Get(id);
+    if (stored && stored.value()) {
+      auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+      std::lock_guard pub(slot->pub_mu);
+      if (!slot->published || slot->published->last_sequence < rec->last_sequence)
+        slot->published = rec;
+    }
+  }
+  co_return co_await WaitUntil(slot, std::move(pred), timeout);
+}
+
+Result<StreamStart> TaskService::SubscribeRunEvents(const std::string& id, int64_t after_sequence,
+                                                    size_t queue_capacity) {
+  auto exists = store_.Get(id);
+  if (!exists) return std::move(exists).error();
+  if (!exists.value())
+    return Error(ErrorCode::kTaskNotFound, "run " + id + " not found", {{"taskId", id}});
+  auto slot = Acquire(id);
+  auto sub = std::make_shared<Subscription>(queue_capacity);
+  StreamStart start;
+  start.subscription = sub;
+  start.detach = Attach(slot, sub);
+  auto events = store_.ReadEvents(id, after_sequence, std::numeric_limits<size_t>::max());
+  if (!events) return std::move(events).error();
+  auto rec = store_.Get(id);
+  if (!rec) return std::move(rec).error();
+  start.last_sequence = after_sequence;
+  for (auto& e : *events) {
+    auto item = std::make_shared<StreamItem>();
+    item->sequence = e.sequence;
+    item->a2a = false;
+    item->run_event = std::make_shared<const protocol::RunEvent>(std::move(e));
+    start.last_sequence = item->sequence;
+    start.backlog.push_back(std::move(item));
+  }
+  const json::value* status = rec.value()->run.if_contains("status");
+  start.task_terminal =
+      protocol::IsTerminal(rec.value()->task.status.state) ||
+      (status && status->is_string() && IsTerminalRunStatus(status->get_string()));
+  if (start.task_terminal && !start.backlog.empty())
+    const_cast<StreamItem&>(*start.backlog.back()).run_terminal = true;
+  start.last_sequence = std::max(start.last_sequence, after_sequence);
+  return start;
 }
 
 Result<size_t> TaskService::RecoverUnfinished() {
   // Collect first, then start: a started execution changes the states being listed.
   std::vector<storage::TaskRecord> unfinished;
-  for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking}) {
+  for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking, TaskState::kInputRequired,
+                          TaskState::kAuthRequired}) {
+    const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
     storage::TaskQuery q;
     q.state = state;
     q.page_size = 100;
     for (;;) {
       auto page = store_.List(q);
       if (!page) return std::move(page).error();
-      for (auto& rec : page->records) unfinished.push_back(std::move(rec));
+      for (auto& rec : page->records) {
+        Executor* ex = ExecutorFor(rec.skill_id);
+        if (parked && (!ex || !ex->RecoversParked())) continue;
+        unfinished.push_back(std::move(rec));
+      }
       if (page->next_page_token.empty()) break;
       q.page_token = page->next_page_token;
     }
@@ -581,7 +914,8 @@ Result<size_t> TaskService::RecoverUnfinished() {
         break;
       }
     if (!trigger) continue;
-    StartExecution(Acquire(rec.task.id), rec.task, *trigger, rec.skill_id);
+    StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
+                   rec.skill_id);
     ++n;
   }
   return n;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -52,7 +53,37 @@ struct SkillInfo {
   std::string description;
   std::vector<std::string> tags;
   std::vector<std::string> examples;
+  std::string version;
+  boost::json::object definition;  // the OpenWOP WorkflowDefinition ({} for built-ins)
 };
+
+/// A run started other than by an A2A message: POST /v1/runs, a sub-workflow node.
+struct StartRunRequest {
+  std::string skill_id;  // the workflow
+  boost::json::object inputs;
+  boost::json::array tags;
+  boost::json::object metadata;
+  std::string transport = "rest";
+  /// Empty: a fresh id. Else the id to create; if it exists already the existing run is
+  /// returned (replayed), which makes idempotency keys and crash-recovered child creation
+  /// atomic through the store's primary key.
+  std::string run_id;
+  std::string request_digest;  // kept with the run; compared on replay by the caller
+  /// Idempotent creation by key (e.g. an Idempotency-Key): a run created with the same key
+  /// is returned (replayed) instead of starting another.
+  std::string dedup_key;
+  std::string parent_run_id;
+  std::string parent_node_id;
+};
+
+struct StartedRun {
+  std::shared_ptr<const storage::TaskRecord> record;
+  bool replayed = false;  // the run existed already (same id)
+};
+
+/// An id derived from a name (SHA-256, formatted as a UUID version 8): the same caller's
+/// same idempotency key always names the same run.
+std::string NameBasedId(std::string_view name);
 
 class TaskService {
  public:
@@ -104,6 +135,37 @@ class TaskService {
   /// restart). Returns how many were re-driven.
   core::Result<size_t> RecoverUnfinished();
 
+  /// Starts a run of `req.skill_id` (no A2A message: the task's history gets a user message
+  /// carrying the inputs as a data part). kInvalidParams for an unknown skill.
+  boost::asio::awaitable<core::Result<StartedRun>> StartRun(StartRunRequest req);
+
+  /// Resolves the open interrupt of run `run_id` (REST, interrupt token). Errors carry a
+  /// `reason` detail with the OpenWOP code (interrupt_not_found, interrupt_already_resolved,
+  /// validation_error); kTaskNotFound for an unknown run.
+  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> ResolveInterrupt(
+      const std::string& run_id, ResolveRequest req);
+
+  /// Cancels a run (and, depth first, its unfinished child runs with reason
+  /// "parent-cancelled"). Same results as CancelTask.
+  boost::asio::awaitable<core::Result<protocol::Task>> CancelRun(std::string run_id,
+                                                                 std::string reason,
+                                                                 std::string parent_run_id = {});
+
+  /// The stored record (task + run snapshot), or nullopt.
+  core::Result<std::optional<storage::TaskRecord>> GetRecord(const std::string& id);
+  core::Result<storage::TaskPage> ListRecords(const storage::TaskQuery& q);
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(const std::string& id,
+                                                           int64_t after_sequence, size_t limit);
+  /// Waits (at most `timeout`) until the published record of `id` satisfies `pred`;
+  /// returns the newest published record (nullptr if none was published since start).
+  boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitForRecord(
+      const std::string& id, std::function<bool(const storage::TaskRecord&)> pred,
+      std::chrono::milliseconds timeout);
+  /// A stream of the raw run events of `id` (every StreamItem has run_event set) after
+  /// `after_sequence` (-1: from the start): the backlog read from the log, then live.
+  core::Result<StreamStart> SubscribeRunEvents(const std::string& id, int64_t after_sequence,
+                                               size_t queue_capacity);
+
   /// Refuses new sends from now on (kUnavailable).
   void StopAccepting() { accepting_ = false; }
   /// Streams currently attached to `task_id` (observability and tests).
@@ -113,8 +175,10 @@ class TaskService {
 
   struct Slot;
   /// Checked under the task's lock against its newest state before a step is applied;
-  /// an error refuses the step (nothing is written).
-  using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&)>;
+  /// an error refuses the step (nothing is written). It may complete the step (e.g. with the
+  /// events that resolve an interrupt, which depend on that newest state).
+  using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&,
+                                                                std::vector<EventDraft>& step)>;
   /// Commits one step for the slot's task (used by ExecutionContext and the request paths).
   boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
                                                                   std::vector<EventDraft> step,
@@ -132,11 +196,15 @@ class TaskService {
                                                         std::shared_ptr<Subscription> attach);
   std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
                                const std::shared_ptr<Subscription>& sub);
-  void StartExecution(std::shared_ptr<Slot> slot, const protocol::Task& task,
+  void StartExecution(std::shared_ptr<Slot> slot, std::shared_ptr<const storage::TaskRecord> rec,
                       const protocol::Message& message, const std::string& skill_id);
   boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitUntil(
-      std::shared_ptr<Slot> slot, std::function<bool(const protocol::Task&)> pred,
+      std::shared_ptr<Slot> slot, std::function<bool(const storage::TaskRecord&)> pred,
       std::chrono::milliseconds timeout);
+  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> Create(
+      std::shared_ptr<Slot> slot, std::string dedup_key, std::vector<EventDraft> step,
+      bool& replayed);
+  Executor* ExecutorFor(const std::string& skill_id) const;
   protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
 
   storage::TaskStore& store_;

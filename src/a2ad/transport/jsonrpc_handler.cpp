@@ -178,6 +178,10 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
       continue;
     }
     if (item->sequence <= last) continue;  // already sent from the backlog
+    if (!item->a2a) {  // a log entry with no A2A projection (node.started, ...)
+      last = item->sequence;
+      continue;
+    }
     // Coalesce what is already queued into one write: a stream that fell behind catches up
     // with few syscalls.
     last = item->sequence;
@@ -188,6 +192,7 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
       if (!more) break;
       if (more->sequence <= last) continue;
       last = more->sequence;
+      if (!more->a2a) continue;
       batch += frame(*more);
       end = closes(*more);
     }

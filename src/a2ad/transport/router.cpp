@@ -10,14 +10,15 @@ namespace asio = boost::asio;
 namespace {
 std::string ErrorEnvelope(std::string_view code, std::string_view message) {
   // OpenWOP's closed error envelope (DIGEST §2.3) for non-A2A paths.
-  boost::json::object o{{"error", boost::json::object{{"code", code}, {"message", message}}}};
+  boost::json::object o{{"error", code}, {"message", message}};
   return boost::json::serialize(o);
 }
 }  // namespace
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
-               StreamOptions stream_options, std::string jsonrpc_path)
+               StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop)
     : jsonrpc_(service, stream_options),
+      openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
       card_body_(boost::json::serialize(agent_card)) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -65,6 +66,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return co_await jsonrpc_.Handle(std::move(request));
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  if (openwop_)
+    if (auto r = co_await openwop_->Handle(request)) co_return std::move(*r);
   co_return JsonResponse(
       404, ErrorEnvelope("not_found",
                          "no route for " + std::string(request.method) + " " + std::string(path)));

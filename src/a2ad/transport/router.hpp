@@ -1,4 +1,5 @@
 #pragma once
+#include "a2ad/transport/openwop_api.hpp"
 // Routes HTTP requests to the well-known documents and the JSON-RPC endpoint.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -13,13 +14,15 @@ class Router {
  public:
   /// `agent_card` is served as-is with an ETag derived from its bytes.
   Router(tasks::TaskService& service, const boost::json::object& agent_card,
-         StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a");
+         StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
+         OpenwopApi* openwop = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
 
  private:
   HttpResponse Card(const HttpRequest& request) const;
 
   JsonRpcHandler jsonrpc_;
+  OpenwopApi* openwop_;
   std::string jsonrpc_path_;
   std::string card_body_;
   std::string card_etag_;

@@ -30,6 +30,12 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
                          "task " + id + " does not exist (expected last sequence " +
                              std::to_string(commit.expected_last_sequence) + ")");
     }
+    if (!commit.record.dedup_key.empty()) {
+      auto [d, fresh] = dedup_.emplace(commit.record.dedup_key, id);
+      if (!fresh)
+        return core::Error(core::ErrorCode::kConflict,
+                           "dedup key already used by task " + d->second);
+    }
     it = tasks_.emplace(id, Entry{}).first;
   } else if (commit.expected_last_sequence == -1) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
@@ -49,6 +55,16 @@ core::Result<std::optional<TaskRecord>> MemoryTaskStore::Get(std::string_view ta
   std::lock_guard lock(mu_);
   if (closed_) return Closed();
   auto it = tasks_.find(task_id);
+  if (it == tasks_.end()) return std::optional<TaskRecord>();
+  return std::optional<TaskRecord>(it->second.record);
+}
+
+core::Result<std::optional<TaskRecord>> MemoryTaskStore::FindByDedupKey(std::string_view key) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto d = dedup_.find(key);
+  if (d == dedup_.end()) return std::optional<TaskRecord>();
+  auto it = tasks_.find(d->second);
   if (it == tasks_.end()) return std::optional<TaskRecord>();
   return std::optional<TaskRecord>(it->second.record);
 }

@@ -21,6 +21,7 @@ class MemoryTaskStore final : public TaskStore {
 
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,
@@ -41,6 +42,7 @@ class MemoryTaskStore final : public TaskStore {
 
   std::mutex mu_;
   std::map<std::string, Entry, std::less<>> tasks_;
+  std::map<std::string, std::string, std::less<>> dedup_;  // dedup key -> task id
   bool closed_ = false;
 };
 

@@ -52,6 +52,15 @@ static_assert(static_cast<int>(protocol::TaskState::kCompleted) == 3 &&
                   static_cast<int>(protocol::TaskState::kRejected) == 7,
               "tasks_prunable (schema version 2) names the terminal states by number");
 
+// The OpenWOP RunSnapshot and the RFC 0100 A2ATaskState of each task, written with its
+// snapshot.
+constexpr const char* kV3 = R"sql(
+ALTER TABLE tasks ADD COLUMN run TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE tasks ADD COLUMN a2a_state TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE tasks ADD COLUMN dedup_key TEXT;
+CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(dedup_key) WHERE dedup_key IS NOT NULL;
+)sql";
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -73,6 +82,7 @@ const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kV1},
       {2, kV2},
+      {3, kV3},
   };
   return kMigrations;
 }

@@ -31,18 +31,24 @@ using sqlite::Stmt;
 constexpr const char* kSelectLastSequence = "SELECT last_sequence FROM tasks WHERE id = ?1";
 constexpr const char* kInsertTask =
     "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
-    " last_sequence, snapshot) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+    " last_sequence, snapshot, run, a2a_state, dedup_key)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 constexpr const char* kUpdateTask =
     "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
-    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8 WHERE id = ?1";
+    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
+    " WHERE id = ?1";
 constexpr const char* kInsertEvent =
     "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 constexpr const char* kRecordColumns =
-    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot";
+    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key";
 constexpr const char* kSelectTask =
-    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot"
-    " FROM tasks WHERE id = ?1";
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key FROM tasks WHERE id = ?1";
+constexpr const char* kSelectByDedupKey =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key FROM tasks WHERE dedup_key = ?1";
 constexpr const char* kSelectEvents =
     "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
@@ -111,6 +117,14 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
                     " does not decode: " + task.error().message);
   }
   record.task = std::move(task).value();
+  for (int col : {6, 7}) {
+    const boost::json::value v = boost::json::parse(row.Text(col), ec);
+    if (ec || !v.is_object())
+      return Internal("sqlite '" + path + "': " + (col == 6 ? "run" : "a2a_state") +
+                      " of task " + id + " is not a JSON object");
+    (col == 6 ? record.run : record.a2a_state) = v.get_object();
+  }
+  record.dedup_key = std::string(row.Text(8));
   return record;
 }
 
@@ -228,6 +242,7 @@ class SqliteTaskStore::Impl {
 
   void Commit(TaskCommit commit, CommitCallback done);
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key);
   core::Result<TaskPage> List(const TaskQuery& query);
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence, size_t limit);
@@ -239,6 +254,8 @@ class SqliteTaskStore::Impl {
   struct Pending {
     TaskCommit commit;
     std::string snapshot;               // v1.0 JSON of commit.record.task
+    std::string run;                    // JSON of commit.record.run
+    std::string a2a_state;              // JSON of commit.record.a2a_state
     std::vector<std::string> payloads;  // JSON of each event's payload
     CommitCallback done;
     core::Result<void> result;  // an error here (precondition) skips the database
@@ -289,6 +306,8 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   p.result = CheckCommitPreconditions(commit);
   if (p.result) {
     p.snapshot = boost::json::serialize(protocol::v10::TaskToJson(commit.record.task));
+    p.run = boost::json::serialize(commit.record.run);
+    p.a2a_state = boost::json::serialize(commit.record.a2a_state);
     p.payloads.reserve(commit.events.size());
     for (const protocol::RunEvent& e : commit.events) {
       p.payloads.push_back(boost::json::serialize(e.payload));
@@ -591,6 +610,17 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
   if (stored && c.expected_last_sequence == -1) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
   }
+  if (!stored && !c.record.dedup_key.empty()) {
+    auto prepared = db.Prepare(kSelectByDedupKey);
+    if (!prepared) return std::move(prepared).error();
+    Stmt select(*prepared);
+    select.Bind(1, c.record.dedup_key);
+    const int rc = select.Step();
+    if (rc == SQLITE_ROW)
+      return core::Error(core::ErrorCode::kConflict,
+                         "dedup key already used by task " + std::string(select.Text(0)));
+    if (rc != SQLITE_DONE) return db.Fail("look up the dedup key of task " + id, rc);
+  }
   if (stored && *stored != c.expected_last_sequence) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
                                                        std::to_string(*stored) + ", expected " +
@@ -609,6 +639,14 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
     write.Bind(6, r.updated_at_ms);
     write.Bind(7, r.last_sequence);
     write.Bind(8, p.snapshot);
+    write.Bind(9, p.run);
+    write.Bind(10, p.a2a_state);
+    if (!stored) {
+      if (r.dedup_key.empty())
+        write.BindNull(11);
+      else
+        write.Bind(11, r.dedup_key);
+    }
     if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
@@ -641,6 +679,23 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_v
   const int rc = select.Step();
   if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
   if (rc != SQLITE_ROW) return db.Fail("read task", rc);
+  auto record = ReadRecord(select, path_);
+  if (!record) return std::move(record).error();
+  return std::optional<TaskRecord>(std::move(record).value());
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(
+    std::string_view key) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectByDedupKey);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, key);
+  const int rc = select.Step();
+  if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
+  if (rc != SQLITE_ROW) return db.Fail("read task by dedup key", rc);
   auto record = ReadRecord(select, path_);
   if (!record) return std::move(record).error();
   return std::optional<TaskRecord>(std::move(record).value());
@@ -848,6 +903,10 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Get(std::string_view ta
 }
 
 core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) { return impl_->List(query); }
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::FindByDedupKey(std::string_view key) {
+  return impl_->FindByDedupKey(key);
+}
 
 core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(std::string_view task_id,
                                                                           int64_t after_sequence,

@@ -107,6 +107,7 @@ class SqliteTaskStore final : public TaskStore {
   /// After Close(), `done` runs inline on the calling thread with kUnavailable.
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,

@@ -1,0 +1,752 @@
+#include "a2ad/transport/openwop_api.hpp"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <map>
+
+#include "a2ad/tasks/run_projection.hpp"
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+
+std::string Hex(const unsigned char* d, size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += kHex[d[i] >> 4];
+    out += kHex[d[i] & 15];
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view s) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d);
+  return Hex(d, SHA256_DIGEST_LENGTH);
+}
+
+// Key-sorted serialization: the request digest must not depend on key order.
+void Canonical(const json::value& v, std::string& out) {
+  if (v.is_object()) {
+    std::vector<std::pair<std::string, const json::value*>> kv;
+    for (const auto& e : v.get_object()) kv.emplace_back(std::string(e.key()), &e.value());
+    std::sort(kv.begin(), kv.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    out += '{';
+    for (size_t i = 0; i < kv.size(); ++i) {
+      if (i) out += ',';
+      out += json::serialize(json::value(kv[i].first));
+      out += ':';
+      Canonical(*kv[i].second, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const auto& e : v.get_array()) {
+      if (!first) out += ',';
+      first = false;
+      Canonical(e, out);
+    }
+    out += ']';
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) out.emplace_back(path.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() + 0 && i + 2 <= s.size() - 1 + 0) {
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
+std::map<std::string, std::string> Query(std::string_view target) {
+  std::map<std::string, std::string> q;
+  size_t qm = target.find('?');
+  if (qm == std::string_view::npos) return q;
+  std::string_view rest = target.substr(qm + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    size_t eq = pair.find('=');
+    q[PercentDecode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return q;
+}
+
+int StatusForReason(std::string_view r) {
+  if (r == "interrupt_not_found" || r == "not_found") return 404;
+  if (r == "interrupt_already_resolved" || r == "idempotency_key_mismatch" || r == "run_terminal")
+    return 409;
+  if (r == "interrupt_expired" || r == "interrupt_gone") return 410;
+  if (r == "correlation_mismatch" || r == "interrupt_cancelled") return 422;
+  if (r == "forbidden") return 403;
+  if (r == "capability_required") return 422;
+  return 400;
+}
+
+std::optional<json::value> ParseBody(const HttpRequest& r, HttpResponse& err) {
+  if (r.body.empty()) return json::value(json::object());
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  if (ec) {
+    err = ErrorResponse(400, "validation_error", "the body is not JSON: " + ec.message());
+    return std::nullopt;
+  }
+  if (!v.is_object()) {
+    err = ErrorResponse(400, "validation_error", "the body must be a JSON object");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string_view Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+// Which events the `updates` mode admits (DIGEST §2.4).
+bool InUpdates(std::string_view type) {
+  if (type.starts_with("run.") || type.starts_with("approval.") ||
+      type.starts_with("clarification.") || type.starts_with("interrupt.") ||
+      type.starts_with("artifact."))
+    return true;
+  return type == "node.completed" || type == "node.failed" || type == "node.skipped" ||
+         type == "node.suspended" || type == "node.resumed" || type == "cap.breached";
+}
+
+json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::SkillInfo>& skills) {
+  json::array fixtures;
+  for (const auto& s : skills)
+    if (s.id.starts_with("conformance-")) fixtures.push_back(json::value(s.id));
+  return json::object{
+      {"protocolVersion", "1.0"},
+      {"supportedEnvelopes", json::array()},
+      {"schemaVersions", json::object()},
+      {"limits", json::object{{"clarificationRounds", 3},
+                              {"schemaRounds", 2},
+                              {"envelopesPerTurn", 5},
+                              {"maxNodeExecutions", 100},
+                              {"maxRequestBodyBytes", o.body_limit}}},
+      {"implementation",
+       json::object{{"name", "a2ad"}, {"version", o.version}, {"vendor", "a2ad"}}},
+      {"engineVersion", 1},
+      {"eventLogSchemaVersion", 2},
+      {"supportedTransports", json::array{"rest", "a2a"}},
+      {"fixtures", std::move(fixtures)},
+      {"subWorkflow", json::object{{"inputMapping", true}}},
+      {"a2a", json::object{{"supported", true},
+                           {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
+                           {"streaming", true},
+                           {"pushNotifications", o.push_notifications},
+                           {"durableTasks", true}}}};
+}
+
+// A compact but complete OpenAPI 3.1 description of the REST surface above.
+std::string OpenApi(const OpenwopApiOptions& o) {
+  auto op = [](std::string summary, std::string ok, bool body = false) {
+    json::object r{
+        {"summary", summary},
+        {"responses",
+         json::object{
+             {ok, json::object{{"description", "success"}}},
+             {"default",
+              json::object{
+                  {"description", "error envelope"},
+                  {"content",
+                   json::object{
+                       {"application/json",
+                        json::object{
+                            {"schema",
+                             json::object{{"$ref", "#/components/schemas/Error"}}}}}}}}}}}};
+    if (body)
+      r["requestBody"] = json::object{
+          {"content", json::object{{"application/json",
+                                    json::object{{"schema", json::object{{"type", "object"}}}}}}}};
+    return json::value(std::move(r));
+  };
+  json::object paths{
+      {"/.well-known/openwop", json::object{{"get", op("Discovery document", "200")}}},
+      {"/v1/openapi.json", json::object{{"get", op("This document", "200")}}},
+      {"/v1/workflows", json::object{{"get", op("List workflows (the A2A skills)", "200")}}},
+      {"/v1/workflows/{workflowId}", json::object{{"get", op("A WorkflowDefinition", "200")}}},
+      {"/v1/runs", json::object{{"post", op("Start a run (Idempotency-Key honoured)", "201", true)},
+                                {"get", op("List runs", "200")}}},
+      {"/v1/runs/{runId}", json::object{{"get", op("RunSnapshot", "200")}}},
+      {"/v1/runs/{runId}/cancel",
+       json::object{{"post", op("Cancel a run and its children", "200", true)}}},
+      {"/v1/runs/{runId}/events", json::object{{"get", op("RunEventDoc stream (SSE)", "200")}}},
+      {"/v1/runs/{runId}/events/poll", json::object{{"get", op("RunEventDoc long-poll", "200")}}},
+      {"/v1/runs/{runId}/interrupts/{nodeId}",
+       json::object{{"post", op("Resolve the open interrupt at a node", "200", true)}}},
+      {"/v1/interrupts/{token}", json::object{{"get", op("Inspect an interrupt", "200")},
+                                              {"post", op("Resolve an interrupt", "200", true)}}},
+      {"/v1/a2a/tasks/{taskId}",
+       json::object{{"get", op("Persisted A2ATaskState (RFC 0100)", "200")}}},
+      {"/v1/host/sample/a2a/tasks/{taskId}",
+       json::object{{"get", op("Persisted A2ATaskState (conformance seam)", "200")}}},
+      {"/v1/a2a",
+       json::object{{"post", op("A2A JSON-RPC endpoint (v0.3 and v1.0)", "200", true)}}}};
+  json::object doc{
+      {"openapi", "3.1.0"},
+      {"info", json::object{{"title", "a2ad"},
+                            {"version", o.version},
+                            {"description", "OpenWOP host exposed as an A2A agent"}}},
+      {"servers", json::array{json::object{{"url", o.base_url}}}},
+      {"paths", std::move(paths)},
+      {"components",
+       json::object{
+           {"schemas",
+            json::object{
+                {"Error",
+                 json::object{{"type", "object"},
+                              {"required", json::array{"error", "message"}},
+                              {"additionalProperties", false},
+                              {"properties",
+                               json::object{{"error", json::object{{"type", "string"}}},
+                                            {"message", json::object{{"type", "string"}}},
+                                            {"details", json::object{{"type", "object"}}}}}}}}}}}};
+  return json::serialize(doc);
+}
+
+HttpResponse Json(int status, const json::value& v) {
+  return JsonResponse(status, json::serialize(v));
+}
+
+}  // namespace
+
+HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
+  return Json(status, json::object{{"error", code}, {"message", message}});
+}
+
+HttpResponse ErrorResponse(const Error& e) {
+  std::string reason;
+  json::object details;
+  for (const auto& [k, v] : e.details) {
+    if (k == "reason")
+      reason = v;
+    else
+      details[k] = v;
+  }
+  int status = 400;
+  if (reason.empty()) {
+    switch (e.code) {
+      case ErrorCode::kTaskNotFound:
+        reason = "not_found";
+        status = 404;
+        break;
+      case ErrorCode::kInvalidParams:
+        reason = "validation_error";
+        break;
+      case ErrorCode::kTaskNotCancelable:
+      case ErrorCode::kUnsupportedOperation:
+        reason = "run_terminal";
+        status = 409;
+        break;
+      case ErrorCode::kConflict:
+        reason = "conflict";
+        status = 409;
+        break;
+      case ErrorCode::kPayloadTooLarge:
+        reason = "payload_too_large";
+        status = 413;
+        break;
+      case ErrorCode::kUnavailable:
+        reason = "unavailable";
+        status = 503;
+        break;
+      default:
+        reason = "internal_error";
+        status = 500;
+    }
+  } else {
+    status = StatusForReason(reason);
+  }
+  json::object body{{"error", reason}, {"message", e.message}};
+  if (!details.empty()) body["details"] = std::move(details);
+  return Json(status, body);
+}
+
+json::object PublicRunSnapshot(const storage::TaskRecord& record) {
+  json::object run = record.run;
+  for (const char* internal : {"requestDigest", "resumeValues", "interruptCounts", "inputs"})
+    run.erase(internal);
+  if (auto* st = run.if_contains("nodeStates"); st && st->is_object())
+    for (auto& kv : st->get_object())
+      if (kv.value().is_object()) kv.value().get_object().erase("startedAtMs");
+  if (auto* i = run.if_contains("interrupt"); i && i->is_object()) {
+    auto& o = i->get_object();
+    if (auto* e = o.if_contains("expiresAt"); e && e->is_int64())
+      o["expiresAt"] = core::FormatTimestamp(e->as_int64());
+  }
+  return run;
+}
+
+OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
+                       TokenVerifier verifier, OpenwopApiOptions options)
+    : service_(service),
+      clock_(clock),
+      verifier_(std::move(verifier)),
+      options_(std::move(options)) {
+  discovery_ = Discovery(options_, service_.skills());
+  discovery_body_ = json::serialize(discovery_);
+  discovery_etag_ = "W/\"" + Sha256Hex(discovery_body_).substr(0, 16) + "\"";
+  openapi_body_ = OpenApi(options_);
+}
+
+asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpRequest& r) {
+  const std::string_view path = r.Path();
+  const auto seg = Split(path);
+  const std::string& m = r.method;
+  auto method_not_allowed = [](std::string allow) {
+    auto resp = ErrorResponse(405, "method_not_allowed", "use " + allow);
+    resp.headers.emplace_back("Allow", allow);
+    return resp;
+  };
+  if (path == "/.well-known/openwop") {
+    if (m != "GET" && m != "HEAD") co_return method_not_allowed("GET");
+    HttpResponse resp;
+    resp.headers = {{"Cache-Control", "public, max-age=300"},
+                    {"ETag", discovery_etag_},
+                    {"Capabilities-Etag", discovery_etag_}};
+    if (r.Header("If-None-Match") == discovery_etag_) {
+      resp.status = 304;
+      resp.content_type.clear();
+      co_return resp;
+    }
+    resp.body = discovery_body_;
+    co_return resp;
+  }
+  if (seg.empty() || seg[0] != "v1") co_return std::nullopt;
+  if (seg.size() == 2 && seg[1] == "openapi.json") {
+    if (m != "GET") co_return method_not_allowed("GET");
+    co_return JsonResponse(200, openapi_body_);
+  }
+  if (seg.size() >= 2 && seg[1] == "workflows" && seg.size() <= 3) {
+    if (m != "GET") co_return method_not_allowed("GET");
+    co_return Workflows(seg.size() == 3 ? seg[2] : "");
+  }
+  if (seg.size() >= 2 && seg[1] == "runs") {
+    if (seg.size() == 2) {
+      if (m == "POST") co_return co_await CreateRun(r);
+      if (m == "GET") co_return ListRuns(r);
+      co_return method_not_allowed("GET, POST");
+    }
+    const std::string& id = seg[2];
+    if (seg.size() == 3) {
+      if (m != "GET") co_return method_not_allowed("GET");
+      co_return GetRun(id);
+    }
+    if (seg.size() == 4 && seg[3] == "cancel") {
+      if (m != "POST") co_return method_not_allowed("POST");
+      co_return co_await CancelRun(id, r);
+    }
+    if (seg.size() == 4 && seg[3] == "events") {
+      if (m != "GET") co_return method_not_allowed("GET");
+      co_return Events(id, r);
+    }
+    if (seg.size() == 5 && seg[3] == "events" && seg[4] == "poll") {
+      if (m != "GET") co_return method_not_allowed("GET");
+      co_return co_await Poll(id, r);
+    }
+    if (seg.size() == 5 && (seg[3] == "interrupts" || seg[3] == "approvals")) {
+      if (m != "POST") co_return method_not_allowed("POST");
+      co_return co_await ResolveAtNode(id, seg[4], r);
+    }
+  }
+  if (seg.size() >= 3 && seg[1] == "interrupts" && seg.size() <= 4) {
+    if (seg.size() == 4 && seg[3] != "resolve") co_return std::nullopt;
+    co_return co_await Token(seg[2], r);
+  }
+  if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") ||
+      (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
+       seg[4] == "tasks")) {
+    if (m != "GET") co_return method_not_allowed("GET");
+    co_return TaskState(seg.back());
+  }
+  co_return std::nullopt;
+}
+
+HttpResponse OpenwopApi::Workflows(const std::string& id) {
+  if (id.empty()) {
+    json::array list;
+    for (const auto& s : service_.skills()) {
+      if (s.definition.empty()) continue;
+      list.push_back(json::object{
+          {"id", s.id}, {"name", s.name}, {"version", s.version}, {"description", s.description}});
+    }
+    return Json(200, json::object{{"workflows", std::move(list)}});
+  }
+  for (const auto& s : service_.skills())
+    if (s.id == id && !s.definition.empty()) return Json(200, s.definition);
+  return ErrorResponse(404, "not_found", "no workflow '" + id + "'");
+}
+
+asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const HttpRequest& r) {
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  const json::object& b = body->get_object();
+  static const char* kAllowed[] = {"workflowId",  "inputs",       "tenantId", "scopeId",
+                                   "callbackUrl", "configurable", "tags",     "metadata"};
+  for (const auto& kv : b)
+    if (std::none_of(std::begin(kAllowed), std::end(kAllowed),
+                     [&](const char* k) { return kv.key() == k; }))
+      co_return ErrorResponse(400, "validation_error",
+                              "unknown field '" + std::string(kv.key()) + "' in the run request");
+  tasks::StartRunRequest req;
+  const json::value* wf = b.if_contains("workflowId");
+  if (!wf || !wf->is_string() || wf->get_string().empty())
+    co_return ErrorResponse(400, "validation_error", "workflowId: required (a workflow id)");
+  req.skill_id = std::string(wf->get_string());
+  bool known = false;
+  for (const auto& s : service_.skills())
+    known = known || (s.id == req.skill_id && !s.definition.empty());
+  if (!known)
+    co_return ErrorResponse(400, "validation_error",
+                            "workflowId: no workflow '" + req.skill_id + "'");
+  if (const json::value* in = b.if_contains("inputs")) {
+    if (!in->is_object())
+      co_return ErrorResponse(400, "validation_error", "inputs: expected an object");
+    req.inputs = in->get_object();
+  }
+  if (const json::value* t = b.if_contains("tags")) {
+    if (!t->is_array() || t->get_array().size() > 100)
+      co_return ErrorResponse(400, "validation_error", "tags: expected at most 100 strings");
+    for (const auto& x : t->get_array())
+      if (!x.is_string() || x.get_string().size() > 256)
+        co_return ErrorResponse(400, "validation_error",
+                                "tags: each tag is a string of at most 256 characters");
+    req.tags = t->get_array();
+  }
+  if (const json::value* md = b.if_contains("metadata")) {
+    if (!md->is_object())
+      co_return ErrorResponse(400, "validation_error", "metadata: expected an object");
+    req.metadata = md->get_object();
+  }
+  if (b.contains("callbackUrl"))
+    co_return ErrorResponse(
+        400, "validation_error",
+        "callbackUrl: HITL callbacks are not supported by this host; use the "
+        "run's interrupt token (GET /v1/runs/{runId} -> interrupt.interruptToken)");
+  std::string canonical;
+  Canonical(*body, canonical);
+  req.request_digest = Sha256Hex(canonical);
+  const std::string_view key = r.Header("Idempotency-Key");
+  if (key.size() > 255)
+    co_return ErrorResponse(400, "validation_error", "Idempotency-Key: at most 255 characters");
+  if (!key.empty()) req.dedup_key = "rest\nanonymous\nPOST /v1/runs\n" + std::string(key);
+  const std::string digest = req.request_digest;
+  auto started = co_await service_.StartRun(std::move(req));
+  if (!started) co_return ErrorResponse(started.error());
+  const auto& rec = *started->record;
+  if (started->replayed) {
+    auto stored = rec.run.if_contains("requestDigest");
+    if (!stored || !stored->is_string() || stored->get_string() != digest)
+      co_return ErrorResponse(409, "idempotency_key_mismatch",
+                              "this Idempotency-Key was used with a different request body");
+  }
+  const std::string& id = rec.task.id;
+  json::object out{{"runId", id},
+                   {"status", "pending"},
+                   {"eventsUrl", options_.base_url + "/v1/runs/" + id + "/events"},
+                   {"statusUrl", options_.base_url + "/v1/runs/" + id}};
+  auto resp = Json(201, out);
+  if (!key.empty())
+    resp.headers.emplace_back("openwop-Idempotent-Replay", started->replayed ? "true" : "false");
+  resp.headers.emplace_back("Location", "/v1/runs/" + id);
+  co_return resp;
+}
+
+HttpResponse OpenwopApi::GetRun(const std::string& id) {
+  auto rec = service_.GetRecord(id);
+  if (!rec) return ErrorResponse(rec.error());
+  if (!rec.value() || rec.value()->run.empty())
+    return ErrorResponse(404, "not_found", "no run '" + id + "'");
+  return Json(200, PublicRunSnapshot(*rec.value()));
+}
+
+HttpResponse OpenwopApi::ListRuns(const HttpRequest& r) {
+  auto q = Query(r.target);
+  storage::TaskQuery tq;
+  if (q.count("pageSize")) {
+    try {
+      tq.page_size = std::stoi(q["pageSize"]);
+    } catch (...) {
+      tq.page_size = 0;
+    }
+    if (tq.page_size < 1 || tq.page_size > 100)
+      return ErrorResponse(400, "validation_error", "pageSize: expected 1..100");
+  }
+  tq.page_token = q["pageToken"];
+  auto page = service_.ListRecords(tq);
+  if (!page) return ErrorResponse(page.error());
+  json::array runs;
+  for (const auto& rec : page->records) {
+    if (rec.run.empty()) continue;
+    if (!q["workflowId"].empty() && rec.skill_id != q["workflowId"]) continue;
+    if (!q["status"].empty() && Str(rec.run, "status") != q["status"]) continue;
+    runs.push_back(PublicRunSnapshot(rec));
+  }
+  json::object out{{"runs", std::move(runs)}};
+  if (!page->next_page_token.empty()) out["nextPageToken"] = page->next_page_token;
+  return Json(200, out);
+}
+
+asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const std::string& id, const HttpRequest& r) {
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  std::string reason = "cancelled through POST /v1/runs/{runId}/cancel";
+  if (auto* rs = body->get_object().if_contains("reason"); rs && rs->is_string())
+    reason = std::string(rs->get_string());
+  auto done = co_await service_.CancelRun(id, reason);
+  if (!done) {
+    if (done.error().code == ErrorCode::kTaskNotCancelable)
+      co_return ErrorResponse(409, "run_terminal", done.error().message);
+    co_return ErrorResponse(done.error());
+  }
+  co_return Json(200, json::object{{"runId", id}, {"status", "cancelled"}});
+}
+
+HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
+  auto q = Query(r.target);
+  bool debug = false;
+  std::string modes = q.count("streamMode") ? q["streamMode"] : "updates";
+  for (const auto& mode : Split(std::string(modes.begin(), modes.end()))) (void)mode;
+  size_t start = 0;
+  while (start <= modes.size()) {
+    size_t comma = modes.find(',', start);
+    std::string mode =
+        modes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (mode == "debug")
+      debug = true;
+    else if (mode != "updates") {
+      HttpResponse e = Json(
+          400,
+          json::object{{"error", "unsupported_stream_mode"},
+                       {"message", "streamMode '" + mode + "' is not supported"},
+                       {"details", json::object{{"supported", json::array{"updates", "debug"}}}}});
+      return e;
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  int64_t after = -1;
+  std::string last = std::string(r.Header("Last-Event-ID"));
+  if (last.empty() && q.count("lastEventId")) last = q["lastEventId"];
+  if (!last.empty()) {
+    try {
+      size_t used = 0;
+      after = std::stoll(last, &used);
+      if (used != last.size() || after < -1) throw std::invalid_argument("x");
+    } catch (...) {
+      return ErrorResponse(400, "validation_error", "Last-Event-ID: expected a sequence number");
+    }
+  }
+  auto start_stream = service_.SubscribeRunEvents(id, after, options_.queue_limit);
+  if (!start_stream) {
+    if (start_stream.error().code == ErrorCode::kTaskNotFound)
+      return ErrorResponse(404, "not_found", "no run '" + id + "'");
+    return ErrorResponse(start_stream.error());
+  }
+  auto plan = std::make_shared<tasks::StreamStart>(std::move(start_stream).value());
+  const auto heartbeat = options_.heartbeat;
+  HttpResponse resp;
+  resp.content_type = "text/event-stream";
+  resp.stream = [plan, debug, heartbeat](SseSink& sink) -> asio::awaitable<void> {
+    auto sub = plan->subscription;
+    sink.OnClientGone([sub] { sub->Close(); });
+    sink.OnServerStopping([sub] { sub->Close(); });
+    auto frame = [](const protocol::RunEvent& e) {
+      return "id: " + std::to_string(e.sequence) + "\nevent: " + e.type +
+             "\ndata: " + json::serialize(protocol::RunEventToJson(e)) + "\n\n";
+    };
+    int64_t last_seq = plan->last_sequence;
+    for (const auto& item : plan->backlog) {
+      if (debug || InUpdates(item->run_event->type))
+        if (!co_await sink.Write(frame(*item->run_event))) co_return;
+    }
+    if (plan->task_terminal) co_return;  // the server closes after the terminal event
+    for (;;) {
+      auto item = co_await sub->Next(heartbeat);
+      if (!item) {
+        if (sub->closed()) co_return;
+        if (!co_await sink.Write(":keepalive\n\n")) co_return;
+        continue;
+      }
+      if (item->sequence <= last_seq || !item->run_event) continue;
+      last_seq = item->sequence;
+      if (debug || InUpdates(item->run_event->type))
+        if (!co_await sink.Write(frame(*item->run_event))) co_return;
+      if (item->run_terminal) co_return;
+    }
+  };
+  return resp;
+}
+
+asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const HttpRequest& r) {
+  auto q = Query(r.target);
+  int64_t after = -1;
+  int64_t timeout_s = 30;
+  try {
+    if (q.count("lastSequence") && !q["lastSequence"].empty())
+      after = std::stoll(q["lastSequence"]);
+    if (q.count("timeout") && !q["timeout"].empty()) timeout_s = std::stoll(q["timeout"]);
+  } catch (...) {
+    co_return ErrorResponse(400, "validation_error", "lastSequence and timeout are integers");
+  }
+  if (timeout_s < 0 || timeout_s > 60)
+    co_return ErrorResponse(400, "validation_error", "timeout: expected 0..60 seconds");
+  if (after == 0) after = -1;  // lastSequence=0 means "from the start" (DIGEST §2.4)
+  auto terminal = [](const storage::TaskRecord& rec) {
+    const json::value* s = rec.run.if_contains("status");
+    return s && s->is_string() && tasks::IsTerminalRunStatus(s->get_string());
+  };
+  auto rec = service_.GetRecord(id);
+  if (!rec) co_return ErrorResponse(rec.error());
+  if (!rec.value() || rec.value()->run.empty())
+    co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
+  if (rec.value()->last_sequence <= after && !terminal(*rec.value()) && timeout_s > 0)
+    (void)co_await service_.WaitForRecord(
+        id,
+        [after, terminal](const storage::TaskRecord& x) {
+          return x.last_sequence > after || terminal(x);
+        },
+        std::chrono::seconds(timeout_s));
+  auto events = service_.ReadEvents(id, after, 1000);
+  if (!events) co_return ErrorResponse(events.error());
+  auto now = service_.GetRecord(id);
+  json::array list;
+  for (const auto& e : *events) list.push_back(protocol::RunEventToJson(e));
+  const bool complete = now && now.value() && terminal(*now.value()) &&
+                        (events->empty() || events->back().sequence == now.value()->last_sequence);
+  co_return Json(200, json::object{{"events", std::move(list)}, {"isComplete", complete}});
+}
+
+asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const std::string& run_id,
+                                                        const std::string& node_id,
+                                                        const HttpRequest& r) {
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  const json::object& b = body->get_object();
+  for (const auto& kv : b)
+    if (kv.key() != "resumeValue")
+      co_return ErrorResponse(
+          400, "validation_error",
+          "unknown field '" + std::string(kv.key()) + "'; send {\"resumeValue\": ...}");
+  if (!b.contains("resumeValue"))
+    co_return ErrorResponse(400, "validation_error", "resumeValue: required");
+  tasks::ResolveRequest req;
+  req.node_id = node_id;
+  req.resume_value = b.at("resumeValue");
+  req.caller = "anonymous";
+  req.via = "rest";
+  auto done = co_await service_.ResolveInterrupt(run_id, std::move(req));
+  if (!done) {
+    if (done.error().code == ErrorCode::kTaskNotFound && done.error().details.empty())
+      co_return ErrorResponse(404, "not_found", "no run '" + run_id + "'");
+    co_return ErrorResponse(done.error());
+  }
+  co_return Json(
+      200, json::object{
+               {"runId", run_id}, {"nodeId", node_id}, {"status", done.value()->run.at("status")}});
+}
+
+asio::awaitable<HttpResponse> OpenwopApi::Token(const std::string& token, const HttpRequest& r) {
+  if (r.method != "GET" && r.method != "POST") {
+    auto resp = ErrorResponse(405, "method_not_allowed", "use GET or POST");
+    resp.headers.emplace_back("Allow", "GET, POST");
+    co_return resp;
+  }
+  auto claims =
+      verifier_ ? verifier_(token)
+                : core::Result<InterruptTokenInfo>(Error(ErrorCode::kInvalidParams, "no tokens"));
+  if (!claims) co_return ErrorResponse(401, "unauthenticated", "not a valid interrupt token");
+  if (claims->expires_at_ms <= clock_.NowMs())
+    co_return ErrorResponse(410, "interrupt_expired", "this interrupt token has expired");
+  auto rec = service_.GetRecord(claims->run_id);
+  if (!rec) co_return ErrorResponse(rec.error());
+  if (!rec.value()) co_return ErrorResponse(404, "interrupt_not_found", "the run no longer exists");
+  const json::object& run = rec.value()->run;
+  const json::value* open = run.if_contains("interrupt");
+  const bool matches =
+      open && open->is_object() && Str(open->get_object(), "interruptId") == claims->interrupt_id;
+  if (!matches) {
+    if (Str(run, "status") == "cancelled")
+      co_return ErrorResponse(410, "interrupt_gone", "the run was cancelled");
+    co_return ErrorResponse(409, "interrupt_already_resolved",
+                            "this interrupt was already resolved");
+  }
+  if (r.method == "GET") {
+    const json::object& i = open->get_object();
+    json::object payload{{"kind", i.at("kind")},      {"key", i.at("key")},
+                         {"data", i.at("data")},      {"runId", claims->run_id},
+                         {"nodeId", claims->node_id}, {"interruptId", claims->interrupt_id}};
+    co_return Json(200, payload);
+  }
+  if (claims->intent != "resolve")
+    co_return ErrorResponse(403, "forbidden", "this token only allows inspecting the interrupt");
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  const json::object& b = body->get_object();
+  tasks::ResolveRequest req;
+  req.node_id = claims->node_id;
+  // {resumeValue} per the spec; a flat body is taken as the value (the suite sends one).
+  req.resume_value =
+      b.contains("resumeValue") && b.size() == 1 ? b.at("resumeValue") : json::value(b);
+  req.caller = "token:" + claims->interrupt_id;
+  req.via = "token";
+  auto done = co_await service_.ResolveInterrupt(claims->run_id, std::move(req));
+  if (!done) co_return ErrorResponse(done.error());
+  co_return Json(200, json::object());
+}
+
+HttpResponse OpenwopApi::TaskState(const std::string& id) {
+  auto rec = service_.GetRecord(id);
+  if (!rec) return ErrorResponse(rec.error());
+  if (!rec.value()) return ErrorResponse(404, "not_found", "no task '" + id + "'");
+  return Json(200, rec.value()->a2a_state);
+}
+
+}  // namespace a2ad::transport

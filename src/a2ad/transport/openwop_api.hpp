@@ -1,0 +1,81 @@
+#pragma once
+// The OpenWOP REST surface (DIGEST §1, §2): discovery, workflows, runs, run events (SSE and
+// long-poll), interrupt resolution (run-scoped and by signed token), the RFC 0100 task-state
+// read seam, and /v1/openapi.json. Every non-2xx answer is the closed error envelope
+// {error, message, details?} of §2.3.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/result.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/http_types.hpp"
+
+namespace a2ad::transport {
+
+struct InterruptTokenInfo {
+  std::string run_id;
+  std::string node_id;
+  std::string interrupt_id;
+  std::string intent;  // resolve | inspect
+  int64_t expires_at_ms = 0;
+};
+/// Checks a token's signature and decodes it (kInvalidParams when forged or malformed).
+using TokenVerifier = std::function<core::Result<InterruptTokenInfo>(std::string_view)>;
+
+struct OpenwopApiOptions {
+  std::string base_url;  // absolute, no trailing slash
+  std::string version;   // implementation version
+  bool push_notifications = false;
+  size_t body_limit = 1024 * 1024;
+  std::chrono::milliseconds heartbeat{15000};
+  size_t queue_limit = 1024;
+};
+
+class OpenwopApi {
+ public:
+  OpenwopApi(tasks::TaskService& service, const core::Clock& clock, TokenVerifier verifier,
+             OpenwopApiOptions options);
+  /// The response for an OpenWOP path, or nullopt when `request` is not one of them.
+  boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
+
+  const boost::json::object& discovery() const { return discovery_; }
+
+ private:
+  boost::asio::awaitable<HttpResponse> CreateRun(const HttpRequest& request);
+  HttpResponse GetRun(const std::string& id);
+  HttpResponse ListRuns(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> CancelRun(const std::string& id, const HttpRequest& request);
+  HttpResponse Events(const std::string& id, const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Poll(const std::string& id, const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> ResolveAtNode(const std::string& run_id,
+                                                     const std::string& node_id,
+                                                     const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Token(const std::string& token, const HttpRequest& request);
+  HttpResponse TaskState(const std::string& id);
+  HttpResponse Workflows(const std::string& id);
+
+  tasks::TaskService& service_;
+  const core::Clock& clock_;
+  TokenVerifier verifier_;
+  OpenwopApiOptions options_;
+  boost::json::object discovery_;
+  std::string discovery_body_;
+  std::string discovery_etag_;
+  std::string openapi_body_;
+};
+
+/// The closed OpenWOP error envelope for `e` (status, body); the `reason` detail, when
+/// present, is the snake_case code.
+HttpResponse ErrorResponse(const core::Error& e);
+HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message);
+
+/// The public RunSnapshot of a stored run (engine bookkeeping removed).
+boost::json::object PublicRunSnapshot(const storage::TaskRecord& record);
+
+}  // namespace a2ad::transport

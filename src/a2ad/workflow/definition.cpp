@@ -1,0 +1,355 @@
+#include "a2ad/workflow/definition.hpp"
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+namespace a2ad::workflow {
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+
+Error Bad(const std::string& field, const std::string& why) {
+  return Error(ErrorCode::kInvalidParams, field + ": " + why, {{"field", field}});
+}
+
+core::Result<std::string> ReqString(const json::object& o, std::string_view key,
+                                    const std::string& path, bool allow_empty = false) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return Bad(path + std::string(key), "required");
+  if (!v->is_string()) return Bad(path + std::string(key), "expected a string");
+  if (!allow_empty && v->get_string().empty())
+    return Bad(path + std::string(key), "must not be empty");
+  return std::string(v->get_string());
+}
+
+std::string OptString(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+core::Result<const json::object*> ReqObject(const json::object& o, std::string_view key,
+                                            const std::string& path) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return Bad(path + std::string(key), "required");
+  if (!v->is_object()) return Bad(path + std::string(key), "expected an object");
+  return &v->get_object();
+}
+
+core::Result<const json::array*> ReqArray(const json::object& o, std::string_view key,
+                                          const std::string& path) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return Bad(path + std::string(key), "required");
+  if (!v->is_array()) return Bad(path + std::string(key), "expected an array");
+  return &v->get_array();
+}
+
+std::vector<std::string> Strings(const json::value* v) {
+  std::vector<std::string> out;
+  if (v && v->is_array())
+    for (const auto& s : v->get_array())
+      if (s.is_string()) out.emplace_back(s.get_string());
+  return out;
+}
+
+core::Result<void> CheckPortValue(const json::value& v, const std::string& path) {
+  if (!v.is_object()) return Bad(path, "expected a PortValue object");
+  const auto& o = v.get_object();
+  std::string type = OptString(o, "type");
+  if (type == "static") {
+    if (!o.contains("value")) return Bad(path + ".value", "required for a static port");
+  } else if (type == "variable") {
+    A2AD_TRY_ASSIGN(auto name, ReqString(o, "variableName", path + "."));
+    (void)name;
+  } else if (type == "connection") {
+    A2AD_TRY_ASSIGN(auto node, ReqString(o, "nodeId", path + "."));
+    A2AD_TRY_ASSIGN(auto key, ReqString(o, "outputKey", path + "."));
+    (void)node;
+    (void)key;
+  } else if (type == "expression") {
+    return Bad(path + ".type",
+               "expression ports are not supported by this host (use static, variable or "
+               "connection)");
+  } else {
+    return Bad(path + ".type", "expected one of static, variable, connection, expression");
+  }
+  return core::Ok{};
+}
+
+Error CapabilityRequired(const std::string& path, const std::string& type_id,
+                         const std::string& node_id) {
+  return Error(ErrorCode::kInvalidParams,
+               path + ": node kind '" + type_id + "' (node '" + node_id +
+                   "') is not implemented by this host",
+               {{"field", path},
+                {"reason", "capability_required"},
+                {"requiredCapability", type_id},
+                {"offendingTypeId", type_id},
+                {"nodeId", node_id}});
+}
+
+}  // namespace
+
+const Node* Workflow::FindNode(std::string_view node_id) const {
+  for (const auto& n : nodes)
+    if (n.id == node_id) return &n;
+  return nullptr;
+}
+
+const std::set<std::string>& SupportedNodeTypes() {
+  static const std::set<std::string> kTypes = {
+      "core.noop",         "core.identity",          "core.delay",     "core.fail",
+      "core.approvalGate", "core.clarificationGate", "core.interrupt", "core.subWorkflow"};
+  return kTypes;
+}
+
+core::Result<Workflow> ParseWorkflow(const json::value& doc) {
+  if (!doc.is_object()) return Bad("(root)", "a WorkflowDefinition must be a JSON object");
+  const json::object& o = doc.as_object();
+  Workflow w;
+  w.definition = o;
+  A2AD_TRY_ASSIGN(w.id, ReqString(o, "id", ""));
+  static const std::regex kId("^[a-z][a-z0-9_-]*$");
+  if (w.id.size() > 128 || !std::regex_match(w.id, kId))
+    return Bad("id", "'" + w.id + "' must match ^[a-z][a-z0-9_-]*$ (at most 128 characters)");
+  A2AD_TRY_ASSIGN(w.name, ReqString(o, "name", ""));
+  if (const json::value* v = o.if_contains("version"); v && v->is_int64())
+    w.version = std::to_string(v->as_int64());
+  else {
+    A2AD_TRY_ASSIGN(w.version, ReqString(o, "version", ""));
+  }
+  w.description = OptString(o, "description");
+  A2AD_TRY_ASSIGN(const json::object* metadata, ReqObject(o, "metadata", ""));
+  w.tags = Strings(metadata->if_contains("tags"));
+  w.examples = Strings(metadata->if_contains("examples"));
+  A2AD_TRY_ASSIGN(const json::object* settings, ReqObject(o, "settings", ""));
+  if (const json::value* t = settings->if_contains("timeout")) {
+    if (!t->is_number() || t->to_number<double>() < 0)
+      return Bad("settings.timeout", "expected a number of milliseconds >= 0");
+    w.timeout_ms = static_cast<int64_t>(t->to_number<double>());
+  }
+  A2AD_TRY_ASSIGN(const json::array* triggers, ReqArray(o, "triggers", ""));
+  (void)triggers;
+
+  A2AD_TRY_ASSIGN(const json::array* variables, ReqArray(o, "variables", ""));
+  std::set<std::string> var_names;
+  for (size_t i = 0; i < variables->size(); ++i) {
+    const std::string path = "variables[" + std::to_string(i) + "]";
+    if (!(*variables)[i].is_object()) return Bad(path, "expected an object");
+    const auto& vo = (*variables)[i].get_object();
+    Variable v;
+    A2AD_TRY_ASSIGN(v.name, ReqString(vo, "name", path + "."));
+    v.type = OptString(vo, "type");
+    if (const json::value* r = vo.if_contains("required"); r && r->is_bool())
+      v.required = r->get_bool();
+    if (const json::value* d = vo.if_contains("defaultValue")) v.default_value = *d;
+    if (!var_names.insert(v.name).second)
+      return Bad(path + ".name", "duplicate variable '" + v.name + "'");
+    w.variables.push_back(std::move(v));
+  }
+
+  A2AD_TRY_ASSIGN(const json::array* nodes, ReqArray(o, "nodes", ""));
+  if (nodes->empty()) return Bad("nodes", "a workflow needs at least one node");
+  std::set<std::string> node_ids;
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const std::string path = "nodes[" + std::to_string(i) + "]";
+    if (!(*nodes)[i].is_object()) return Bad(path, "expected an object");
+    const auto& no = (*nodes)[i].get_object();
+    Node n;
+    A2AD_TRY_ASSIGN(n.id, ReqString(no, "id", path + "."));
+    A2AD_TRY_ASSIGN(n.type_id, ReqString(no, "typeId", path + "."));
+    n.name = OptString(no, "name");
+    if (const json::value* c = no.if_contains("config")) {
+      if (!c->is_object()) return Bad(path + ".config", "expected an object");
+      n.config = c->get_object();
+    }
+    if (const json::value* in = no.if_contains("inputs")) {
+      if (!in->is_object()) return Bad(path + ".inputs", "expected an object");
+      n.inputs = in->get_object();
+      for (const auto& kv : n.inputs) {
+        auto checked = CheckPortValue(kv.value(), path + ".inputs." + std::string(kv.key()));
+        if (!checked) return std::move(checked).error();
+      }
+    }
+    n.artifact_type = OptString(no, "artifactType");
+    if (const json::value* d = no.if_contains("disabled"); d && d->is_bool())
+      n.disabled = d->get_bool();
+    if (!node_ids.insert(n.id).second) return Bad(path + ".id", "duplicate node id '" + n.id + "'");
+    if (!SupportedNodeTypes().count(n.type_id))
+      return CapabilityRequired(path + ".typeId", n.type_id, n.id);
+    // Kind-specific configuration, checked now rather than mid-run.
+    if (n.type_id == "core.approvalGate") {
+      if (const json::value* a = n.config.if_contains("actions")) {
+        if (!a->is_array() || a->get_array().empty())
+          return Bad(path + ".config.actions", "expected a non-empty array of actions");
+        for (const auto& act : a->get_array()) {
+          static const std::set<std::string> kActions = {"accept", "reject", "refine",
+                                                         "edit-accept", "ask"};
+          if (!act.is_string() || !kActions.count(std::string(act.get_string())))
+            return Bad(path + ".config.actions",
+                       "each action must be one of accept, reject, refine, edit-accept, ask");
+        }
+      }
+      if (const json::value* q = n.config.if_contains("requiredApprovals");
+          q && !(q->is_int64() && q->as_int64() == 1))
+        return Error(ErrorCode::kInvalidParams,
+                     path +
+                         ".config.requiredApprovals: quorum approvals need authenticated "
+                         "approvers, which this host does not have yet; only 1 is supported",
+                     {{"field", path + ".config.requiredApprovals"},
+                      {"reason", "capability_required"},
+                      {"requiredCapability", "interrupt.quorum"},
+                      {"nodeId", n.id}});
+    } else if (n.type_id == "core.clarificationGate") {
+      const json::value* q = n.config.if_contains("questions");
+      if (!q || !q->is_array() || q->get_array().empty())
+        return Bad(path + ".config.questions", "expected a non-empty array of {id, question}");
+      for (size_t k = 0; k < q->get_array().size(); ++k) {
+        const json::value& qq = q->get_array()[k];
+        const std::string qp = path + ".config.questions[" + std::to_string(k) + "]";
+        if (!qq.is_object()) return Bad(qp, "expected {id, question}");
+        A2AD_TRY_ASSIGN(auto qid, ReqString(qq.get_object(), "id", qp + "."));
+        A2AD_TRY_ASSIGN(auto qtext, ReqString(qq.get_object(), "question", qp + "."));
+      }
+    } else if (n.type_id == "core.interrupt") {
+      std::string kind = OptString(n.config, "kind");
+      if (kind != "approval" && kind != "clarification" && kind != "external-event" &&
+          kind != "custom")
+        return Bad(path + ".config.kind",
+                   "expected approval, clarification, external-event or custom");
+    } else if (n.type_id == "core.subWorkflow") {
+      A2AD_TRY_ASSIGN(auto child, ReqString(n.config, "workflowId", path + ".config."));
+      if (const json::value* wfc = n.config.if_contains("waitForCompletion");
+          wfc && wfc->is_bool() && !wfc->get_bool())
+        return Bad(path + ".config.waitForCompletion",
+                   "false (fire-and-forget children) is not supported by this host");
+      for (const char* m : {"inputMapping", "outputMapping"})
+        if (const json::value* mv = n.config.if_contains(m)) {
+          if (!mv->is_object()) return Bad(path + ".config." + m, "expected an object");
+          for (const auto& kv : mv->get_object())
+            if (!kv.value().is_string())
+              return Bad(path + ".config." + m + "." + std::string(kv.key()),
+                         "expected a variable name");
+        }
+      std::string policy = OptString(n.config, "onChildFailure");
+      if (!policy.empty() && policy != "fail-parent" && policy != "absorb")
+        return Bad(path + ".config.onChildFailure", "expected fail-parent or absorb");
+    }
+    w.nodes.push_back(std::move(n));
+  }
+
+  A2AD_TRY_ASSIGN(const json::array* edges, ReqArray(o, "edges", ""));
+  for (size_t i = 0; i < edges->size(); ++i) {
+    const std::string path = "edges[" + std::to_string(i) + "]";
+    if (!(*edges)[i].is_object()) return Bad(path, "expected an object");
+    const auto& eo = (*edges)[i].get_object();
+    Edge e;
+    A2AD_TRY_ASSIGN(e.id, ReqString(eo, "id", path + "."));
+    A2AD_TRY_ASSIGN(e.source, ReqString(eo, "sourceNodeId", path + "."));
+    A2AD_TRY_ASSIGN(e.target, ReqString(eo, "targetNodeId", path + "."));
+    if (!node_ids.count(e.source)) return Bad(path + ".sourceNodeId", "no node '" + e.source + "'");
+    if (!node_ids.count(e.target)) return Bad(path + ".targetNodeId", "no node '" + e.target + "'");
+    if (const json::value* c = eo.if_contains("condition")) {
+      if (!c->is_object()) return Bad(path + ".condition", "expected an object");
+      e.condition = c->get_object();
+      std::string type = OptString(e.condition, "type");
+      if (type != "equals" && type != "notEquals" && type != "contains" && type != "regex")
+        return Bad(path + ".condition.type",
+                   "this host evaluates equals, notEquals, contains and regex conditions");
+      A2AD_TRY_ASSIGN(auto left, ReqString(e.condition, "left", path + ".condition."));
+    }
+    std::string rule = OptString(eo, "triggerRule");
+    if (!rule.empty()) {
+      if (rule != "all_success" && rule != "any_success" && rule != "all_complete" &&
+          rule != "none_failed" && rule != "any_failed")
+        return Bad(path + ".triggerRule",
+                   "expected all_success, any_success, all_complete, none_failed or any_failed");
+      e.trigger_rule = rule;
+    }
+    w.edges.push_back(std::move(e));
+  }
+  // Loopback cycles are not supported: refuse them rather than loop forever.
+  std::map<std::string, int> indegree;
+  for (const auto& n : w.nodes) indegree[n.id] = 0;
+  for (const auto& e : w.edges) ++indegree[e.target];
+  std::vector<std::string> ready;
+  for (const auto& [id, d] : indegree)
+    if (d == 0) ready.push_back(id);
+  size_t seen = 0;
+  while (!ready.empty()) {
+    std::string id = ready.back();
+    ready.pop_back();
+    ++seen;
+    for (const auto& e : w.edges)
+      if (e.source == id && --indegree[e.target] == 0) ready.push_back(e.target);
+  }
+  if (seen != w.nodes.size())
+    return Bad("edges", "the edges form a cycle; loopback edges are not supported by this host");
+  return w;
+}
+
+LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
+  LoadedWorkflows out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    out.refusals.push_back(dir.string() + ": not a directory");
+    return out;
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json")
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::string> file_of;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    boost::system::error_code jec;
+    json::value doc = json::parse(text.str(), jec);
+    if (jec) {
+      out.refusals.push_back(f.string() + ": not JSON: " + jec.message());
+      continue;
+    }
+    auto w = ParseWorkflow(doc);
+    if (!w) {
+      out.refusals.push_back(f.string() + ": " + w.error().message);
+      continue;
+    }
+    if (auto [it, fresh] = file_of.emplace(w->id, f.string()); !fresh) {
+      out.refusals.push_back(f.string() + ": id: '" + w->id + "' is already defined by " +
+                             it->second);
+      continue;
+    }
+    out.workflows.push_back(std::move(w).value());
+  }
+  // Children must exist (repeat: refusing a parent may orphan a grandparent).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = out.workflows.begin(); it != out.workflows.end(); ++it) {
+      std::string missing;
+      for (const auto& n : it->nodes) {
+        if (n.type_id != "core.subWorkflow") continue;
+        std::string child = OptString(n.config, "workflowId");
+        bool found = std::any_of(out.workflows.begin(), out.workflows.end(),
+                                 [&](const Workflow& x) { return x.id == child; });
+        if (!found) missing = "node '" + n.id + "' calls unknown workflow '" + child + "'";
+      }
+      if (!missing.empty()) {
+        out.refusals.push_back(file_of[it->id] + ": nodes: " + missing +
+                               " (unknown_child_workflow)");
+        out.workflows.erase(it);
+        changed = true;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace a2ad::workflow

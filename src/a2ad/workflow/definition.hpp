@@ -1,0 +1,75 @@
+#pragma once
+// OpenWOP WorkflowDefinition (workflow-definition.schema.json, DIGEST §5.1): parsed and
+// checked once at load, so a run never meets a malformed definition. Every refusal names
+// the field ("nodes[2].typeId: ...").
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::workflow {
+
+struct Node {
+  std::string id;
+  std::string type_id;
+  std::string name;
+  boost::json::object config;
+  boost::json::object inputs;  // port -> PortValue
+  std::string artifact_type;   // optional: the node's outputs become an A2A artifact
+  bool disabled = false;
+};
+
+struct Edge {
+  std::string id;
+  std::string source;
+  std::string target;
+  boost::json::object condition;  // {} : unconditional
+  std::string trigger_rule = "all_success";
+};
+
+struct Variable {
+  std::string name;
+  std::string type;
+  bool required = false;
+  std::optional<boost::json::value> default_value;
+};
+
+struct Workflow {
+  std::string id;
+  std::string name;
+  std::string version;
+  std::string description;
+  std::vector<std::string> tags;
+  std::vector<std::string> examples;
+  std::vector<Node> nodes;  // declaration order (the scheduler's tie-break)
+  std::vector<Edge> edges;
+  std::vector<Variable> variables;
+  int64_t timeout_ms = 0;          // settings.timeout; 0 = none
+  boost::json::object definition;  // the document as loaded (GET /v1/workflows/{id})
+
+  const Node* FindNode(std::string_view node_id) const;
+};
+
+/// Node kinds this host executes (anything else is refused with capability_required).
+const std::set<std::string>& SupportedNodeTypes();
+
+/// Parses and checks one definition. kInvalidParams with a `field` detail (and, for an
+/// unimplemented node kind, reason=capability_required + offendingTypeId + nodeId).
+core::Result<Workflow> ParseWorkflow(const boost::json::value& doc);
+
+struct LoadedWorkflows {
+  std::vector<Workflow> workflows;
+  std::vector<std::string> refusals;  // "<file>: <field>: <why>", one per refused file
+};
+
+/// Loads every *.json file of `dir` (sorted by name). A refused file does not stop the
+/// others; a duplicate id is refused naming both files. Sub-workflow references to unknown
+/// workflows are refused too (the parent's file is named).
+LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir);
+
+}  // namespace a2ad::workflow
