@@ -575,6 +575,8 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
     const Task& t = r.task;
     return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state);
   };
+  if (settled(*a.record))  // e.g. a retried send whose task already finished
+    co_return Shape(a.record->task, req.configuration.history_length);
   RecordPtr latest = co_await WaitUntil(a.slot, settled, options_.blocking_timeout);
   co_return Shape(latest ? latest->task : a.record->task, req.configuration.history_length);
 }

@@ -1,0 +1,385 @@
+// The engine end to end with the real binary over loopback HTTP: the RFC 0100 positive
+// example (send, caller leaves, run parks at an approval gate, tasks/get shows it,
+// resubscribe, approve by message, complete), the same across a SIGKILL while parked and
+// while a durable timer is pending, and each bundled conformance workflow reaching the
+// outcome DIGEST §5.3 gives for it through the REST surface.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "http_client.hpp"
+#include "sse_client.hpp"
+
+namespace a2ad {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using testing::HttpClient;
+using testing::ServerProcess;
+using testing::SseClient;
+
+const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+const std::string kWorkflows = std::string(A2AD_SOURCE_DIR) + "/workflows";
+
+class WorkflowE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("a2ad-wf-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Start();
+  }
+  void TearDown() override {
+    server_.Kill(SIGKILL);
+    fs::remove_all(dir_);
+  }
+  void Start() {
+    server_ = ServerProcess::Start(kBinary, dir_.string(), {"--workflows-dir", kWorkflows});
+    client_ = std::make_unique<HttpClient>("127.0.0.1", server_.port);
+  }
+  void Restart() {
+    client_.reset();
+    server_.Kill(SIGKILL);
+    Start();
+  }
+  json::value Get(const std::string& target) { return client_->Request("GET", target).Json(); }
+  testing::ClientResponse Post(const std::string& target, const json::value& body,
+                               std::vector<std::pair<std::string, std::string>> headers = {}) {
+    headers.emplace_back("Content-Type", "application/json");
+    return client_->Request("POST", target, json::serialize(body), headers);
+  }
+  json::object Task(const std::string& id) {
+    auto r = client_->Rpc("tasks/get", json::object{{"id", id}});
+    return r.at("result").as_object();
+  }
+  // Waits (bounded, not timed) until `pred` holds for the JSON at `target`.
+  json::value WaitFor(const std::string& target,
+                      const std::function<bool(const json::value&)>& pred) {
+    json::value v;
+    for (int i = 0; i < 400; ++i) {
+      v = Get(target);
+      if (pred(v)) return v;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "condition never held for " << target << ": " << json::serialize(v);
+    return v;
+  }
+  json::value WaitStatus(const std::string& run_id, const std::string& status) {
+    return WaitFor("/v1/runs/" + run_id, [&](const json::value& v) {
+      return v.as_object().contains("status") && v.at("status") == json::value(status);
+    });
+  }
+  std::string StartRun(const std::string& workflow, json::object inputs = {}) {
+    auto r = Post("/v1/runs", json::object{{"workflowId", workflow}, {"inputs", inputs}});
+    EXPECT_EQ(r.status, 201) << r.body;
+    return std::string(r.Json().at("runId").as_string());
+  }
+  std::vector<json::object> Events(const std::string& run_id) {
+    std::vector<json::object> out;
+    auto v = Get("/v1/runs/" + run_id + "/events/poll?lastSequence=0&timeout=0");
+    for (const auto& e : v.at("events").as_array()) out.push_back(e.as_object());
+    return out;
+  }
+  static size_t Count(const std::vector<json::object>& evs, std::string_view type,
+                      std::string_view node = "") {
+    size_t n = 0;
+    for (const auto& e : evs)
+      if (e.at("type") == json::value(type) &&
+          (node.empty() || (e.contains("nodeId") && e.at("nodeId") == json::value(node))))
+        ++n;
+    return n;
+  }
+  json::object SendParams(const std::string& message_id, json::object part,
+                          const std::string& skill = "", const std::string& task_id = "",
+                          bool blocking = false) {
+    json::object msg{{"kind", "message"},
+                     {"role", "user"},
+                     {"messageId", message_id},
+                     {"parts", json::array{std::move(part)}}};
+    if (!skill.empty()) msg["metadata"] = json::object{{"skillId", skill}};
+    if (!task_id.empty()) msg["taskId"] = task_id;
+    return json::object{{"message", std::move(msg)},
+                        {"configuration", json::object{{"blocking", blocking}}}};
+  }
+  static json::object Text(const std::string& t) {
+    return json::object{{"kind", "text"}, {"text", t}};
+  }
+  static json::object Data(json::object d) {
+    return json::object{{"kind", "data"}, {"data", std::move(d)}};
+  }
+
+  fs::path dir_;
+  ServerProcess server_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+std::string State(const json::object& task) {
+  return std::string(task.at("status").at("state").as_string());
+}
+
+TEST_F(WorkflowE2E, Rfc0100PositiveExampleAcrossADisconnect) {
+  std::string task_id;
+  {
+    // message/stream: the task arrives; then the caller goes away.
+    json::object rpc{
+        {"jsonrpc", "2.0"},
+        {"id", 1},
+        {"method", "message/stream"},
+        {"params", SendParams("brief-1", Text("Brief for Acme launch"), "campaign-brief")}};
+    SseClient sse("127.0.0.1", server_.port, "/v1/a2a", json::serialize(rpc),
+                  {{"Content-Type", "application/json"}});
+    auto first = sse.Next();
+    ASSERT_TRUE(first);
+    task_id = std::string(first->Json().at("result").at("id").as_string());
+    sse.Close();
+  }
+  // Later: tasks/get shows the run parked at the gate, with what a client needs to render it.
+  json::object task;
+  for (int i = 0; i < 400 && State(task = Task(task_id)) != "input-required"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_EQ(State(task), "input-required");
+  const auto& ow = task.at("metadata").at("openwop").as_object();
+  EXPECT_EQ(ow.at("runId"), json::value(task_id));
+  EXPECT_EQ(ow.at("interrupt").at("kind"), "approval");
+  EXPECT_EQ(ow.at("interrupt").at("nodeId"), "review");
+  EXPECT_TRUE(ow.at("interrupt").at("actions").as_array().size() >= 2);
+  EXPECT_FALSE(ow.at("interruptToken").as_string().empty());
+  auto state = Get("/v1/a2a/tasks/" + task_id);
+  EXPECT_EQ(state.at("state"), "input-required");
+  EXPECT_EQ(state.at("interruptKind"), "approval");
+  EXPECT_EQ(Get("/v1/host/sample/a2a/tasks/" + task_id), state);
+
+  // Resubscribe (read-only), then approve by message with the seed's {approve: true}.
+  json::object resub{{"jsonrpc", "2.0"},
+                     {"id", 2},
+                     {"method", "tasks/resubscribe"},
+                     {"params", json::object{{"id", task_id}}}};
+  SseClient watch("127.0.0.1", server_.port, "/v1/a2a", json::serialize(resub),
+                  {{"Content-Type", "application/json"}});
+  auto snap = watch.Next();
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->Json().at("result").at("status").at("state"), "input-required");
+  auto reply = client_->Rpc(
+      "message/send",
+      SendParams("brief-2", Data({{"approve", true}, {"feedback", "ship it"}}), "", task_id, true));
+  ASSERT_TRUE(reply.as_object().contains("result")) << json::serialize(reply);
+  EXPECT_EQ(reply.at("result").at("status").at("state"), "completed");
+  std::vector<std::string> states;
+  for (const auto& e : watch.ReadToEnd())
+    if (e.Json().at("result").as_object().contains("status"))
+      states.emplace_back(e.Json().at("result").at("status").at("state").as_string());
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states.back(), "completed");
+  EXPECT_NE(std::find(states.begin(), states.end(), "working"), states.end());
+  EXPECT_EQ(Get("/v1/a2a/tasks/" + task_id).at("state"), "completed");
+  auto evs = Events(task_id);
+  EXPECT_EQ(Count(evs, "approval.received"), 1u);
+  EXPECT_EQ(Count(evs, "run.completed"), 1u);
+}
+
+TEST_F(WorkflowE2E, RunParkedAtAGateStaysParkedAcrossSigkill) {
+  auto r =
+      client_->Rpc("message/send", SendParams("p-1", Text("brief"), "campaign-brief", "", true));
+  const std::string id(r.at("result").at("id").as_string());
+  ASSERT_EQ(r.at("result").at("status").at("state"), "input-required") << json::serialize(r);
+  Restart();
+  json::object task = Task(id);
+  EXPECT_EQ(State(task), "input-required");
+  EXPECT_EQ(task.at("metadata").at("openwop").at("interrupt").at("kind"), "approval");
+  // A wrong answer is refused and changes nothing.
+  auto wrong =
+      client_->Rpc("message/send", SendParams("p-2", Data({{"action", "maybe"}}), "", id, true));
+  ASSERT_TRUE(wrong.as_object().contains("error"));
+  EXPECT_EQ(wrong.at("error").at("code"), -32602);
+  EXPECT_EQ(State(Task(id)), "input-required");
+  auto ok =
+      client_->Rpc("message/send", SendParams("p-3", Data({{"action", "accept"}}), "", id, true));
+  EXPECT_EQ(ok.at("result").at("status").at("state"), "completed") << json::serialize(ok);
+  auto evs = Events(id);
+  EXPECT_EQ(Count(evs, "node.started", "draft"), 1u);  // nothing committed was repeated
+  EXPECT_EQ(Count(evs, "interrupt.requested"), 1u);    // nothing answered was re-asked
+}
+
+TEST_F(WorkflowE2E, DurableTimerSurvivesSigkill) {
+  const std::string id = StartRun("long-delay", {{"delayMs", 1500}});
+  WaitFor("/v1/runs/" + id, [](const json::value& v) {
+    auto* st = v.as_object().if_contains("nodeStates");
+    return st && st->as_object().contains("wait");
+  });
+  Restart();  // mid-sleep
+  auto done = WaitStatus(id, "completed");
+  auto evs = Events(id);
+  EXPECT_EQ(Count(evs, "node.started", "wait"), 1u);
+  EXPECT_EQ(Count(evs, "node.completed", "wait"), 1u);
+  EXPECT_EQ(Count(evs, "run.completed"), 1u);
+  EXPECT_EQ(State(Task(id)), "completed");
+}
+
+TEST_F(WorkflowE2E, FixtureWorkflowsReachTheirOutcomes) {
+  // noop, identity, failure, multi-node.
+  WaitStatus(StartRun("conformance-noop"), "completed");
+  auto ident = WaitStatus(StartRun("conformance-identity", {{"payload", json::object{{"a", 1}}}}),
+                          "completed");
+  EXPECT_EQ(ident.at("variables").at("payload"), (json::object{{"a", 1}}));
+  auto failed = WaitStatus(StartRun("conformance-failure"), "failed");
+  EXPECT_TRUE(failed.at("error").at("code").is_string());
+  EXPECT_TRUE(failed.at("error").at("message").is_string());
+  const std::string multi = StartRun("conformance-multi-node");
+  WaitStatus(multi, "completed");
+  std::vector<std::string> order;
+  for (const auto& e : Events(multi))
+    if (e.at("type") == "node.completed") order.emplace_back(e.at("nodeId").as_string());
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "c"}));
+  // A missing required input is refused at creation.
+  EXPECT_EQ(Post("/v1/runs", json::object{{"workflowId", "conformance-identity"}}).status, 400);
+
+  // Approval: parked at `gate`; a bad action 400; unknown node 404; accept; again 409.
+  const std::string gate = StartRun("conformance-approval");
+  auto waiting = WaitStatus(gate, "waiting-approval");
+  EXPECT_EQ(waiting.at("currentNodeId"), "gate");
+  EXPECT_EQ(Post("/v1/runs/" + gate + "/interrupts/gate",
+                 json::object{{"resumeValue", json::object{{"action", "maybe"}}}})
+                .status,
+            400);
+  EXPECT_EQ(Post("/v1/runs/" + gate + "/interrupts/nope",
+                 json::object{{"resumeValue", json::object{{"action", "accept"}}}})
+                .status,
+            404);
+  auto accepted = Post("/v1/runs/" + gate + "/interrupts/gate",
+                       json::object{{"resumeValue", json::object{{"action", "accept"}}}});
+  EXPECT_EQ(accepted.status, 200) << accepted.body;
+  WaitStatus(gate, "completed");
+  auto again = Post("/v1/runs/" + gate + "/interrupts/gate",
+                    json::object{{"resumeValue", json::object{{"action", "accept"}}}});
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.Json().at("error"), "interrupt_already_resolved");
+
+  // Clarification.
+  const std::string ask = StartRun("conformance-clarification");
+  EXPECT_EQ(WaitStatus(ask, "waiting-input").at("currentNodeId"), "ask");
+  EXPECT_EQ(
+      Post("/v1/runs/" + ask + "/interrupts/ask",
+           json::object{{"resumeValue", json::object{{"answers", json::object{{"q1", "blue"}}}}}})
+          .status,
+      200);
+  WaitStatus(ask, "completed");
+
+  // External event through the signed token: mismatch 422 and still waiting; match completes.
+  const std::string ext = StartRun("conformance-interrupt-external-event");
+  auto parked = WaitStatus(ext, "waiting-external");
+  const std::string token(parked.at("interrupt").at("interruptToken").as_string());
+  EXPECT_EQ(Get("/v1/interrupts/" + token).at("kind"), "external-event");
+  auto mismatch =
+      Post("/v1/interrupts/" + token, json::object{{"orderId", "other"}, {"status", "completed"}});
+  EXPECT_EQ(mismatch.status, 422) << mismatch.body;
+  EXPECT_EQ(Get("/v1/runs/" + ext).at("status"), "waiting-external");
+  auto match =
+      Post("/v1/interrupts/" + token,
+           json::object{{"orderId", "fixture-order-1"}, {"status", "completed"}, {"extra", 1}});
+  EXPECT_EQ(match.status, 200) << match.body;
+  WaitStatus(ext, "completed");
+  EXPECT_EQ(Post("/v1/interrupts/" + token, json::object{{"orderId", "fixture-order-1"}}).status,
+            409);
+  std::string forged = token;
+  forged.back() = forged.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(client_->Request("GET", "/v1/interrupts/" + forged).status, 401);
+
+  // Delay, and cancel mid-sleep.
+  WaitStatus(StartRun("conformance-delay", {{"delayMs", 50}}), "completed");
+  const std::string slow = StartRun("conformance-cancellable", {{"delayMs", 60000}});
+  WaitStatus(slow, "running");
+  auto cancel = Post("/v1/runs/" + slow + "/cancel", json::object{});
+  EXPECT_EQ(cancel.status, 200) << cancel.body;
+  WaitStatus(slow, "cancelled");
+  EXPECT_EQ(State(Task(slow)), "canceled");
+
+  // Sub-workflows: outcome copied back; child linked to the parent; input mapping.
+  const std::string parent = StartRun("conformance-subworkflow-parent");
+  auto pdone = WaitStatus(parent, "completed");
+  EXPECT_EQ(pdone.at("variables").at("childOutcome"), "child-completed");
+  const std::string child(pdone.at("childRuns").at(0).at("runId").as_string());
+  auto cdone = Get("/v1/runs/" + child);
+  EXPECT_EQ(cdone.at("parentRunId"), json::value(parent));
+  EXPECT_EQ(cdone.at("parentNodeId"), "subwf-call");
+  json::object outputs;
+  for (const auto& e : Events(parent))
+    if (e.at("type") == "node.completed" && e.at("nodeId") == "subwf-call")
+      outputs = e.at("payload").at("outputs").as_object();
+  EXPECT_EQ(outputs.at("childStatus"), "completed");
+  EXPECT_EQ(outputs.at("childRunId"), json::value(child));
+  auto mapped = WaitStatus(StartRun("conformance-subworkflow-input-mapping"), "completed");
+  auto mchild =
+      Get("/v1/runs/" + std::string(mapped.at("childRuns").at(0).at("runId").as_string()));
+  EXPECT_EQ(mchild.at("variables").at("receivedPrdId"), "prd-1");
+
+  // Cascade: cancelling the parent cancels the child parked at its gate.
+  const std::string cp = StartRun("conformance-interrupt-parent-child-cancel");
+  auto with_child = WaitFor(
+      "/v1/runs/" + cp, [](const json::value& v) { return v.as_object().contains("childRuns"); });
+  const std::string cc(with_child.at("childRuns").at(0).at("runId").as_string());
+  WaitStatus(cc, "waiting-approval");
+  EXPECT_EQ(Post("/v1/runs/" + cp + "/cancel", json::object{}).status, 200);
+  WaitStatus(cp, "cancelled");
+  WaitStatus(cc, "cancelled");
+  EXPECT_EQ(Post("/v1/runs/" + cc + "/interrupts/gate",
+                 json::object{{"resumeValue", json::object{{"action", "accept"}}}})
+                .status,
+            410);
+
+  // Idempotency-Key: same key and body -> same run, replayed; other body -> 409.
+  json::object body{{"workflowId", "conformance-idempotent"},
+                    {"inputs", json::object{{"nonce", "n1"}}}};
+  auto first = Post("/v1/runs", body, {{"Idempotency-Key", "k-1"}});
+  auto second = Post("/v1/runs", body, {{"Idempotency-Key", "k-1"}});
+  EXPECT_EQ(first.Json().at("runId"), second.Json().at("runId"));
+  EXPECT_EQ(first.Header("openwop-Idempotent-Replay"), "false");
+  EXPECT_EQ(second.Header("openwop-Idempotent-Replay"), "true");
+  body["inputs"] = json::object{{"nonce", "n2"}};
+  auto third = Post("/v1/runs", body, {{"Idempotency-Key", "k-1"}});
+  EXPECT_EQ(third.status, 409);
+  EXPECT_EQ(third.Json().at("error"), "idempotency_key_mismatch");
+  EXPECT_FALSE(third.Json().as_object().contains("runId"));
+}
+
+TEST_F(WorkflowE2E, SameMessageIdNeverStartsASecondRun) {
+  auto a =
+      client_->Rpc("message/send", SendParams("dup-1", Text("x"), "conformance-noop", "", true));
+  auto b =
+      client_->Rpc("message/send", SendParams("dup-1", Text("x"), "conformance-noop", "", true));
+  EXPECT_EQ(a.at("result").at("id"), b.at("result").at("id"));
+  auto list = Get("/v1/runs?workflowId=conformance-noop");
+  EXPECT_EQ(list.at("runs").as_array().size(), 1u);
+}
+
+TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
+  auto r = client_->Request("GET", "/.well-known/openwop");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.Header("Cache-Control").empty());
+  auto d = r.Json();
+  EXPECT_EQ(d.at("a2a").at("durableTasks"), true);
+  bool has_approval = false;
+  for (const auto& f : d.at("fixtures").as_array()) has_approval |= f == "conformance-approval";
+  EXPECT_TRUE(has_approval);
+  auto missing = client_->Request("GET", "/v1/runs/nope");
+  EXPECT_EQ(missing.status, 404);
+  auto env = missing.Json().as_object();
+  EXPECT_EQ(env.at("error"), "not_found");
+  for (const auto& kv : env)
+    EXPECT_TRUE(kv.key() == "error" || kv.key() == "message" || kv.key() == "details");
+  EXPECT_EQ(Post("/v1/runs", json::object{{"workflowId", "conformance-noop"}, {"bogus", 1}}).status,
+            400);
+  EXPECT_EQ(Get("/v1/openapi.json").at("openapi"), "3.1.0");
+  auto bad_mode = client_->Request("GET", "/v1/runs/x/events?streamMode=values");
+  EXPECT_EQ(bad_mode.status, 400);
+  EXPECT_EQ(bad_mode.Json().at("error"), "unsupported_stream_mode");
+}
+
+}  // namespace
+}  // namespace a2ad
