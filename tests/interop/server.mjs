@@ -54,8 +54,9 @@ function resolveBinary() {
  * Returns {baseUrl, cardUrl, rpcUrl, dataDir, stderr(), stop()}. stop() sends SIGTERM, then
  * SIGKILL after 5 s, removes the temp directory and resolves to {code, signal, killed, stderr}.
  * The process is also killed if the test process exits first.
+ * `workflowsDir` (optional) serves that directory instead of the empty temp one.
  */
-export async function startServer({ args = [], env = {} } = {}) {
+export async function startServer({ args = [], env = {}, workflowsDir: servedWorkflowsDir } = {}) {
   const bin = resolveBinary();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'a2ad-interop-'));
   const dataDir = path.join(tmp, 'data');
@@ -65,7 +66,8 @@ export async function startServer({ args = [], env = {} } = {}) {
 
   const child = spawn(
     bin,
-    ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--workflows-dir', workflowsDir,
+    ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir,
+     '--workflows-dir', servedWorkflowsDir ?? workflowsDir,
      ...args],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
