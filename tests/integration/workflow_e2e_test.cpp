@@ -325,6 +325,9 @@ TEST_F(WorkflowE2E, FixtureWorkflowsReachTheirOutcomes) {
       "/v1/runs/" + cp, [](const json::value& v) { return v.as_object().contains("childRuns"); });
   const std::string cc(with_child.at("childRuns").at(0).at("runId").as_string());
   WaitStatus(cc, "waiting-approval");
+  auto mirrored = WaitStatus(cp, "waiting-approval");  // the parent mirrors its child
+  EXPECT_EQ(mirrored.at("currentNodeId"), "spawn-child");
+  EXPECT_EQ(mirrored.at("waitingOn").at("childRunId"), json::value(cc));
   EXPECT_EQ(Post("/v1/runs/" + cp + "/cancel", json::object{}).status, 200);
   WaitStatus(cp, "cancelled");
   WaitStatus(cc, "cancelled");
@@ -346,6 +349,44 @@ TEST_F(WorkflowE2E, FixtureWorkflowsReachTheirOutcomes) {
   EXPECT_EQ(third.status, 409);
   EXPECT_EQ(third.Json().at("error"), "idempotency_key_mismatch");
   EXPECT_FALSE(third.Json().as_object().contains("runId"));
+}
+
+TEST_F(WorkflowE2E, RunEventStreamReplaysFollowsAndClosesAfterTheTerminalEvent) {
+  const std::string id = StartRun("conformance-approval");
+  WaitStatus(id, "waiting-approval");
+  std::vector<int64_t> seen;
+  {
+    SseClient sse("127.0.0.1", server_.port, "/v1/runs/" + id + "/events?streamMode=debug", "", {},
+                  "GET");
+    ASSERT_EQ(sse.status(), 200);
+    for (auto e = sse.Next(); e && seen.size() < 5; e = sse.Next()) {
+      if (e->comment) continue;
+      EXPECT_EQ(e->event, std::string(e->Json().at("type").as_string()));
+      seen.push_back(std::stoll(e->id));
+    }
+  }
+  ASSERT_EQ(seen.size(), 5u);  // submitted .. node.suspended, replayed from the log
+  EXPECT_EQ(seen.front(), 0);
+  // Resume after the last seen id; the default `updates` mode; then answer the gate.
+  SseClient sse("127.0.0.1", server_.port, "/v1/runs/" + id + "/events", "",
+                {{"Last-Event-ID", std::to_string(seen.back())}}, "GET");
+  ASSERT_EQ(sse.status(), 200);
+  EXPECT_EQ(Post("/v1/runs/" + id + "/interrupts/gate",
+                 json::object{{"resumeValue", json::object{{"action", "accept"}}}})
+                .status,
+            200);
+  std::vector<std::string> types;
+  int64_t last = seen.back();
+  for (const auto& e : sse.ReadToEnd()) {
+    EXPECT_GT(std::stoll(e.id), last);  // nothing at or before the cursor, in order
+    last = std::stoll(e.id);
+    types.push_back(e.event);
+  }
+  EXPECT_TRUE(sse.ended());  // the server closed after the terminal event
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.back(), "run.completed");
+  EXPECT_EQ(std::count(types.begin(), types.end(), "node.started"), 0);  // not in `updates`
+  EXPECT_EQ(std::count(types.begin(), types.end(), "approval.received"), 1);
 }
 
 TEST_F(WorkflowE2E, SameMessageIdNeverStartsASecondRun) {

@@ -16,7 +16,8 @@ boost::json::value SseEvent::Json() const { return boost::json::parse(data); }
 
 SseClient::SseClient(const std::string& host, uint16_t port, const std::string& path,
                      const std::string& body,
-                     std::vector<std::pair<std::string, std::string>> headers) {
+                     std::vector<std::pair<std::string, std::string>> headers,
+                     const std::string& method) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -24,7 +25,7 @@ SseClient::SseClient(const std::string& host, uint16_t port, const std::string& 
   ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("connect failed");
-  std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + host +
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host +
                     "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n";
   for (auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;

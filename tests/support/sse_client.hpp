@@ -23,7 +23,8 @@ class SseClient {
  public:
   /// Connects and sends `body` as a POST to `path`. Throws on connect/write failure.
   SseClient(const std::string& host, uint16_t port, const std::string& path,
-            const std::string& body, std::vector<std::pair<std::string, std::string>> headers = {});
+            const std::string& body, std::vector<std::pair<std::string, std::string>> headers = {},
+            const std::string& method = "POST");
   ~SseClient();
   SseClient(const SseClient&) = delete;
 

@@ -56,5 +56,11 @@ inline constexpr const char* kEvClarificationResolved = "clarification.resolved"
 inline constexpr const char* kEvCapBreached = "cap.breached";
 // Vendor: an approver's question on an open approval ("ask"; does not resolve it).
 inline constexpr const char* kEvApprovalAsked = "a2ad.approval.asked";  // {nodeId, question, askedBy}
+// Vendor: a sub-workflow node's child run started or stopped waiting; the parent's status
+// mirrors the child's waiting status (DIGEST §5.2). {childRunId, status, interrupt?}
+inline constexpr const char* kEvChildStatus = "a2ad.child.status";
+// A run parked at a step boundary by an outside request, and re-driven (RFC paused state).
+inline constexpr const char* kEvRunPaused = "run.paused";    // {reason}
+inline constexpr const char* kEvRunResumed = "run.resumed";  // {}
 
 }  // namespace a2ad::protocol

@@ -34,6 +34,7 @@ void SetStatus(json::object& run, std::string_view status) {
 void EndInterrupt(json::object& run) {
   run.erase("interrupt");
   run.erase("currentNodeId");
+  run.erase("waitingOn");
 }
 
 }  // namespace
@@ -152,10 +153,30 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
         json::object{{"question", p.contains("question") ? p.at("question") : json::value()},
                      {"askedBy", Str(p, "askedBy")},
                      {"askedAt", when}});
+  } else if (e.type == protocol::kEvChildStatus) {
+    std::string_view child_status = Str(p, "status");
+    if (child_status.starts_with("waiting-")) {
+      SetStatus(run, child_status);
+      run["currentNodeId"] = node;
+      json::object waiting{{"childRunId", Str(p, "childRunId")}, {"nodeId", node}};
+      if (auto* i = p.if_contains("interrupt")) waiting["interrupt"] = *i;
+      run["waitingOn"] = std::move(waiting);
+    } else {
+      SetStatus(run, "running");
+      run.erase("waitingOn");
+      run.erase("currentNodeId");
+    }
+  } else if (e.type == protocol::kEvRunPaused) {
+    SetStatus(run, "paused");
+    run["pausedReason"] = Str(p, "reason");
+  } else if (e.type == protocol::kEvRunResumed) {
+    SetStatus(run, "running");
+    run.erase("pausedReason");
   } else if (e.type == protocol::kEvNodeResumed) {
     SetStatus(run, "running");
     EndInterrupt(run);
   } else if (e.type == protocol::kEvRunCompleted) {
+    run.erase("waitingOn");
     SetStatus(run, "completed");
     run["completedAt"] = when;
     if (auto* out = p.if_contains("outputs")) run["outputs"] = *out;

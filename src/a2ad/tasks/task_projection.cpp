@@ -114,6 +114,12 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     } else {
       *it = std::move(art);
     }
+  } else if (e.type == protocol::kEvRunPaused) {
+    // A2A has no paused state: the task stays working, the reason is in metadata.
+    OpenwopMetadata(t)["paused"] = json::object{{"reason", StringField(e.payload, "reason")}};
+  } else if (e.type == protocol::kEvRunResumed) {
+    OpenwopMetadata(t).erase("paused");
+    if (OpenwopMetadata(t).empty()) t.metadata.erase("openwop");
   } else if (e.type == protocol::kEvRunCompleted) {
     new_state = TaskState::kCompleted;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));

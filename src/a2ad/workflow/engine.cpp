@@ -379,6 +379,20 @@ std::vector<EventDraft> FinishGate(const std::string& run_id, const Node& n,
   return out;
 }
 
+std::vector<EventDraft> ChildStatusStep(const Node& n, const std::string& child_run_id,
+                                        const std::string& status, const json::object& child) {
+  std::vector<EventDraft> out;
+  json::object payload{{"childRunId", child_run_id}, {"status", status}};
+  if (const json::value* i = child.if_contains("interrupt"); i && i->is_object()) {
+    json::object brief;
+    for (const char* k : {"nodeId", "interruptId", "kind"})
+      if (const json::value* v = i->get_object().if_contains(k)) brief[k] = *v;
+    payload["interrupt"] = std::move(brief);
+  }
+  out.push_back(Ev(protocol::kEvChildStatus, n.id, std::move(payload)));
+  return out;
+}
+
 int64_t DelayMs(const Node& n, const json::object& inputs, std::string& error) {
   const json::value* v = inputs.if_contains("delayMs");
   for (const char* k : {"delayMs", "ms", "durationMs"})
@@ -425,7 +439,7 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
                                        {"engineVersion", "1"}}));
     return d;
   }
-  if (status.starts_with("waiting-")) {
+  if (status == "paused" || (status.starts_with("waiting-") && !run.contains("waitingOn"))) {
     d.kind = Decision::Kind::kParked;
     d.wake_at = IntOr(ObjOr(run, "interrupt"), "expiresAt", 0);
     return d;
@@ -672,12 +686,30 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
           const json::value* s = r.run.if_contains("status");
           return s && s->is_string() && tasks::IsTerminalRunStatus(s->get_string());
         };
+        // While the child waits at a gate the parent's status mirrors it (DIGEST §5.2).
+        auto mirror_of = [](const storage::TaskRecord& r) {
+          std::string_view st = Str(r.run, "status");
+          return std::string(st.starts_with("waiting-") ? st : "running");
+        };
+        std::string mirrored(Str(rec->run, "status"));
+        if (!mirrored.starts_with("waiting-")) mirrored = "running";
         std::shared_ptr<const storage::TaskRecord> done;
         while (!ctx->cancel_requested()) {
-          done = co_await service_.WaitForRecord(d.child_run_id, terminal,
-                                                 std::chrono::milliseconds(1000));
-          if (done && terminal(*done)) break;
-          done.reset();
+          auto seen = co_await service_.WaitForRecord(
+              d.child_run_id,
+              [&](const storage::TaskRecord& r) { return terminal(r) || mirror_of(r) != mirrored; },
+              std::chrono::milliseconds(1000));
+          if (!seen) continue;
+          if (terminal(*seen)) {
+            done = seen;
+            break;
+          }
+          if (mirror_of(*seen) == mirrored) continue;
+          mirrored = mirror_of(*seen);
+          auto step = ChildStatusStep(n, d.child_run_id, mirrored, seen->run);
+          auto applied = co_await ctx->Apply(std::move(step));
+          if (!applied) co_return;
+          rec = std::move(applied).value();
         }
         if (!done) co_return;  // cancelled: the cascade cancels the child
         d.events = FinishChild(*workflow_, n, rec->run, d.child_run_id, done->run);
@@ -735,6 +767,11 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
         return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
                       "the interrupt of node '" + req.node_id + "' was already resolved");
     }
+    if (const json::value* w = run.if_contains("waitingOn"); w && w->is_object())
+      return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",
+                    "run " + run_id + " waits for its child run " +
+                        std::string(Str(w->get_object(), "childRunId")) +
+                        "; answer that run's interrupt");
     if (req.via == "token" || req.via == "timeout")
       return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
                     "the interrupt was already resolved");
