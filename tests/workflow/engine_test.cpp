@@ -350,6 +350,85 @@ TEST(ForwardProjection, A2AStateNeverCarriesContent) {
 
 // ---- 2. node kinds ---------------------------------------------------------------------------
 
+// The seed's second table (run event -> A2A delivery), over a real run's log: each event's
+// projection given the task folded up to it.
+struct Delivery {
+  std::string type;
+  std::string kind;   // "" none, "status", "artifact", "task"
+  std::string state;  // for status updates
+};
+
+std::vector<Delivery> Deliveries(const std::vector<protocol::RunEvent>& log) {
+  std::vector<Delivery> out;
+  storage::TaskRecord folded;
+  for (const auto& e : log) {
+    EXPECT_TRUE(tasks::ApplyEvent(folded, e).ok());
+    auto p = tasks::ProjectEvent(folded.task, e);
+    Delivery d{e.type, "", ""};
+    if (p && p->kind == protocol::StreamEvent::Kind::kStatusUpdate) {
+      d.kind = "status";
+      d.state = protocol::v10::TaskStateName(p->status_update.status.state);
+      if (p->status_update.status.state == S::kInputRequired) {
+        const auto& md = p->status_update.metadata;
+        EXPECT_EQ(md.at("openwop").at("interrupt").at("kind"), "approval");
+        EXPECT_TRUE(p->status_update.final);
+      }
+      if (p->status_update.status.state == S::kFailed) {
+        EXPECT_TRUE(
+            p->status_update.metadata.at("openwop").at("error").as_object().contains("code"));
+      }
+    } else if (p && p->kind == protocol::StreamEvent::Kind::kArtifactUpdate) {
+      d.kind = "artifact";
+    } else if (p) {
+      d.kind = "task";
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+TEST(ForwardProjection, RunEventsDeliverTheSeedsA2AUpdates) {
+  auto doc = Doc(
+      json::array{
+          NodeDoc("draft", "core.identity", {},
+                  json::object{{"brief", json::object{{"type", "static"}, {"value", "b"}}}}),
+          NodeDoc("gate", "core.approvalGate")},
+      json::array{EdgeDoc("e1", "draft", "gate")});
+  doc["nodes"].as_array()[0].as_object()["artifactType"] = "brief";
+  Harness h(Parse(doc));
+  h.Drive();
+  ASSERT_TRUE(h.Answer(json::object{{"action", "accept"}}).ok());
+  ASSERT_EQ(h.Status(), "completed");
+  std::vector<std::string> got;
+  for (const auto& d : Deliveries(h.log))
+    got.push_back(d.type + ">" + d.kind + (d.state.empty() ? "" : ":" + d.state));
+  const std::vector<std::string> want = {
+      "a2a.task.submitted>task",
+      "run.started>status:TASK_STATE_WORKING",
+      "node.started>",
+      "artifact.created>artifact",  // node produced an artifact
+      "node.completed>",
+      "node.started>",
+      "interrupt.requested>",
+      "approval.requested>",
+      "node.suspended>status:TASK_STATE_INPUT_REQUIRED",  // + metadata.openwop.interrupt
+      "approval.received>",
+      "interrupt.resolved>",
+      "node.resumed>status:TASK_STATE_WORKING",
+      "node.completed>",
+      "artifact.created>artifact",  // the run's outputs
+      "run.completed>status:TASK_STATE_COMPLETED",
+  };
+  EXPECT_EQ(got, want);
+
+  Harness f(OneNode(NodeDoc("boom", "core.fail")));
+  f.Drive();
+  auto failed = Deliveries(f.log);
+  ASSERT_FALSE(failed.empty());
+  EXPECT_EQ(failed.back().type, "run.failed");
+  EXPECT_EQ(failed.back().state, "TASK_STATE_FAILED");
+}
+
 TEST(NodeKinds, Noop) {
   Harness h(OneNode(NodeDoc("n", "core.noop")));
   EXPECT_EQ(h.Drive().kind, K::kDone);
