@@ -4,7 +4,6 @@
 #include <boost/json/parse.hpp>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 
 namespace a2ad::workflow {
@@ -114,8 +113,12 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   Workflow w;
   w.definition = o;
   A2AD_TRY_ASSIGN(w.id, ReqString(o, "id", ""));
-  static const std::regex kId("^[a-z][a-z0-9_-]*$");
-  if (w.id.size() > 128 || !std::regex_match(w.id, kId))
+  const bool id_ok =
+      !w.id.empty() && w.id.size() <= 128 && w.id[0] >= 'a' && w.id[0] <= 'z' &&
+      std::all_of(w.id.begin(), w.id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+      });
+  if (!id_ok)
     return Bad("id", "'" + w.id + "' must match ^[a-z][a-z0-9_-]*$ (at most 128 characters)");
   A2AD_TRY_ASSIGN(w.name, ReqString(o, "name", ""));
   if (const json::value* v = o.if_contains("version"); v && v->is_int64())
