@@ -264,8 +264,14 @@ class SqliteTaskStore::Impl {
   core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
   void ApplyBatch(std::vector<Pending>& batch);
   void WriteBatch(std::vector<Pending>& batch);
+  // Writes the batch's commits in one transaction; see the comment at its definition.
+  // Returns false (transaction rolled back, nothing reported) when a commit failed after
+  // writing some of its rows without savepoints: the caller writes the batch again with them.
+  bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints);
   core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
-  core::Result<void> WriteCommit(Pending& p);
+  // `wrote` becomes true once a row of `p` has been written (a failure after that leaves
+  // partial rows in the transaction; one before it leaves nothing).
+  core::Result<void> WriteCommit(Pending& p, bool& wrote);
 
   const std::string path_;
   const SqliteOptions opts_;
@@ -505,30 +511,59 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
 }
 
 void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
+  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
+    return;
+  }
+  // Savepoints isolate the commits of a batch from each other, but each one costs two
+  // statements and a copy of every page it touches into the statement journal. Most
+  // batches need none: a commit refused by its checks (conflict) has written nothing. So
+  // the batch is first written without them; only when a commit fails after writing rows
+  // is the transaction rolled back and the batch written again, a savepoint per commit.
+  // The fault hook of tests is consulted inside a savepoint, so it always gets them.
+  const bool savepoints = static_cast<bool>(opts_.fail_commit_hook);
+  if (savepoints || !WriteBatchOnce(batch, false)) (void)WriteBatchOnce(batch, true);
+}
+
+bool SqliteTaskStore::Impl::WriteBatchOnce(std::vector<Pending>& batch, bool savepoints) {
   auto fail_succeeded = [&batch](const core::Error& error) {
     for (Pending& p : batch) {
       if (p.result) p.result = error;
     }
   };
-  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
-    return;
-  }
   if (auto begun = Run(*writer_, "BEGIN IMMEDIATE"); !begun) {
     fail_succeeded(begun.error());
-    return;
+    return true;
   }
   bool aborted = false;
-  for (Pending& p : batch) {
+  std::vector<core::Result<void>> outcome;
+  if (!savepoints) outcome.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Pending& p = batch[i];
     if (!p.result) continue;
-    p.result = ApplyInSavepoint(p, aborted);
-    if (aborted) break;
+    if (savepoints) {
+      p.result = ApplyInSavepoint(p, aborted);
+      if (aborted) break;
+      continue;
+    }
+    bool wrote = false;
+    outcome[i] = WriteCommit(p, wrote);
+    if (!outcome[i] && (wrote || sqlite3_get_autocommit(writer_->handle()) != 0)) {
+      // Partial rows of this commit are in the transaction (or SQLite ended it): undo it
+      // all and let the caller redo the batch with savepoints (results are untouched).
+      if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+      return false;
+    }
+  }
+  if (!savepoints) {
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (batch[i].result) batch[i].result = std::move(outcome[i]);
   }
   if (aborted) {
     // SQLite rolled back the whole transaction (or a savepoint could not be undone): the
     // commits applied so far are lost too.
     if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
     fail_succeeded(Internal("sqlite '" + path_ + "': batch transaction aborted"));
-    return;
+    return true;
   }
   core::Result<void> committed =
       opts_.fail_batch_hook && opts_.fail_batch_hook()
@@ -538,6 +573,7 @@ void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
     if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
     fail_succeeded(committed.error());
   }
+  return true;
 }
 
 core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& aborted) {
@@ -545,7 +581,8 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
     aborted = sqlite3_get_autocommit(writer_->handle()) != 0;
     return saved;
   }
-  core::Result<void> written = WriteCommit(p);
+  bool wrote = false;
+  core::Result<void> written = WriteCommit(p, wrote);
   if (written && opts_.fail_commit_hook && opts_.fail_commit_hook()) {
     written = Internal("sqlite '" + path_ + "': commit of task " + p.commit.record.task.id +
                        " failed (fail_commit_hook)");
@@ -564,7 +601,7 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
   return core::Ok{};
 }
 
-core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
+core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
   Connection& db = *writer_;
   const TaskCommit& c = p.commit;
   const TaskRecord& r = c.record;
@@ -609,6 +646,7 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
     write.Bind(6, r.updated_at_ms);
     write.Bind(7, r.last_sequence);
     write.Bind(8, p.snapshot);
+    wrote = true;
     if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
