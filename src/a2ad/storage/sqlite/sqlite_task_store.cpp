@@ -1,6 +1,7 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <condition_variable>
@@ -222,6 +223,7 @@ class SqliteTaskStore::Impl {
   ~Impl() { Close(); }
 
   void Start() {
+    StartCheckpointer();
     writer_thread_ = std::thread([this] { WriterLoop(); });
     writer_id_ = writer_thread_.get_id();
   }
@@ -260,6 +262,12 @@ class SqliteTaskStore::Impl {
   using Job = std::variant<Pending, std::unique_ptr<PruneJob>>;
 
   void WriterLoop();
+  // Background checkpoints (SqliteOptions::checkpoint_pages): the writer's WAL hook wakes
+  // the checkpointer thread once the WAL has grown past the threshold.
+  void StartCheckpointer();
+  void CheckpointerLoop();
+  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int wal_pages);
+  void StopCheckpointer();
   void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
   core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
   void ApplyBatch(std::vector<Pending>& batch);
@@ -285,9 +293,80 @@ class SqliteTaskStore::Impl {
   std::thread writer_thread_;
   std::thread::id writer_id_;  // set by Start(), before any other thread sees this object
 
+  std::unique_ptr<Connection> checkpointer_;  // used only by checkpoint_thread_
+  std::thread checkpoint_thread_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;               // guarded by checkpoint_mu_
+  bool checkpoint_stop_ = false;                 // guarded by checkpoint_mu_
+  std::atomic<bool> checkpoint_pending_{false};  // set by the hook, cleared by the thread
+
   std::mutex close_mu_;
   bool closed_ = false;
 };
+
+void SqliteTaskStore::Impl::StartCheckpointer() {
+  if (opts_.checkpoint_pages == 0) return;
+  auto opened = Connection::Open(path_, SQLITE_OPEN_READWRITE, opts_.busy_timeout_ms);
+  if (opened) {
+    if (auto configured = ConfigureReadWrite(**opened, opts_.synchronous_full); !configured)
+      opened = std::move(configured).error();
+  }
+  if (!opened) {  // not fatal: the writer keeps SQLite's automatic checkpoints
+    core::LogWarn("task store: no background checkpoints (" + opened.error().message +
+                  "); the writer checkpoints the WAL itself");
+    return;
+  }
+  checkpointer_ = std::move(opened).value();
+  // Replaces the automatic checkpoint hook of the writer connection.
+  sqlite3_wal_hook(writer_->handle(), &Impl::OnWalCommit, this);
+  checkpoint_thread_ = std::thread([this] { CheckpointerLoop(); });
+}
+
+int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
+  auto* impl = static_cast<Impl*>(self);
+  if (static_cast<size_t>(wal_pages) < impl->opts_.checkpoint_pages ||
+      impl->checkpoint_pending_.exchange(true)) {
+    return SQLITE_OK;
+  }
+  {
+    std::lock_guard lock(impl->checkpoint_mu_);
+    impl->checkpoint_wanted_ = true;
+  }
+  impl->checkpoint_cv_.notify_one();
+  return SQLITE_OK;
+}
+
+void SqliteTaskStore::Impl::CheckpointerLoop() {
+  std::unique_lock lock(checkpoint_mu_);
+  for (;;) {
+    checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stop_; });
+    if (checkpoint_stop_) return;
+    checkpoint_wanted_ = false;
+    lock.unlock();
+    int wal_pages = 0, copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->handle(), nullptr,
+                                             SQLITE_CHECKPOINT_PASSIVE, &wal_pages, &copied);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+      core::LogWarn("task store: WAL checkpoint failed: " +
+                    std::string(sqlite3_errmsg(checkpointer_->handle())));
+    // The next commit past the threshold asks again (after the WAL restarted, or if readers
+    // kept this checkpoint from copying everything).
+    checkpoint_pending_ = false;
+    lock.lock();
+  }
+}
+
+void SqliteTaskStore::Impl::StopCheckpointer() {
+  if (!checkpoint_thread_.joinable()) return;
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_cv_.notify_one();
+  checkpoint_thread_.join();
+  checkpointer_.reset();
+}
 
 void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   Pending p;
@@ -811,6 +890,7 @@ void SqliteTaskStore::Impl::Close() {
     }
     writer_thread_.join();
   }
+  StopCheckpointer();
   readers_.Close();
   writer_.reset();  // the last connection to close checkpoints the WAL
   closed_ = true;
