@@ -4,7 +4,8 @@
 // SSE body that ends with its last chunk or the connection), and send the next. Warm-up first,
 // then a measured window of fixed length; every response completed inside the window is one
 // latency sample (sorted at the end for p50/p99). CPU of the server process comes from
-// /proc/<pid>/stat (utime + stime) at the window's edges, its peak RSS from VmHWM at the end.
+// /proc/<pid>/stat (utime + stime) at the window's edges, its peak RSS from VmHWM at the end;
+// "other" CPU is the machine's busy time (/proc/stat) minus the server's and this process's.
 //
 //   a2ad_bench_loadgen --port P --body-file send.json --connections 16 --warmup-s 1 --duration-s 5
 //       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--expect completed]
@@ -108,6 +109,18 @@ double ProcStatusMb(int pid, const std::string& key) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
   return 0;
+}
+
+// Busy time of the whole machine (all CPUs), in seconds, from /proc/stat.
+double MachineBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  unsigned long long v[8] = {0, 0, 0, 0,
+                             0, 0, 0, 0};  // user nice system idle iowait irq softirq steal
+  in >> cpu;
+  for (auto& x : v) in >> x;
+  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  return static_cast<double>(busy) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double SelfCpuSeconds() {
@@ -351,7 +364,7 @@ int main(int argc, char** argv) {
   for (int c = 0; c < opt.connections; ++c)
     asio::co_spawn(io, Connection(s, &opt.body, 0, false), asio::detached);
 
-  double cpu0 = 0, cpu1 = 0, self0 = 0, self1 = 0;
+  double cpu0 = 0, cpu1 = 0, self0 = 0, self1 = 0, busy0 = 0, busy1 = 0;
   Clock::time_point m0, m1;
   asio::steady_timer phase_timer(io);
   phase_timer.expires_after(
@@ -361,6 +374,7 @@ int main(int argc, char** argv) {
     m0 = Clock::now();
     cpu0 = ProcCpuSeconds(opt.server_pid);
     self0 = SelfCpuSeconds();
+    busy0 = MachineBusySeconds();
     phase_timer.expires_after(
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration_s)));
     phase_timer.async_wait([&](boost::system::error_code) {
@@ -368,6 +382,7 @@ int main(int argc, char** argv) {
       m1 = Clock::now();
       cpu1 = ProcCpuSeconds(opt.server_pid);
       self1 = SelfCpuSeconds();
+      busy1 = MachineBusySeconds();
     });
   });
   io.run();
@@ -386,12 +401,14 @@ int main(int argc, char** argv) {
       "p90_ms=%.3f p99_ms=%.3f max_ms=%.3f mean_ms=%.3f errors=%" PRIu64 " unexpected=%" PRIu64
       " reconnects=%" PRIu64
       " server_cpu_s=%.2f cpu_ms_per_1k=%.1f server_cpu_pct=%.0f "
-      "client_cpu_pct=%.0f rss_peak_mb=%.1f rss_mb=%.1f seeded=%zu\n",
+      "client_cpu_pct=%.0f other_cpu_pct=%.0f rss_peak_mb=%.1f rss_mb=%.1f seeded=%zu\n",
       opt.label.empty() ? "-" : opt.label.c_str(), opt.connections, lat.size(), window,
       window > 0 ? n / window : 0, Percentile(lat, 0.50), Percentile(lat, 0.90),
       Percentile(lat, 0.99), lat.empty() ? 0 : lat.back() / 1000.0, mean, s.errors, s.unexpected,
       s.reconnects, server_cpu, n > 0 ? server_cpu / n * 1e6 : 0,
       window > 0 ? 100 * server_cpu / window : 0, window > 0 ? 100 * (self1 - self0) / window : 0,
+      window > 0 ? std::max(0.0, 100 * ((busy1 - busy0) - server_cpu - (self1 - self0)) / window)
+                 : 0,
       ProcStatusMb(opt.server_pid, "VmHWM"), ProcStatusMb(opt.server_pid, "VmRSS"), s.ids.size());
   return 0;
 }

@@ -7,12 +7,13 @@
 //       server's own projection (tasks::ApplyEvent), so the rows are the server's rows.
 //       Prints "SEED tasks=N seconds=S first_id=ID last_id=ID db_mb=M".
 //
-//   a2ad_bench_restart time --a2ad BIN --data-dir D --task-id ID
-//       Spawns `BIN serve --listen 127.0.0.1:0 --data-dir D`, waits for its ready line, then
-//       sends tasks/get for ID until one answers with the task. Prints
-//       "RESTART ready_ms=X first_get_ms=Y rss_mb=Z" (times from just before fork()).
-//       Stops the server with SIGTERM.
+//   a2ad_bench_restart time --a2ad BIN --data-dir D --task-id ID [--cold 1]
+//       --cold 1 first evicts the database files from the page cache (posix_fadvise). Spawns `BIN
+//       serve --listen 127.0.0.1:0 --data-dir D`, waits for its ready line, then sends tasks/get
+//       for ID until one answers with the task. Prints "RESTART ready_ms=X first_get_ms=Y rss_mb=Z"
+//       (times from just before fork()). Stops the server with SIGTERM.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -222,6 +223,17 @@ int Time(int argc, char** argv) {
   if (bin.empty() || dir.empty() || id.empty()) {
     std::fprintf(stderr, "time: --a2ad BIN --data-dir D --task-id ID\n");
     return 2;
+  }
+  if (Arg(argc, argv, "--cold") == "1") {
+    // Drop this database's pages from the page cache (only these files, nothing else on
+    // the machine), so the server reads them from disk.
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const int fd = open(entry.path().c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      fdatasync(fd);
+      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      close(fd);
+    }
   }
   int out[2];
   if (pipe(out) != 0) return 1;

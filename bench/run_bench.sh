@@ -206,9 +206,12 @@ if [[ " $SCENARIOS " == *" restart "* ]]; then
     echo "SEED n=$n ${seed#SEED }" >>"$RAW"
     id=$(sed -nE 's/.*first_id=([^ ]+).*/\1/p' <<<"$seed")
     for run in $(seq "$RUNS"); do
-      line=$("$RESTART" time --a2ad "$A2AD" --data-dir "$SEED_DIR" --task-id "$id" | grep '^RESTART')
-      echo "RESTART n=$n run=$run ${line#RESTART }" >>"$RAW"
-      echo "  restart n=$n run $run: ${line#RESTART }" >&2
+      for cache in warm cold; do  # cold: the database files evicted from the page cache first
+        line=$("$RESTART" time --a2ad "$A2AD" --data-dir "$SEED_DIR" --task-id "$id" \
+          --cold "$([[ $cache == cold ]] && echo 1 || echo 0)" | grep '^RESTART')
+        echo "RESTART n=$n cache=$cache run=$run ${line#RESTART }" >>"$RAW"
+        echo "  restart n=$n $cache run $run: ${line#RESTART }" >&2
+      done
     done
     rm -rf "$SEED_DIR"
   done
