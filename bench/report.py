@@ -23,9 +23,10 @@ SCENARIO_TITLE = {
 }
 
 
-def parse(path):
+def parse(paths):
     rows, restarts, seeds, header = [], [], {}, []
-    for line in open(path):
+    lines = [line for path in paths for line in open(path)]
+    for line in lines:
         line = line.rstrip("\n")
         if line.startswith(("machine:", "versions:", "command:", "started:", "finished:")):
             header.append(line)
@@ -58,7 +59,7 @@ def fmt(v, digits=1):
 
 
 def main():
-    header, rows, restarts, seeds = parse(sys.argv[1])
+    header, rows, restarts, seeds = parse(sys.argv[1:])
     for h in header:
         print(f"- {h}")
     print()

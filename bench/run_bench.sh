@@ -26,6 +26,8 @@
 #   TARGETS         subset of the targets above (default: all)
 #   RESTART_TASKS   stored-task counts for the restart scenario (default "100000 1000000")
 #   SKIP_BUILD=1    use the binaries as they are; A2AD_BIN=path benchmarks another a2ad binary
+#   EXTRA_RAW       raw files of earlier runs to merge into the tables (e.g. to finish a run
+#                   that was interrupted, with TARGETS/SCENARIOS limited to what is missing)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -191,7 +193,8 @@ for scenario in $SCENARIOS; do
     [[ $target == a2ad-v1 && $scenario != send ]] && continue
     for conns in $CONNS; do
       for run in $(seq "$RUNS"); do
-        measure "$scenario" "$target" "$conns" "$run"
+        measure "$scenario" "$target" "$conns" "$run" ||
+          echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: driver error" | tee -a "$RAW" >&2
       done
     done
   done
@@ -218,7 +221,7 @@ if [[ " $SCENARIOS " == *" restart "* ]]; then
 fi
 
 echo "finished: $(date -u +%FT%TZ); loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW"
-python3 bench/report.py "$RAW" | tee "$TABLE"
+python3 bench/report.py "$RAW" ${EXTRA_RAW:-} | tee "$TABLE"
 if [[ " $SCENARIOS " == *" fanout "* ]]; then
   exec 9>&-  # run_fanout.sh takes the same lock
   SKIP_BUILD=1 A2AD_BIN=${A2AD_BIN:-} bash bench/run_fanout.sh
