@@ -300,6 +300,7 @@ class SqliteTaskStore::Impl {
   bool checkpoint_wanted_ = false;               // guarded by checkpoint_mu_
   bool checkpoint_stop_ = false;                 // guarded by checkpoint_mu_
   std::atomic<bool> checkpoint_pending_{false};  // set by the hook, cleared by the thread
+  std::atomic<int> checkpoint_backfilled_{0};    // WAL frames the last checkpoint copied
 
   std::mutex close_mu_;
   bool closed_ = false;
@@ -325,7 +326,12 @@ void SqliteTaskStore::Impl::StartCheckpointer() {
 
 int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
   auto* impl = static_cast<Impl*>(self);
-  if (static_cast<size_t>(wal_pages) < impl->opts_.checkpoint_pages ||
+  // Frames appended since the last checkpoint: the writer keeps appending while one runs, so
+  // the WAL may never be fully copied and restart under steady load; counting from its size
+  // alone would then checkpoint back to back, copying the same hot pages again and again.
+  int backfilled = impl->checkpoint_backfilled_.load();
+  if (wal_pages < backfilled) backfilled = 0;  // the WAL restarted from its beginning
+  if (static_cast<size_t>(wal_pages - backfilled) < impl->opts_.checkpoint_pages ||
       impl->checkpoint_pending_.exchange(true)) {
     return SQLITE_OK;
   }
@@ -350,8 +356,8 @@ void SqliteTaskStore::Impl::CheckpointerLoop() {
     if (rc != SQLITE_OK && rc != SQLITE_BUSY)
       core::LogWarn("task store: WAL checkpoint failed: " +
                     std::string(sqlite3_errmsg(checkpointer_->handle())));
-    // The next commit past the threshold asks again (after the WAL restarted, or if readers
-    // kept this checkpoint from copying everything).
+    // The next commit that appends another checkpoint_pages frames asks again.
+    checkpoint_backfilled_ = rc == SQLITE_OK ? copied : 0;
     checkpoint_pending_ = false;
     lock.lock();
   }
