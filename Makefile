@@ -68,6 +68,9 @@ format-check:
 clean:
 	rm -rf build
 
-# Benchmarks (never part of `make test`): SSE fan-out, results in bench/RESULTS.md.
-bench: build
-	bash bench/run_fanout.sh
+# Benchmarks (never part of `make test`), results in bench/RESULTS.md: a2ad side by side with
+# @a2a-js/sdk 1.x and 0.3.x servers and a bare Beast ceiling, and restart time with 100k/1M
+# stored tasks (~25 min). QUICK=1 make bench: a ~3 min pass. The SSE fan-out:
+# SCENARIOS="send get stream restart fanout" make bench, or bash bench/run_fanout.sh.
+bench: bootstrap build/release/build.ninja
+	bash bench/run_bench.sh

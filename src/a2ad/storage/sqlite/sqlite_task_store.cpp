@@ -1,6 +1,7 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <condition_variable>
@@ -236,6 +237,7 @@ class SqliteTaskStore::Impl {
   ~Impl() { Close(); }
 
   void Start() {
+    StartCheckpointer();
     writer_thread_ = std::thread([this] { WriterLoop(); });
     writer_id_ = writer_thread_.get_id();
   }
@@ -277,12 +279,24 @@ class SqliteTaskStore::Impl {
   using Job = std::variant<Pending, std::unique_ptr<PruneJob>>;
 
   void WriterLoop();
+  // Background checkpoints (SqliteOptions::checkpoint_pages): the writer's WAL hook wakes
+  // the checkpointer thread once the WAL has grown past the threshold.
+  void StartCheckpointer();
+  void CheckpointerLoop();
+  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int wal_pages);
+  void StopCheckpointer();
   void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
   core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
   void ApplyBatch(std::vector<Pending>& batch);
   void WriteBatch(std::vector<Pending>& batch);
+  // Writes the batch's commits in one transaction; see the comment at its definition.
+  // Returns false (transaction rolled back, nothing reported) when a commit failed after
+  // writing some of its rows without savepoints: the caller writes the batch again with them.
+  bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints);
   core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
-  core::Result<void> WriteCommit(Pending& p);
+  // `wrote` becomes true once a row of `p` has been written (a failure after that leaves
+  // partial rows in the transaction; one before it leaves nothing).
+  core::Result<void> WriteCommit(Pending& p, bool& wrote);
 
   const std::string path_;
   const SqliteOptions opts_;
@@ -296,9 +310,86 @@ class SqliteTaskStore::Impl {
   std::thread writer_thread_;
   std::thread::id writer_id_;  // set by Start(), before any other thread sees this object
 
+  std::unique_ptr<Connection> checkpointer_;  // used only by checkpoint_thread_
+  std::thread checkpoint_thread_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;               // guarded by checkpoint_mu_
+  bool checkpoint_stop_ = false;                 // guarded by checkpoint_mu_
+  std::atomic<bool> checkpoint_pending_{false};  // set by the hook, cleared by the thread
+  std::atomic<int> checkpoint_backfilled_{0};    // WAL frames the last checkpoint copied
+
   std::mutex close_mu_;
   bool closed_ = false;
 };
+
+void SqliteTaskStore::Impl::StartCheckpointer() {
+  if (opts_.checkpoint_pages == 0) return;
+  auto opened = Connection::Open(path_, SQLITE_OPEN_READWRITE, opts_.busy_timeout_ms);
+  if (opened) {
+    if (auto configured = ConfigureReadWrite(**opened, opts_.synchronous_full); !configured)
+      opened = std::move(configured).error();
+  }
+  if (!opened) {  // not fatal: the writer keeps SQLite's automatic checkpoints
+    core::LogWarn("task store: no background checkpoints (" + opened.error().message +
+                  "); the writer checkpoints the WAL itself");
+    return;
+  }
+  checkpointer_ = std::move(opened).value();
+  // Replaces the automatic checkpoint hook of the writer connection.
+  sqlite3_wal_hook(writer_->handle(), &Impl::OnWalCommit, this);
+  checkpoint_thread_ = std::thread([this] { CheckpointerLoop(); });
+}
+
+int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
+  auto* impl = static_cast<Impl*>(self);
+  // Frames appended since the last checkpoint: the writer keeps appending while one runs, so
+  // the WAL may never be fully copied and restart under steady load; counting from its size
+  // alone would then checkpoint back to back, copying the same hot pages again and again.
+  int backfilled = impl->checkpoint_backfilled_.load();
+  if (wal_pages < backfilled) backfilled = 0;  // the WAL restarted from its beginning
+  if (static_cast<size_t>(wal_pages - backfilled) < impl->opts_.checkpoint_pages ||
+      impl->checkpoint_pending_.exchange(true)) {
+    return SQLITE_OK;
+  }
+  {
+    std::lock_guard lock(impl->checkpoint_mu_);
+    impl->checkpoint_wanted_ = true;
+  }
+  impl->checkpoint_cv_.notify_one();
+  return SQLITE_OK;
+}
+
+void SqliteTaskStore::Impl::CheckpointerLoop() {
+  std::unique_lock lock(checkpoint_mu_);
+  for (;;) {
+    checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stop_; });
+    if (checkpoint_stop_) return;
+    checkpoint_wanted_ = false;
+    lock.unlock();
+    int wal_pages = 0, copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->handle(), nullptr,
+                                             SQLITE_CHECKPOINT_PASSIVE, &wal_pages, &copied);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+      core::LogWarn("task store: WAL checkpoint failed: " +
+                    std::string(sqlite3_errmsg(checkpointer_->handle())));
+    // The next commit that appends another checkpoint_pages frames asks again.
+    checkpoint_backfilled_ = rc == SQLITE_OK ? copied : 0;
+    checkpoint_pending_ = false;
+    lock.lock();
+  }
+}
+
+void SqliteTaskStore::Impl::StopCheckpointer() {
+  if (!checkpoint_thread_.joinable()) return;
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_cv_.notify_one();
+  checkpoint_thread_.join();
+  checkpointer_.reset();
+}
 
 void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   Pending p;
@@ -524,30 +615,59 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
 }
 
 void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
+  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
+    return;
+  }
+  // Savepoints isolate the commits of a batch from each other, but each one costs two
+  // statements and a copy of every page it touches into the statement journal. Most
+  // batches need none: a commit refused by its checks (conflict) has written nothing. So
+  // the batch is first written without them; only when a commit fails after writing rows
+  // is the transaction rolled back and the batch written again, a savepoint per commit.
+  // The fault hook of tests is consulted inside a savepoint, so it always gets them.
+  const bool savepoints = static_cast<bool>(opts_.fail_commit_hook);
+  if (savepoints || !WriteBatchOnce(batch, false)) (void)WriteBatchOnce(batch, true);
+}
+
+bool SqliteTaskStore::Impl::WriteBatchOnce(std::vector<Pending>& batch, bool savepoints) {
   auto fail_succeeded = [&batch](const core::Error& error) {
     for (Pending& p : batch) {
       if (p.result) p.result = error;
     }
   };
-  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
-    return;
-  }
   if (auto begun = Run(*writer_, "BEGIN IMMEDIATE"); !begun) {
     fail_succeeded(begun.error());
-    return;
+    return true;
   }
   bool aborted = false;
-  for (Pending& p : batch) {
+  std::vector<core::Result<void>> outcome;
+  if (!savepoints) outcome.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Pending& p = batch[i];
     if (!p.result) continue;
-    p.result = ApplyInSavepoint(p, aborted);
-    if (aborted) break;
+    if (savepoints) {
+      p.result = ApplyInSavepoint(p, aborted);
+      if (aborted) break;
+      continue;
+    }
+    bool wrote = false;
+    outcome[i] = WriteCommit(p, wrote);
+    if (!outcome[i] && (wrote || sqlite3_get_autocommit(writer_->handle()) != 0)) {
+      // Partial rows of this commit are in the transaction (or SQLite ended it): undo it
+      // all and let the caller redo the batch with savepoints (results are untouched).
+      if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+      return false;
+    }
+  }
+  if (!savepoints) {
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (batch[i].result) batch[i].result = std::move(outcome[i]);
   }
   if (aborted) {
     // SQLite rolled back the whole transaction (or a savepoint could not be undone): the
     // commits applied so far are lost too.
     if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
     fail_succeeded(Internal("sqlite '" + path_ + "': batch transaction aborted"));
-    return;
+    return true;
   }
   core::Result<void> committed =
       opts_.fail_batch_hook && opts_.fail_batch_hook()
@@ -557,6 +677,7 @@ void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
     if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
     fail_succeeded(committed.error());
   }
+  return true;
 }
 
 core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& aborted) {
@@ -564,7 +685,8 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
     aborted = sqlite3_get_autocommit(writer_->handle()) != 0;
     return saved;
   }
-  core::Result<void> written = WriteCommit(p);
+  bool wrote = false;
+  core::Result<void> written = WriteCommit(p, wrote);
   if (written && opts_.fail_commit_hook && opts_.fail_commit_hook()) {
     written = Internal("sqlite '" + path_ + "': commit of task " + p.commit.record.task.id +
                        " failed (fail_commit_hook)");
@@ -583,7 +705,7 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
   return core::Ok{};
 }
 
-core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
+core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
   Connection& db = *writer_;
   const TaskCommit& c = p.commit;
   const TaskRecord& r = c.record;
@@ -647,6 +769,7 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p) {
       else
         write.Bind(11, r.dedup_key);
     }
+    wrote = true;
     if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
@@ -828,6 +951,7 @@ void SqliteTaskStore::Impl::Close() {
     }
     writer_thread_.join();
   }
+  StopCheckpointer();
   readers_.Close();
   writer_.reset();  // the last connection to close checkpoints the WAL
   closed_ = true;

@@ -58,6 +58,12 @@ struct SqliteOptions {
   size_t reader_connections = 4;
   /// Most events one PruneEvents batch (transaction) deletes. At least 1.
   size_t prune_batch_events = 5000;
+  /// WAL size, in pages, at which a background thread with its own connection checkpoints
+  /// the WAL into the database (PASSIVE: it never blocks the writer or readers), so that
+  /// copying pages and the checkpoint's fsyncs stay off the writer thread and out of commit
+  /// latency. 0: SQLite's automatic checkpoint, run by the writer after the commit that
+  /// takes the WAL past 1000 pages.
+  size_t checkpoint_pages = 1000;
   /// Open() applies pending migrations. If false, a database below the latest version is
   /// refused (run `a2ad migrate`).
   bool migrate_on_open = true;

@@ -1,0 +1,151 @@
+// An @a2a-js/sdk 1.x JSON-RPC server with the behaviour of a2ad's `echo` skill, for the side-by-
+// side benchmarks (bench/RESULTS.md). Every message creates a task that goes submitted ->
+// working -> (artifact echoing the message's parts) -> completed; a blocking SendMessage
+// returns the completed task. The SDK's DefaultRequestHandler saves the task to its TaskStore
+// on every one of those events.
+//
+//   node sdk1_server.mjs [--store memory|sqlite] [--db FILE]
+//
+// --store memory: the SDK's InMemoryTaskStore. --store sqlite: the SDK's own SQL task store
+// (DatabaseTaskStore from @a2a-js/sdk/server/database, on Kysely + better-sqlite3), with the
+// table created by the SDK's `a2a-db upgrade` CLI and the same SQLite settings a2ad uses
+// (WAL, synchronous=NORMAL).
+//
+// Listens on 127.0.0.1, port 0 (a free port). When ready, prints
+// "sdk1: serving http://127.0.0.1:PORT/" on stdout.
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import express from 'express';
+import { Role, TaskState } from 'sdk1';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from 'sdk1/server';
+import { UserBuilder, agentCardHandler, jsonRpcHandler } from 'sdk1/server/express';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'memory' },
+    db: { type: 'string' },
+  },
+});
+
+async function makeStore() {
+  if (args.store === 'memory') return new InMemoryTaskStore();
+  if (args.store !== 'sqlite') throw new Error(`--store ${args.store}: expected memory|sqlite`);
+  if (!args.db) throw new Error('--store sqlite needs --db FILE');
+  // The SDK's migration CLI creates the tasks table (and its indexes) exactly as the SDK
+  // expects it.
+  const cli = path.join(here, 'node_modules', 'sdk1', 'dist', 'cli', 'a2a_db.js');
+  execFileSync(process.execPath, [cli, 'upgrade', '--url', `sqlite:${args.db}`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const require = createRequire(import.meta.url);
+  const Database = require('better-sqlite3');
+  const { Kysely, SqliteDialect } = await import('kysely');
+  const { DatabaseTaskStore } = await import('sdk1/server/database');
+  const sqlite = new Database(args.db);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  const db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new DatabaseTaskStore(db);
+}
+
+class EchoExecutor {
+  async execute(ctx, bus) {
+    const user = ctx.userMessage;
+    const now = () => new Date().toISOString();
+    if (!ctx.task) {
+      bus.publish(
+        AgentEvent.task({
+          id: ctx.taskId,
+          contextId: ctx.contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: now(), message: undefined },
+          artifacts: [],
+          history: [user],
+          metadata: undefined,
+        }),
+      );
+    }
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: ctx.taskId,
+        contextId: ctx.contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, timestamp: now(), message: undefined },
+        metadata: undefined,
+      }),
+    );
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId: ctx.taskId,
+        contextId: ctx.contextId,
+        artifact: {
+          artifactId: `${ctx.taskId}-echo`,
+          name: 'echo',
+          description: '',
+          parts: user.parts,
+          metadata: undefined,
+          extensions: [],
+        },
+        append: false,
+        lastChunk: true,
+        metadata: undefined,
+      }),
+    );
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: ctx.taskId,
+        contextId: ctx.contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: now(), message: undefined },
+        metadata: undefined,
+      }),
+    );
+    bus.finished();
+  }
+
+  async cancelTask() {}
+}
+
+const store = await makeStore();
+const app = express();
+const server = app.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  const base = `http://127.0.0.1:${port}`;
+  const card = {
+    name: 'sdk1 echo',
+    description: 'Echo server for the a2ad benchmarks',
+    supportedInterfaces: [
+      { url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+    ],
+    provider: undefined,
+    version: '0.0.0',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [
+      {
+        id: 'echo',
+        name: 'Echo',
+        description: 'Echoes the message as an artifact',
+        tags: ['echo'],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+  };
+  const handler = new DefaultRequestHandler(card, store, new EchoExecutor());
+  app.use(
+    '/.well-known/agent-card.json',
+    agentCardHandler({ agentCardProvider: handler }),
+  );
+  app.use('/v1/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  console.log(`sdk1: serving ${base}/`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Turns a bench/run_bench.sh raw file into the markdown tables of bench/RESULTS.md.
+
+Cells are medians over runs; "spread" is (max - min) / median of the runs' throughput.
+"""
+import statistics
+import sys
+from collections import defaultdict
+
+TARGET_ORDER = ["a2ad", "a2ad-v1", "sdk1-memory", "sdk1-sqlite", "sdk03", "ceiling"]
+LABEL = {
+    "a2ad": "a2ad (v0.3 wire, SQLite)",
+    "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
+    "sdk1-memory": "@a2a-js/sdk 1.x, in memory",
+    "sdk1-sqlite": "@a2a-js/sdk 1.x, SQLite store",
+    "sdk03": "@a2a-js/sdk 0.3.x, in memory",
+    "ceiling": "ceiling (bare Beast + JSON)",
+}
+SCENARIO_TITLE = {
+    "send": "Blocking `message/send` / `SendMessage` of the echo skill (task created, completed, stored)",
+    "get": "`tasks/get` / `GetTask` of existing tasks (1,000 seeded, round-robin)",
+    "stream": "`message/stream` / `SendStreamingMessage` to completion",
+}
+
+
+def parse(paths):
+    rows, restarts, seeds, header = [], [], {}, []
+    lines = [line for path in paths for line in open(path)]
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith(("machine:", "versions:", "command:", "started:", "finished:")):
+            header.append(line)
+        parts = line.split()
+        if not parts:
+            continue
+        kind = parts[0]
+        if kind not in ("RESULT", "RESTART", "SEED"):
+            continue
+        kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        if kind == "RESULT":
+            rows.append(kv)
+        elif kind == "RESTART":
+            restarts.append(kv)
+        else:
+            seeds[kv["n"]] = kv
+    return header, rows, restarts, seeds
+
+
+def med(vals):
+    return statistics.median(vals) if vals else float("nan")
+
+
+def fmt(v, digits=1):
+    if v != v:  # nan
+        return "n/a"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}"
+
+
+def main():
+    header, rows, restarts, seeds = parse(sys.argv[1:])
+    for h in header:
+        print(f"- {h}")
+    print()
+    cells = defaultdict(list)
+    for r in rows:
+        cells[(r["scenario"], r["target"], int(r["connections"]))].append(r)
+    med_rps = {}
+    for scenario in ("send", "get", "stream"):
+        keys = sorted((k for k in cells if k[0] == scenario),
+                      key=lambda k: (TARGET_ORDER.index(k[1]) if k[1] in TARGET_ORDER else 99, k[2]))
+        if not keys:
+            continue
+        print(f"#### {SCENARIO_TITLE[scenario]}")
+        print()
+        print("| server | conns | runs | req/s (median) | spread | p50 ms | p99 ms | server CPU ms / 1k req "
+              "| server CPU % | client CPU % | other CPU % | peak RSS MB | errors |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for k in keys:
+            runs = cells[k]
+            rps = [float(r["rps"]) for r in runs]
+            m = med(rps)
+            med_rps[k] = m
+            spread = (max(rps) - min(rps)) / m * 100 if m > 0 and len(rps) > 1 else float("nan")
+            errs = sum(int(r["errors"]) + int(r["unexpected"]) for r in runs)
+            print(f"| {LABEL.get(k[1], k[1])} | {k[2]} | {len(runs)} | {fmt(m, 0)} | "
+                  f"{'n/a' if spread != spread else f'{spread:.0f}%'} | "
+                  f"{fmt(med([float(r['p50_ms']) for r in runs]), 3)} | "
+                  f"{fmt(med([float(r['p99_ms']) for r in runs]), 3)} | "
+                  f"{fmt(med([float(r['cpu_ms_per_1k']) for r in runs]))} | "
+                  f"{fmt(med([float(r['server_cpu_pct']) for r in runs]), 0)} | "
+                  f"{fmt(med([float(r['client_cpu_pct']) for r in runs]), 0)} | "
+                  f"{fmt(med([float(r.get('other_cpu_pct', 'nan')) for r in runs]), 0)} | "
+                  f"{fmt(med([float(r['rss_peak_mb']) for r in runs]), 0)} | {errs} |")
+        print()
+        # Ratios: a2ad over each alternative, per connection count, same wire where possible.
+        conns = sorted({k[2] for k in keys})
+        others = [t for t in TARGET_ORDER if t not in ("a2ad", "a2ad-v1") and any(
+            (scenario, t, c) in med_rps for c in conns)]
+        if others:
+            print(f"Throughput ratios, a2ad / other (median req/s; a2ad on the other's wire version "
+                  f"where measured):")
+            print()
+            print("| conns | " + " | ".join(f"a2ad / {LABEL[t]}" for t in others) + " |")
+            print("|---|" + "---|" * len(others))
+            for c in conns:
+                cols = []
+                for t in others:
+                    mine = med_rps.get((scenario, "a2ad-v1" if t.startswith("sdk1") and
+                                        (scenario, "a2ad-v1", c) in med_rps else "a2ad", c))
+                    theirs = med_rps.get((scenario, t, c))
+                    cols.append(f"{mine / theirs:.1f}x" if mine and theirs else "n/a")
+                print(f"| {c} | " + " | ".join(cols) + " |")
+            print()
+
+    if restarts:
+        print("#### Restart with stored tasks: spawn -> first `tasks/get` answered")
+        print()
+        print("| stored tasks | page cache | DB size MB | seed time s | runs | ready line ms (median, min–max) "
+              "| first tasks/get ms (median, min–max) | RSS at first answer MB |")
+        print("|---|---|---|---|---|---|---|---|")
+        by_n = defaultdict(list)
+        for r in restarts:
+            by_n[(int(r["n"]), r.get("cache", "warm"))].append(r)
+        for key in sorted(by_n, key=lambda k: (k[0], k[1] != "warm")):
+            n, cache = key
+            rs = by_n[key]
+            ready = [float(r["ready_ms"]) for r in rs]
+            first = [float(r["first_get_ms"]) for r in rs]
+            s = seeds.get(str(n), {})
+            print(f"| {n:,} | {cache} | {s.get('db_mb', '?')} | {s.get('seconds', '?')} | {len(rs)} | "
+                  f"{fmt(med(ready))} ({fmt(min(ready))}–{fmt(max(ready))}) | "
+                  f"{fmt(med(first))} ({fmt(min(first))}–{fmt(max(first))}) | "
+                  f"{fmt(med([float(r['rss_mb']) for r in rs]))} |")
+        print()
+
+    # Targets of issue 6.
+    def peak(scenario, target):
+        vals = [(v, k[2]) for k, v in med_rps.items() if k[0] == scenario and k[1] == target]
+        return max(vals) if vals else (float("nan"), 0)
+
+    print("#### Targets")
+    print()
+    print("| target | measured | met |")
+    print("|---|---|---|")
+    a2ad_peak = max(peak("send", "a2ad"), peak("send", "a2ad-v1"))
+    for other, factor in (("sdk1-memory", 5), ("sdk1-sqlite", 50), ("ceiling", 0.4)):
+        o = peak("send", other)
+        if a2ad_peak[0] == a2ad_peak[0] and o[0] == o[0] and o[0] > 0:
+            ratio = a2ad_peak[0] / o[0]
+            what = f"{factor:g}x {LABEL[other]}" if factor >= 1 else f"{factor:.0%} of {LABEL[other]}"
+            print(f"| blocking send >= {what} (peak vs peak) | {fmt(a2ad_peak[0], 0)} req/s "
+                  f"(c={a2ad_peak[1]}) vs {fmt(o[0], 0)} (c={o[1]}): {ratio:.2f}x | "
+                  f"{'yes' if ratio >= factor else 'NO'} |")
+    seq = [float(r["p50_ms"]) for r in rows
+           if r["scenario"] == "send" and r["target"] == "a2ad" and r["connections"] == "1"]
+    if seq:
+        p50 = med(seq)
+        print(f"| p50 sequential round trip < 0.2 ms (a2ad, send, 1 connection) | {p50:.3f} ms | "
+              f"{'yes' if p50 < 0.2 else 'NO'} |")
+    big = [float(r["first_get_ms"]) for r in restarts if r["n"] == "1000000"]  # warm and cold
+    if big:
+        m = med(big)
+        print(f"| restart with 1M stored tasks serving within 1 s (median; slowest {max(big):.0f} ms) | {m:.0f} ms | "
+              f"{'yes' if m < 1000 else 'NO'} |")
+    print()
+
+
+if __name__ == "__main__":
+    main()

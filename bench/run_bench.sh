@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks (bench/RESULTS.md "JSON-RPC side by side" and "Restart"). Run by
+# `make bench`, never by `make test`:
+#
+#   bash bench/run_bench.sh              # Release build, every scenario, 3 runs (~25 min)
+#   QUICK=1 bash bench/run_bench.sh      # 1 run of 2 s per cell, 1 and 64 connections (~3 min)
+#
+# For every scenario, target and connection count it starts a fresh server on 127.0.0.1 (port
+# 0, temp data dir), drives it with bench/loadgen.cpp (closed loop, keep-alive, warm-up, then
+# a fixed window) and stops it. Targets:
+#   a2ad         a2ad serve, A2A v0.3 JSON-RPC (message/send, tasks/get, message/stream)
+#   a2ad-v1      a2ad serve, A2A v1.0 JSON-RPC (SendMessage, GetTask, SendStreamingMessage)
+#   sdk1-memory  @a2a-js/sdk 1.x echo server, InMemoryTaskStore, v1.0 JSON-RPC
+#   sdk1-sqlite  @a2a-js/sdk 1.x echo server, its DatabaseTaskStore on SQLite, v1.0 JSON-RPC
+#   sdk03        @a2a-js/sdk 0.3.x echo server, InMemoryTaskStore, v0.3 JSON-RPC
+#   ceiling      bench/ceiling.cpp: Beast + Boost.JSON parse/serialize, no work (send only)
+# Raw results go to bench/out/; the tables are printed and saved as bench/out/bench-*.md.
+#
+# Environment:
+#   QUICK=1         quick mode (RUNS=1, DURATION_S=2, WARMUP_S=0.5, CONNS="1 64", 10k restart)
+#   RUNS            runs per cell (default 3)
+#   DURATION_S      measured window per run (default 5); WARMUP_S warm-up (default 1)
+#   CONNS           connection counts (default "1 16 64 256")
+#   SCENARIOS       any of "send get stream restart fanout" (default "send get stream restart";
+#                   fanout runs bench/run_fanout.sh, ~6 min)
+#   TARGETS         subset of the targets above (default: all)
+#   RESTART_TASKS   stored-task counts for the restart scenario (default "100000 1000000")
+#   SKIP_BUILD=1    use the binaries as they are; A2AD_BIN=path benchmarks another a2ad binary
+#   EXTRA_RAW       raw files of earlier runs to merge into the tables (e.g. to finish a run
+#                   that was interrupted, with TARGETS/SCENARIOS limited to what is missing)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+if [[ ${QUICK:-0} == 1 ]]; then
+  RUNS=${RUNS:-1} DURATION_S=${DURATION_S:-2} WARMUP_S=${WARMUP_S:-0.5} CONNS=${CONNS:-"1 64"}
+  RESTART_TASKS=${RESTART_TASKS:-"10000"}
+fi
+RUNS=${RUNS:-3}
+DURATION_S=${DURATION_S:-5}
+WARMUP_S=${WARMUP_S:-1}
+CONNS=${CONNS:-"1 16 64 256"}
+SCENARIOS=${SCENARIOS:-"send get stream restart"}
+TARGETS=${TARGETS:-"a2ad a2ad-v1 sdk1-memory sdk1-sqlite sdk03 ceiling"}
+RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
+BUILD_DIR=build/release
+A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
+LOADGEN=$BUILD_DIR/bench/a2ad_bench_loadgen
+CEILING=$BUILD_DIR/bench/a2ad_bench_ceiling
+RESTART=$BUILD_DIR/bench/a2ad_bench_restart
+JS=bench/js
+
+if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+  [[ -f $BUILD_DIR/build.ninja ]] || cmake --preset release >/dev/null
+  cmake --build "$BUILD_DIR" -j2 --target $([[ -z ${A2AD_BIN:-} ]] && echo a2ad) \
+    a2ad_bench_loadgen a2ad_bench_ceiling a2ad_bench_restart a2ad_bench_fanout
+fi
+if [[ ! -d $JS/node_modules ]] || [[ $JS/package-lock.json -nt $JS/node_modules ]]; then
+  (cd "$JS" && npm ci --no-audit --no-fund)
+fi
+for b in "$A2AD" "$LOADGEN" "$CEILING" "$RESTART"; do
+  [[ -x $b ]] || { echo "missing $b (build it, or unset SKIP_BUILD)" >&2; exit 1; }
+done
+
+# One benchmark at a time on this machine (shared with bench/run_fanout.sh).
+exec 9>/tmp/a2ad-bench-fanout.lock
+flock -w 900 9 || { echo "another benchmark holds /tmp/a2ad-bench-fanout.lock" >&2; exit 1; }
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+OUT_DIR=bench/out
+mkdir -p "$OUT_DIR"
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+RAW="$OUT_DIR/bench-$STAMP.raw.txt"
+TABLE="$OUT_DIR/bench-$STAMP.md"
+BODIES=$(mktemp -d /tmp/a2ad-bench-bodies.XXXXXX)
+SERVER_PID=""
+TMP_DIR=""
+cleanup() {
+  stop_server
+  rm -rf "$BODIES"
+}
+trap cleanup EXIT
+
+# ---- request bodies: @SEQ@ = request counter, @ID@ = a seeded task id (bench/loadgen.cpp)
+TEXT='hello from the load generator'
+cat >"$BODIES/send-v03.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-@SEQ@","parts":[{"kind":"text","text":"$TEXT"}]},"configuration":{"blocking":true}}}
+EOF
+cat >"$BODIES/stream-v03.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"m-@SEQ@","parts":[{"kind":"text","text":"$TEXT"}]}}}
+EOF
+cat >"$BODIES/get-v03.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"tasks/get","params":{"id":"@ID@"}}
+EOF
+cat >"$BODIES/send-v10.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}}
+EOF
+cat >"$BODIES/stream-v10.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendStreamingMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}}
+EOF
+cat >"$BODIES/get-v10.json" <<EOF
+{"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}
+EOF
+
+wire_of() {  # target -> v03 | v10
+  case $1 in a2ad | sdk03 | ceiling) echo v03 ;; *) echo v10 ;; esac
+}
+
+start_server() {  # target; sets SERVER_PID and PORT
+  local target=$1
+  TMP_DIR=$(mktemp -d /tmp/a2ad-bench-run.XXXXXX)
+  case $target in
+    a2ad | a2ad-v1)
+      "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
+        >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    sdk1-memory)
+      node "$JS/sdk1_server.mjs" --store memory >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    sdk1-sqlite)
+      node "$JS/sdk1_server.mjs" --store sqlite --db "$TMP_DIR/a2a.db" \
+        >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    sdk03)
+      node "$JS/sdk03_server.mjs" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    ceiling)
+      "$CEILING" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    *) echo "unknown target $target" >&2; exit 1 ;;
+  esac
+  SERVER_PID=$!
+  PORT=""
+  for _ in $(seq 300); do
+    PORT=$(sed -nE 's#.*serving http://127\.0\.0\.1:([0-9]+).*#\1#p' "$TMP_DIR/stdout" 2>/dev/null)
+    [[ -n $PORT ]] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  [[ -n $PORT ]] || { echo "$target did not start:" >&2; cat "$TMP_DIR/stderr" >&2; exit 1; }
+}
+
+stop_server() {
+  if [[ -n $SERVER_PID ]]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    if [[ -s $TMP_DIR/stderr ]]; then
+      echo "SERVER_STDERR (last 5 lines):" >>"$RAW"
+      tail -5 "$TMP_DIR/stderr" | sed 's/^/  /' >>"$RAW"
+    fi
+  fi
+  SERVER_PID=""
+  [[ -n $TMP_DIR ]] && rm -rf "$TMP_DIR"
+  TMP_DIR=""
+}
+
+CXX_BIN=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' $BUILD_DIR/CMakeCache.txt 2>/dev/null)
+sdk_version() { node -p "require('./$JS/node_modules/$1/package.json').version"; }
+{
+  echo "machine: $(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
+  echo "versions: a2ad $(git describe --always --dirty 2>/dev/null) ($A2AD, built $(date -u -r "$A2AD" +%FT%TZ)); $(${CXX_BIN:-c++} --version | head -1); sqlite $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo '?') (system libsqlite3); node $(node --version); @a2a-js/sdk $(sdk_version sdk1) and $(sdk_version sdk03); express $(sdk_version express); kysely $(sdk_version kysely); better-sqlite3 $(sdk_version better-sqlite3) (bundles SQLite $(cd $JS && node -e "const D=require('better-sqlite3');console.log(new D(':memory:').prepare('select sqlite_version() v').get().v)"))"
+  echo "command: QUICK=${QUICK:-0} RUNS=$RUNS DURATION_S=$DURATION_S WARMUP_S=$WARMUP_S CONNS=\"$CONNS\" SCENARIOS=\"$SCENARIOS\" TARGETS=\"$TARGETS\" bash bench/run_bench.sh"
+  echo "started: $(date -u +%FT%TZ); loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee -a "$RAW"
+
+# ---- JSON-RPC scenarios -----------------------------------------------------------------
+measure() {  # scenario target conns run
+  local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
+  wire=$(wire_of "$target")
+  [[ $target == a2ad-v1 || $target == sdk1-* ]] && extra+=(--header "A2A-Version: 1.0")
+  if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
+  case $scenario in
+    send) extra+=(--body-file "$BODIES/send-$wire.json" --expect "$expect") ;;
+    stream) extra+=(--body-file "$BODIES/stream-$wire.json" --expect "$expect") ;;
+    get) extra+=(--body-file "$BODIES/get-$wire.json" --seed-body-file "$BODIES/send-$wire.json"
+                 --seed 1000 --expect "$expect") ;;
+  esac
+  start_server "$target"
+  local line rc=0
+  line=$("$LOADGEN" --port "$PORT" --connections "$conns" --warmup-s "$WARMUP_S" \
+    --duration-s "$DURATION_S" --server-pid "$SERVER_PID" "${extra[@]}" 2>"$OUT_DIR/last-loadgen.err" \
+    | grep '^RESULT') || rc=$?
+  stop_server
+  if [[ $rc != 0 || -z $line ]]; then
+    echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: $(cat "$OUT_DIR/last-loadgen.err")" | tee -a "$RAW" >&2
+    return
+  fi
+  [[ -s $OUT_DIR/last-loadgen.err ]] && sed 's/^/  loadgen: /' "$OUT_DIR/last-loadgen.err" >>"$RAW"
+  echo "RESULT scenario=$scenario target=$target run=$run ${line#RESULT }" >>"$RAW"
+  printf '  %-6s %-12s c=%-3s run %s: %s\n' "$scenario" "$target" "$conns" "$run" \
+    "$(tr ' ' '\n' <<<"$line" | grep -E '^(rps|p50_ms|p99_ms|cpu_ms_per_1k|rss_peak_mb|errors|unexpected)=' | tr '\n' ' ')" >&2
+}
+
+for scenario in $SCENARIOS; do
+  case $scenario in send | get | stream) ;; *) continue ;; esac
+  for target in $TARGETS; do
+    [[ $target == ceiling && $scenario != send ]] && continue
+    [[ $target == a2ad-v1 && $scenario != send ]] && continue
+    for conns in $CONNS; do
+      for run in $(seq "$RUNS"); do
+        measure "$scenario" "$target" "$conns" "$run" ||
+          echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: driver error" | tee -a "$RAW" >&2
+      done
+    done
+  done
+done
+
+# ---- restart with N stored tasks ------------------------------------------------------------
+if [[ " $SCENARIOS " == *" restart "* ]]; then
+  for n in $RESTART_TASKS; do
+    SEED_DIR=$(mktemp -d /tmp/a2ad-bench-restart.XXXXXX)
+    echo "  restart: seeding $n tasks" >&2
+    seed=$("$RESTART" seed --data-dir "$SEED_DIR" --tasks "$n" | grep '^SEED')
+    echo "SEED n=$n ${seed#SEED }" >>"$RAW"
+    id=$(sed -nE 's/.*first_id=([^ ]+).*/\1/p' <<<"$seed")
+    for run in $(seq "$RUNS"); do
+      for cache in warm cold; do  # cold: the database files evicted from the page cache first
+        line=$("$RESTART" time --a2ad "$A2AD" --data-dir "$SEED_DIR" --task-id "$id" \
+          --cold "$([[ $cache == cold ]] && echo 1 || echo 0)" | grep '^RESTART')
+        echo "RESTART n=$n cache=$cache run=$run ${line#RESTART }" >>"$RAW"
+        echo "  restart n=$n $cache run $run: ${line#RESTART }" >&2
+      done
+    done
+    rm -rf "$SEED_DIR"
+  done
+fi
+
+echo "finished: $(date -u +%FT%TZ); loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW"
+python3 bench/report.py "$RAW" ${EXTRA_RAW:-} | tee "$TABLE"
+if [[ " $SCENARIOS " == *" fanout "* ]]; then
+  exec 9>&-  # run_fanout.sh takes the same lock
+  SKIP_BUILD=1 A2AD_BIN=${A2AD_BIN:-} bash bench/run_fanout.sh
+fi
+echo "raw: $RAW   tables: $TABLE" >&2
