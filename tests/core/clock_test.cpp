@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ctime>
+#include <random>
 #include <set>
+#include <vector>
 
 #include "a2ad/core/ids.hpp"
 
@@ -68,5 +71,37 @@ TEST(Ids, SequentialGeneratorIsDeterministic) {
   EXPECT_EQ(gen->Next(), "t-0002");
 }
 
+}  // namespace
+}  // namespace a2ad::core
+
+namespace a2ad::core {
+namespace {
+// The hand-written civil-date formatting agrees with gmtime_r + strftime across eras,
+// leap years, month ends and negative times.
+TEST(Timestamp, FormattingAgreesWithTheCLibrary) {
+  std::mt19937_64 rng(42);
+  std::vector<int64_t> samples = {0,
+                                  -1,
+                                  -1000,
+                                  86399999,
+                                  86400000,
+                                  951868799999,
+                                  4107542399999,
+                                  253402300799999,
+                                  -30610224000000};  // year 1000 (strftime pads no further)
+  for (int i = 0; i < 20000; ++i)
+    samples.push_back(static_cast<int64_t>(rng() % 284012524800000ULL) - 30610224000000LL);
+  for (int64_t ms : samples) {
+    int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+    std::time_t t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    char frac[8];
+    std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms - secs * 1000));
+    ASSERT_EQ(FormatTimestamp(ms), std::string(buf) + frac) << ms;
+  }
+}
 }  // namespace
 }  // namespace a2ad::core

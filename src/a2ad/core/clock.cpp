@@ -24,15 +24,50 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 }  // namespace
 
 std::string FormatTimestamp(int64_t epoch_ms) {
+  // Civil date from days since 1970-01-01 (the inverse of DaysFromCivil above), formatted by
+  // hand: this runs several times per commit, and gmtime_r + snprintf cost ~10x more.
   int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
-  int ms = static_cast<int>(epoch_ms - secs * 1000);
-  std::time_t t = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-  return buf;
+  const int ms = static_cast<int>(epoch_ms - secs * 1000);
+  int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+  const int64_t sod = secs - days * 86400;
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(days - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0);
+  if (y < 0 || y > 9999) {  // outside what four digits hold: the slow, general path
+    std::time_t t = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    return buf;
+  }
+  std::string out(24, '0');
+  auto put = [&out](size_t pos, int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10)
+      out[pos + static_cast<size_t>(i)] = static_cast<char>('0' + v % 10);
+  };
+  put(0, y, 4);
+  out[4] = '-';
+  put(5, m, 2);
+  out[7] = '-';
+  put(8, d, 2);
+  out[10] = 'T';
+  put(11, sod / 3600, 2);
+  out[13] = ':';
+  put(14, sod / 60 % 60, 2);
+  out[16] = ':';
+  put(17, sod % 60, 2);
+  out[19] = '.';
+  put(20, ms, 3);
+  out[23] = 'Z';
+  return out;
 }
 
 bool ParseTimestamp(std::string_view s, int64_t& epoch_ms) {
