@@ -149,6 +149,60 @@ TEST_F(TaskServiceTest, BlockingEchoCompletesAndTheLogFoldsToTheSnapshot) {
   ExpectLogFoldsToSnapshot(t->id);
 }
 
+// Counts the commits a store receives (everything else forwards).
+class CountingStore final : public storage::TaskStore {
+ public:
+  explicit CountingStore(storage::TaskStore& inner) : inner_(inner) {}
+  void Commit(storage::TaskCommit c, CommitCallback done) override {
+    ++commits;
+    inner_.Commit(std::move(c), std::move(done));
+  }
+  core::Result<std::optional<storage::TaskRecord>> Get(std::string_view id) override {
+    return inner_.Get(id);
+  }
+  core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view k) override {
+    return inner_.FindByDedupKey(k);
+  }
+  core::Result<storage::TaskPage> List(const storage::TaskQuery& q) override {
+    return inner_.List(q);
+  }
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view id, int64_t after,
+                                                           size_t limit) override {
+    return inner_.ReadEvents(id, after, limit);
+  }
+  core::Result<size_t> PruneEvents(int64_t before) override { return inner_.PruneEvents(before); }
+  void Close() override { inner_.Close(); }
+  std::atomic<int> commits{0};
+
+ private:
+  storage::TaskStore& inner_;
+};
+
+class TaskServiceCommitCountTest : public TaskServiceTest {
+ protected:
+  TaskServiceCommitCountTest() : TaskServiceTest(&counting_) {}
+  storage::MemoryTaskStore inner_;
+  CountingStore counting_{inner_};
+};
+
+// What the executor decides at once rides in the creating transaction for a blocking send
+// (one commit, not two); a non-blocking send still answers with the task as submitted.
+TEST_F(TaskServiceCommitCountTest, ABlockingEchoIsOneTransaction) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("one")));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->status.state, S::kCompleted);
+  Drain();
+  EXPECT_EQ(counting_.commits.load(), 1);
+  ExpectLogFoldsToSnapshot(t->id);
+  auto n = Run(service_->SendMessage(Send("two", "", true)));
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->status.state, S::kSubmitted);
+  Drain();
+  EXPECT_EQ(counting_.commits.load(), 3);
+  EXPECT_EQ(service_->GetTask({"", n->id, {}})->status.state, S::kCompleted);
+}
+
 TEST_F(TaskServiceTest, BlockingSendReturnsTheWorkingTaskAfterTheTimeout) {
   TaskServiceOptions o;
   o.blocking_timeout = std::chrono::milliseconds(30);

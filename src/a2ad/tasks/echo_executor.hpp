@@ -15,6 +15,9 @@ class EchoExecutor final : public Executor {
   explicit EchoExecutor(std::chrono::milliseconds delay = std::chrono::milliseconds(0))
       : delay_(delay) {}
   boost::asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override;
+  /// Without a delay the whole echo is decided at creation: run.started, the artifact and
+  /// run.completed commit with the task (Execute then finds it completed).
+  std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
 
  private:
   std::chrono::milliseconds delay_;

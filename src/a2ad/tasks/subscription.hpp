@@ -28,7 +28,7 @@ struct StreamItem {
   bool interrupted = false;  // a status update into input-required / auth-required
   bool a2a = true;           // `event` is set (false: a log entry with no A2A projection)
   std::shared_ptr<const protocol::RunEvent> run_event;  // the logged event (live items)
-  bool run_terminal = false;  // the run was terminal after this event
+  bool run_terminal = false;                            // the run was terminal after this event
 
   /// Serialized JSON of the event for one wire form, computed once per item on demand.
   /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 as projected, 2 = v0.3 with final=false.

@@ -210,7 +210,8 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
 asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
                                                              std::vector<EventDraft> step,
                                                              bool creating,
-                                                             Precondition precondition) {
+                                                             Precondition precondition,
+                                                             Extension extend) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   {
@@ -231,19 +232,26 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     commit.expected_last_sequence = expected;
     const int64_t now = clock_.NowMs();
     std::vector<StreamItemPtr> items;
-    for (auto& draft : step) {
-      protocol::RunEvent e;
-      e.event_id = ids_.Next();
-      e.run_id = slot->task_id;
-      e.type = std::move(draft.type);
-      e.node_id = std::move(draft.node_id);
-      e.payload = std::move(draft.payload);
-      e.timestamp_ms = now;
-      e.sequence = next.last_sequence + 1;
-      auto applied = ApplyEvent(next, e);
-      if (!applied) co_return std::move(applied).error();
-      items.push_back(RunItem(next, e));
-      commit.events.push_back(std::move(e));
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) {  // the executor's first steps ride along in the same commit
+        if (!extend) break;
+        step = extend(next);
+      }
+      for (auto& draft : step) {
+        protocol::RunEvent e;
+        e.event_id = ids_.Next();
+        e.run_id = slot->task_id;
+        e.type = std::move(draft.type);
+        e.node_id = std::move(draft.node_id);
+        e.payload = std::move(draft.payload);
+        e.timestamp_ms = now;
+        e.sequence = next.last_sequence + 1;
+        // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
+        auto applied = FoldCommittedEvent(next, e);
+        if (!applied) co_return std::move(applied).error();
+        items.push_back(RunItem(next, e));
+        commit.events.push_back(std::move(e));
+      }
     }
     auto record = std::make_shared<const storage::TaskRecord>(next);
     commit.record = std::move(next);
@@ -384,18 +392,20 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
 
 asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slot,
                                                        std::string dedup_key,
-                                                       std::vector<EventDraft> step,
-                                                       bool& replayed) {
+                                                       std::vector<EventDraft> step, bool& replayed,
+                                                       Extension extend) {
   replayed = false;
   // An earlier creation with the same key (or the same id) is the answer, not a new task.
+  // With a key (a fresh id) the store decides atomically; only a conflict needs a read.
   auto lookup = [&]() -> Result<std::optional<storage::TaskRecord>> {
     return dedup_key.empty() ? store_.Get(slot->task_id) : store_.FindByDedupKey(dedup_key);
   };
-  auto existing = lookup();
+  Result<std::optional<storage::TaskRecord>> existing = std::optional<storage::TaskRecord>();
+  if (dedup_key.empty()) existing = lookup();
   if (!existing) co_return std::move(existing).error();
   if (!existing.value()) {
     if (!dedup_key.empty()) step[0].payload["dedupKey"] = dedup_key;
-    auto r = co_await CommitRecord(slot, std::move(step), true, {});
+    auto r = co_await CommitRecord(slot, std::move(step), true, {}, std::move(extend));
     if (r || r.error().code != ErrorCode::kConflict) co_return r;
     existing = lookup();  // lost a race with the same key: that one wins
     if (!existing) co_return std::move(existing).error();
@@ -430,7 +440,8 @@ Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) co
 }
 
 asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
-    protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach) {
+    protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
+    bool first_steps_inline) {
   if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
   protocol::Message& msg = req.message;
   if (msg.role != protocol::Role::kUser)
@@ -483,8 +494,14 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                          {"tags", std::move(tags)},
                          {"inputs", InputsOf(msg)}};
     bool replayed = false;
-    auto r = co_await Create(slot, dedup_key,
-                             OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed);
+    Extension first_steps;
+    if (first_steps_inline)
+      first_steps = [executor = ExecutorFor(skill_id)](const storage::TaskRecord& fresh) {
+        return executor->FirstSteps(fresh);
+      };
+    auto r =
+        co_await Create(slot, dedup_key, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
+                        replayed, std::move(first_steps));
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
     if (replayed) {
@@ -566,7 +583,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
 }
 
 asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequest req) {
-  auto accepted = co_await Accept(req, nullptr);
+  // A blocking send waits for the outcome anyway: what the executor can decide at once is
+  // committed with the task's creation (a non-blocking send returns the task as submitted).
+  auto accepted = co_await Accept(req, nullptr, !req.configuration.return_immediately);
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   if (req.configuration.return_immediately)

@@ -179,6 +179,10 @@ class TaskService {
   /// events that resolve an interrupt, which depend on that newest state).
   using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&,
                                                                 std::vector<EventDraft>& step)>;
+  /// More events for the same commit, given the record after `step` (an executor's first
+  /// steps riding along with a task's creation).
+  using Extension = std::function<std::vector<EventDraft>(const storage::TaskRecord&)>;
+
   /// Commits one step for the slot's task (used by ExecutionContext and the request paths).
   boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
                                                                   std::vector<EventDraft> step,
@@ -191,9 +195,10 @@ class TaskService {
   std::shared_ptr<Slot> Acquire(const std::string& task_id);
   boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> CommitRecord(
       std::shared_ptr<Slot> slot, std::vector<EventDraft> step, bool creating,
-      Precondition precondition);
+      Precondition precondition, Extension extend = {});
   boost::asio::awaitable<core::Result<Accepted>> Accept(protocol::SendMessageRequest& req,
-                                                        std::shared_ptr<Subscription> attach);
+                                                        std::shared_ptr<Subscription> attach,
+                                                        bool first_steps_inline = false);
   std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
                                const std::shared_ptr<Subscription>& sub);
   void StartExecution(std::shared_ptr<Slot> slot, std::shared_ptr<const storage::TaskRecord> rec,
@@ -203,7 +208,7 @@ class TaskService {
       std::chrono::milliseconds timeout);
   boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> Create(
       std::shared_ptr<Slot> slot, std::string dedup_key, std::vector<EventDraft> step,
-      bool& replayed);
+      bool& replayed, Extension extend = {});
   Executor* ExecutorFor(const std::string& skill_id) const;
   protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
 

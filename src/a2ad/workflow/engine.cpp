@@ -8,6 +8,7 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/tasks/task_projection.hpp"
 
 namespace a2ad::workflow {
 namespace asio = boost::asio;
@@ -619,6 +620,34 @@ std::optional<Error> WorkflowExecutor::CheckInputs(const json::object& inputs) c
                "inputs: workflow '" + workflow_->id + "' needs the variable(s) " + missing +
                    " (send them as fields of a data part, or in POST /v1/runs inputs)",
                {{"field", "inputs"}, {"reason", "validation_error"}, {"missing", missing}});
+}
+
+std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& created) const {
+  std::vector<EventDraft> out;
+  storage::TaskRecord rec = created;  // planned on a local fold; the service re-stamps them
+  PlanEnv env;
+  env.tokens = &tokens_;
+  env.now_ms = clock_.NowMs();
+  env.token_ttl_ms = options_.token_ttl_ms;
+  env.max_node_executions = options_.max_node_executions;
+  env.public_url = options_.public_url;
+  for (int i = 0; i < 64; ++i) {
+    Decision d = Plan(*workflow_, rec.task.id, rec.run, env);
+    if (d.kind != Decision::Kind::kCommit) break;
+    for (auto& e : d.events) {
+      protocol::RunEvent ev;
+      ev.run_id = rec.task.id;
+      ev.type = e.type;
+      ev.node_id = e.node_id;
+      ev.payload = e.payload;
+      ev.timestamp_ms = env.now_ms;
+      ev.sequence = rec.last_sequence + 1;
+      if (!tasks::FoldCommittedEvent(rec, ev)) return out;  // let Execute meet it
+      out.push_back(std::move(e));
+    }
+    if (tasks::IsTerminalRunStatus(Str(rec.run, "status"))) break;
+  }
+  return out;
 }
 
 asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::ExecutionContext> ctx) {

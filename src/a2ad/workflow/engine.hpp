@@ -41,6 +41,9 @@ class WorkflowExecutor final : public tasks::Executor {
                                           const tasks::ResolveRequest& request) override;
   std::optional<core::Error> CheckInputs(const boost::json::object& inputs) const override;
   bool RecoversParked() const override { return true; }
+  /// The steps Plan decides at once from the new run (up to the first sleep, gate or child),
+  /// committed with its creation: an instant workflow is one transaction.
+  std::vector<tasks::EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
 
   const Workflow& workflow() const { return *workflow_; }
 
