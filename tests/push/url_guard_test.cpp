@@ -85,7 +85,7 @@ const Hostile kHostileHttp[] = {
     {"http://%31%32%37.0.0.1/", "loopback"},  // percent-encoded
     // Boost.URL 1.81 reads this as host 127.0.0.1 with path "./": refused either way.
     {"http://127.0.0.1./", "path must start"},
-    {"http://0x7f.0.0.1./", "loopback"},       // trailing dot
+    {"http://0x7f.0.0.1./", "loopback"},         // trailing dot
     {"http://1.2.3.256/", "not a valid IPv4"},   // numeric, but no address
     {"http://0x1g.0.0.1/", "not a valid IPv4"},  // would be "guessed"
     // IPv6 and embedded forms
