@@ -745,6 +745,8 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   {
     // Back to exactly what schema version 1 wrote.
     RawDb raw(path_);
+    raw.Exec("DROP TABLE push_outbox");  // schema version 3
+    raw.Exec("DROP TABLE push_configs");
     raw.Exec("DROP INDEX tasks_prunable");
     raw.Exec("ALTER TABLE tasks DROP COLUMN pruned_through");
     raw.Exec("DELETE FROM schema_migrations WHERE version > 1");
@@ -760,9 +762,10 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   ASSERT_NE(store, nullptr);
   {
     RawDb raw(path_);
-    EXPECT_EQ(SqliteTaskStore::LatestSchemaVersion(), 2);
-    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 2);
-    EXPECT_EQ(raw.Int("SELECT count(*) FROM schema_migrations"), 2);
+    EXPECT_EQ(SqliteTaskStore::LatestSchemaVersion(), 3);
+    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 3);
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM schema_migrations"), 3);
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name = 'push_outbox'"), 1);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name = 'tasks_prunable'"), 1);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM tasks WHERE pruned_through = -1"), 2);
   }
