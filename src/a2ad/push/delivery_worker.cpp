@@ -1,0 +1,228 @@
+#include "a2ad/push/delivery_worker.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include "a2ad/core/log.hpp"
+
+namespace a2ad::push {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+std::chrono::milliseconds Backoff(const DeliveryOptions& o, int attempts, std::mt19937_64& rng) {
+  double d = static_cast<double>(o.base_backoff.count());
+  for (int i = 1; i < attempts && d < static_cast<double>(o.max_backoff.count()); ++i) d *= 2;
+  d = std::min(d, static_cast<double>(o.max_backoff.count()));
+  std::uniform_real_distribution<double> jitter(0.5, 1.0);
+  return std::chrono::milliseconds(static_cast<int64_t>(d * jitter(rng)));
+}
+
+namespace {
+
+// Plain helpers outside the coroutines (GCC 12 and braced initializers in coroutines).
+json::object Claims(const std::string& issuer, const std::string& audience, int64_t now_ms,
+                    int64_t lifetime_s, const std::string& jti, const std::string& task_id,
+                    const std::string& event_id) {
+  json::object c;
+  c["iss"] = issuer;
+  c["aud"] = audience;
+  c["iat"] = now_ms / 1000;
+  c["exp"] = now_ms / 1000 + lifetime_s;
+  c["jti"] = jti;
+  c["taskId"] = task_id;
+  c["eventId"] = event_id;
+  return c;
+}
+
+Headers BuildHeaders(const storage::OutboxRow& row, const protocol::PushNotificationConfig& cfg,
+                     const std::string& jwt) {
+  Headers h;
+  h.emplace_back("Content-Type", row.content_type);
+  h.emplace_back("X-A2A-Event-Id", row.id);
+  if (!cfg.token.empty()) h.emplace_back("X-A2A-Notification-Token", cfg.token);
+  if (cfg.authentication && !cfg.authentication->credentials.empty()) {
+    h.emplace_back("Authorization",
+                   cfg.authentication->scheme + " " + cfg.authentication->credentials);
+    h.emplace_back("X-A2A-Push-JWT", jwt);
+  } else {
+    h.emplace_back("Authorization", "Bearer " + jwt);
+  }
+  return h;
+}
+
+std::string Destination(const std::string& url) {
+  GuardPolicy lenient;
+  lenient.allow_http = true;
+  auto parsed = ParseWebhookUrl(url, lenient);
+  if (!parsed) return url;
+  return parsed->host + ":" + std::to_string(parsed->port);
+}
+
+}  // namespace
+
+DeliveryWorker::DeliveryWorker(asio::any_io_executor io, storage::PushStore& store,
+                               const UrlGuard& guard, WebhookClient& client, KeyStore& keys,
+                               const core::Clock& clock, core::IdGenerator& ids,
+                               DeliveryOptions options)
+    : io_(std::move(io)),
+      store_(store),
+      guard_(guard),
+      client_(client),
+      keys_(keys),
+      clock_(clock),
+      ids_(ids),
+      options_(std::move(options)),
+      timer_(asio::make_strand(io_)),
+      rng_(std::random_device{}()) {}
+
+DeliveryWorker::~DeliveryWorker() = default;
+
+void DeliveryWorker::Start() {
+  auto self = shared_from_this();
+  asio::co_spawn(
+      timer_.get_executor(), [self]() { return self->Loop(); }, asio::detached);
+}
+
+void DeliveryWorker::Stop() {
+  stopped_ = true;
+  WakeUp();
+}
+
+void DeliveryWorker::WakeUp() {
+  woken_ = true;
+  asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+}
+
+asio::awaitable<void> DeliveryWorker::Loop() {
+  while (!stopped_) {
+    woken_ = false;
+    const int64_t now = clock_.NowMs();
+    auto due = store_.DueOutbox(now, options_.batch);
+    if (!due) {
+      core::LogWarn("push delivery: cannot read the outbox: " + due.error().message);
+    } else {
+      for (auto& row : *due) {
+        std::string dest = Destination(row.url);
+        bool start = false;
+        bool defer = false;
+        {
+          std::lock_guard lock(mu_);
+          if (in_flight_.count(row.id)) continue;
+          if (in_flight_.size() >= options_.max_in_flight) break;
+          if (per_destination_[dest] >= options_.per_destination) {
+            defer = true;
+          } else {
+            in_flight_.insert(row.id);
+            ++per_destination_[dest];
+            start = true;
+          }
+        }
+        if (defer) {
+          // Busy destination: step aside so rows for other destinations stay at the front.
+          row.next_attempt_at_ms = now + options_.busy_defer.count();
+          (void)store_.UpdateOutbox(row);
+          continue;
+        }
+        if (start) {
+          asio::co_spawn(io_, Deliver(std::move(row), std::move(dest)), asio::detached);
+        }
+      }
+    }
+    if (stopped_) break;
+    if (!woken_) {
+      timer_.expires_after(options_.poll_interval);
+      (void)co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+  }
+}
+
+void DeliveryWorker::Finish(const std::string& row_id, const std::string& destination) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(row_id);
+  if (auto it = per_destination_.find(destination); it != per_destination_.end()) {
+    if (--it->second == 0) per_destination_.erase(it);
+  }
+}
+
+asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
+  const auto total = client_.options().total_timeout;
+  // 1. Lease.
+  row.next_attempt_at_ms = clock_.NowMs() + total.count() + 1000;
+  if (auto leased = store_.UpdateOutbox(row); !leased) {
+    core::LogWarn("push delivery " + row.id + ": cannot lease: " + leased.error().message);
+    Finish(row.id, destination);
+    co_return;
+  }
+  std::string failure;
+  bool permanent = false;
+  // 2. The config: token and authentication.
+  protocol::PushNotificationConfig cfg;
+  auto stored = store_.GetConfig(row.task_id, row.target_id);
+  if (!stored) {
+    failure = "push config lookup: " + stored.error().message;
+  } else if (!stored.value()) {
+    failure = "push config '" + row.target_id + "' was deleted";
+    permanent = true;
+  } else {
+    cfg = std::move(stored.value()->config);
+  }
+  WebhookOutcome outcome;
+  if (failure.empty()) {
+    // 3. Vet again (fresh DNS), 4. sign, 5. POST to the vetted address only.
+    auto vetted = co_await guard_.Vet(cfg.url);
+    if (!vetted) {
+      failure = vetted.error().message;
+    } else {
+      const int64_t now = clock_.NowMs();
+      auto jwt = keys_.Sign(Claims(options_.issuer, cfg.url, now, options_.token_lifetime_s,
+                                   ids_.Next(), row.task_id, row.id));
+      if (!jwt) {
+        failure = "signing: " + jwt.error().message;
+      } else {
+        outcome = co_await client_.Post(*vetted, row.body, BuildHeaders(row, cfg, *jwt));
+        if (!outcome.delivered) failure = outcome.error;
+      }
+    }
+  }
+  const int64_t now = clock_.NowMs();
+  row.attempts += 1;
+  if (failure.empty()) {
+    row.state = storage::OutboxState::kDelivered;
+    row.finished_at_ms = now;
+    row.last_error.clear();
+    ++delivered_;
+    core::LogDebug("push " + row.id + " of task " + row.task_id + " delivered to " + destination +
+                   " (attempt " + std::to_string(row.attempts) + ")");
+  } else if (permanent || row.attempts >= options_.max_attempts) {
+    row.state = storage::OutboxState::kDead;
+    row.finished_at_ms = now;
+    row.last_error = failure;
+    ++dead_;
+    core::LogWarn("push " + row.id + " of task " + row.task_id + " to " + destination +
+                  " dead-lettered after " + std::to_string(row.attempts) +
+                  " attempt(s): " + failure);
+  } else {
+    std::chrono::milliseconds delay;
+    {
+      std::lock_guard lock(mu_);
+      delay = Backoff(options_, row.attempts, rng_);
+    }
+    row.next_attempt_at_ms = now + delay.count();
+    row.last_error = failure;
+    core::LogInfo("push " + row.id + " of task " + row.task_id + " attempt " +
+                  std::to_string(row.attempts) + " failed (" + failure + "); retry in " +
+                  std::to_string(delay.count()) + " ms");
+  }
+  if (auto saved = store_.UpdateOutbox(row); !saved)
+    core::LogWarn("push delivery " + row.id +
+                  ": cannot record the outcome: " + saved.error().message);
+  Finish(row.id, destination);
+}
+
+}  // namespace a2ad::push

@@ -1,0 +1,103 @@
+#pragma once
+// DeliveryWorker: delivers outbox rows at least once (issue 5; ARCHITECTURE.md step 8).
+//
+// Loop: every poll interval (or sooner after WakeUp) it reads the due pending rows (oldest
+// first) and starts a delivery coroutine for each, unless that row is already in flight.
+// One attempt:
+//   1. lease: next_attempt_at_ms = now + total timeout + 1 s is stored first, so a crash
+//      during the attempt makes the row due again after a restart (at-least-once), and no
+//      second attempt of the same row starts meanwhile;
+//   2. the row's config (kind "a2a": the task's push config) gives the token and the
+//      authentication; a config deleted since is a dead letter ("config deleted");
+//   3. the URL is vetted again by the guard (fresh DNS; connect only to its answer);
+//   4. a fresh JWT (jti unique per attempt; claims iss, aud = the URL, iat, exp, jti,
+//      taskId, eventId) is signed; headers X-A2A-Notification-Token, Authorization,
+//      X-A2A-Event-Id (stable across attempts: receivers de-duplicate on it);
+//   5. POST; 2xx marks the row delivered. Anything else (refused by the guard, connect
+//      error, timeout, 3xx, 4xx, 5xx) is a failed attempt: retried after
+//      min(max_backoff, base_backoff * 2^(attempts-1)) with jitter (uniform in [d/2, d]),
+//      until max_attempts, then dead-lettered (state dead, last_error kept, one warning
+//      log line; listed by PushStore::ListDead and the task's deliveries).
+// Isolation: at most `per_destination` attempts run at once per host:port and at most
+// `max_in_flight` overall; a row whose destination is busy is deferred (its due time moves
+// by `busy_defer`, attempts unchanged), so a slow or dead webhook occupies only its own
+// slots and never holds back deliveries to others.
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/push/signer.hpp"
+#include "a2ad/push/url_guard.hpp"
+#include "a2ad/push/webhook_client.hpp"
+#include "a2ad/storage/push_store.hpp"
+
+namespace a2ad::push {
+
+struct DeliveryOptions {
+  int max_attempts = 8;
+  std::chrono::milliseconds base_backoff{1000};
+  std::chrono::milliseconds max_backoff{300000};
+  std::chrono::milliseconds poll_interval{50};
+  std::chrono::milliseconds busy_defer{1000};
+  size_t per_destination = 4;
+  size_t max_in_flight = 256;
+  size_t batch = 256;  // rows read per poll
+  std::string issuer;  // JWT iss (the server's public base URL)
+  int64_t token_lifetime_s = 300;
+};
+
+/// The delay before attempt `attempts + 1` (attempts >= 1), jitter drawn from `rng`.
+std::chrono::milliseconds Backoff(const DeliveryOptions& o, int attempts, std::mt19937_64& rng);
+
+class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
+ public:
+  DeliveryWorker(boost::asio::any_io_executor io, storage::PushStore& store, const UrlGuard& guard,
+                 WebhookClient& client, KeyStore& keys, const core::Clock& clock,
+                 core::IdGenerator& ids, DeliveryOptions options);
+  ~DeliveryWorker();
+
+  /// Starts the loop (call once, on a shared_ptr).
+  void Start();
+  /// Stops polling; attempts in flight finish or are abandoned with the io_context (their
+  /// lease makes them due again after a restart). Thread-safe.
+  void Stop();
+  /// Polls soon (new rows were committed). Thread-safe.
+  void WakeUp();
+
+  uint64_t delivered() const { return delivered_.load(); }
+  uint64_t dead_lettered() const { return dead_.load(); }
+
+ private:
+  boost::asio::awaitable<void> Loop();
+  boost::asio::awaitable<void> Deliver(storage::OutboxRow row, std::string destination);
+  void Finish(const std::string& row_id, const std::string& destination);
+
+  boost::asio::any_io_executor io_;
+  storage::PushStore& store_;
+  const UrlGuard& guard_;
+  WebhookClient& client_;
+  KeyStore& keys_;
+  const core::Clock& clock_;
+  core::IdGenerator& ids_;
+  DeliveryOptions options_;
+  boost::asio::steady_timer timer_;
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> woken_{false};
+  std::mutex mu_;
+  std::set<std::string> in_flight_;
+  std::map<std::string, size_t> per_destination_;
+  std::mt19937_64 rng_;
+  std::atomic<uint64_t> delivered_{0};
+  std::atomic<uint64_t> dead_{0};
+};
+
+}  // namespace a2ad::push
