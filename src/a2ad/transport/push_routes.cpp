@@ -1,0 +1,100 @@
+#include "a2ad/transport/push_routes.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/error_table.hpp"
+#include "a2ad/push/push_service.hpp"
+#include "a2ad/push/signer.hpp"
+
+namespace a2ad::transport {
+namespace json = boost::json;
+
+namespace {
+HttpResponse Error(int status, std::string_view code, std::string_view message) {
+  json::object o{{"error", json::object{{"code", code}, {"message", message}}}};
+  return JsonResponse(status, json::serialize(o));
+}
+
+std::string Param(const HttpRequest& r, std::string_view name) {
+  auto parsed = boost::urls::parse_origin_form(r.target);
+  if (!parsed) return "";
+  auto params = parsed->params();
+  auto it = params.find(name);
+  if (it == params.end()) return "";
+  return std::string((*it).value);
+}
+
+const char* StateName(storage::OutboxState s) {
+  switch (s) {
+    case storage::OutboxState::kPending:
+      return "pending";
+    case storage::OutboxState::kDelivered:
+      return "delivered";
+    case storage::OutboxState::kDead:
+      return "dead";
+  }
+  return "unknown";
+}
+
+json::object RowJson(const storage::OutboxRow& r) {
+  json::object o{{"eventId", r.id},        {"kind", r.kind},
+                 {"taskId", r.task_id},    {"configId", r.target_id},
+                 {"url", r.url},           {"state", StateName(r.state)},
+                 {"attempts", r.attempts}, {"createdAt", core::FormatTimestamp(r.created_at_ms)}};
+  if (!r.last_error.empty()) o["lastError"] = r.last_error;
+  if (r.state == storage::OutboxState::kPending)
+    o["nextAttemptAt"] = core::FormatTimestamp(r.next_attempt_at_ms);
+  else
+    o["finishedAt"] = core::FormatTimestamp(r.finished_at_ms);
+  return o;
+}
+}  // namespace
+
+std::optional<HttpResponse> PushRoutes::Handle(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  const bool jwks = path == "/.well-known/jwks.json";
+  const bool deliveries = path == "/v1/push/deliveries";
+  const bool dead = path == "/v1/push/dead-letters";
+  if (!jwks && !deliveries && !dead) return std::nullopt;
+  if (request.method != "GET" && request.method != "HEAD") {
+    auto r = Error(405, "method_not_allowed", "use GET");
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    return r;
+  }
+  if (jwks) {
+    HttpResponse r = JsonResponse(200, keys_.Jwks());
+    r.content_type = "application/jwk-set+json";
+    r.headers.emplace_back("Cache-Control", "public, max-age=60");
+    return r;
+  }
+  if (deliveries) {
+    std::string task_id = Param(request, "taskId");
+    if (task_id.empty())
+      return Error(400, "validation_error", "query parameter taskId is required");
+    auto rows = service_.Deliveries(task_id);
+    if (!rows) {
+      const auto& m = protocol::MapError(rows.error().code);
+      return Error(m.http_status, "task_not_found", rows.error().message);
+    }
+    json::array out;
+    for (const auto& row : rows.value()) out.push_back(RowJson(row));
+    return JsonResponse(200, json::serialize(json::object{{"deliveries", std::move(out)}}));
+  }
+  size_t limit = 100;
+  std::string text = Param(request, "limit");
+  if (!text.empty()) {
+    if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(text) == 0 || std::stoul(text) > 500)
+      return Error(400, "validation_error", "limit: expected an integer 1..500");
+    limit = std::stoul(text);
+  }
+  auto rows = store_.ListDead(limit);
+  if (!rows) return Error(500, "internal", rows.error().message);
+  json::array out;
+  for (const auto& row : rows.value()) out.push_back(RowJson(row));
+  return JsonResponse(200, json::serialize(json::object{{"deadLetters", std::move(out)}}));
+}
+
+}  // namespace a2ad::transport

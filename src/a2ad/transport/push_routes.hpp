@@ -1,0 +1,35 @@
+#pragma once
+// HTTP routes of push notifications (issue 5):
+//   GET /.well-known/jwks.json              the public keys that verify push JWTs
+//   GET /v1/push/deliveries?taskId=ID       the task's outbox rows: state (pending,
+//                                           delivered, dead), attempts, last error, times
+//   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
+// Bodies are never shown (they are what was sent; the task is the place for content).
+#include <optional>
+
+#include "a2ad/transport/http_types.hpp"
+
+namespace a2ad::push {
+class PushService;
+class KeyStore;
+}  // namespace a2ad::push
+namespace a2ad::storage {
+class PushStore;
+}
+
+namespace a2ad::transport {
+
+class PushRoutes {
+ public:
+  PushRoutes(push::PushService& service, push::KeyStore& keys, storage::PushStore& store)
+      : service_(service), keys_(keys), store_(store) {}
+  /// The response, or nullopt when `request` is not one of these routes.
+  std::optional<HttpResponse> Handle(const HttpRequest& request);
+
+ private:
+  push::PushService& service_;
+  push::KeyStore& keys_;
+  storage::PushStore& store_;
+};
+
+}  // namespace a2ad::transport
