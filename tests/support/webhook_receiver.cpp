@@ -45,6 +45,7 @@ WebhookReceiver::~WebhookReceiver() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
+  cv_.notify_all();
   ::shutdown(listen_fd_, SHUT_RDWR);
   ::close(listen_fd_);
   acceptor_.join();
@@ -139,7 +140,10 @@ void WebhookReceiver::Serve(int fd) {
       requests_.push_back(std::move(r));
     }
     cv_.notify_all();
-    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    if (delay.count() > 0) {  // cut short when the receiver is destroyed
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, delay, [this] { return stopping_; });
+    }
     http::response<http::string_body> res(static_cast<http::status>(status), 11);
     if (!location.empty() && status >= 300 && status < 400)
       res.set(http::field::location, location);
