@@ -32,7 +32,7 @@ struct Config {
   int64_t push_max_backoff_ms = 300000;
   int64_t push_connect_timeout_ms = 5000;
   int64_t push_timeout_ms = 10000;  // one attempt, connect to response
-  int64_t push_poll_ms = 50;        // how often the outbox is checked for due rows
+  int64_t push_poll_ms = 1000;      // outbox check interval (new rows wake the worker at once)
   int64_t push_token_ttl_s = 300;   // lifetime of push JWTs (and of retired keys in the JWKS)
   std::string push_ca_file;         // extra CA bundle for https webhooks
 };

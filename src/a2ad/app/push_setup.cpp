@@ -59,6 +59,10 @@ core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const st
   }
   setup->service =
       std::make_unique<push::PushService>(*setup->store, tasks, *setup->guard, clock, ids);
+  PushSetup* raw = setup.get();  // the worker exists once Start() ran, before any commit
+  setup->task_store = std::make_unique<push::WakingTaskStore>(tasks, [raw] {
+    if (raw->worker) raw->worker->WakeUp();
+  });
   if (auto warmed = setup->service->WarmCache(); !warmed) return std::move(warmed).error();
   return setup;
 }

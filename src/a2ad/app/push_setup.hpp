@@ -9,6 +9,7 @@
 #include "a2ad/app/config.hpp"
 #include "a2ad/push/delivery_worker.hpp"
 #include "a2ad/push/push_service.hpp"
+#include "a2ad/push/waking_task_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
 #include "a2ad/tasks/task_service.hpp"
 
@@ -22,6 +23,8 @@ struct PushSetup {
   std::unique_ptr<push::WebhookClient> client;
   std::unique_ptr<push::PushService> service;
   std::shared_ptr<push::DeliveryWorker> worker;
+  /// The task store TaskService must use: wakes the worker when outbox rows are durable.
+  std::unique_ptr<push::WakingTaskStore> task_store;
 
   /// Sets TaskServiceOptions::vet_push_config and on_commit.
   void Connect(tasks::TaskServiceOptions& options);

@@ -135,7 +135,7 @@ int RunServer(const Config& config) {
     return 2;
   }
   (*push)->Connect(svc_opts);
-  tasks::TaskService service(*store, clock, *ids, io.get_executor(), svc_opts);
+  tasks::TaskService service(*(*push)->task_store, clock, *ids, io.get_executor(), svc_opts);
   service.RegisterSkill(
       {"echo",
        "Echo",

@@ -1,5 +1,6 @@
 #include "a2ad/push/delivery_worker.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -136,7 +137,14 @@ asio::awaitable<void> DeliveryWorker::Loop() {
     }
     if (stopped_) break;
     if (!woken_) {
-      timer_.expires_after(options_.poll_interval);
+      // Until the next due row (a retry), at most one poll interval (a safety net: new rows
+      // normally wake the loop through WakeUp).
+      auto wait = options_.poll_interval;
+      if (auto next = store_.NextDueAt(); next && next.value()) {
+        const int64_t until = *next.value() - clock_.NowMs();
+        wait = std::clamp(std::chrono::milliseconds(until), std::chrono::milliseconds(1), wait);
+      }
+      timer_.expires_after(wait);
       (void)co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     }
   }
@@ -223,6 +231,7 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     core::LogWarn("push delivery " + row.id +
                   ": cannot record the outcome: " + saved.error().message);
   Finish(row.id, destination);
+  WakeUp();  // the loop recomputes its wait (a retry may now be due soon; a slot is free)
 }
 
 }  // namespace a2ad::push
