@@ -241,13 +241,13 @@ TEST_F(PushE2E, ASlowWebhookDoesNotHoldBackOthers) {
   WebhookReceiver fast;
   Start(PushFlags({"--push-timeout-ms", "120000"}));
   HttpClient c("127.0.0.1", server_.port);
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 12; ++i)
     c.Rpc("message/send", SendParams("s" + std::to_string(i), slow.Url(), ""));
   ASSERT_GE(slow.WaitFor(1), 1u);
   for (int i = 0; i < 8; ++i)
     c.Rpc("message/send", SendParams("f" + std::to_string(i), fast.Url(), ""));
   EXPECT_EQ(fast.WaitFor(8), 8u);
-  EXPECT_LE(slow.count(), 4u);  // the slow destination holds only its own slots
+  EXPECT_LE(slow.count(), 8u);  // the slow destination holds only its own 8 slots
 }
 
 TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {

@@ -8,6 +8,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <optional>
 
 #include "a2ad/core/log.hpp"
 
@@ -110,28 +111,35 @@ asio::awaitable<void> DeliveryWorker::Loop() {
     } else {
       for (auto& row : *due) {
         std::string dest = Destination(row.url);
-        bool start = false;
-        bool defer = false;
+        enum { kStart, kQueue, kDefer, kSkip } action = kSkip;
         {
           std::lock_guard lock(mu_);
-          if (in_flight_.count(row.id)) continue;
-          if (in_flight_.size() >= options_.max_in_flight) break;
-          if (per_destination_[dest] >= options_.per_destination) {
-            defer = true;
+          if (claimed_.count(row.id)) continue;  // running or waiting in memory
+          size_t& running = per_destination_[dest];
+          if (running < options_.per_destination && active_ < options_.max_in_flight) {
+            ++running;
+            ++active_;
+            action = kStart;
+          } else if (running >= options_.per_destination &&
+                     waiting_[dest].size() < options_.max_waiting_per_destination) {
+            action = kQueue;
           } else {
-            in_flight_.insert(row.id);
-            ++per_destination_[dest];
-            start = true;
+            action = kDefer;
           }
+          if (action != kDefer) claimed_.insert(row.id);
         }
-        if (defer) {
-          // Busy destination: step aside so rows for other destinations stay at the front.
+        if (action == kStart) {
+          asio::co_spawn(io_, Deliver(std::move(row), std::move(dest)), asio::detached);
+        } else if (action == kQueue) {
+          // Waits in memory for a slot of its destination; leased so the due list keeps
+          // moving (other destinations are never behind it) and a crash retries it later.
+          row.next_attempt_at_ms = now + options_.queue_lease.count();
+          (void)store_.UpdateOutbox(row);
+          std::lock_guard lock(mu_);
+          waiting_[dest].push_back(std::move(row));
+        } else if (action == kDefer) {
           row.next_attempt_at_ms = now + options_.busy_defer.count();
           (void)store_.UpdateOutbox(row);
-          continue;
-        }
-        if (start) {
-          asio::co_spawn(io_, Deliver(std::move(row), std::move(dest)), asio::detached);
         }
       }
     }
@@ -151,11 +159,23 @@ asio::awaitable<void> DeliveryWorker::Loop() {
 }
 
 void DeliveryWorker::Finish(const std::string& row_id, const std::string& destination) {
-  std::lock_guard lock(mu_);
-  in_flight_.erase(row_id);
-  if (auto it = per_destination_.find(destination); it != per_destination_.end()) {
-    if (--it->second == 0) per_destination_.erase(it);
+  std::optional<storage::OutboxRow> next;
+  {
+    std::lock_guard lock(mu_);
+    claimed_.erase(row_id);
+    auto w = waiting_.find(destination);
+    if (w != waiting_.end() && !w->second.empty() && !stopped_) {
+      next = std::move(w->second.front());  // the slot passes to the next waiting row
+      w->second.pop_front();
+      if (w->second.empty()) waiting_.erase(w);
+    } else {
+      if (w != waiting_.end() && w->second.empty()) waiting_.erase(w);
+      --active_;
+      if (auto it = per_destination_.find(destination); it != per_destination_.end())
+        if (--it->second == 0) per_destination_.erase(it);
+    }
   }
+  if (next) asio::co_spawn(io_, Deliver(std::move(*next), destination), asio::detached);
 }
 
 asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {

@@ -19,13 +19,17 @@
 //      until max_attempts, then dead-lettered (state dead, last_error kept, one warning
 //      log line; listed by PushStore::ListDead and the task's deliveries).
 // Isolation: at most `per_destination` attempts run at once per host:port and at most
-// `max_in_flight` overall; a row whose destination is busy is deferred (its due time moves
-// by `busy_defer`, attempts unchanged), so a slow or dead webhook occupies only its own
-// slots and never holds back deliveries to others.
+// `max_in_flight` overall. A row whose destination is busy waits in that destination's
+// in-memory queue (up to `max_waiting_per_destination`; its due time is leased
+// `queue_lease` ahead, so the due list moves on and a crash retries it later) and starts
+// the moment a slot of its destination frees; past the queue it is deferred by
+// `busy_defer`. A slow or dead webhook thus occupies only its own slots and queue and never
+// holds back deliveries to others.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,7 +52,9 @@ struct DeliveryOptions {
   std::chrono::milliseconds max_backoff{300000};
   std::chrono::milliseconds poll_interval{50};
   std::chrono::milliseconds busy_defer{1000};
-  size_t per_destination = 4;
+  std::chrono::milliseconds queue_lease{60000};
+  size_t per_destination = 8;
+  size_t max_waiting_per_destination = 1024;
   size_t max_in_flight = 256;
   size_t batch = 256;  // rows read per poll
   std::string issuer;  // JWT iss (the server's public base URL)
@@ -93,8 +99,10 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
   std::atomic<bool> stopped_{false};
   std::atomic<bool> woken_{false};
   std::mutex mu_;
-  std::set<std::string> in_flight_;
-  std::map<std::string, size_t> per_destination_;
+  std::set<std::string> claimed_;                                  // row ids running or waiting
+  std::map<std::string, size_t> per_destination_;                  // running attempts per host:port
+  std::map<std::string, std::deque<storage::OutboxRow>> waiting_;  // for a slot
+  size_t active_ = 0;                                              // running attempts
   std::mt19937_64 rng_;
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> dead_{0};
