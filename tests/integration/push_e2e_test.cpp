@@ -272,6 +272,18 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
     ASSERT_TRUE(set.as_object().contains("error")) << url;
     EXPECT_EQ(set.at("error").at("code"), -32602) << url;
   }
+  // The OpenWOP conformance seam (DIGEST §2.5) refuses both arms the same way.
+  for (const char* url : {"https://10.0.0.5/push", "http://push.example.com/push"}) {
+    json::object seam{{"taskId", task_id}, {"url", url}};
+    auto res = c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(seam));
+    EXPECT_EQ(res.status, 400) << url;
+    EXPECT_EQ(res.Json().at("error").at("code"), "webhook_url_rejected") << url;
+  }
+  json::object unknown_task{{"taskId", "nope"}, {"url", "https://hooks.example.com/"}};
+  EXPECT_EQ(
+      c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(unknown_task))
+          .status,
+      404);
   auto list = c.Rpc("tasks/pushNotificationConfig/list", json::object{{"id", task_id}});
   EXPECT_TRUE(list.at("result").as_array().empty());
   auto unknown = c.Rpc("tasks/pushNotificationConfig/get",

@@ -1,5 +1,6 @@
 #include "a2ad/transport/push_routes.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 
@@ -50,9 +51,30 @@ json::object RowJson(const storage::OutboxRow& r) {
     o["finishedAt"] = core::FormatTimestamp(r.finished_at_ms);
   return o;
 }
+// Outside coroutines (GCC 12 and braced initializers in coroutines).
+HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
+                            const std::string& fingerprint) {
+  json::object push_config{{"url", url}};
+  if (!fingerprint.empty()) push_config["tokenFingerprint"] = fingerprint;
+  return JsonResponse(200, json::serialize(json::object{{"taskId", task_id},
+                                                        {"pushConfig", std::move(push_config)}}));
+}
 }  // namespace
 
-std::optional<HttpResponse> PushRoutes::Handle(const HttpRequest& request) {
+boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  if (path == "/v1/host/sample/a2a/tasks/push-config") {
+    if (request.method != "POST") {
+      auto r = Error(405, "method_not_allowed", "use POST");
+      r.headers.emplace_back("Allow", "POST");
+      co_return r;
+    }
+    co_return co_await SamplePushConfig(request);
+  }
+  co_return HandleSync(request);
+}
+
+std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
   std::string_view path = request.Path();
   const bool jwks = path == "/.well-known/jwks.json";
   const bool deliveries = path == "/v1/push/deliveries";
@@ -95,6 +117,34 @@ std::optional<HttpResponse> PushRoutes::Handle(const HttpRequest& request) {
   json::array out;
   for (const auto& row : rows.value()) out.push_back(RowJson(row));
   return JsonResponse(200, json::serialize(json::object{{"deadLetters", std::move(out)}}));
+}
+
+boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequest& request) {
+  boost::system::error_code ec;
+  json::value body = json::parse(request.body, ec);
+  if (ec || !body.is_object())
+    co_return Error(400, "validation_error", "body: expected a JSON object");
+  const json::object& o = body.as_object();
+  auto str = [&](const char* name) -> std::string {
+    const json::value* v = o.if_contains(name);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  protocol::PushNotificationConfig config;
+  config.task_id = str("taskId");
+  config.url = str("url");
+  config.token = str("token");
+  config.id = "openwop-sample";
+  if (config.task_id.empty() || config.url.empty())
+    co_return Error(400, "validation_error", "taskId and url are required strings");
+  auto stored = co_await service_.SetConfig(config);
+  if (!stored) {
+    if (stored.error().code == core::ErrorCode::kTaskNotFound)
+      co_return Error(404, "task_not_found", stored.error().message);
+    co_return Error(400, "webhook_url_rejected", stored.error().message);
+  }
+  std::string fingerprint = push::TokenFingerprint(config.token);
+  if (fingerprint.empty()) fingerprint = str("tokenFingerprint").substr(0, 32);
+  co_return SampleResponse(config.task_id, stored->url, fingerprint);
 }
 
 }  // namespace a2ad::transport

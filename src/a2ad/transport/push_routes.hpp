@@ -4,7 +4,14 @@
 //   GET /v1/push/deliveries?taskId=ID       the task's outbox rows: state (pending,
 //                                           delivered, dead), attempts, last error, times
 //   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
+//   POST /v1/host/sample/a2a/tasks/push-config {taskId, url, token?, tokenFingerprint?}
+//                                           the OpenWOP conformance seam (DIGEST §2.5): the
+//                                           same vetting as an A2A config; 400
+//                                           webhook_url_rejected on refusal, 404 unknown
+//                                           task; 200 {taskId, pushConfig{url,
+//                                           tokenFingerprint}} (never the token)
 // Bodies are never shown (they are what was sent; the task is the place for content).
+#include <boost/asio/awaitable.hpp>
 #include <optional>
 
 #include "a2ad/transport/http_types.hpp"
@@ -24,9 +31,11 @@ class PushRoutes {
   PushRoutes(push::PushService& service, push::KeyStore& keys, storage::PushStore& store)
       : service_(service), keys_(keys), store_(store) {}
   /// The response, or nullopt when `request` is not one of these routes.
-  std::optional<HttpResponse> Handle(const HttpRequest& request);
+  boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
 
  private:
+  boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
+  std::optional<HttpResponse> HandleSync(const HttpRequest& request);
   push::PushService& service_;
   push::KeyStore& keys_;
   storage::PushStore& store_;

@@ -72,7 +72,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (push_routes_)
-    if (auto r = push_routes_->Handle(request)) co_return std::move(*r);
+    if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
   co_return JsonResponse(
       404, ErrorEnvelope("not_found",
                          "no route for " + std::string(request.method) + " " + std::string(path)));
