@@ -184,6 +184,23 @@ TYPED_TEST(PushStoreContractTest, DueRowsRetryAndDeadLetter) {
   EXPECT_FALSE(b.push().NextDueAt()->has_value());
 }
 
+TYPED_TEST(PushStoreContractTest, WebhookSubscriptions) {
+  auto& b = this->backend_;
+  WebhookRecord w{
+      "wh-1",   "tenant-a", "https://hooks.example.com/w", {"run.completed", "run.failed"},
+      "s3cret", 1000};
+  ASSERT_TRUE(IsOk(b.push().PutWebhook(w)));
+  EXPECT_EQ(b.push().PutWebhook(w).error().code, core::ErrorCode::kConflict);
+  auto got = b.push().GetWebhook("wh-1");
+  ASSERT_TRUE(IsOk(got));
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, w);
+  EXPECT_EQ(b.push().AllWebhooks()->size(), 1u);
+  EXPECT_TRUE(*b.push().DeleteWebhook("wh-1"));
+  EXPECT_FALSE(*b.push().DeleteWebhook("wh-1"));
+  EXPECT_FALSE(b.push().GetWebhook("wh-1")->has_value());
+}
+
 TEST(SqlitePushStore, RowsSurviveReopenAndFailedCommitsLeaveNone) {
   storage_test::TempDir dir;
   const std::string path = dir.File("a2ad.db");

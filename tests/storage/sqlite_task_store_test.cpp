@@ -747,6 +747,7 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
     RawDb raw(path_);
     raw.Exec("DROP TABLE push_outbox");  // schema version 3
     raw.Exec("DROP TABLE push_configs");
+    raw.Exec("DROP TABLE push_webhooks");
     raw.Exec("DROP INDEX tasks_prunable");
     raw.Exec("ALTER TABLE tasks DROP COLUMN pruned_through");
     raw.Exec("DELETE FROM schema_migrations WHERE version > 1");

@@ -49,6 +49,18 @@ struct OutboxRow {
   friend bool operator==(const OutboxRow&, const OutboxRow&) = default;
 };
 
+/// An OpenWOP webhook subscription (DIGEST §6.2): run events of `events` types in the
+/// tenant are POSTed to `url`, signed with HMAC-SHA256 under `secret`.
+struct WebhookRecord {
+  std::string id;
+  std::string tenant_id;
+  std::string url;
+  std::vector<std::string> events;  // RunEventTypes ("run.completed", ...)
+  std::string secret;
+  int64_t created_at_ms = 0;
+  friend bool operator==(const WebhookRecord&, const WebhookRecord&) = default;
+};
+
 class PushStore {
  public:
   virtual ~PushStore() = default;
@@ -78,6 +90,13 @@ class PushStore {
   virtual core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) = 0;
   /// Dead-lettered rows, newest first, at most `limit`.
   virtual core::Result<std::vector<OutboxRow>> ListDead(size_t limit) = 0;
+
+  /// Webhook subscriptions. PutWebhook: kConflict on a duplicate id.
+  virtual core::Result<void> PutWebhook(const WebhookRecord& record) = 0;
+  virtual core::Result<std::optional<WebhookRecord>> GetWebhook(std::string_view id) = 0;
+  /// true if it existed.
+  virtual core::Result<bool> DeleteWebhook(std::string_view id) = 0;
+  virtual core::Result<std::vector<WebhookRecord>> AllWebhooks() = 0;
 };
 
 }  // namespace a2ad::storage

@@ -265,4 +265,37 @@ core::Result<std::vector<OutboxRow>> MemoryTaskStore::ListDead(size_t limit) {
   return out;
 }
 
+core::Result<void> MemoryTaskStore::PutWebhook(const WebhookRecord& record) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  if (!webhooks_.emplace(record.id, record).second)
+    return core::Error(core::ErrorCode::kConflict, "webhook " + record.id + " exists");
+  return core::Ok{};
+}
+
+core::Result<std::optional<WebhookRecord>> MemoryTaskStore::GetWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto it = webhooks_.find(id);
+  if (it == webhooks_.end()) return std::optional<WebhookRecord>();
+  return std::optional<WebhookRecord>(it->second);
+}
+
+core::Result<bool> MemoryTaskStore::DeleteWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto it = webhooks_.find(id);
+  if (it == webhooks_.end()) return false;
+  webhooks_.erase(it);
+  return true;
+}
+
+core::Result<std::vector<WebhookRecord>> MemoryTaskStore::AllWebhooks() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<WebhookRecord> out;
+  for (const auto& [id, w] : webhooks_) out.push_back(w);
+  return out;
+}
+
 }  // namespace a2ad::storage

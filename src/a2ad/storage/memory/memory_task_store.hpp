@@ -43,6 +43,10 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
   core::Result<void> UpdateOutbox(const OutboxRow& row) override;
   core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) override;
   core::Result<std::vector<OutboxRow>> ListDead(size_t limit) override;
+  core::Result<void> PutWebhook(const WebhookRecord& record) override;
+  core::Result<std::optional<WebhookRecord>> GetWebhook(std::string_view id) override;
+  core::Result<bool> DeleteWebhook(std::string_view id) override;
+  core::Result<std::vector<WebhookRecord>> AllWebhooks() override;
 
  private:
   struct Entry {
@@ -59,7 +63,8 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
   std::map<std::string, Entry, std::less<>> tasks_;
   bool closed_ = false;
   std::map<std::pair<std::string, std::string>, PushConfigRecord> configs_;  // (task, id)
-  std::vector<OutboxRow> outbox_;                                            // insertion order
+  std::vector<OutboxRow> outbox_;
+  std::map<std::string, WebhookRecord, std::less<>> webhooks_;  // insertion order
 };
 
 }  // namespace a2ad::storage

@@ -303,4 +303,75 @@ core::Result<std::vector<OutboxRow>> SqlitePushStore::ListDead(size_t limit) {
       [&](Stmt& s) { s.Bind(1, static_cast<int64_t>(limit)); }, ReadOutbox);
 }
 
+namespace {
+WebhookRecord ReadWebhook(Stmt& s) {
+  WebhookRecord w;
+  w.id = std::string(s.Text(0));
+  w.tenant_id = std::string(s.Text(1));
+  w.url = std::string(s.Text(2));
+  std::string events(s.Text(3));
+  size_t start = 0;
+  while (start < events.size()) {
+    size_t comma = events.find(',', start);
+    if (comma == std::string::npos) comma = events.size();
+    if (comma > start) w.events.push_back(events.substr(start, comma - start));
+    start = comma + 1;
+  }
+  w.secret = std::string(s.Text(4));
+  w.created_at_ms = s.Int(5);
+  return w;
+}
+constexpr const char* kWebhookColumns =
+    "SELECT id, tenant_id, url, events, secret, created_at_ms FROM push_webhooks";
+}  // namespace
+
+core::Result<void> SqlitePushStore::PutWebhook(const WebhookRecord& record) {
+  std::lock_guard lock(mu_);
+  if (!db_) return Closed();
+  auto prepared = db_->Prepare(
+      "INSERT INTO push_webhooks(id, tenant_id, url, events, secret, created_at_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!prepared) return std::move(prepared).error();
+  std::string events;
+  for (const auto& e : record.events) events += (events.empty() ? "" : ",") + e;
+  Stmt s(*prepared);
+  s.Bind(1, record.id);
+  s.Bind(2, record.tenant_id);
+  s.Bind(3, record.url);
+  s.Bind(4, events);
+  s.Bind(5, record.secret);
+  s.Bind(6, record.created_at_ms);
+  return StepDone(*db_, s, "insert webhook " + record.id);
+}
+
+core::Result<std::optional<WebhookRecord>> SqlitePushStore::GetWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (!db_) return Closed();
+  auto rows = Query<WebhookRecord>(
+      *db_, std::string(kWebhookColumns) + " WHERE id = ?1", [&](Stmt& s) { s.Bind(1, id); },
+      ReadWebhook);
+  if (!rows) return std::move(rows).error();
+  if (rows->empty()) return std::optional<WebhookRecord>();
+  return std::optional<WebhookRecord>(std::move(rows->front()));
+}
+
+core::Result<bool> SqlitePushStore::DeleteWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (!db_) return Closed();
+  auto prepared = db_->Prepare("DELETE FROM push_webhooks WHERE id = ?1");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  s.Bind(1, id);
+  if (auto done = StepDone(*db_, s, "delete webhook"); !done) return std::move(done).error();
+  return sqlite3_changes(db_->handle()) > 0;
+}
+
+core::Result<std::vector<WebhookRecord>> SqlitePushStore::AllWebhooks() {
+  std::lock_guard lock(mu_);
+  if (!db_) return Closed();
+  return Query<WebhookRecord>(
+      *db_, std::string(kWebhookColumns) + " ORDER BY created_at_ms, id", [](Stmt&) {},
+      ReadWebhook);
+}
+
 }  // namespace a2ad::storage

@@ -39,6 +39,10 @@ class SqlitePushStore final : public PushStore {
   core::Result<void> UpdateOutbox(const OutboxRow& row) override;
   core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) override;
   core::Result<std::vector<OutboxRow>> ListDead(size_t limit) override;
+  core::Result<void> PutWebhook(const WebhookRecord& record) override;
+  core::Result<std::optional<WebhookRecord>> GetWebhook(std::string_view id) override;
+  core::Result<bool> DeleteWebhook(std::string_view id) override;
+  core::Result<std::vector<WebhookRecord>> AllWebhooks() override;
   /// Closes the connection; later calls return kUnavailable.
   void Close();
 

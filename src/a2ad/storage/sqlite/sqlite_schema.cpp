@@ -85,6 +85,14 @@ CREATE TABLE push_outbox (
 CREATE INDEX push_outbox_due ON push_outbox(next_attempt_at_ms, id) WHERE state = 0;
 CREATE INDEX push_outbox_by_task ON push_outbox(task_id, created_at_ms, id);
 CREATE INDEX push_outbox_dead ON push_outbox(finished_at_ms DESC, id) WHERE state = 2;
+CREATE TABLE push_webhooks (
+  id TEXT PRIMARY KEY NOT NULL,
+  tenant_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+) STRICT;
 )sql";
 
 int64_t NowMs() {

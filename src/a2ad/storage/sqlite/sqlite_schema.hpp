@@ -39,6 +39,8 @@
 //     created_at_ms, next_attempt_at_ms, attempts, state (storage::OutboxState),
 //     last_error, finished_at_ms) STRICT; partial indexes push_outbox_due (pending rows by
 //     due time) and push_outbox_dead (dead letters, newest first), push_outbox_by_task.
+//   push_webhooks(id TEXT PK, tenant_id, url, events (comma-separated RunEventTypes),
+//     secret, created_at_ms) STRICT: OpenWOP webhook subscriptions (DIGEST §6.2).
 #include <vector>
 
 #include "a2ad/core/result.hpp"
