@@ -279,6 +279,11 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
     EXPECT_EQ(res.status, 400) << url;
     EXPECT_EQ(res.Json().at("error").at("code"), "webhook_url_rejected") << url;
   }
+  json::object hook{{"url", "https://169.254.169.254/latest"},
+                    {"events", json::array{"run.completed"}}};
+  auto refused = c.Request("POST", "/v1/webhooks", json::serialize(hook));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.Json().at("error").at("code"), "webhook_url_rejected");
   json::object unknown_task{{"taskId", "nope"}, {"url", "https://hooks.example.com/"}};
   EXPECT_EQ(
       c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(unknown_task))
@@ -309,6 +314,58 @@ TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {
   EXPECT_NE(kid, old_kid);
   EXPECT_NE(ReadFile(dir_ / "rotate.out").find(kid), std::string::npos);
   EXPECT_TRUE(Verifier(rx.Url())->Verify(rx.requests()[0].Header("Authorization").substr(7)));
+}
+
+TEST_F(PushE2E, OpenWopWebhooksShareTheOutboxAndAreHmacSigned) {
+  WebhookReceiver rx;
+  Start(PushFlags());
+  HttpClient c("127.0.0.1", server_.port);
+  json::object reg{
+      {"url", rx.Url("/wop")}, {"events", json::array{"run.completed"}}, {"tenantId", "default"}};
+  auto made = c.Request("POST", "/v1/webhooks", json::serialize(reg));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string id(made.Json().at("webhookId").as_string());
+  const std::string secret(made.Json().at("secret").as_string());
+  EXPECT_EQ(made.Json().at("secretFingerprint").as_string().size(), 8u);
+  // Another tenant's subscription to the same event never receives this host's runs.
+  json::object foreign{
+      {"url", rx.Url("/foreign")}, {"events", json::array{"run.completed"}}, {"tenantId", "other"}};
+  auto other = c.Request("POST", "/v1/webhooks", json::serialize(foreign));
+  ASSERT_EQ(other.status, 201);
+  const std::string other_id(other.Json().at("webhookId").as_string());
+
+  auto r = c.Rpc(
+      "message/send",
+      json::object{{"message", json::object{{"kind", "message"},
+                                            {"role", "user"},
+                                            {"messageId", "w1"},
+                                            {"parts", json::array{json::object{{"kind", "text"},
+                                                                               {"text", "x"}}}}}}});
+  const std::string task_id(r.at("result").at("id").as_string());
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  auto got = rx.requests();
+  ASSERT_EQ(got.size(), 1u);
+  const auto& req = got[0];
+  EXPECT_EQ(req.target, "/wop");
+  EXPECT_EQ(req.Header("X-openwop-Webhook-Id"), id);
+  EXPECT_EQ(req.Header("X-openwop-Event-Type"), "run.completed");
+  EXPECT_EQ(req.Header("X-openwop-Signature-Algorithm"), "v1");
+  EXPECT_EQ(
+      req.Header("X-openwop-Signature"),
+      "sha256=" + push::HmacSha256Hex(secret, req.Header("X-openwop-Timestamp") + "." + req.body));
+  auto body = json::parse(req.body);
+  EXPECT_EQ(body.at("runId"), json::value(task_id));
+  EXPECT_EQ(body.at("event").at("type"), "run.completed");
+
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + other_id + "?tenantId=default").status, 403);
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + id + "?tenantId=default").status, 204);
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + id + "?tenantId=default").status, 404);
+  json::object bad{{"url", rx.Url()}, {"events", json::array{}}};
+  EXPECT_EQ(c.Request("POST", "/v1/webhooks", json::serialize(bad)).status, 400);
 }
 
 TEST_F(PushE2E, PushListenVerifiesAndRejectsAReplayedPush) {

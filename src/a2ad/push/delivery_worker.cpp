@@ -8,6 +8,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
 #include <optional>
 
 #include "a2ad/core/log.hpp"
@@ -55,6 +56,33 @@ Headers BuildHeaders(const storage::OutboxRow& row, const protocol::PushNotifica
   } else {
     h.emplace_back("Authorization", "Bearer " + jwt);
   }
+  return h;
+}
+
+// What the loop does with a due row.
+enum class Action { kStart, kQueue, kDefer, kSkip };
+
+// OpenWOP webhook delivery headers (DIGEST §6.2): HMAC-SHA256 over "<timestamp>.<body>".
+Headers WebhookHeaders(const storage::OutboxRow& row, const storage::WebhookRecord& hook,
+                       int64_t now_s) {
+  std::string event_type;
+  boost::system::error_code ec;
+  json::value body = json::parse(row.body, ec);
+  if (!ec && body.is_object())
+    if (const json::value* ev = body.as_object().if_contains("event"); ev && ev->is_object())
+      if (const json::value* t = ev->as_object().if_contains("type"); t && t->is_string())
+        event_type = std::string(t->get_string());
+  const std::string ts = std::to_string(now_s);
+  Headers h;
+  h.emplace_back("Content-Type", row.content_type);
+  h.emplace_back("User-Agent", "openwop-webhook-dispatcher/a2ad");
+  h.emplace_back("X-openwop-Webhook-Id", hook.id);
+  h.emplace_back("X-openwop-Event-Type", event_type);
+  h.emplace_back("X-openwop-Timestamp", ts);
+  h.emplace_back("X-openwop-Signature",
+                 "sha256=" + HmacSha256Hex(hook.secret, ts + "." + row.body));
+  h.emplace_back("X-openwop-Signature-Algorithm", "v1");
+  h.emplace_back("X-A2A-Event-Id", row.id);
   return h;
 }
 
@@ -111,7 +139,7 @@ asio::awaitable<void> DeliveryWorker::Loop() {
     } else {
       for (auto& row : *due) {
         std::string dest = Destination(row.url);
-        enum { kStart, kQueue, kDefer, kSkip } action = kSkip;
+        Action action = Action::kSkip;
         {
           std::lock_guard lock(mu_);
           if (claimed_.count(row.id)) continue;  // running or waiting in memory
@@ -119,25 +147,25 @@ asio::awaitable<void> DeliveryWorker::Loop() {
           if (running < options_.per_destination && active_ < options_.max_in_flight) {
             ++running;
             ++active_;
-            action = kStart;
+            action = Action::kStart;
           } else if (running >= options_.per_destination &&
                      waiting_[dest].size() < options_.max_waiting_per_destination) {
-            action = kQueue;
+            action = Action::kQueue;
           } else {
-            action = kDefer;
+            action = Action::kDefer;
           }
-          if (action != kDefer) claimed_.insert(row.id);
+          if (action != Action::kDefer) claimed_.insert(row.id);
         }
-        if (action == kStart) {
+        if (action == Action::kStart) {
           asio::co_spawn(io_, Deliver(std::move(row), std::move(dest)), asio::detached);
-        } else if (action == kQueue) {
+        } else if (action == Action::kQueue) {
           // Waits in memory for a slot of its destination; leased so the due list keeps
           // moving (other destinations are never behind it) and a crash retries it later.
           row.next_attempt_at_ms = now + options_.queue_lease.count();
           (void)store_.UpdateOutbox(row);
           std::lock_guard lock(mu_);
           waiting_[dest].push_back(std::move(row));
-        } else if (action == kDefer) {
+        } else if (action == Action::kDefer) {
           row.next_attempt_at_ms = now + options_.busy_defer.count();
           (void)store_.UpdateOutbox(row);
         }
@@ -178,6 +206,44 @@ void DeliveryWorker::Finish(const std::string& row_id, const std::string& destin
   if (next) asio::co_spawn(io_, Deliver(std::move(*next), destination), asio::detached);
 }
 
+DeliveryWorker::Attempt DeliveryWorker::PrepareAttempt(const storage::OutboxRow& row) {
+  Attempt a;
+  const int64_t now = clock_.NowMs();
+  if (row.kind == "webhook") {
+    auto hook = store_.GetWebhook(row.target_id);
+    if (!hook) {
+      a.failure = "webhook lookup: " + hook.error().message;
+    } else if (!hook.value()) {
+      a.failure = "webhook " + row.target_id + " was deleted";
+      a.permanent = true;
+    } else {
+      a.url = hook.value()->url;
+      a.headers = WebhookHeaders(row, *hook.value(), now / 1000);
+    }
+    return a;
+  }
+  auto stored = store_.GetConfig(row.task_id, row.target_id);
+  if (!stored) {
+    a.failure = "push config lookup: " + stored.error().message;
+    return a;
+  }
+  if (!stored.value()) {
+    a.failure = "push config '" + row.target_id + "' was deleted";
+    a.permanent = true;
+    return a;
+  }
+  const protocol::PushNotificationConfig& cfg = stored.value()->config;
+  auto jwt = keys_.Sign(Claims(options_.issuer, cfg.url, now, options_.token_lifetime_s,
+                               ids_.Next(), row.task_id, row.id));
+  if (!jwt) {
+    a.failure = "signing: " + jwt.error().message;
+    return a;
+  }
+  a.url = cfg.url;
+  a.headers = BuildHeaders(row, cfg, *jwt);
+  return a;
+}
+
 asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
   const auto total = client_.options().total_timeout;
   // 1. Lease.
@@ -187,35 +253,18 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     Finish(row.id, destination);
     co_return;
   }
-  std::string failure;
-  bool permanent = false;
-  // 2. The config: token and authentication.
-  protocol::PushNotificationConfig cfg;
-  auto stored = store_.GetConfig(row.task_id, row.target_id);
-  if (!stored) {
-    failure = "push config lookup: " + stored.error().message;
-  } else if (!stored.value()) {
-    failure = "push config '" + row.target_id + "' was deleted";
-    permanent = true;
-  } else {
-    cfg = std::move(stored.value()->config);
-  }
-  WebhookOutcome outcome;
+  // 2. Destination, credentials and signature (a2a: config + JWT; webhook: HMAC v1).
+  Attempt attempt = PrepareAttempt(row);
+  std::string failure = attempt.failure;
+  const bool permanent = attempt.permanent;
   if (failure.empty()) {
-    // 3. Vet again (fresh DNS), 4. sign, 5. POST to the vetted address only.
-    auto vetted = co_await guard_.Vet(cfg.url);
+    // 3. Vet again (fresh DNS), 4. POST to the vetted address only.
+    auto vetted = co_await guard_.Vet(attempt.url);
     if (!vetted) {
       failure = vetted.error().message;
     } else {
-      const int64_t now = clock_.NowMs();
-      auto jwt = keys_.Sign(Claims(options_.issuer, cfg.url, now, options_.token_lifetime_s,
-                                   ids_.Next(), row.task_id, row.id));
-      if (!jwt) {
-        failure = "signing: " + jwt.error().message;
-      } else {
-        outcome = co_await client_.Post(*vetted, row.body, BuildHeaders(row, cfg, *jwt));
-        if (!outcome.delivered) failure = outcome.error;
-      }
+      WebhookOutcome outcome = co_await client_.Post(*vetted, row.body, std::move(attempt.headers));
+      if (!outcome.delivered) failure = outcome.error;
     }
   }
   const int64_t now = clock_.NowMs();

@@ -7,8 +7,10 @@
 //   1. lease: next_attempt_at_ms = now + total timeout + 1 s is stored first, so a crash
 //      during the attempt makes the row due again after a restart (at-least-once), and no
 //      second attempt of the same row starts meanwhile;
-//   2. the row's config (kind "a2a": the task's push config) gives the token and the
-//      authentication; a config deleted since is a dead letter ("config deleted");
+//   2. the row's target gives the destination and credentials: kind "a2a" the task's push
+//      config (token, authentication), kind "webhook" the OpenWOP subscription (HMAC
+//      secret: X-openwop-Signature v1 over "<timestamp>.<body>"); a target deleted since
+//      is a dead letter;
 //   3. the URL is vetted again by the guard (fresh DNS; connect only to its answer);
 //   4. a fresh JWT (jti unique per attempt; claims iss, aud = the URL, iat, exp, jti,
 //      taskId, eventId) is signed; headers X-A2A-Notification-Token, Authorization,
@@ -83,6 +85,13 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
   uint64_t dead_lettered() const { return dead_.load(); }
 
  private:
+  struct Attempt {
+    std::string url;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string failure;  // non-empty: no POST this time
+    bool permanent = false;
+  };
+  Attempt PrepareAttempt(const storage::OutboxRow& row);
   boost::asio::awaitable<void> Loop();
   boost::asio::awaitable<void> Deliver(storage::OutboxRow row, std::string destination);
   void Finish(const std::string& row_id, const std::string& destination);

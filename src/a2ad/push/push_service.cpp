@@ -1,11 +1,16 @@
 #include "a2ad/push/push_service.hpp"
 
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/push/signer.hpp"
 
 namespace a2ad::push {
 namespace asio = boost::asio;
@@ -64,6 +69,88 @@ Result<void> PushService::WarmCache() {
   auto all = store_.AllConfigs();
   if (!all) return std::move(all).error();
   for (const auto& r : *all) CachePut(r.task_id, r.config);
+  auto hooks = store_.AllWebhooks();
+  if (!hooks) return std::move(hooks).error();
+  std::lock_guard lock(mu_);
+  for (auto& w : *hooks) {
+    w.secret.clear();
+    webhooks_[w.id] = std::move(w);
+  }
+  return core::Ok{};
+}
+
+namespace {
+std::string HexOf(const unsigned char* p, size_t n) {
+  static const char* k = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += k[p[i] >> 4];
+    out += k[p[i] & 15];
+  }
+  return out;
+}
+
+std::string SecretFingerprint(const std::string& secret) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), d);
+  return HexOf(d, 4);
+}
+
+json::object WebhookBody(const std::string& tenant, const protocol::RunEvent& e) {
+  json::object o;
+  o["runId"] = e.run_id;
+  o["workspaceId"] = tenant;
+  o["event"] = protocol::RunEventToJson(e);
+  return o;
+}
+}  // namespace
+
+asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
+    std::string url, std::vector<std::string> events, std::string tenant_id, std::string secret) {
+  if (events.empty())
+    co_return Error(ErrorCode::kInvalidParams, "events: expected at least one RunEventType",
+                    {{"field", "events"}});
+  for (const auto& e : events)
+    if (e.empty() || e.size() > 128 || e.find(',') != std::string::npos)
+      co_return Error(ErrorCode::kInvalidParams, "events: '" + e + "' is not a RunEventType",
+                      {{"field", "events"}});
+  if (secret.size() > 512)
+    co_return Error(ErrorCode::kInvalidParams, "secret: longer than 512 characters",
+                    {{"field", "secret"}});
+  auto vetted = co_await guard_.Vet(url);
+  if (!vetted) co_return std::move(vetted).error();
+  if (secret.empty()) {
+    unsigned char raw[32];
+    RAND_bytes(raw, sizeof raw);
+    secret = HexOf(raw, sizeof raw);
+  }
+  storage::WebhookRecord w;
+  w.id = ids_.Next();
+  w.tenant_id = tenant_id.empty() ? kDefaultTenant : std::move(tenant_id);
+  w.url = std::move(url);
+  w.events = std::move(events);
+  w.secret = secret;
+  w.created_at_ms = clock_.NowMs();
+  if (auto put = store_.PutWebhook(w); !put) co_return std::move(put).error();
+  WebhookRegistration out{w.id, secret, SecretFingerprint(secret)};
+  w.secret.clear();  // the cache never holds secrets
+  std::lock_guard lock(mu_);
+  webhooks_[w.id] = std::move(w);
+  co_return out;
+}
+
+Result<void> PushService::DeleteWebhook(const std::string& id, const std::string& tenant_id) {
+  auto got = store_.GetWebhook(id);
+  if (!got) return std::move(got).error();
+  if (!got.value())
+    return Error(ErrorCode::kInvalidParams, "webhook " + id + " not found", {{"webhookId", id}});
+  const std::string tenant = tenant_id.empty() ? kDefaultTenant : tenant_id;
+  if (got.value()->tenant_id != tenant)
+    return Error(ErrorCode::kUnsupportedOperation, "webhook " + id + " belongs to another tenant",
+                 {{"webhookId", id}});
+  if (auto deleted = store_.DeleteWebhook(id); !deleted) return std::move(deleted).error();
+  std::lock_guard lock(mu_);
+  webhooks_.erase(id);
   return core::Ok{};
 }
 
@@ -163,6 +250,7 @@ Result<void> PushService::DeleteConfig(const std::string& task_id, const std::st
 void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit) {
   const std::string& task_id = commit.record.task.id;
   for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
+  AddWebhookRows(commit);
   const TaskState now = commit.record.task.status.state;
   if (previous && previous->task.status.state == now) return;
   if (!IsNotifiedState(now)) return;
@@ -188,6 +276,35 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
     row.created_at_ms = at;
     row.next_attempt_at_ms = at;
     commit.outbox.push_back(std::move(row));
+  }
+}
+
+void PushService::AddWebhookRows(storage::TaskCommit& commit) {
+  std::vector<std::pair<std::string, std::string>> targets;  // (webhook id, url) per event
+  const int64_t at = clock_.NowMs();
+  for (const auto& e : commit.events) {
+    targets.clear();
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, w] : webhooks_) {
+        if (w.tenant_id != kDefaultTenant) continue;  // every run is in the default tenant
+        if (std::find(w.events.begin(), w.events.end(), e.type) != w.events.end())
+          targets.emplace_back(id, w.url);
+      }
+    }
+    for (auto& [id, url] : targets) {
+      storage::OutboxRow row;
+      row.id = ids_.Next();
+      row.kind = "webhook";
+      row.task_id = commit.record.task.id;
+      row.target_id = id;
+      row.url = url;
+      row.body = json::serialize(WebhookBody(kDefaultTenant, e));
+      row.content_type = "application/json";
+      row.created_at_ms = at;
+      row.next_attempt_at_ms = at;
+      commit.outbox.push_back(std::move(row));
+    }
   }
 }
 

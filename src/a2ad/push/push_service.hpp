@@ -21,6 +21,10 @@
 // `{"statusUpdate": ...}`), no message, artifacts, inputs or outputs. A commit whose events
 // pass through several states notifies the state it ends in.
 //
+// OpenWOP webhooks (DIGEST §6.2) use the same outbox: every committed run event whose type a
+// subscription of the run's tenant lists becomes a row (kind "webhook", body {runId,
+// workspaceId, event}); the worker signs it with HMAC-SHA256 v1 instead of a JWT.
+//
 // Thread safety: every member may be called from any thread.
 #include <boost/asio/awaitable.hpp>
 #include <functional>
@@ -50,6 +54,17 @@ struct PushBody {
 PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_version,
                          const std::string& event_id);
 
+/// The answer to an OpenWOP webhook registration (DIGEST §6.2): the secret is shown once.
+struct WebhookRegistration {
+  std::string webhook_id;
+  std::string secret;
+  std::string secret_fingerprint;  // first 8 hex of SHA-256(secret)
+};
+
+/// The tenant every run of this host belongs to (no multi-tenancy yet): webhooks of other
+/// tenants never receive its events.
+inline constexpr const char* kDefaultTenant = "default";
+
 class PushService {
  public:
   PushService(storage::PushStore& store, storage::TaskStore& tasks, const UrlGuard& guard,
@@ -77,6 +92,14 @@ class PushService {
   /// Idempotent (v1.0 MUST): deleting an absent config succeeds. kTaskNotFound.
   core::Result<void> DeleteConfig(const std::string& task_id, const std::string& config_id);
 
+  /// POST /v1/webhooks. `events` non-empty RunEventTypes; `secret` "" = generated.
+  /// kInvalidParams (bad field, or the URL refused: message starts "webhook URL").
+  boost::asio::awaitable<core::Result<WebhookRegistration>> RegisterWebhook(
+      std::string url, std::vector<std::string> events, std::string tenant_id, std::string secret);
+  /// DELETE /v1/webhooks/{id}. kInvalidParams "not found" (absent), kUnsupportedOperation
+  /// (another tenant's subscription: never deleted).
+  core::Result<void> DeleteWebhook(const std::string& id, const std::string& tenant_id);
+
   /// The TaskService hook (TaskServiceOptions::on_commit). Adds outbox rows to `commit`;
   /// caches commit.push_configs. Never blocks.
   void OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit);
@@ -97,6 +120,7 @@ class PushService {
     std::string wire_version;
   };
   core::Result<void> RequireTask(const std::string& task_id);
+  void AddWebhookRows(storage::TaskCommit& commit);
   void CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c);
 
   storage::PushStore& store_;
@@ -107,6 +131,7 @@ class PushService {
   std::function<void()> wake_;
   std::mutex mu_;
   std::map<std::string, std::vector<CachedConfig>, std::less<>> cache_;  // task id -> configs
+  std::map<std::string, storage::WebhookRecord> webhooks_;  // id -> subscription (no secret)
 };
 
 }  // namespace a2ad::push

@@ -58,7 +58,6 @@ struct WebhookRecord {
   std::vector<std::string> events;  // RunEventTypes ("run.completed", ...)
   std::string secret;
   int64_t created_at_ms = 0;
-  friend bool operator==(const WebhookRecord&, const WebhookRecord&) = default;
 };
 
 class PushStore {

@@ -59,6 +59,49 @@ HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
   return JsonResponse(200, json::serialize(json::object{{"taskId", task_id},
                                                         {"pushConfig", std::move(push_config)}}));
 }
+struct Registration {
+  std::string url, tenant, secret, error;
+  std::vector<std::string> events;
+};
+
+Registration ParseRegistration(const json::object& o) {
+  Registration r;
+  auto str = [&](const char* name, std::string& out) {
+    const json::value* v = o.if_contains(name);
+    if (!v || v->is_null()) return true;
+    if (!v->is_string()) {
+      r.error = std::string(name) + ": expected a string";
+      return false;
+    }
+    out = std::string(v->get_string());
+    return true;
+  };
+  if (!str("url", r.url) || !str("tenantId", r.tenant) || !str("secret", r.secret)) return r;
+  if (r.url.empty()) {
+    r.error = "url: required";
+    return r;
+  }
+  const json::value* ev = o.if_contains("events");
+  if (!ev || !ev->is_array() || ev->as_array().empty()) {
+    r.error = "events: expected a non-empty array of RunEventTypes";
+    return r;
+  }
+  for (const auto& e : ev->as_array()) {
+    if (!e.is_string()) {
+      r.error = "events: expected strings";
+      return r;
+    }
+    r.events.emplace_back(e.get_string());
+  }
+  return r;
+}
+
+HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
+  json::object o{{"webhookId", w.webhook_id},
+                 {"secret", w.secret},
+                 {"secretFingerprint", w.secret_fingerprint}};
+  return JsonResponse(201, json::serialize(o));
+}
 }  // namespace
 
 boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
@@ -71,6 +114,8 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
     }
     co_return co_await SamplePushConfig(request);
   }
+  if (path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0)
+    co_return co_await Webhooks(request);
   co_return HandleSync(request);
 }
 
@@ -117,6 +162,47 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
   json::array out;
   for (const auto& row : rows.value()) out.push_back(RowJson(row));
   return JsonResponse(200, json::serialize(json::object{{"deadLetters", std::move(out)}}));
+}
+
+boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  if (path == "/v1/webhooks") {
+    if (request.method != "POST") {
+      auto r = Error(405, "method_not_allowed", "use POST to register a webhook");
+      r.headers.emplace_back("Allow", "POST");
+      co_return r;
+    }
+    boost::system::error_code ec;
+    json::value body = json::parse(request.body, ec);
+    if (ec || !body.is_object())
+      co_return Error(400, "validation_error", "body: expected a JSON object");
+    auto reg = ParseRegistration(body.as_object());
+    if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
+    auto made = co_await service_.RegisterWebhook(reg.url, reg.events, reg.tenant, reg.secret);
+    if (!made) {
+      const bool url = made.error().message.rfind("webhook URL", 0) == 0;
+      co_return Error(400, url ? "webhook_url_rejected" : "validation_error", made.error().message);
+    }
+    co_return RegisteredResponse(made.value());
+  }
+  if (request.method != "DELETE") {
+    auto r = Error(405, "method_not_allowed", "use DELETE /v1/webhooks/{id}");
+    r.headers.emplace_back("Allow", "DELETE");
+    co_return r;
+  }
+  std::string id(path.substr(std::string_view("/v1/webhooks/").size()));
+  if (id.empty() || id.find('/') != std::string::npos)
+    co_return Error(404, "not_found", "no route for DELETE " + std::string(path));
+  auto deleted = service_.DeleteWebhook(id, Param(request, "tenantId"));
+  if (!deleted) {
+    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
+      co_return Error(403, "forbidden", deleted.error().message);
+    co_return Error(404, "not_found", deleted.error().message);
+  }
+  HttpResponse r;
+  r.status = 204;
+  r.content_type.clear();
+  co_return r;
 }
 
 boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequest& request) {

@@ -10,6 +10,12 @@
 //                                           webhook_url_rejected on refusal, 404 unknown
 //                                           task; 200 {taskId, pushConfig{url,
 //                                           tokenFingerprint}} (never the token)
+//   POST /v1/webhooks {url, events[], tenantId?, secret?}
+//                                           OpenWOP webhook subscription (DIGEST §6.2): 201
+//                                           {webhookId, secret (shown once),
+//                                           secretFingerprint}; 400 webhook_url_rejected /
+//                                           validation_error
+//   DELETE /v1/webhooks/{id}?tenantId=      204; 404 unknown; 403 another tenant's
 // Bodies are never shown (they are what was sent; the task is the place for content).
 #include <boost/asio/awaitable.hpp>
 #include <optional>
@@ -35,6 +41,7 @@ class PushRoutes {
 
  private:
   boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
   std::optional<HttpResponse> HandleSync(const HttpRequest& request);
   push::PushService& service_;
   push::KeyStore& keys_;
