@@ -102,8 +102,17 @@ asio::awaitable<void> Accept(tcp::acceptor& acceptor) {
   }
 }
 
+std::string SetBody(const std::string& task_id, int k, const std::string& hook) {
+  json::object push{{"url", hook}, {"token", "bench"}, {"id", "c" + std::to_string(k)}};
+  json::object params{{"taskId", task_id}, {"pushNotificationConfig", push}};
+  return json::serialize(json::object{{"jsonrpc", "2.0"},
+                                      {"id", k},
+                                      {"method", "tasks/pushNotificationConfig/set"},
+                                      {"params", params}});
+}
+
 std::string SendBody(int i, const std::string& hook) {
-  json::object push{{"url", hook}, {"token", "bench"}};
+  json::object push{{"url", hook}, {"token", "bench"}, {"id", "c0"}};
   json::object msg{{"kind", "message"},
                    {"role", "user"},
                    {"messageId", "bench-" + std::to_string(i)},
@@ -128,11 +137,13 @@ int main(int argc, char** argv) {
   int port = 0;
   int n = 2000;
   int conc = 8;
+  int configs = 1;  // push configs per task (> 1: the server must delay completion)
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--port") port = std::stoi(argv[i + 1]);
     if (a == "--tasks") n = std::stoi(argv[i + 1]);
     if (a == "--concurrency") conc = std::stoi(argv[i + 1]);
+    if (a == "--configs") configs = std::stoi(argv[i + 1]);
   }
   if (port == 0) {
     std::cerr << "usage: a2ad_bench_push --port P [--tasks N] [--concurrency C]\n";
@@ -164,34 +175,59 @@ int main(int argc, char** argv) {
         http::write(sock, req);
         http::response<http::string_body> res;
         http::read(sock, buf, res);
-        if (res.body().find("\"result\"") == std::string::npos) ++failed_sends;
+        if (res.body().find("\"result\"") == std::string::npos) {
+          ++failed_sends;
+          continue;
+        }
+        std::string task_id;
+        if (configs > 1) {
+          json::value v = json::parse(res.body());
+          task_id = std::string(v.at("result").at("id").as_string());
+        }
+        for (int k = 1; k < configs; ++k) {
+          http::request<http::string_body> set(http::verb::post, "/v1/a2a", 11);
+          set.set(http::field::host, host);
+          set.set(http::field::content_type, "application/json");
+          set.body() = SetBody(task_id, k, hook);
+          set.prepare_payload();
+          http::write(sock, set);
+          http::response<http::string_body> sres;
+          http::read(sock, buf, sres);
+          if (sres.body().find("\"result\"") == std::string::npos) ++failed_sends;
+        }
       }
     });
   }
   for (auto& t : senders) t.join();
   const int64_t sent_us = NowUs();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (g_count.load() < static_cast<size_t>(n) && std::chrono::steady_clock::now() < deadline)
+  const size_t expected = static_cast<size_t>(n) * static_cast<size_t>(configs);
+  while (g_count.load() < expected && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   rx_io.stop();
   rx_thread.join();
 
   std::vector<double> lat;
   int64_t last_us = start_us;
+  int64_t first_us = g_receipts.empty() ? start_us : g_receipts.front().received_us;
   for (const auto& r : g_receipts) {
     last_us = std::max(last_us, r.received_us);
+    first_us = std::min(first_us, r.received_us);
     if (r.changed_ms > 0)
       lat.push_back(static_cast<double>(r.received_us) / 1000.0 -
                     static_cast<double>(r.changed_ms));
   }
   std::sort(lat.begin(), lat.end());
   const double secs = static_cast<double>(last_us - start_us) / 1e6;
+  const double window = std::max(1e-6, static_cast<double>(last_us - first_us) / 1e6);
   std::printf(
-      "tasks=%d concurrency=%d received=%zu failed_sends=%d unsigned=%zu send_phase_s=%.2f "
-      "total_s=%.2f pushes_per_s=%.0f latency_ms p50=%.1f p90=%.1f p99=%.1f max=%.1f\n",
-      n, conc, g_count.load(), failed_sends.load(), g_bad.load(),
+      "tasks=%d configs=%d concurrency=%d received=%zu failed_sends=%d unsigned=%zu "
+      "send_phase_s=%.2f total_s=%.2f pushes_per_s=%.0f receive_window_s=%.2f "
+      "window_pushes_per_s=%.0f latency_ms p50=%.1f p90=%.1f p99=%.1f max=%.1f\n",
+      n, configs, conc, g_count.load(), failed_sends.load(), g_bad.load(),
       static_cast<double>(sent_us - start_us) / 1e6, secs,
-      static_cast<double>(g_count.load()) / secs, Pct(lat, 0.5), Pct(lat, 0.9), Pct(lat, 0.99),
+      static_cast<double>(g_count.load()) / secs, window,
+      static_cast<double>(g_count.load()) / window, Pct(lat, 0.5), Pct(lat, 0.9), Pct(lat, 0.99),
       lat.empty() ? 0.0 : lat.back());
-  return g_count.load() == static_cast<size_t>(n) ? 0 : 1;
+  return g_count.load() == expected ? 0 : 1;
 }

@@ -46,6 +46,7 @@ json::object Claims(const std::string& issuer, const std::string& audience, int6
 Headers BuildHeaders(const storage::OutboxRow& row, const protocol::PushNotificationConfig& cfg,
                      const std::string& jwt) {
   Headers h;
+  h.reserve(8);
   h.emplace_back("Content-Type", row.content_type);
   h.emplace_back("X-A2A-Event-Id", row.id);
   if (!cfg.token.empty()) h.emplace_back("X-A2A-Notification-Token", cfg.token);
@@ -73,16 +74,15 @@ Headers WebhookHeaders(const storage::OutboxRow& row, const storage::WebhookReco
       if (const json::value* t = ev->as_object().if_contains("type"); t && t->is_string())
         event_type = std::string(t->get_string());
   const std::string ts = std::to_string(now_s);
-  Headers h;
-  h.emplace_back("Content-Type", row.content_type);
-  h.emplace_back("User-Agent", "openwop-webhook-dispatcher/a2ad");
-  h.emplace_back("X-openwop-Webhook-Id", hook.id);
-  h.emplace_back("X-openwop-Event-Type", event_type);
-  h.emplace_back("X-openwop-Timestamp", ts);
-  h.emplace_back("X-openwop-Signature",
-                 "sha256=" + HmacSha256Hex(hook.secret, ts + "." + row.body));
-  h.emplace_back("X-openwop-Signature-Algorithm", "v1");
-  h.emplace_back("X-A2A-Event-Id", row.id);
+  // One initializer list (GCC 12 at -O3 warns falsely about emplace_back chains here).
+  Headers h{{"Content-Type", row.content_type},
+            {"User-Agent", "openwop-webhook-dispatcher/a2ad"},
+            {"X-openwop-Webhook-Id", hook.id},
+            {"X-openwop-Event-Type", event_type},
+            {"X-openwop-Timestamp", ts},
+            {"X-openwop-Signature", "sha256=" + HmacSha256Hex(hook.secret, ts + "." + row.body)},
+            {"X-openwop-Signature-Algorithm", "v1"},
+            {"X-A2A-Event-Id", row.id}};
   return h;
 }
 
@@ -133,7 +133,13 @@ asio::awaitable<void> DeliveryWorker::Loop() {
   while (!stopped_) {
     woken_ = false;
     const int64_t now = clock_.NowMs();
-    auto due = store_.DueOutbox(now, options_.batch);
+    size_t claimed = 0;
+    {
+      std::lock_guard lock(mu_);
+      claimed = claimed_.size();
+    }
+    // Claimed rows (running or waiting) are still pending in the store: read past them.
+    auto due = store_.DueOutbox(now, options_.batch + claimed);
     if (!due) {
       core::LogWarn("push delivery: cannot read the outbox: " + due.error().message);
     } else {
@@ -159,10 +165,7 @@ asio::awaitable<void> DeliveryWorker::Loop() {
         if (action == Action::kStart) {
           asio::co_spawn(io_, Deliver(std::move(row), std::move(dest)), asio::detached);
         } else if (action == Action::kQueue) {
-          // Waits in memory for a slot of its destination; leased so the due list keeps
-          // moving (other destinations are never behind it) and a crash retries it later.
-          row.next_attempt_at_ms = now + options_.queue_lease.count();
-          (void)store_.UpdateOutbox(row);
+          // Waits in memory for a slot of its destination (claimed: later polls skip it).
           std::lock_guard lock(mu_);
           waiting_[dest].push_back(std::move(row));
         } else if (action == Action::kDefer) {
@@ -175,10 +178,12 @@ asio::awaitable<void> DeliveryWorker::Loop() {
     if (!woken_) {
       // Until the next due row (a retry), at most one poll interval (a safety net: new rows
       // normally wake the loop through WakeUp).
+      // A due time in the past belongs to a claimed row (running or waiting for a slot):
+      // its end wakes the loop, so only a future due time shortens the wait.
       auto wait = options_.poll_interval;
       if (auto next = store_.NextDueAt(); next && next.value()) {
         const int64_t until = *next.value() - clock_.NowMs();
-        wait = std::clamp(std::chrono::milliseconds(until), std::chrono::milliseconds(1), wait);
+        if (until > 0) wait = std::min(std::chrono::milliseconds(until), wait);
       }
       timer_.expires_after(wait);
       (void)co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -244,15 +249,27 @@ DeliveryWorker::Attempt DeliveryWorker::PrepareAttempt(const storage::OutboxRow&
   return a;
 }
 
-asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
-  const auto total = client_.options().total_timeout;
-  // 1. Lease.
-  row.next_attempt_at_ms = clock_.NowMs() + total.count() + 1000;
-  if (auto leased = store_.UpdateOutbox(row); !leased) {
-    core::LogWarn("push delivery " + row.id + ": cannot lease: " + leased.error().message);
-    Finish(row.id, destination);
-    co_return;
+void DeliveryWorker::FlushOutcomes() {
+  std::vector<Outcome> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(outcomes_);
+    flush_scheduled_ = false;
   }
+  if (batch.empty()) return;
+  std::vector<storage::OutboxRow> rows;
+  rows.reserve(batch.size());
+  for (const auto& o : batch) rows.push_back(o.row);
+  if (auto saved = store_.UpdateOutboxBatch(rows); !saved)
+    core::LogWarn("push delivery: cannot record " + std::to_string(rows.size()) +
+                  " outcome(s): " + saved.error().message + " (they will be attempted again)");
+  for (const auto& o : batch) Finish(o.row.id, o.destination);
+  WakeUp();  // the loop recomputes its wait (a retry may now be due soon; slots are free)
+}
+
+asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
+  // 1. Nothing is written before the attempt: the row stays claimed in memory (no second
+  //    attempt starts) and, after a crash, it is still due and is tried again.
   // 2. Destination, credentials and signature (a2a: config + JWT; webhook: HMAC v1).
   Attempt attempt = PrepareAttempt(row);
   std::string failure = attempt.failure;
@@ -296,11 +313,17 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
                   std::to_string(row.attempts) + " failed (" + failure + "); retry in " +
                   std::to_string(delay.count()) + " ms");
   }
-  if (auto saved = store_.UpdateOutbox(row); !saved)
-    core::LogWarn("push delivery " + row.id +
-                  ": cannot record the outcome: " + saved.error().message);
-  Finish(row.id, destination);
-  WakeUp();  // the loop recomputes its wait (a retry may now be due soon; a slot is free)
+  // 5. Record the outcome: batched with other attempts' outcomes into one transaction. The
+  //    row stays claimed until it is written (a crash before that re-sends it: at least once).
+  bool flush_now = false;
+  {
+    std::lock_guard lock(mu_);
+    outcomes_.push_back({std::move(row), std::move(destination)});
+    flush_now = !flush_scheduled_;
+    flush_scheduled_ = true;
+  }
+  if (flush_now)
+    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->FlushOutcomes(); });
 }
 
 }  // namespace a2ad::push

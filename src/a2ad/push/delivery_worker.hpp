@@ -4,9 +4,8 @@
 // Loop: every poll interval (or sooner after WakeUp) it reads the due pending rows (oldest
 // first) and starts a delivery coroutine for each, unless that row is already in flight.
 // One attempt:
-//   1. lease: next_attempt_at_ms = now + total timeout + 1 s is stored first, so a crash
-//      during the attempt makes the row due again after a restart (at-least-once), and no
-//      second attempt of the same row starts meanwhile;
+//   1. the row is claimed in memory (no second attempt of it starts meanwhile); nothing is
+//      written first, so after a crash during the attempt the row is simply still due;
 //   2. the row's target gives the destination and credentials: kind "a2a" the task's push
 //      config (token, authentication), kind "webhook" the OpenWOP subscription (HMAC
 //      secret: X-openwop-Signature v1 over "<timestamp>.<body>"); a target deleted since
@@ -22,11 +21,10 @@
 //      log line; listed by PushStore::ListDead and the task's deliveries).
 // Isolation: at most `per_destination` attempts run at once per host:port and at most
 // `max_in_flight` overall. A row whose destination is busy waits in that destination's
-// in-memory queue (up to `max_waiting_per_destination`; its due time is leased
-// `queue_lease` ahead, so the due list moves on and a crash retries it later) and starts
-// the moment a slot of its destination frees; past the queue it is deferred by
-// `busy_defer`. A slow or dead webhook thus occupies only its own slots and queue and never
-// holds back deliveries to others.
+// in-memory queue (up to `max_waiting_per_destination`; polls read past claimed rows, so
+// rows for other destinations are never hidden behind them) and starts the moment a slot of
+// its destination frees; past the queue it is deferred by `busy_defer`. A slow or dead webhook thus
+// occupies only its own slots and queue and never holds back deliveries to others.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -54,9 +52,8 @@ struct DeliveryOptions {
   std::chrono::milliseconds max_backoff{300000};
   std::chrono::milliseconds poll_interval{50};
   std::chrono::milliseconds busy_defer{1000};
-  std::chrono::milliseconds queue_lease{60000};
   size_t per_destination = 8;
-  size_t max_waiting_per_destination = 1024;
+  size_t max_waiting_per_destination = 4096;
   size_t max_in_flight = 256;
   size_t batch = 256;  // rows read per poll
   std::string issuer;  // JWT iss (the server's public base URL)
@@ -92,6 +89,11 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
     bool permanent = false;
   };
   Attempt PrepareAttempt(const storage::OutboxRow& row);
+  void FlushOutcomes();
+  struct Outcome {
+    storage::OutboxRow row;
+    std::string destination;
+  };
   boost::asio::awaitable<void> Loop();
   boost::asio::awaitable<void> Deliver(storage::OutboxRow row, std::string destination);
   void Finish(const std::string& row_id, const std::string& destination);
@@ -112,6 +114,8 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
   std::map<std::string, size_t> per_destination_;                  // running attempts per host:port
   std::map<std::string, std::deque<storage::OutboxRow>> waiting_;  // for a slot
   size_t active_ = 0;                                              // running attempts
+  std::vector<Outcome> outcomes_;  // attempts done, not yet written (one transaction each flush)
+  bool flush_scheduled_ = false;
   std::mt19937_64 rng_;
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> dead_{0};

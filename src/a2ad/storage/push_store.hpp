@@ -58,6 +58,7 @@ struct WebhookRecord {
   std::vector<std::string> events;  // RunEventTypes ("run.completed", ...)
   std::string secret;
   int64_t created_at_ms = 0;
+  friend bool operator==(const WebhookRecord&, const WebhookRecord&) = default;
 };
 
 class PushStore {
@@ -85,6 +86,8 @@ class PushStore {
   /// Stores attempts, state, next_attempt_at_ms, last_error and finished_at_ms of the row
   /// with row.id. kInvalidParams (not found) if there is no such row.
   virtual core::Result<void> UpdateOutbox(const OutboxRow& row) = 0;
+  /// UpdateOutbox for several rows in one transaction (rows not found are skipped).
+  virtual core::Result<void> UpdateOutboxBatch(const std::vector<OutboxRow>& rows) = 0;
   /// The rows of one task, in creation order (observability: the API shows dead letters).
   virtual core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) = 0;
   /// Dead-lettered rows, newest first, at most `limit`.

@@ -240,6 +240,14 @@ core::Result<void> MemoryTaskStore::UpdateOutbox(const OutboxRow& row) {
   return core::Error(core::ErrorCode::kInvalidParams, "outbox row " + row.id + " not found");
 }
 
+core::Result<void> MemoryTaskStore::UpdateOutboxBatch(const std::vector<OutboxRow>& rows) {
+  for (const auto& row : rows) {
+    auto r = UpdateOutbox(row);
+    if (!r && r.error().code != core::ErrorCode::kInvalidParams) return r;
+  }
+  return core::Ok{};
+}
+
 core::Result<std::vector<OutboxRow>> MemoryTaskStore::ListOutbox(std::string_view task_id) {
   std::lock_guard lock(mu_);
   if (closed_) return Closed();

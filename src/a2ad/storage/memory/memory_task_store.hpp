@@ -41,6 +41,7 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
   core::Result<std::vector<OutboxRow>> DueOutbox(int64_t now_ms, size_t limit) override;
   core::Result<std::optional<int64_t>> NextDueAt() override;
   core::Result<void> UpdateOutbox(const OutboxRow& row) override;
+  core::Result<void> UpdateOutboxBatch(const std::vector<OutboxRow>& rows) override;
   core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) override;
   core::Result<std::vector<OutboxRow>> ListDead(size_t limit) override;
   core::Result<void> PutWebhook(const WebhookRecord& record) override;

@@ -269,6 +269,28 @@ core::Result<std::optional<int64_t>> SqlitePushStore::NextDueAt() {
 core::Result<void> SqlitePushStore::UpdateOutbox(const OutboxRow& row) {
   std::lock_guard lock(mu_);
   if (!db_) return Closed();
+  return UpdateOutboxLocked(row);
+}
+
+core::Result<void> SqlitePushStore::UpdateOutboxBatch(const std::vector<OutboxRow>& rows) {
+  std::lock_guard lock(mu_);
+  if (!db_) return Closed();
+  if (auto b = db_->Exec("BEGIN IMMEDIATE", "update outbox rows"); !b) return b;
+  for (const auto& row : rows) {
+    auto r = UpdateOutboxLocked(row);
+    if (!r && r.error().code != core::ErrorCode::kInvalidParams) {
+      (void)db_->Exec("ROLLBACK", "rollback");
+      return r;
+    }
+  }
+  if (auto c = db_->Exec("COMMIT", "update outbox rows"); !c) {
+    (void)db_->Exec("ROLLBACK", "rollback");
+    return c;
+  }
+  return core::Ok{};
+}
+
+core::Result<void> SqlitePushStore::UpdateOutboxLocked(const OutboxRow& row) {
   auto prepared = db_->Prepare(
       "UPDATE push_outbox SET attempts = ?2, state = ?3, next_attempt_at_ms = ?4,"
       " last_error = ?5, finished_at_ms = ?6 WHERE id = ?1");

@@ -37,6 +37,7 @@ class SqlitePushStore final : public PushStore {
   core::Result<std::vector<OutboxRow>> DueOutbox(int64_t now_ms, size_t limit) override;
   core::Result<std::optional<int64_t>> NextDueAt() override;
   core::Result<void> UpdateOutbox(const OutboxRow& row) override;
+  core::Result<void> UpdateOutboxBatch(const std::vector<OutboxRow>& rows) override;
   core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) override;
   core::Result<std::vector<OutboxRow>> ListDead(size_t limit) override;
   core::Result<void> PutWebhook(const WebhookRecord& record) override;
@@ -47,6 +48,7 @@ class SqlitePushStore final : public PushStore {
   void Close();
 
  private:
+  core::Result<void> UpdateOutboxLocked(const OutboxRow& row);
   explicit SqlitePushStore(std::unique_ptr<sqlite::Connection> db);
   std::mutex mu_;
   std::unique_ptr<sqlite::Connection> db_;
