@@ -263,8 +263,12 @@ void DeliveryWorker::FlushOutcomes() {
   if (auto saved = store_.UpdateOutboxBatch(rows); !saved)
     core::LogWarn("push delivery: cannot record " + std::to_string(rows.size()) +
                   " outcome(s): " + saved.error().message + " (they will be attempted again)");
-  for (const auto& o : batch) Finish(o.row.id, o.destination);
-  WakeUp();  // the loop recomputes its wait (a retry may now be due soon; slots are free)
+  bool retry = false;
+  for (const auto& o : batch) {
+    retry = retry || o.row.state == storage::OutboxState::kPending;
+    Finish(o.row.id, o.destination);  // frees the slot (or hands it to a waiting row)
+  }
+  if (retry) WakeUp();  // the loop recomputes its wait: a retry may be due before it ends
 }
 
 asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
