@@ -136,6 +136,10 @@ TYPED_TEST(PushStoreContractTest, ConfigCrudIsPerTaskAndUpserts) {
   ASSERT_TRUE(IsOk(b.push().PutConfig(unauth)));
   EXPECT_FALSE((*b.push().GetConfig("t2", "plain"))->config.authentication);
   EXPECT_EQ(b.push().AllConfigs()->size(), 4u);
+  // A terminal task's configs are no longer listed for the cache.
+  auto t2 = b.tasks().Get("t2");
+  ASSERT_TRUE(IsOk(CommitSync(b.tasks(), Append(**t2, TaskState::kCompleted, 5000))));
+  EXPECT_EQ(b.push().AllConfigs()->size(), 2u);
   EXPECT_TRUE(*b.push().DeleteConfig("t1", "a"));
   EXPECT_FALSE(*b.push().DeleteConfig("t1", "a"));
   EXPECT_EQ(b.push().ListConfigs("t1")->size(), 1u);

@@ -209,7 +209,9 @@ asio::awaitable<Result<protocol::PushNotificationConfig>> PushService::SetConfig
   rec.config = config;
   rec.created_at_ms = clock_.NowMs();
   if (auto put = store_.PutConfig(rec); !put) co_return std::move(put).error();
-  CachePut(task_id, config);
+  if (auto now = tasks_.Get(task_id);
+      now && now.value() && !protocol::IsTerminal(now.value()->task.status.state))
+    CachePut(task_id, config);  // a terminal task produces no more pushes
   co_return config;
 }
 

@@ -74,7 +74,8 @@ class PushStore {
   virtual core::Result<std::vector<PushConfigRecord>> ListConfigs(std::string_view task_id) = 0;
   /// true if it existed.
   virtual core::Result<bool> DeleteConfig(std::string_view task_id, std::string_view config_id) = 0;
-  /// Every config (to warm an in-memory cache at startup).
+  /// Every config of a task that is not in a terminal state (to warm an in-memory cache at
+  /// startup: terminal tasks produce no more pushes).
   virtual core::Result<std::vector<PushConfigRecord>> AllConfigs() = 0;
 
   /// Adds rows outside a task commit (OpenWOP webhooks). kConflict on a duplicate id.

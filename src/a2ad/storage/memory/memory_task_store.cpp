@@ -186,7 +186,11 @@ core::Result<std::vector<PushConfigRecord>> MemoryTaskStore::AllConfigs() {
   std::lock_guard lock(mu_);
   if (closed_) return Closed();
   std::vector<PushConfigRecord> out;
-  for (const auto& [key, rec] : configs_) out.push_back(rec);
+  for (const auto& [key, rec] : configs_) {
+    auto task = tasks_.find(key.first);
+    if (task != tasks_.end() && !protocol::IsTerminal(task->second.record.task.status.state))
+      out.push_back(rec);
+  }
   return out;
 }
 

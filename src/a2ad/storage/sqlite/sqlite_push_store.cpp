@@ -218,8 +218,12 @@ core::Result<bool> SqlitePushStore::DeleteConfig(std::string_view task_id,
 core::Result<std::vector<PushConfigRecord>> SqlitePushStore::AllConfigs() {
   std::lock_guard lock(mu_);
   if (!db_) return Closed();
+  // Terminal states by number (protocol::TaskState, as in schema version 2's index).
   return Query<PushConfigRecord>(
-      *db_, std::string(kConfigColumns) + " ORDER BY task_id, created_at_ms, config_id",
+      *db_,
+      std::string(kConfigColumns) +
+          " WHERE task_id IN (SELECT id FROM tasks WHERE state NOT IN (3, 4, 5, 7))"
+          " ORDER BY task_id, created_at_ms, config_id",
       [](Stmt&) {}, ReadConfig);
 }
 
