@@ -123,6 +123,7 @@ class PushFlow : public ::testing::Test {
   }
 
   fs::path dir_;
+  asio::io_context io_;  // first: outlives everything holding its executor
   core::SystemClock clock_;
   std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
   SystemResolver resolver_;
@@ -134,7 +135,6 @@ class PushFlow : public ::testing::Test {
   std::unique_ptr<PushService> push_;
   std::unique_ptr<tasks::TaskService> service_;
   std::shared_ptr<DeliveryWorker> worker_;
-  asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;
 };
