@@ -746,6 +746,9 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   {
     // Back to exactly what schema version 1 wrote.
     RawDb raw(path_);
+    raw.Exec("DROP TABLE push_outbox");  // schema version 4
+    raw.Exec("DROP TABLE push_configs");
+    raw.Exec("DROP TABLE push_webhooks");
     raw.Exec("DROP INDEX tasks_prunable");
     raw.Exec("DROP INDEX tasks_by_dedup_key");
     raw.Exec("ALTER TABLE tasks DROP COLUMN pruned_through");
@@ -769,6 +772,7 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
               SqliteTaskStore::LatestSchemaVersion());
     EXPECT_EQ(raw.Int("SELECT count(*) FROM schema_migrations"),
               static_cast<int64_t>(sqlite::Migrations().size()));
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name = 'push_outbox'"), 1);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name = 'tasks_prunable'"), 1);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM tasks WHERE pruned_through = -1"), 2);
   }

@@ -25,6 +25,28 @@ struct Config {
   std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
+
+  // Push notifications (issue 5; push/).
+  bool push_allow_http = false;    // plain http:// webhooks (development only)
+  std::string push_allowlist;      // comma-separated CIDRs/hosts that skip the SSRF ranges
+  int push_max_attempts = 8;       // then the delivery is dead-lettered
+  int64_t push_backoff_ms = 1000;  // first retry delay (doubles, with jitter)
+  int64_t push_max_backoff_ms = 300000;
+  int64_t push_connect_timeout_ms = 5000;
+  int64_t push_timeout_ms = 10000;  // one attempt, connect to response
+  int64_t push_poll_ms = 1000;      // outbox check interval (new rows wake the worker at once)
+  int64_t push_token_ttl_s = 300;   // lifetime of push JWTs (and of retired keys in the JWKS)
+  std::string push_ca_file;         // extra CA bundle for https webhooks
+};
+
+/// `a2ad push listen`: a webhook receiver that verifies and prints pushes.
+struct PushListenConfig {
+  std::string listen = "127.0.0.1:0";
+  std::string jwks_url;  // http://.../.well-known/jwks.json of the a2ad server
+  std::string token;     // expected X-A2A-Notification-Token ("" = not checked)
+  std::string issuer;    // expected iss ("" = not checked)
+  std::string audience;  // expected aud ("" = the URL this receiver prints)
+  int64_t max_age_s = 300;
 };
 
 struct ListenAddress {
@@ -41,5 +63,13 @@ int RunServer(const Config& config);
 
 /// Applies schema migrations to <data_dir>/a2ad.db and prints the resulting version.
 int RunMigrate(const Config& config);
+
+/// `a2ad keys rotate`: a new push signing key under <data_dir>/keys; the old one stays in
+/// the JWKS until its tokens expire. Prints the new kid.
+int RunKeysRotate(const Config& config);
+
+/// `a2ad push listen`: prints "a2a push listen: receiving on <url>" when ready, then one
+/// JSON line per verified push on stdout; refused pushes get 401 and a line on stderr.
+int RunPushListen(const PushListenConfig& config);
 
 }  // namespace a2ad::app

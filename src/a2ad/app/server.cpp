@@ -14,6 +14,7 @@
 #endif
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/app/push_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
@@ -101,6 +102,25 @@ int RunMigrate(const Config& config) {
   return 0;
 }
 
+int RunKeysRotate(const Config& config) {
+  if (!EnsureDir(config.data_dir)) return 1;
+  core::SystemClock clock;
+  auto keys = push::KeyStore::Open((std::filesystem::path(config.data_dir) / "keys").string(),
+                                   clock, config.push_token_ttl_s * 1000);
+  if (!keys) {
+    core::LogError(keys.error().message);
+    return 1;
+  }
+  auto kid = (*keys)->Rotate();
+  if (!kid) {
+    core::LogError(kid.error().message);
+    return 1;
+  }
+  std::printf("a2ad: new push signing key %s; retired keys stay in the JWKS for %lld s\n",
+              kid->c_str(), static_cast<long long>(config.push_token_ttl_s));
+  return 0;
+}
+
 int RunServer(const Config& config) {
   core::LogLevel level;
   if (!core::ParseLogLevel(config.log_level, level)) {
@@ -131,7 +151,13 @@ int RunServer(const Config& config) {
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   svc_opts.default_skill = config.default_skill;
-  tasks::TaskService service(*store, clock, *ids, io.get_executor(), svc_opts);
+  auto push = OpenPush(config, DbPath(config), *store, clock, *ids);  // push notifications
+  if (!push) {
+    core::LogError("push notifications: " + push.error().message);
+    return 2;
+  }
+  (*push)->Connect(svc_opts);
+  tasks::TaskService service(*(*push)->task_store, clock, *ids, io.get_executor(), svc_opts);
   service.RegisterSkill(
       {"echo",
        "Echo",
@@ -212,8 +238,12 @@ int RunServer(const Config& config) {
   transport::StreamOptions stream_opts;
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
+  card.push_notifications = true;
   router = std::make_unique<transport::Router>(
-      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a", &openwop);
+      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a",
+      &openwop);
+  router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 
   auto recovered = service.RecoverUnfinished();
   if (!recovered) {
@@ -289,6 +319,7 @@ int RunServer(const Config& config) {
   }
   maint_cv.notify_all();
   if (maintenance.joinable()) maintenance.join();
+  (*push)->Stop();
   store->Close();
   core::LogInfo("stopped");
   return 0;

@@ -1,4 +1,4 @@
-// `a2ad`: serve, migrate. Every flag has an A2AD_* environment variable.
+// `a2ad`: serve, migrate, keys rotate, push listen. Every flag has an A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 
 #include "a2ad/app/config.hpp"
@@ -91,10 +91,95 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 
+  // Push notifications (issue 5).
+  serve
+      ->add_flag("--push-allow-http", config.push_allow_http,
+                 "allow plain http:// webhooks (development only; logged as a warning)")
+      ->envname("A2AD_PUSH_ALLOW_HTTP");
+  serve
+      ->add_option("--push-allowlist", config.push_allowlist,
+                   "comma-separated CIDRs/hosts webhooks may reach although private or "
+                   "loopback (development and tests only; off by default, logged as a warning)")
+      ->envname("A2AD_PUSH_ALLOWLIST");
+  serve
+      ->add_option("--push-max-attempts", config.push_max_attempts,
+                   "delivery attempts before a push is dead-lettered")
+      ->envname("A2AD_PUSH_MAX_ATTEMPTS")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  serve
+      ->add_option("--push-backoff-ms", config.push_backoff_ms,
+                   "delay before the first retry (doubles per attempt, with jitter)")
+      ->envname("A2AD_PUSH_BACKOFF_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400000}))
+      ->capture_default_str();
+  serve->add_option("--push-max-backoff-ms", config.push_max_backoff_ms, "longest retry delay")
+      ->envname("A2AD_PUSH_MAX_BACKOFF_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--push-connect-timeout-ms", config.push_connect_timeout_ms,
+                   "connect timeout of one delivery attempt")
+      ->envname("A2AD_PUSH_CONNECT_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{600000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--push-timeout-ms", config.push_timeout_ms,
+                   "total timeout of one delivery attempt (connect to response)")
+      ->envname("A2AD_PUSH_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{600000}))
+      ->capture_default_str();
+  serve->add_option("--push-poll-ms", config.push_poll_ms, "how often the outbox is checked")
+      ->envname("A2AD_PUSH_POLL_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{60000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--push-token-ttl-s", config.push_token_ttl_s,
+                   "lifetime of push JWTs (retired keys stay in the JWKS this long)")
+      ->envname("A2AD_PUSH_TOKEN_TTL_S")
+      ->check(CLI::Range(int64_t{10}, int64_t{86400}))
+      ->capture_default_str();
+  serve
+      ->add_option("--push-ca-file", config.push_ca_file,
+                   "extra CA bundle (PEM) trusted for https webhooks")
+      ->envname("A2AD_PUSH_CA_FILE");
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 
+  CLI::App* keys = app.add_subcommand("keys", "push signing keys");
+  keys->require_subcommand(1);
+  CLI::App* rotate = keys->add_subcommand(
+      "rotate",
+      "make a new push signing key; the old one stays in the JWKS until its tokens expire");
+  add_common(rotate);
+  rotate->add_option("--push-token-ttl-s", config.push_token_ttl_s, "lifetime of push JWTs")
+      ->envname("A2AD_PUSH_TOKEN_TTL_S")
+      ->capture_default_str();
+
+  a2ad::app::PushListenConfig listen_cfg;
+  CLI::App* push = app.add_subcommand("push", "push notification client tools");
+  push->require_subcommand(1);
+  CLI::App* listen = push->add_subcommand(
+      "listen",
+      "receive pushes, verify their JWT (JWKS, iss, aud, iat/exp, jti replay) and "
+      "token, and print each as a JSON line");
+  listen->add_option("--listen", listen_cfg.listen, "address to receive on (port 0 = any)")
+      ->capture_default_str();
+  listen
+      ->add_option("--jwks-url", listen_cfg.jwks_url,
+                   "the server's JWKS, e.g. http://127.0.0.1:8080/.well-known/jwks.json")
+      ->required();
+  listen->add_option("--token", listen_cfg.token, "expected X-A2A-Notification-Token");
+  listen->add_option("--issuer", listen_cfg.issuer, "expected JWT iss (the server's base URL)");
+  listen->add_option("--audience", listen_cfg.audience,
+                     "expected JWT aud (default: the URL this receiver prints)");
+  listen->add_option("--max-age-s", listen_cfg.max_age_s, "oldest iat accepted")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) return a2ad::app::RunServer(config);
+  if (rotate->parsed()) return a2ad::app::RunKeysRotate(config);
+  if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   return a2ad::app::RunMigrate(config);
 }

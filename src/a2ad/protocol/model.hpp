@@ -133,6 +133,9 @@ struct PushNotificationConfig {
   std::string url;
   std::string token;
   std::optional<AuthenticationInfo> authentication;
+  /// "0.3" or "1.0": the wire version of the request that registered it; pushes for this
+  /// config use that version's body (WIRE.md §16.2). Set by the codecs.
+  std::string wire_version = "1.0";
 };
 
 struct SendMessageConfiguration {

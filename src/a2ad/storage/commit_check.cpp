@@ -37,6 +37,14 @@ core::Result<void> CheckCommitPreconditions(const TaskCommit& commit) {
                    std::to_string(commit.record.last_sequence) + ", expected " +
                    std::to_string(last));
   }
+  for (const PushConfigRecord& c : commit.push_configs) {
+    if (c.task_id != id || c.config.id.empty())
+      return Invalid("task commit " + id + ": a push config must name this task and an id");
+  }
+  for (const OutboxRow& row : commit.outbox) {
+    if (row.task_id != id || row.id.empty())
+      return Invalid("task commit " + id + ": an outbox row must name this task and an id");
+  }
   return core::Ok{};
 }
 

@@ -19,6 +19,7 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/storage/push_store.hpp"
 
 namespace a2ad::storage {
 
@@ -46,6 +47,9 @@ struct TaskCommit {
   TaskRecord record;                       // replaces the stored snapshot (or creates it)
   std::vector<protocol::RunEvent> events;  // appended; sequences are expected+1, expected+2, ...
   int64_t expected_last_sequence = -1;     // -1: the task must not exist yet
+  // Push notifications (push_store.hpp), written in the same transaction:
+  std::vector<PushConfigRecord> push_configs;  // upserted (inline configs of message/send)
+  std::vector<OutboxRow> outbox;               // inserted (pending)
 };
 
 /// Filters of ListTasks (WIRE.md §11.2). Results are ordered by updated_at_ms descending,

@@ -9,6 +9,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <limits>
+#include <utility>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -36,6 +37,16 @@ std::vector<EventDraft> OneEvent(std::string type, json::object payload) {
   step[0].type = std::move(type);
   step[0].payload = std::move(payload);
   return step;
+}
+// Push: an inline config of message/send, to be written with the task's next commit.
+storage::PushConfigRecord InlinePushRecord(const std::string& task_id,
+                                           protocol::PushNotificationConfig config,
+                                           int64_t now_ms) {
+  storage::PushConfigRecord r;
+  r.task_id = task_id;
+  r.config = std::move(config);
+  r.created_at_ms = now_ms;
+  return r;
 }
 }  // namespace
 
@@ -69,6 +80,7 @@ struct TaskService::Slot {
     for (auto& s : sleepers) s->Fire();
     sleepers.clear();
   }
+  std::vector<storage::PushConfigRecord> pending_push_configs;  // guarded by mu; push
 };
 
 struct TaskService::Accepted {
@@ -255,6 +267,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     }
     auto record = std::make_shared<const storage::TaskRecord>(next);
     commit.record = std::move(next);
+    commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
+    if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
     slot->head = record;
     store_.Commit(std::move(commit), [slot, record, signal, outcome,
                                       items = std::move(items)](Result<void> r) {
@@ -448,9 +462,10 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     co_return Error(ErrorCode::kInvalidParams,
                     "message.role: a client message must have the user role",
                     {{"field", "message.role"}});
-  if (req.configuration.push_notification_config)
+  auto& inline_push = req.configuration.push_notification_config;  // push
+  if (inline_push && !options_.vet_push_config)
     co_return Error(ErrorCode::kPushNotificationNotSupported,
-                    "push notifications are not supported by this server yet");
+                    "push notifications are not enabled on this server");
 
   const std::string caller = "anonymous";  // no authentication yet: one principal
   std::shared_ptr<Slot> slot;
@@ -485,6 +500,12 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     if (!context_given) msg.context_id = ids_.Next();
     msg.task_id = task_id;
     slot = Acquire(task_id);
+    if (inline_push) {  // push: vetted now, written with the creating commit
+      auto vetted = co_await options_.vet_push_config(*inline_push, task_id);
+      if (!vetted) co_return std::move(vetted).error();
+      std::lock_guard lock(slot->mu);
+      slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
+    }
     if (attach) detach = Attach(slot, attach);
     json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
     json::object payload{{"contextId", msg.context_id},
@@ -536,6 +557,13 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     msg.context_id = rec.task.context_id;
     skill_id = rec.skill_id;
     slot = Acquire(msg.task_id);
+    if (inline_push) {  // push: vetted now, written with the task's next commit
+      auto vetted = co_await options_.vet_push_config(*inline_push, msg.task_id);
+      if (!vetted) co_return std::move(vetted).error();
+      std::lock_guard lock(slot->mu);
+      slot->pending_push_configs.push_back(
+          InlinePushRecord(msg.task_id, *inline_push, clock_.NowMs()));
+    }
     if (attach) detach = Attach(slot, attach);
     // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
     // accepted reply moves the task to working (a2a.message.received on an interrupted task,

@@ -33,6 +33,18 @@ struct TaskServiceOptions {
   /// Longest a blocking send waits for a terminal or interrupted state; after it the
   /// current (still working) task is returned and the run goes on.
   std::chrono::milliseconds blocking_timeout{30000};
+
+  // ---- push notifications (push/PushService; wired by app/) ----
+  /// Vets an inline push config of message/send for `task_id` (SSRF guard, auth scheme;
+  /// fills a missing id). Unset: inline configs are refused (kPushNotificationNotSupported).
+  /// A vetted config is written in the same commit as the task's creation (or the reply).
+  std::function<boost::asio::awaitable<core::Result<void>>(protocol::PushNotificationConfig&,
+                                                           const std::string& task_id)>
+      vet_push_config;
+  /// Called inside every commit, under the task's lock, with the task's previous record
+  /// (nullptr when creating) and the commit about to be written: adds push outbox rows to
+  /// commit.outbox (same transaction). Must not block.
+  std::function<void(const storage::TaskRecord* previous, storage::TaskCommit& commit)> on_commit;
 };
 
 /// How a stream begins: the items to send first (a snapshot, or the events a cursor
@@ -104,7 +116,8 @@ class TaskService {
   /// timeout); return_immediately returns the task as created.
   /// Errors: kInvalidParams (role, unknown skill, contextId mismatch), kTaskNotFound,
   /// kUnsupportedOperation (terminal task, or a task not waiting for input),
-  /// kPushNotificationNotSupported (an inline push config), kUnavailable (shutting down).
+  /// kPushNotificationNotSupported (an inline push config while push is off), an inline
+  /// push config refused by vet_push_config, kUnavailable (shutting down).
   boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(
       protocol::SendMessageRequest req);
 

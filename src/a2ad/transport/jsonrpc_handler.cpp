@@ -6,6 +6,7 @@
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/transport/push_rpc.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -70,11 +71,6 @@ bool IsJsonContentType(std::string_view ct) {
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   while (!lower.empty() && lower.back() == ' ') lower.pop_back();
   return lower == "application/json" || lower == "application/a2a+json";
-}
-
-Error NotYet(ErrorCode code, std::string_view method, std::string_view what) {
-  return Error(code, std::string(method) + ": " + std::string(what) +
-                         " not supported by this server yet (see the agent card capabilities)");
 }
 
 /// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
@@ -334,7 +330,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     co_return StreamResponse({std::move(start).value(), v, rpc.id, false}, stream_options_);
   }
   if (m.find("ushNotificationConfig") != std::string::npos)
-    co_return fail(NotYet(ErrorCode::kPushNotificationNotSupported, m, "push notifications are"));
+    co_return co_await HandlePushConfigRpc(push_, rpc, v);  // push_rpc.cpp
   // agent/getAuthenticatedExtendedCard, GetExtendedAgentCard
   co_return fail(Error(
       ErrorCode::kUnsupportedOperation,

@@ -10,6 +10,10 @@
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/http_types.hpp"
 
+namespace a2ad::push {
+class PushService;
+}
+
 namespace a2ad::transport {
 
 struct StreamOptions {
@@ -31,10 +35,13 @@ class JsonRpcHandler {
   explicit JsonRpcHandler(tasks::TaskService& service, StreamOptions stream_options = {})
       : service_(service), stream_options_(stream_options) {}
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+  /// Serves the push-config methods (push_rpc.hpp); without it they answer -32003.
+  void EnablePush(push::PushService* push) { push_ = push; }
 
  private:
   tasks::TaskService& service_;
   StreamOptions stream_options_;
+  push::PushService* push_ = nullptr;
 };
 
 }  // namespace a2ad::transport

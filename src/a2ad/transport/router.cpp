@@ -32,6 +32,12 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
   card_etag_ = "W/\"" + hex + "\"";
 }
 
+void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
+                        storage::PushStore& store) {
+  jsonrpc_.EnablePush(&service);
+  push_routes_ = std::make_unique<PushRoutes>(service, keys, store);
+}
+
 HttpResponse Router::Card(const HttpRequest& request) const {
   HttpResponse r;
   r.headers = {{"ETag", card_etag_}, {"Cache-Control", "public, max-age=300"}};
@@ -66,6 +72,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return co_await jsonrpc_.Handle(std::move(request));
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  if (push_routes_)
+    if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
   if (openwop_)
     if (auto r = co_await openwop_->Handle(request)) co_return std::move(*r);
   co_return JsonResponse(

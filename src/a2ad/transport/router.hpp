@@ -3,10 +3,12 @@
 // Routes HTTP requests to the well-known documents and the JSON-RPC endpoint.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <memory>
 #include <string>
 
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
+#include "a2ad/transport/push_routes.hpp"
 
 namespace a2ad::transport {
 
@@ -17,6 +19,9 @@ class Router {
          StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
          OpenwopApi* openwop = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+  /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
+  /// serving.
+  void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);
 
  private:
   HttpResponse Card(const HttpRequest& request) const;
@@ -26,6 +31,7 @@ class Router {
   std::string jsonrpc_path_;
   std::string card_body_;
   std::string card_etag_;
+  std::unique_ptr<PushRoutes> push_routes_;
 };
 
 }  // namespace a2ad::transport

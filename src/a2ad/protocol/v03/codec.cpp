@@ -2,6 +2,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_util.hpp"
+#include "a2ad/protocol/push_config_codec.hpp"
 
 namespace a2ad::protocol::v03 {
 namespace json = boost::json;
@@ -239,13 +240,8 @@ Result<SendMessageRequest> SendMessageRequestFromJson(const json::value& params)
     A2AD_TRY_ASSIGN(auto blocking, OptBool(*cfg, cp, "blocking"));
     r.configuration.return_immediately = !blocking.value_or(true);
     if (const json::value* pc = cfg->if_contains("pushNotificationConfig"); pc && !pc->is_null()) {
-      std::string pp = Join(cp, "pushNotificationConfig");
-      A2AD_TRY_ASSIGN(const json::object* po, AsObject(*pc, pp));
-      PushNotificationConfig push;
-      A2AD_TRY_ASSIGN(push.url, ReqString(*po, pp, "url"));
-      A2AD_TRY_ASSIGN(push.id, OptString(*po, pp, "id"));
-      A2AD_TRY_ASSIGN(push.token, OptString(*po, pp, "token"));
-      r.configuration.push_notification_config = std::move(push);
+      A2AD_TRY_ASSIGN(r.configuration.push_notification_config,
+                      PushConfigFromJson(*pc, Join(cp, "pushNotificationConfig")));
     }
   }
   A2AD_TRY_ASSIGN(r.metadata, OptObject(o, "params", "metadata"));

@@ -2,6 +2,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_util.hpp"
+#include "a2ad/protocol/push_config_codec.hpp"
 
 namespace a2ad::protocol::v10 {
 namespace json = boost::json;
@@ -400,20 +401,9 @@ Result<SendMessageRequest> SendMessageRequestFromJson(const json::value& params)
     if (const json::value* pc =
             Find(cfg, "taskPushNotificationConfig", "task_push_notification_config");
         pc && !pc->is_null()) {
-      std::string pp = Join(cp, "taskPushNotificationConfig");
-      auto po = AsObject(*pc, pp);
-      if (!po) return std::move(po).error();
-      PushNotificationConfig push;
-      auto url = ReqString(**po, pp, "url");
-      if (!url) return std::move(url).error();
-      push.url = std::move(url).value();
-      auto pid = OptString(**po, pp, "id");
-      if (!pid) return std::move(pid).error();
-      push.id = std::move(pid).value();
-      auto tok = OptString(**po, pp, "token");
-      if (!tok) return std::move(tok).error();
-      push.token = std::move(tok).value();
-      r.configuration.push_notification_config = std::move(push);
+      auto push = PushConfigFromJson(*pc, Join(cp, "taskPushNotificationConfig"), false);
+      if (!push) return std::move(push).error();
+      r.configuration.push_notification_config = std::move(push).value();
     }
   }
   auto md = OptObject(o, "params", "metadata");

@@ -45,6 +45,11 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
                            std::to_string(it->second.record.last_sequence) + ", expected " +
                            std::to_string(commit.expected_last_sequence));
   }
+  for (const OutboxRow& row : commit.outbox)
+    for (const OutboxRow& have : outbox_)
+      if (have.id == row.id) return core::Error(core::ErrorCode::kConflict, "outbox row " + row.id);
+  for (PushConfigRecord& c : commit.push_configs) configs_[{id, c.config.id}] = std::move(c);
+  for (OutboxRow& row : commit.outbox) outbox_.push_back(std::move(row));
   Entry& entry = it->second;
   entry.record = std::move(commit.record);
   std::move(commit.events.begin(), commit.events.end(), std::back_inserter(entry.events));
@@ -145,6 +150,180 @@ core::Result<size_t> MemoryTaskStore::PruneEvents(int64_t terminal_before_ms) {
 void MemoryTaskStore::Close() {
   std::lock_guard lock(mu_);
   closed_ = true;
+}
+
+// ---- PushStore ----------------------------------------------------------------------
+
+core::Result<void> MemoryTaskStore::PutConfig(const PushConfigRecord& record) {
+  if (record.config.id.empty() || record.task_id.empty())
+    return core::Error(core::ErrorCode::kInvalidParams, "push config: task id and id required");
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  if (!tasks_.count(record.task_id))
+    return core::Error(core::ErrorCode::kTaskNotFound, "task " + record.task_id + " not found",
+                       {{"taskId", record.task_id}});
+  auto& slot = configs_[{record.task_id, record.config.id}];
+  const int64_t created = slot.config.id.empty() ? record.created_at_ms : slot.created_at_ms;
+  slot = record;
+  slot.created_at_ms = created;  // an upsert keeps the first creation time
+  return core::Ok{};
+}
+
+core::Result<std::optional<PushConfigRecord>> MemoryTaskStore::GetConfig(
+    std::string_view task_id, std::string_view config_id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto it = configs_.find({std::string(task_id), std::string(config_id)});
+  if (it == configs_.end()) return std::optional<PushConfigRecord>();
+  return std::optional<PushConfigRecord>(it->second);
+}
+
+core::Result<std::vector<PushConfigRecord>> MemoryTaskStore::ListConfigs(std::string_view task_id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<PushConfigRecord> out;
+  for (const auto& [key, rec] : configs_)
+    if (key.first == task_id) out.push_back(rec);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.created_at_ms != b.created_at_ms ? a.created_at_ms < b.created_at_ms
+                                              : a.config.id < b.config.id;
+  });
+  return out;
+}
+
+core::Result<bool> MemoryTaskStore::DeleteConfig(std::string_view task_id,
+                                                 std::string_view config_id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  return configs_.erase({std::string(task_id), std::string(config_id)}) > 0;
+}
+
+core::Result<std::vector<PushConfigRecord>> MemoryTaskStore::AllConfigs() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<PushConfigRecord> out;
+  for (const auto& [key, rec] : configs_) {
+    auto task = tasks_.find(key.first);
+    if (task != tasks_.end() && !protocol::IsTerminal(task->second.record.task.status.state))
+      out.push_back(rec);
+  }
+  return out;
+}
+
+core::Result<void> MemoryTaskStore::Enqueue(const std::vector<OutboxRow>& rows) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  for (const auto& row : rows)
+    for (const auto& have : outbox_)
+      if (have.id == row.id) return core::Error(core::ErrorCode::kConflict, "outbox row " + row.id);
+  outbox_.insert(outbox_.end(), rows.begin(), rows.end());
+  return core::Ok{};
+}
+
+core::Result<std::vector<OutboxRow>> MemoryTaskStore::DueOutbox(int64_t now_ms, size_t limit) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<OutboxRow> out;
+  for (const auto& row : outbox_)
+    if (row.state == OutboxState::kPending && row.next_attempt_at_ms <= now_ms) out.push_back(row);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.next_attempt_at_ms != b.next_attempt_at_ms
+               ? a.next_attempt_at_ms < b.next_attempt_at_ms
+               : a.id < b.id;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+core::Result<std::optional<int64_t>> MemoryTaskStore::NextDueAt() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::optional<int64_t> next;
+  for (const auto& row : outbox_)
+    if (row.state == OutboxState::kPending && (!next || row.next_attempt_at_ms < *next))
+      next = row.next_attempt_at_ms;
+  return next;
+}
+
+core::Result<void> MemoryTaskStore::UpdateOutbox(const OutboxRow& row) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  for (auto& have : outbox_) {
+    if (have.id != row.id) continue;
+    have.attempts = row.attempts;
+    have.state = row.state;
+    have.next_attempt_at_ms = row.next_attempt_at_ms;
+    have.last_error = row.last_error;
+    have.finished_at_ms = row.finished_at_ms;
+    return core::Ok{};
+  }
+  return core::Error(core::ErrorCode::kInvalidParams, "outbox row " + row.id + " not found");
+}
+
+core::Result<void> MemoryTaskStore::UpdateOutboxBatch(const std::vector<OutboxRow>& rows) {
+  for (const auto& row : rows) {
+    auto r = UpdateOutbox(row);
+    if (!r && r.error().code != core::ErrorCode::kInvalidParams) return r;
+  }
+  return core::Ok{};
+}
+
+core::Result<std::vector<OutboxRow>> MemoryTaskStore::ListOutbox(std::string_view task_id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<OutboxRow> out;
+  for (const auto& row : outbox_)
+    if (row.task_id == task_id) out.push_back(row);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.created_at_ms != b.created_at_ms ? a.created_at_ms < b.created_at_ms : a.id < b.id;
+  });
+  return out;
+}
+
+core::Result<std::vector<OutboxRow>> MemoryTaskStore::ListDead(size_t limit) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<OutboxRow> out;
+  for (const auto& row : outbox_)
+    if (row.state == OutboxState::kDead) out.push_back(row);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.finished_at_ms != b.finished_at_ms ? a.finished_at_ms > b.finished_at_ms : a.id < b.id;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+core::Result<void> MemoryTaskStore::PutWebhook(const WebhookRecord& record) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  if (!webhooks_.emplace(record.id, record).second)
+    return core::Error(core::ErrorCode::kConflict, "webhook " + record.id + " exists");
+  return core::Ok{};
+}
+
+core::Result<std::optional<WebhookRecord>> MemoryTaskStore::GetWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto it = webhooks_.find(id);
+  if (it == webhooks_.end()) return std::optional<WebhookRecord>();
+  return std::optional<WebhookRecord>(it->second);
+}
+
+core::Result<bool> MemoryTaskStore::DeleteWebhook(std::string_view id) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  auto it = webhooks_.find(id);
+  if (it == webhooks_.end()) return false;
+  webhooks_.erase(it);
+  return true;
+}
+
+core::Result<std::vector<WebhookRecord>> MemoryTaskStore::AllWebhooks() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<WebhookRecord> out;
+  for (const auto& [id, w] : webhooks_) out.push_back(w);
+  return out;
 }
 
 }  // namespace a2ad::storage

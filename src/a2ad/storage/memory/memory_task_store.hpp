@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "a2ad/storage/push_store.hpp"
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage {
@@ -15,7 +16,8 @@ namespace a2ad::storage {
 /// `done` synchronously on the calling thread, outside the lock, before returning.
 /// List sorts every match per call: fine for tests, not for large data sets. PruneEvents
 /// runs in one step under the mutex (no batches: test data sets are small).
-class MemoryTaskStore final : public TaskStore {
+/// Also the PushStore of tests: TaskCommit's push configs and outbox rows land here.
+class MemoryTaskStore final : public TaskStore, public PushStore {
  public:
   MemoryTaskStore() = default;
 
@@ -28,6 +30,25 @@ class MemoryTaskStore final : public TaskStore {
                                                            size_t limit) override;
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
   void Close() override;
+
+  // PushStore
+  core::Result<void> PutConfig(const PushConfigRecord& record) override;
+  core::Result<std::optional<PushConfigRecord>> GetConfig(std::string_view task_id,
+                                                          std::string_view config_id) override;
+  core::Result<std::vector<PushConfigRecord>> ListConfigs(std::string_view task_id) override;
+  core::Result<bool> DeleteConfig(std::string_view task_id, std::string_view config_id) override;
+  core::Result<std::vector<PushConfigRecord>> AllConfigs() override;
+  core::Result<void> Enqueue(const std::vector<OutboxRow>& rows) override;
+  core::Result<std::vector<OutboxRow>> DueOutbox(int64_t now_ms, size_t limit) override;
+  core::Result<std::optional<int64_t>> NextDueAt() override;
+  core::Result<void> UpdateOutbox(const OutboxRow& row) override;
+  core::Result<void> UpdateOutboxBatch(const std::vector<OutboxRow>& rows) override;
+  core::Result<std::vector<OutboxRow>> ListOutbox(std::string_view task_id) override;
+  core::Result<std::vector<OutboxRow>> ListDead(size_t limit) override;
+  core::Result<void> PutWebhook(const WebhookRecord& record) override;
+  core::Result<std::optional<WebhookRecord>> GetWebhook(std::string_view id) override;
+  core::Result<bool> DeleteWebhook(std::string_view id) override;
+  core::Result<std::vector<WebhookRecord>> AllWebhooks() override;
 
  private:
   struct Entry {
@@ -44,6 +65,9 @@ class MemoryTaskStore final : public TaskStore {
   std::map<std::string, Entry, std::less<>> tasks_;
   std::map<std::string, std::string, std::less<>> dedup_;  // dedup key -> task id
   bool closed_ = false;
+  std::map<std::pair<std::string, std::string>, PushConfigRecord> configs_;  // (task, id)
+  std::vector<OutboxRow> outbox_;
+  std::map<std::string, WebhookRecord, std::less<>> webhooks_;  // insertion order
 };
 
 }  // namespace a2ad::storage

@@ -34,6 +34,7 @@ class Stmt {
   int Step();
 
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string_view Text(int column) const;
 
  private:

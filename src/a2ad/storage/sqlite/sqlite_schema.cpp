@@ -61,6 +61,49 @@ ALTER TABLE tasks ADD COLUMN dedup_key TEXT;
 CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(dedup_key) WHERE dedup_key IS NOT NULL;
 )sql";
 
+// Schema version 4 — push notifications (issue 5): configs with their raw tokens (only here: the snapshot
+// never carries them) and the delivery outbox, whose rows TaskStore::Commit writes in the
+// state change's transaction. State numbers are storage::OutboxState.
+constexpr const char* kV4 = R"sql(
+CREATE TABLE push_configs (
+  task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  config_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  token TEXT NOT NULL,
+  auth_scheme TEXT,
+  auth_credentials TEXT NOT NULL,
+  wire_version TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (task_id, config_id)
+) WITHOUT ROWID, STRICT;
+CREATE TABLE push_outbox (
+  id TEXT PRIMARY KEY NOT NULL,
+  kind TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  body TEXT NOT NULL,
+  content_type TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  next_attempt_at_ms INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  state INTEGER NOT NULL,
+  last_error TEXT NOT NULL,
+  finished_at_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX push_outbox_due ON push_outbox(next_attempt_at_ms, id) WHERE state = 0;
+CREATE INDEX push_outbox_by_task ON push_outbox(task_id, created_at_ms, id);
+CREATE INDEX push_outbox_dead ON push_outbox(finished_at_ms DESC, id) WHERE state = 2;
+CREATE TABLE push_webhooks (
+  id TEXT PRIMARY KEY NOT NULL,
+  tenant_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -83,6 +126,7 @@ const std::vector<Migration>& Migrations() {
       {1, kV1},
       {2, kV2},
       {3, kV3},
+      {4, kV4},
   };
   return kMigrations;
 }

@@ -30,6 +30,17 @@
 //     pruned_through < last_sequence: a partial index holding only terminal tasks that
 //     still have logged events, so a prune visits the tasks it deletes from, never the
 //     (ever growing) set of tasks pruned before.
+//
+// Version 3 (push notifications, issue 5; written by sqlite_push_store.cpp):
+//   push_configs(task_id REFERENCES tasks ON DELETE CASCADE, config_id, url, token,
+//     auth_scheme (NULL: no authentication), auth_credentials, wire_version, created_at_ms,
+//     PRIMARY KEY(task_id, config_id)) WITHOUT ROWID, STRICT.
+//   push_outbox(id TEXT PK, kind, task_id, target_id, url, body, content_type,
+//     created_at_ms, next_attempt_at_ms, attempts, state (storage::OutboxState),
+//     last_error, finished_at_ms) STRICT; partial indexes push_outbox_due (pending rows by
+//     due time) and push_outbox_dead (dead letters, newest first), push_outbox_by_task.
+//   push_webhooks(id TEXT PK, tenant_id, url, events (comma-separated RunEventTypes),
+//     secret, created_at_ms) STRICT: OpenWOP webhook subscriptions (DIGEST §6.2).
 #include <vector>
 
 #include "a2ad/core/result.hpp"

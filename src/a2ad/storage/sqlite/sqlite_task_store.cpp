@@ -21,6 +21,7 @@
 #include "a2ad/storage/commit_check.hpp"
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_push_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
 namespace a2ad::storage {
@@ -788,7 +789,7 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
       return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
     }
   }
-  return core::Ok{};
+  return sqlite::WritePushRows(db, c);  // push configs and outbox rows of this change
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {

@@ -1,0 +1,178 @@
+// `a2ad push listen` (issue 5, client side): receive pushes, verify each one, print it.
+// Verification: the Bearer JWT (from Authorization, or X-A2A-Push-JWT when the config asked
+// for other credentials there) against the server's JWKS (fetched at start and again when a
+// token names an unknown kid, i.e. after a key rotation), iss/aud, iat/exp and the jti
+// (a token seen before is a replay: refused); the X-A2A-Notification-Token when --token is
+// given (constant-time compare). Accepted: 200 and one JSON line on stdout. Refused: 401
+// and one line on stderr saying why.
+#include <openssl/crypto.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+
+#include "a2ad/app/config.hpp"
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/log.hpp"
+#include "a2ad/push/signer.hpp"
+#include "a2ad/transport/http_server.hpp"
+
+namespace a2ad::app {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+// A blocking GET of an http:// URL (the JWKS of a local or plain-http server).
+core::Result<std::string> FetchHttp(const std::string& url) {
+  auto parsed = boost::urls::parse_uri(url);
+  if (!parsed || parsed->scheme() != "http")
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "--jwks-url '" + url + "': expected an http:// URL");
+  try {
+    asio::io_context io;
+    asio::ip::tcp::resolver resolver(io);
+    std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
+    auto results = resolver.resolve(std::string(parsed->host()), port);
+    beast::tcp_stream stream(io);
+    stream.expires_after(std::chrono::seconds(10));
+    stream.connect(results);
+    std::string target = parsed->encoded_path().empty() ? "/" : std::string(parsed->encoded_path());
+    http::request<http::empty_body> req(http::verb::get, target, 11);
+    req.set(http::field::host, std::string(parsed->encoded_host_and_port()));
+    req.set(http::field::connection, "close");
+    http::write(stream, req);
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    http::read(stream, buf, res);
+    if (res.result_int() != 200)
+      return core::Error(core::ErrorCode::kUnavailable,
+                         "GET " + url + ": HTTP " + std::to_string(res.result_int()));
+    return res.body();
+  } catch (const std::exception& e) {
+    return core::Error(core::ErrorCode::kUnavailable, "GET " + url + ": " + e.what());
+  }
+}
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+transport::HttpResponse Refuse(std::string why) {
+  std::fprintf(stderr, "a2a push listen: rejected: %s\n", why.c_str());
+  std::fflush(stderr);
+  json::object o{{"error", json::object{{"code", "unauthorized"}, {"message", why}}}};
+  auto r = transport::JsonResponse(401, json::serialize(o));
+  r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return r;
+}
+
+// Outside the handler coroutine (GCC 12 and braced initializers in coroutines).
+std::string AcceptedLine(std::string_view event_id, const json::object& claims, json::value body) {
+  json::object line;
+  line["eventId"] = event_id;
+  if (const json::value* t = claims.if_contains("taskId")) line["taskId"] = *t;
+  line["jti"] = claims.at("jti");
+  line["body"] = std::move(body);
+  return json::serialize(line);
+}
+
+}  // namespace
+
+int RunPushListen(const PushListenConfig& config) {
+  auto listen = ParseListen(config.listen);
+  if (!listen) {
+    core::LogError(listen.error().message);
+    return 2;
+  }
+  if (config.jwks_url.empty()) {
+    core::LogError("--jwks-url is required (e.g. http://127.0.0.1:8080/.well-known/jwks.json)");
+    return 2;
+  }
+  core::SystemClock clock;
+  asio::io_context io(1);
+  std::mutex mu;  // the verifier and the JWKS refetch
+  std::string audience = config.audience;
+  push::VerifyOptions vopts;
+  vopts.issuer = config.issuer;
+  vopts.max_age_ms = config.max_age_s * 1000;
+  std::unique_ptr<push::JwtVerifier> verifier;
+  auto load_jwks = [&]() -> core::Result<void> {
+    auto body = FetchHttp(config.jwks_url);
+    if (!body) return std::move(body).error();
+    return verifier->SetJwks(*body);
+  };
+
+  auto handler = [&](transport::HttpRequest req) -> asio::awaitable<transport::HttpResponse> {
+    if (req.method != "POST") co_return Refuse("only POST is accepted");
+    std::string jwt;
+    std::string_view auth = req.Header("Authorization");
+    std::string_view alt = req.Header("X-A2A-Push-JWT");
+    if (!alt.empty())
+      jwt = std::string(alt);
+    else if (auth.size() > 7 && (auth.substr(0, 7) == "Bearer " || auth.substr(0, 7) == "bearer "))
+      jwt = std::string(auth.substr(7));
+    if (jwt.empty()) co_return Refuse("no Bearer JWT");
+    if (!config.token.empty() &&
+        !ConstantTimeEqual(req.Header("X-A2A-Notification-Token"), config.token))
+      co_return Refuse("X-A2A-Notification-Token does not match");
+    core::Result<json::object> claims = core::Error(core::ErrorCode::kInternal, "unverified");
+    {
+      std::lock_guard lock(mu);
+      std::string kid = push::JwtKid(jwt);
+      if (!kid.empty() && !verifier->HasKey(kid)) {
+        if (auto reloaded = load_jwks(); !reloaded)
+          co_return Refuse("cannot refresh the JWKS: " + reloaded.error().message);
+      }
+      claims = verifier->Verify(jwt);
+    }
+    if (!claims) co_return Refuse(claims.error().message);
+    boost::system::error_code ec;
+    json::value body = json::parse(req.body, ec);
+    if (ec) co_return Refuse("body is not JSON");
+    std::string line = AcceptedLine(req.Header("X-A2A-Event-Id"), *claims, std::move(body));
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    co_return transport::JsonResponse(200, "{}");
+  };
+
+  transport::HttpServer server(io, handler, transport::HttpServerOptions{});
+  auto port = server.Listen(listen->host, listen->port);
+  if (!port) {
+    core::LogError(port.error().message);
+    return 1;
+  }
+  std::string host =
+      listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
+  const std::string url = "http://" + host + ":" + std::to_string(port.value()) + "/";
+  if (audience.empty()) audience = url;
+  vopts.audience = audience;
+  verifier = std::make_unique<push::JwtVerifier>(vopts, clock);
+  if (auto loaded = load_jwks(); !loaded) {
+    core::LogError(loaded.error().message);
+    return 1;
+  }
+  server.Start();
+  std::printf("a2a push listen: receiving on %s\n", url.c_str());
+  std::fflush(stdout);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code, int) {
+    server.Stop();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+}  // namespace a2ad::app

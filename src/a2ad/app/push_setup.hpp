@@ -1,0 +1,44 @@
+#pragma once
+// Composition of push notifications (issue 5): the concrete push store, signing keys, SSRF
+// guard, webhook client, PushService and DeliveryWorker, wired from Config. Kept out of
+// server.cpp so the composition root stays readable.
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+#include <string>
+
+#include "a2ad/app/config.hpp"
+#include "a2ad/push/delivery_worker.hpp"
+#include "a2ad/push/push_service.hpp"
+#include "a2ad/push/waking_task_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/tasks/task_service.hpp"
+
+namespace a2ad::app {
+
+struct PushSetup {
+  std::unique_ptr<storage::SqlitePushStore> store;
+  std::unique_ptr<push::KeyStore> keys;
+  std::unique_ptr<push::SystemResolver> resolver;
+  std::unique_ptr<push::UrlGuard> guard;
+  std::unique_ptr<push::WebhookClient> client;
+  std::unique_ptr<push::PushService> service;
+  std::shared_ptr<push::DeliveryWorker> worker;
+  /// The task store TaskService must use: wakes the worker when outbox rows are durable.
+  std::unique_ptr<push::WakingTaskStore> task_store;
+
+  /// Sets TaskServiceOptions::vet_push_config and on_commit.
+  void Connect(tasks::TaskServiceOptions& options);
+  /// Starts delivering (after the server knows its public base URL, the JWT issuer).
+  void Start(boost::asio::any_io_executor io, const Config& config, const core::Clock& clock,
+             core::IdGenerator& ids, const std::string& issuer);
+  void Stop();
+};
+
+/// Opens the push store on <data_dir>/a2ad.db (already migrated), the keys under
+/// <data_dir>/keys, and the guard (logging a warning when http or an allow-list relaxes
+/// it). Errors name the bad setting.
+core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const std::string& db_path,
+                                                  storage::TaskStore& tasks,
+                                                  const core::Clock& clock, core::IdGenerator& ids);
+
+}  // namespace a2ad::app

@@ -1,0 +1,321 @@
+#include "a2ad/push/push_service.hpp"
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/run_event.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/push/signer.hpp"
+
+namespace a2ad::push {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::TaskState;
+
+bool IsNotifiedState(TaskState s) {
+  switch (s) {
+    case TaskState::kInputRequired:
+    case TaskState::kAuthRequired:
+    case TaskState::kCompleted:
+    case TaskState::kFailed:
+    case TaskState::kCanceled:
+    case TaskState::kRejected:
+      return true;
+    default:
+      return false;
+  }
+}
+
+PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_version,
+                         const std::string& event_id) {
+  // Content-free: state and time only (a status message may quote inputs or outputs).
+  json::object metadata{{"eventId", event_id}};
+  const int64_t ts = task.status.timestamp_ms;
+  if (wire_version == "0.3") {
+    json::object status{{"state", protocol::v03::TaskStateName(task.status.state)}};
+    if (ts) status["timestamp"] = core::FormatTimestamp(ts);
+    json::object ev{{"kind", "status-update"},
+                    {"taskId", task.id},
+                    {"contextId", task.context_id},
+                    {"status", std::move(status)},
+                    {"final", protocol::IsTerminal(task.status.state) ||
+                                  protocol::IsInterrupted(task.status.state)},
+                    {"metadata", std::move(metadata)}};
+    return {json::serialize(ev), "application/json"};
+  }
+  json::object status{{"state", protocol::v10::TaskStateName(task.status.state)}};
+  if (ts) status["timestamp"] = core::FormatTimestamp(ts);
+  json::object update{{"taskId", task.id},
+                      {"contextId", task.context_id},
+                      {"status", std::move(status)},
+                      {"metadata", std::move(metadata)}};
+  return {json::serialize(json::object{{"statusUpdate", std::move(update)}}),
+          "application/a2a+json"};
+}
+
+PushService::PushService(storage::PushStore& store, storage::TaskStore& tasks,
+                         const UrlGuard& guard, const core::Clock& clock, core::IdGenerator& ids)
+    : store_(store), tasks_(tasks), guard_(guard), clock_(clock), ids_(ids) {}
+
+Result<void> PushService::WarmCache() {
+  auto all = store_.AllConfigs();
+  if (!all) return std::move(all).error();
+  for (const auto& r : *all) CachePut(r.task_id, r.config);
+  auto hooks = store_.AllWebhooks();
+  if (!hooks) return std::move(hooks).error();
+  std::lock_guard lock(mu_);
+  for (auto& w : *hooks) {
+    w.secret.clear();
+    webhooks_[w.id] = std::move(w);
+  }
+  return core::Ok{};
+}
+
+namespace {
+std::string HexOf(const unsigned char* p, size_t n) {
+  static const char* k = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += k[p[i] >> 4];
+    out += k[p[i] & 15];
+  }
+  return out;
+}
+
+std::string SecretFingerprint(const std::string& secret) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), d);
+  return HexOf(d, 4);
+}
+
+json::object WebhookBody(const std::string& tenant, const protocol::RunEvent& e) {
+  json::object o;
+  o["runId"] = e.run_id;
+  o["workspaceId"] = tenant;
+  o["event"] = protocol::RunEventToJson(e);
+  return o;
+}
+}  // namespace
+
+asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
+    std::string url, std::vector<std::string> events, std::string tenant_id, std::string secret) {
+  if (events.empty())
+    co_return Error(ErrorCode::kInvalidParams, "events: expected at least one RunEventType",
+                    {{"field", "events"}});
+  for (const auto& e : events)
+    if (e.empty() || e.size() > 128 || e.find(',') != std::string::npos)
+      co_return Error(ErrorCode::kInvalidParams, "events: '" + e + "' is not a RunEventType",
+                      {{"field", "events"}});
+  if (secret.size() > 512)
+    co_return Error(ErrorCode::kInvalidParams, "secret: longer than 512 characters",
+                    {{"field", "secret"}});
+  auto vetted = co_await guard_.Vet(url);
+  if (!vetted) co_return std::move(vetted).error();
+  if (secret.empty()) {
+    unsigned char raw[32];
+    RAND_bytes(raw, sizeof raw);
+    secret = HexOf(raw, sizeof raw);
+  }
+  storage::WebhookRecord w;
+  w.id = ids_.Next();
+  w.tenant_id = tenant_id.empty() ? kDefaultTenant : std::move(tenant_id);
+  w.url = std::move(url);
+  w.events = std::move(events);
+  w.secret = secret;
+  w.created_at_ms = clock_.NowMs();
+  if (auto put = store_.PutWebhook(w); !put) co_return std::move(put).error();
+  WebhookRegistration out{w.id, secret, SecretFingerprint(secret)};
+  w.secret.clear();  // the cache never holds secrets
+  std::lock_guard lock(mu_);
+  webhooks_[w.id] = std::move(w);
+  co_return out;
+}
+
+Result<void> PushService::DeleteWebhook(const std::string& id, const std::string& tenant_id) {
+  auto got = store_.GetWebhook(id);
+  if (!got) return std::move(got).error();
+  if (!got.value())
+    return Error(ErrorCode::kInvalidParams, "webhook " + id + " not found", {{"webhookId", id}});
+  const std::string tenant = tenant_id.empty() ? kDefaultTenant : tenant_id;
+  if (got.value()->tenant_id != tenant)
+    return Error(ErrorCode::kUnsupportedOperation, "webhook " + id + " belongs to another tenant",
+                 {{"webhookId", id}});
+  if (auto deleted = store_.DeleteWebhook(id); !deleted) return std::move(deleted).error();
+  std::lock_guard lock(mu_);
+  webhooks_.erase(id);
+  return core::Ok{};
+}
+
+void PushService::CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c) {
+  std::lock_guard lock(mu_);
+  auto& list = cache_[task_id];
+  CachedConfig entry{c.id, c.url, c.wire_version};
+  auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.id == c.id; });
+  if (it != list.end())
+    *it = std::move(entry);
+  else
+    list.push_back(std::move(entry));
+}
+
+asio::awaitable<Result<void>> PushService::Vet(protocol::PushNotificationConfig& config,
+                                               const std::string& task_id) const {
+  if (config.id.empty()) config.id = task_id;
+  config.task_id = task_id;
+  if (config.authentication) {
+    std::string scheme = config.authentication->scheme;
+    for (auto& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (config.authentication->credentials.empty() && scheme != "bearer")
+      co_return Error(ErrorCode::kInvalidParams,
+                      "pushNotificationConfig.authentication: scheme '" +
+                          config.authentication->scheme +
+                          "' without credentials is not supported; use Bearer (this server "
+                          "signs a JWT, keys at /.well-known/jwks.json) or give credentials to "
+                          "send as 'Authorization: <scheme> <credentials>'",
+                      {{"field", "pushNotificationConfig.authentication"}});
+  }
+  auto vetted = co_await guard_.Vet(config.url);
+  if (!vetted) {
+    Error e = std::move(vetted).error();
+    e.message = "pushNotificationConfig.url: " + e.message;
+    e.details.emplace_back("field", "pushNotificationConfig.url");
+    co_return e;
+  }
+  co_return core::Ok{};
+}
+
+Result<void> PushService::RequireTask(const std::string& task_id) {
+  auto rec = tasks_.Get(task_id);
+  if (!rec) return std::move(rec).error();
+  if (!rec.value())
+    return Error(ErrorCode::kTaskNotFound, "task " + task_id + " not found", {{"taskId", task_id}});
+  return core::Ok{};
+}
+
+asio::awaitable<Result<protocol::PushNotificationConfig>> PushService::SetConfig(
+    protocol::PushNotificationConfig config) {
+  const std::string task_id = config.task_id;
+  if (auto known = RequireTask(task_id); !known) co_return std::move(known).error();
+  if (auto ok = co_await Vet(config, task_id); !ok) co_return std::move(ok).error();
+  storage::PushConfigRecord rec;
+  rec.task_id = task_id;
+  rec.config = config;
+  rec.created_at_ms = clock_.NowMs();
+  if (auto put = store_.PutConfig(rec); !put) co_return std::move(put).error();
+  if (auto now = tasks_.Get(task_id);
+      now && now.value() && !protocol::IsTerminal(now.value()->task.status.state))
+    CachePut(task_id, config);  // a terminal task produces no more pushes
+  co_return config;
+}
+
+Result<protocol::PushNotificationConfig> PushService::GetConfig(const std::string& task_id,
+                                                                const std::string& config_id) {
+  if (auto known = RequireTask(task_id); !known) return std::move(known).error();
+  const std::string id = config_id.empty() ? task_id : config_id;
+  auto got = store_.GetConfig(task_id, id);
+  if (!got) return std::move(got).error();
+  if (!got.value())
+    return Error(ErrorCode::kInvalidParams,
+                 "task " + task_id + " has no push notification config '" + id + "'",
+                 {{"taskId", task_id}, {"pushNotificationConfigId", id}});
+  return got.value()->config;
+}
+
+Result<std::vector<protocol::PushNotificationConfig>> PushService::ListConfigs(
+    const std::string& task_id) {
+  if (auto known = RequireTask(task_id); !known) return std::move(known).error();
+  auto list = store_.ListConfigs(task_id);
+  if (!list) return std::move(list).error();
+  std::vector<protocol::PushNotificationConfig> out;
+  for (auto& r : *list) out.push_back(std::move(r.config));
+  return out;
+}
+
+Result<void> PushService::DeleteConfig(const std::string& task_id, const std::string& config_id) {
+  if (auto known = RequireTask(task_id); !known) return std::move(known).error();
+  const std::string id = config_id.empty() ? task_id : config_id;
+  auto deleted = store_.DeleteConfig(task_id, id);
+  if (!deleted) return std::move(deleted).error();
+  std::lock_guard lock(mu_);
+  if (auto it = cache_.find(task_id); it != cache_.end())
+    std::erase_if(it->second, [&](const CachedConfig& c) { return c.id == id; });
+  return core::Ok{};
+}
+
+void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit) {
+  const std::string& task_id = commit.record.task.id;
+  for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
+  AddWebhookRows(commit);
+  const TaskState now = commit.record.task.status.state;
+  if (previous && previous->task.status.state == now) return;
+  if (!IsNotifiedState(now)) return;
+  std::vector<CachedConfig> configs;
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(task_id);
+    if (it == cache_.end()) return;
+    configs = it->second;
+    if (protocol::IsTerminal(now)) cache_.erase(it);  // no more pushes for this task
+  }
+  const int64_t at = clock_.NowMs();
+  for (const auto& c : configs) {
+    storage::OutboxRow row;
+    row.id = ids_.Next();
+    row.kind = "a2a";
+    row.task_id = task_id;
+    row.target_id = c.id;
+    row.url = c.url;
+    PushBody body = BuildStatusBody(commit.record.task, c.wire_version, row.id);
+    row.body = std::move(body.body);
+    row.content_type = std::move(body.content_type);
+    row.created_at_ms = at;
+    row.next_attempt_at_ms = at;
+    commit.outbox.push_back(std::move(row));
+  }
+}
+
+void PushService::AddWebhookRows(storage::TaskCommit& commit) {
+  std::vector<std::pair<std::string, std::string>> targets;  // (webhook id, url) per event
+  const int64_t at = clock_.NowMs();
+  for (const auto& e : commit.events) {
+    targets.clear();
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, w] : webhooks_) {
+        if (w.tenant_id != kDefaultTenant) continue;  // every run is in the default tenant
+        if (std::find(w.events.begin(), w.events.end(), e.type) != w.events.end())
+          targets.emplace_back(id, w.url);
+      }
+    }
+    for (auto& [id, url] : targets) {
+      storage::OutboxRow row;
+      row.id = ids_.Next();
+      row.kind = "webhook";
+      row.task_id = commit.record.task.id;
+      row.target_id = id;
+      row.url = url;
+      row.body = json::serialize(WebhookBody(kDefaultTenant, e));
+      row.content_type = "application/json";
+      row.created_at_ms = at;
+      row.next_attempt_at_ms = at;
+      commit.outbox.push_back(std::move(row));
+    }
+  }
+}
+
+Result<std::vector<storage::OutboxRow>> PushService::Deliveries(const std::string& task_id) {
+  if (auto known = RequireTask(task_id); !known) return std::move(known).error();
+  auto rows = store_.ListOutbox(task_id);
+  if (!rows) return std::move(rows).error();
+  for (auto& r : *rows) r.body.clear();  // observability, not content
+  return rows;
+}
+
+}  // namespace a2ad::push

@@ -1,0 +1,121 @@
+#pragma once
+// Proving a push came from us (issue 5; WIRE.md §16.3): every delivery carries
+// `Authorization: Bearer <JWT>`, a compact JWS signed ES256 (ECDSA P-256 + SHA-256, RFC 7518
+// §3.4: the signature is raw r||s, 64 bytes) with header {alg, kid, typ:"JWT"} and claims
+// iss, aud (the webhook URL), iat, exp, jti (unique per attempt), taskId (and eventId).
+// Public keys are published as a JWKS (RFC 7517) at /.well-known/jwks.json.
+//
+// Keys live under <data-dir>/keys/ (directory 0700): <kid>.pem (PKCS#8 private key, 0600)
+// and <kid>.json ({kid, createdAtMs, retiredAtMs}). Exactly one key is active (retiredAtMs
+// 0). Rotation (`a2ad keys rotate`) makes a new active key and retires the old one; a
+// retired key stays in the JWKS until every token it signed has expired (retiredAtMs +
+// token lifetime + skew), then its files are deleted. A running server notices a rotation
+// done by another process (the directory's modification time) on its next Sign/Jwks call.
+//
+// Receivers verify with JwtVerifier: signature against the JWKS by kid, alg pinned to
+// ES256, iss/aud equality, iat/exp with a small skew, and jti never seen before.
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::push {
+
+std::string Base64UrlEncode(std::string_view bytes);
+/// kInvalidParams on characters outside the base64url alphabet (padding is tolerated).
+core::Result<std::string> Base64UrlDecode(std::string_view text);
+
+/// What A2ATaskState may carry instead of a push token (schema: tokenFingerprint, <= 32
+/// chars): "sha256:" + the first 16 base64url characters of SHA-256(token) = 23 chars.
+/// "" for an empty token. Never reversible; equal tokens give equal fingerprints.
+std::string TokenFingerprint(std::string_view token);
+
+/// Lowercase hex of SHA-256 HMAC (OpenWOP webhook signatures, DIGEST §6.2).
+std::string HmacSha256Hex(std::string_view key, std::string_view data);
+
+struct KeyInfo {
+  std::string kid;
+  int64_t created_at_ms = 0;
+  int64_t retired_at_ms = 0;  // 0: the active key
+};
+
+class KeyStore {
+ public:
+  /// Opens <dir> (created 0700 if missing), loading every key; creates the first key when
+  /// there is none. `token_lifetime_ms` bounds how long a retired key stays published.
+  /// kInternal naming the file on unreadable or malformed key files.
+  static core::Result<std::unique_ptr<KeyStore>> Open(std::string dir, const core::Clock& clock,
+                                                      int64_t token_lifetime_ms);
+  ~KeyStore();
+
+  /// Makes a new active key and retires the current one; deletes keys retired longer than
+  /// the token lifetime (+ skew). Returns the new kid. Thread-safe.
+  core::Result<std::string> Rotate();
+
+  /// Compact JWS over `claims` with the active key. Thread-safe.
+  core::Result<std::string> Sign(const boost::json::object& claims);
+
+  /// {"keys":[{kty:"EC",crv:"P-256",x,y,kid,alg:"ES256",use:"sig"}, ...]}: the active key
+  /// and the retired keys whose tokens may still be valid. Thread-safe.
+  std::string Jwks();
+
+  std::vector<KeyInfo> keys();
+  int64_t token_lifetime_ms() const { return token_lifetime_ms_; }
+
+ private:
+  struct Key;
+  KeyStore(std::string dir, const core::Clock& clock, int64_t token_lifetime_ms);
+  core::Result<void> LoadLocked();
+  core::Result<void> ReloadIfChangedLocked();
+  core::Result<std::string> CreateKeyLocked();
+  void PurgeLocked();
+
+  const std::string dir_;
+  const core::Clock& clock_;
+  const int64_t token_lifetime_ms_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Key>> keys_;  // newest last
+  int64_t dir_mtime_ns_ = 0;
+};
+
+struct VerifyOptions {
+  std::string issuer;    // expected iss; "" skips the check
+  std::string audience;  // expected aud; "" skips the check
+  int64_t skew_ms = 60000;
+  int64_t max_age_ms = 5 * 60000;  // iat older than this (plus skew) is stale
+};
+
+/// Verifies push JWTs against a JWKS. Thread-safe. Remembers every accepted jti until its
+/// token expires (replay protection); a second token with a remembered jti is refused.
+class JwtVerifier {
+ public:
+  JwtVerifier(VerifyOptions options, const core::Clock& clock);
+  ~JwtVerifier();
+  /// Replaces the known keys. kInvalidParams on a malformed JWKS.
+  core::Result<void> SetJwks(std::string_view jwks_json);
+  /// The verified claims, or kInvalidParams saying why the token is refused ("signature does
+  /// not verify", "jti ... was already used (replay)", "expired", ...).
+  core::Result<boost::json::object> Verify(std::string_view jwt);
+  /// Whether `kid` is known (a receiver refetches the JWKS when it is not).
+  bool HasKey(std::string_view kid);
+
+ private:
+  struct PublicKey;
+  VerifyOptions options_;
+  const core::Clock& clock_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<PublicKey>, std::less<>> keys_;
+  std::map<std::string, int64_t, std::less<>> seen_jti_;  // jti -> exp ms
+};
+
+/// The kid named by a compact JWS header, or "" if unreadable (no verification).
+std::string JwtKid(std::string_view jwt);
+
+}  // namespace a2ad::push

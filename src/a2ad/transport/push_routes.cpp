@@ -1,0 +1,236 @@
+#include "a2ad/transport/push_routes.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/error_table.hpp"
+#include "a2ad/push/push_service.hpp"
+#include "a2ad/push/signer.hpp"
+
+namespace a2ad::transport {
+namespace json = boost::json;
+
+namespace {
+HttpResponse Error(int status, std::string_view code, std::string_view message) {
+  json::object o{{"error", json::object{{"code", code}, {"message", message}}}};
+  return JsonResponse(status, json::serialize(o));
+}
+
+std::string Param(const HttpRequest& r, std::string_view name) {
+  auto parsed = boost::urls::parse_origin_form(r.target);
+  if (!parsed) return "";
+  auto params = parsed->params();
+  auto it = params.find(name);
+  if (it == params.end()) return "";
+  return std::string((*it).value);
+}
+
+const char* StateName(storage::OutboxState s) {
+  switch (s) {
+    case storage::OutboxState::kPending:
+      return "pending";
+    case storage::OutboxState::kDelivered:
+      return "delivered";
+    case storage::OutboxState::kDead:
+      return "dead";
+  }
+  return "unknown";
+}
+
+json::object RowJson(const storage::OutboxRow& r) {
+  json::object o{{"eventId", r.id},        {"kind", r.kind},
+                 {"taskId", r.task_id},    {"configId", r.target_id},
+                 {"url", r.url},           {"state", StateName(r.state)},
+                 {"attempts", r.attempts}, {"createdAt", core::FormatTimestamp(r.created_at_ms)}};
+  if (!r.last_error.empty()) o["lastError"] = r.last_error;
+  if (r.state == storage::OutboxState::kPending)
+    o["nextAttemptAt"] = core::FormatTimestamp(r.next_attempt_at_ms);
+  else
+    o["finishedAt"] = core::FormatTimestamp(r.finished_at_ms);
+  return o;
+}
+// Outside coroutines (GCC 12 and braced initializers in coroutines).
+HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
+                            const std::string& fingerprint) {
+  json::object push_config{{"url", url}};
+  if (!fingerprint.empty()) push_config["tokenFingerprint"] = fingerprint;
+  return JsonResponse(200, json::serialize(json::object{{"taskId", task_id},
+                                                        {"pushConfig", std::move(push_config)}}));
+}
+struct Registration {
+  std::string url, tenant, secret, error;
+  std::vector<std::string> events;
+};
+
+Registration ParseRegistration(const json::object& o) {
+  Registration r;
+  auto str = [&](const char* name, std::string& out) {
+    const json::value* v = o.if_contains(name);
+    if (!v || v->is_null()) return true;
+    if (!v->is_string()) {
+      r.error = std::string(name) + ": expected a string";
+      return false;
+    }
+    out = std::string(v->get_string());
+    return true;
+  };
+  if (!str("url", r.url) || !str("tenantId", r.tenant) || !str("secret", r.secret)) return r;
+  if (r.url.empty()) {
+    r.error = "url: required";
+    return r;
+  }
+  const json::value* ev = o.if_contains("events");
+  if (!ev || !ev->is_array() || ev->as_array().empty()) {
+    r.error = "events: expected a non-empty array of RunEventTypes";
+    return r;
+  }
+  for (const auto& e : ev->as_array()) {
+    if (!e.is_string()) {
+      r.error = "events: expected strings";
+      return r;
+    }
+    r.events.emplace_back(e.get_string());
+  }
+  return r;
+}
+
+HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
+  json::object o{{"webhookId", w.webhook_id},
+                 {"secret", w.secret},
+                 {"secretFingerprint", w.secret_fingerprint}};
+  return JsonResponse(201, json::serialize(o));
+}
+}  // namespace
+
+boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  if (path == "/v1/host/sample/a2a/tasks/push-config") {
+    if (request.method != "POST") {
+      auto r = Error(405, "method_not_allowed", "use POST");
+      r.headers.emplace_back("Allow", "POST");
+      co_return r;
+    }
+    co_return co_await SamplePushConfig(request);
+  }
+  if (path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0)
+    co_return co_await Webhooks(request);
+  co_return HandleSync(request);
+}
+
+std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  const bool jwks = path == "/.well-known/jwks.json";
+  const bool deliveries = path == "/v1/push/deliveries";
+  const bool dead = path == "/v1/push/dead-letters";
+  if (!jwks && !deliveries && !dead) return std::nullopt;
+  if (request.method != "GET" && request.method != "HEAD") {
+    auto r = Error(405, "method_not_allowed", "use GET");
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    return r;
+  }
+  if (jwks) {
+    HttpResponse r = JsonResponse(200, keys_.Jwks());
+    r.content_type = "application/jwk-set+json";
+    r.headers.emplace_back("Cache-Control", "public, max-age=60");
+    return r;
+  }
+  if (deliveries) {
+    std::string task_id = Param(request, "taskId");
+    if (task_id.empty())
+      return Error(400, "validation_error", "query parameter taskId is required");
+    auto rows = service_.Deliveries(task_id);
+    if (!rows) {
+      const auto& m = protocol::MapError(rows.error().code);
+      return Error(m.http_status, "task_not_found", rows.error().message);
+    }
+    json::array out;
+    for (const auto& row : rows.value()) out.push_back(RowJson(row));
+    return JsonResponse(200, json::serialize(json::object{{"deliveries", std::move(out)}}));
+  }
+  size_t limit = 100;
+  std::string text = Param(request, "limit");
+  if (!text.empty()) {
+    if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(text) == 0 || std::stoul(text) > 500)
+      return Error(400, "validation_error", "limit: expected an integer 1..500");
+    limit = std::stoul(text);
+  }
+  auto rows = store_.ListDead(limit);
+  if (!rows) return Error(500, "internal", rows.error().message);
+  json::array out;
+  for (const auto& row : rows.value()) out.push_back(RowJson(row));
+  return JsonResponse(200, json::serialize(json::object{{"deadLetters", std::move(out)}}));
+}
+
+boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& request) {
+  std::string_view path = request.Path();
+  if (path == "/v1/webhooks") {
+    if (request.method != "POST") {
+      auto r = Error(405, "method_not_allowed", "use POST to register a webhook");
+      r.headers.emplace_back("Allow", "POST");
+      co_return r;
+    }
+    boost::system::error_code ec;
+    json::value body = json::parse(request.body, ec);
+    if (ec || !body.is_object())
+      co_return Error(400, "validation_error", "body: expected a JSON object");
+    auto reg = ParseRegistration(body.as_object());
+    if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
+    auto made = co_await service_.RegisterWebhook(reg.url, reg.events, reg.tenant, reg.secret);
+    if (!made) {
+      const bool url = made.error().message.rfind("webhook URL", 0) == 0;
+      co_return Error(400, url ? "webhook_url_rejected" : "validation_error", made.error().message);
+    }
+    co_return RegisteredResponse(made.value());
+  }
+  if (request.method != "DELETE") {
+    auto r = Error(405, "method_not_allowed", "use DELETE /v1/webhooks/{id}");
+    r.headers.emplace_back("Allow", "DELETE");
+    co_return r;
+  }
+  std::string id(path.substr(std::string_view("/v1/webhooks/").size()));
+  if (id.empty() || id.find('/') != std::string::npos)
+    co_return Error(404, "not_found", "no route for DELETE " + std::string(path));
+  auto deleted = service_.DeleteWebhook(id, Param(request, "tenantId"));
+  if (!deleted) {
+    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
+      co_return Error(403, "forbidden", deleted.error().message);
+    co_return Error(404, "not_found", deleted.error().message);
+  }
+  HttpResponse r;
+  r.status = 204;
+  r.content_type.clear();
+  co_return r;
+}
+
+boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequest& request) {
+  boost::system::error_code ec;
+  json::value body = json::parse(request.body, ec);
+  if (ec || !body.is_object())
+    co_return Error(400, "validation_error", "body: expected a JSON object");
+  const json::object& o = body.as_object();
+  auto str = [&](const char* name) -> std::string {
+    const json::value* v = o.if_contains(name);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  protocol::PushNotificationConfig config;
+  config.task_id = str("taskId");
+  config.url = str("url");
+  config.token = str("token");
+  config.id = "openwop-sample";
+  if (config.task_id.empty() || config.url.empty())
+    co_return Error(400, "validation_error", "taskId and url are required strings");
+  auto stored = co_await service_.SetConfig(config);
+  if (!stored) {
+    if (stored.error().code == core::ErrorCode::kTaskNotFound)
+      co_return Error(404, "task_not_found", stored.error().message);
+    co_return Error(400, "webhook_url_rejected", stored.error().message);
+  }
+  std::string fingerprint = push::TokenFingerprint(config.token);
+  if (fingerprint.empty()) fingerprint = str("tokenFingerprint").substr(0, 32);
+  co_return SampleResponse(config.task_id, stored->url, fingerprint);
+}
+
+}  // namespace a2ad::transport

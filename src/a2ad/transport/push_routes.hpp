@@ -1,0 +1,51 @@
+#pragma once
+// HTTP routes of push notifications (issue 5):
+//   GET /.well-known/jwks.json              the public keys that verify push JWTs
+//   GET /v1/push/deliveries?taskId=ID       the task's outbox rows: state (pending,
+//                                           delivered, dead), attempts, last error, times
+//   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
+//   POST /v1/host/sample/a2a/tasks/push-config {taskId, url, token?, tokenFingerprint?}
+//                                           the OpenWOP conformance seam (DIGEST §2.5): the
+//                                           same vetting as an A2A config; 400
+//                                           webhook_url_rejected on refusal, 404 unknown
+//                                           task; 200 {taskId, pushConfig{url,
+//                                           tokenFingerprint}} (never the token)
+//   POST /v1/webhooks {url, events[], tenantId?, secret?}
+//                                           OpenWOP webhook subscription (DIGEST §6.2): 201
+//                                           {webhookId, secret (shown once),
+//                                           secretFingerprint}; 400 webhook_url_rejected /
+//                                           validation_error
+//   DELETE /v1/webhooks/{id}?tenantId=      204; 404 unknown; 403 another tenant's
+// Bodies are never shown (they are what was sent; the task is the place for content).
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+
+#include "a2ad/transport/http_types.hpp"
+
+namespace a2ad::push {
+class PushService;
+class KeyStore;
+}  // namespace a2ad::push
+namespace a2ad::storage {
+class PushStore;
+}
+
+namespace a2ad::transport {
+
+class PushRoutes {
+ public:
+  PushRoutes(push::PushService& service, push::KeyStore& keys, storage::PushStore& store)
+      : service_(service), keys_(keys), store_(store) {}
+  /// The response, or nullopt when `request` is not one of these routes.
+  boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
+
+ private:
+  boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
+  std::optional<HttpResponse> HandleSync(const HttpRequest& request);
+  push::PushService& service_;
+  push::KeyStore& keys_;
+  storage::PushStore& store_;
+};
+
+}  // namespace a2ad::transport

@@ -1,0 +1,409 @@
+// Push notifications end to end with the real `a2ad` binary, a real SQLite file and real
+// loopback webhooks (allowed only through the test allow-list): signed deliveries, retries
+// across a SIGKILL, dead letters, isolation from a slow webhook, key rotation, the SSRF
+// refusals with the allow-list off, and `a2ad push listen` rejecting a replayed push.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/push/signer.hpp"
+#include "http_client.hpp"
+#include "webhook_receiver.hpp"
+
+namespace a2ad {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using testing::HttpClient;
+using testing::ServerProcess;
+using testing::WebhookReceiver;
+
+const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+
+std::vector<std::string> PushFlags(std::vector<std::string> more = {}) {
+  std::vector<std::string> f{"--push-allow-http", "--push-allowlist", "127.0.0.1/32"};
+  for (auto& m : more) f.push_back(m);
+  return f;
+}
+
+json::object SendParams(const std::string& text, const std::string& hook,
+                        const std::string& token) {
+  json::object push{{"url", hook}};
+  if (!token.empty()) push["token"] = token;
+  return json::object{
+      {"message",
+       json::object{{"kind", "message"},
+                    {"role", "user"},
+                    {"messageId", "m-" + text},
+                    {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}},
+      {"configuration", json::object{{"blocking", true}, {"pushNotificationConfig", push}}}};
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Polls `f` (no sleep-based assertion: it only bounds how long we wait for a condition).
+template <class F>
+bool Eventually(F f, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return f();
+}
+
+class PushE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("a2ad-push-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    server_.Kill(SIGKILL);
+    if (listener_ > 0) {
+      ::kill(listener_, SIGKILL);
+      ::waitpid(listener_, nullptr, 0);
+    }
+    fs::remove_all(dir_);
+  }
+  void Start(std::vector<std::string> extra) {
+    server_ = ServerProcess::Start(kBinary, (dir_ / "data").string(), std::move(extra));
+    base_ = "http://127.0.0.1:" + std::to_string(server_.port);
+  }
+  json::value Deliveries(const std::string& task_id) {
+    HttpClient c("127.0.0.1", server_.port);
+    return c.Request("GET", "/v1/push/deliveries?taskId=" + task_id).Json();
+  }
+  std::unique_ptr<push::JwtVerifier> Verifier(const std::string& audience) {
+    push::VerifyOptions o;
+    o.issuer = base_;
+    o.audience = audience;
+    auto v = std::make_unique<push::JwtVerifier>(o, clock_);
+    HttpClient c("127.0.0.1", server_.port);
+    auto jwks = c.Request("GET", "/.well-known/jwks.json");
+    EXPECT_EQ(jwks.status, 200);
+    EXPECT_TRUE(v->SetJwks(jwks.body));
+    return v;
+  }
+  // Starts `a2ad push listen ...`; stdout/stderr go to files; waits for its ready line.
+  std::string StartListener(std::vector<std::string> args) {
+    const fs::path out = dir_ / "listen.out";
+    const fs::path err = dir_ / "listen.err";
+    listener_ = fork();
+    if (listener_ == 0) {
+      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(o, STDOUT_FILENO);
+      dup2(e, STDERR_FILENO);
+      std::vector<std::string> all{kBinary, "push", "listen", "--listen", "127.0.0.1:0"};
+      for (auto& a : args) all.push_back(a);
+      std::vector<char*> argv;
+      for (auto& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(kBinary.c_str(), argv.data());
+      _exit(127);
+    }
+    std::string url;
+    EXPECT_TRUE(Eventually([&] {
+      std::string text = ReadFile(out);
+      auto pos = text.find("receiving on ");
+      if (pos == std::string::npos) return false;
+      url = text.substr(pos + 13, text.find('\n', pos) - pos - 13);
+      return true;
+    })) << ReadFile(err);
+    return url;
+  }
+
+  fs::path dir_;
+  ServerProcess server_;
+  std::string base_;
+  pid_t listener_ = -1;
+  core::SystemClock clock_;
+};
+
+TEST_F(PushE2E, CompletedRunPushesExactlyOnceWithAVerifiableJwt) {
+  WebhookReceiver rx;
+  Start(PushFlags());
+  HttpClient c("127.0.0.1", server_.port);
+  auto card = c.Request("GET", "/.well-known/agent-card.json").Json();
+  EXPECT_EQ(card.at("capabilities").at("pushNotifications"), true);
+  auto r = c.Rpc("message/send", SendParams("hello", rx.Url("/hook"), "tok-1"));
+  ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+  const std::string task_id(r.at("result").at("id").as_string());
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  EXPECT_EQ(rx.count(), 1u);  // every row delivered: nothing more will come
+
+  auto req = rx.requests()[0];
+  EXPECT_EQ(req.Header("X-A2A-Notification-Token"), "tok-1");
+  auto verifier = Verifier(rx.Url("/hook"));
+  auto claims = verifier->Verify(req.Header("Authorization").substr(7));
+  ASSERT_TRUE(claims) << claims.error().message;
+  EXPECT_EQ(claims->at("taskId"), json::value(task_id));
+  auto body = json::parse(req.body);  // v0.3 config: a v0.3 status-update
+  EXPECT_EQ(body.at("kind"), "status-update");
+  EXPECT_EQ(body.at("status").at("state"), "completed");
+  EXPECT_EQ(body.at("final"), true);
+  EXPECT_EQ(req.body.find("hello"), std::string::npos);  // content-free
+}
+
+TEST_F(PushE2E, DeliveredOnTheThirdAttemptAcrossASigkill) {
+  WebhookReceiver rx;
+  rx.Script({500, 500});
+  auto flags = PushFlags({"--push-backoff-ms", "1000"});
+  Start(flags);
+  std::string task_id;
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    auto r =
+        c.Rpc("SendMessage",
+              json::object{
+                  {"message", json::object{{"role", "ROLE_USER"},
+                                           {"messageId", "m1"},
+                                           {"parts", json::array{json::object{{"text", "x"}}}}}},
+                  {"configuration", json::object{{"taskPushNotificationConfig",
+                                                  json::object{{"url", rx.Url()}, {"id", "c1"}}}}}},
+              "1.0");
+    ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+    task_id = std::string(r.at("result").at("task").at("id").as_string());
+  }
+  // The first attempt failed and its retry is scheduled: kill the server now.
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("attempts") == 1;
+  }));
+  server_.Kill(SIGKILL);
+  const size_t before_restart = rx.count();
+  EXPECT_GE(before_restart, 1u);
+  Start(flags);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  auto row = Deliveries(task_id).at("deliveries").at(0);
+  EXPECT_EQ(row.at("attempts"), 3);
+  auto got = rx.requests();
+  ASSERT_EQ(got.size(), 3u);  // 500, 500, 200: none lost, none invented
+  for (const auto& g : got) {
+    EXPECT_EQ(g.Header("X-A2A-Event-Id"), got[0].Header("X-A2A-Event-Id"));
+    EXPECT_EQ(g.Header("Content-Type"), "application/a2a+json");
+  }
+  EXPECT_NE(got[0].Header("Authorization"), got[2].Header("Authorization"));  // fresh jti
+  auto verifier = Verifier(rx.Url());
+  EXPECT_TRUE(verifier->Verify(got[2].Header("Authorization").substr(7)));
+}
+
+TEST_F(PushE2E, ExhaustedDeliveriesAreDeadLetteredAndListed) {
+  WebhookReceiver rx;
+  rx.SetDefaultStatus(503);
+  Start(PushFlags({"--push-max-attempts", "2", "--push-backoff-ms", "20"}));
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Rpc("message/send", SendParams("dead", rx.Url(), ""));
+  const std::string task_id(r.at("result").at("id").as_string());
+  ASSERT_TRUE(Eventually([&] {
+    auto dead = c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").as_array();
+    return dead.size() == 1;
+  }));
+  auto dead = c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").at(0);
+  EXPECT_EQ(dead.at("taskId"), json::value(task_id));
+  EXPECT_EQ(dead.at("state"), "dead");
+  EXPECT_EQ(dead.at("attempts"), 2);
+  EXPECT_EQ(dead.at("lastError"), "HTTP 503");
+  EXPECT_EQ(rx.count(), 2u);
+  EXPECT_EQ(c.Request("GET", "/v1/push/dead-letters?limit=0").status, 400);
+  EXPECT_EQ(c.Request("GET", "/v1/push/deliveries").status, 400);
+  EXPECT_EQ(c.Request("GET", "/v1/push/deliveries?taskId=nope").status, 404);
+}
+
+TEST_F(PushE2E, ASlowWebhookDoesNotHoldBackOthers) {
+  WebhookReceiver slow;
+  slow.SetDelay(std::chrono::seconds(120));  // never answers within the test
+  WebhookReceiver fast;
+  Start(PushFlags({"--push-timeout-ms", "120000"}));
+  HttpClient c("127.0.0.1", server_.port);
+  for (int i = 0; i < 12; ++i)
+    c.Rpc("message/send", SendParams("s" + std::to_string(i), slow.Url(), ""));
+  ASSERT_GE(slow.WaitFor(1), 1u);
+  for (int i = 0; i < 8; ++i)
+    c.Rpc("message/send", SendParams("f" + std::to_string(i), fast.Url(), ""));
+  EXPECT_EQ(fast.WaitFor(8), 8u);
+  EXPECT_LE(slow.count(), 8u);  // the slow destination holds only its own 8 slots
+}
+
+TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
+  Start({});
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Rpc(
+      "message/send",
+      json::object{{"message", json::object{{"kind", "message"},
+                                            {"role", "user"},
+                                            {"messageId", "m"},
+                                            {"parts", json::array{json::object{{"kind", "text"},
+                                                                               {"text", "x"}}}}}}});
+  const std::string task_id(r.at("result").at("id").as_string());
+  const char* urls[] = {"https://10.0.0.5/push", "http://push.example.com/push",
+                        "https://127.0.0.1/",    "https://[::1]/",
+                        "https://2130706433/",   "https://169.254.169.254/latest",
+                        "https://localhost/"};
+  for (const char* url : urls) {
+    auto set = c.Rpc(
+        "tasks/pushNotificationConfig/set",
+        json::object{{"taskId", task_id}, {"pushNotificationConfig", json::object{{"url", url}}}});
+    ASSERT_TRUE(set.as_object().contains("error")) << url;
+    EXPECT_EQ(set.at("error").at("code"), -32602) << url;
+  }
+  // The OpenWOP conformance seam (DIGEST §2.5) refuses both arms the same way.
+  for (const char* url : {"https://10.0.0.5/push", "http://push.example.com/push"}) {
+    json::object seam{{"taskId", task_id}, {"url", url}};
+    auto res = c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(seam));
+    EXPECT_EQ(res.status, 400) << url;
+    EXPECT_EQ(res.Json().at("error").at("code"), "webhook_url_rejected") << url;
+  }
+  json::object hook{{"url", "https://169.254.169.254/latest"},
+                    {"events", json::array{"run.completed"}}};
+  auto refused = c.Request("POST", "/v1/webhooks", json::serialize(hook));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.Json().at("error").at("code"), "webhook_url_rejected");
+  json::object unknown_task{{"taskId", "nope"}, {"url", "https://hooks.example.com/"}};
+  EXPECT_EQ(
+      c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(unknown_task))
+          .status,
+      404);
+  auto list = c.Rpc("tasks/pushNotificationConfig/list", json::object{{"id", task_id}});
+  EXPECT_TRUE(list.at("result").as_array().empty());
+  auto unknown = c.Rpc("tasks/pushNotificationConfig/get",
+                       json::object{{"id", "no-such-task"}, {"pushNotificationConfigId", "x"}});
+  EXPECT_EQ(unknown.at("error").at("code"), -32001);
+}
+
+TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {
+  WebhookReceiver rx;
+  Start(PushFlags());
+  HttpClient c("127.0.0.1", server_.port);
+  auto before = json::parse(c.Request("GET", "/.well-known/jwks.json").body);
+  ASSERT_EQ(before.at("keys").as_array().size(), 1u);
+  const std::string old_kid(before.at("keys").at(0).at("kid").as_string());
+  std::string cmd = kBinary + " keys rotate --data-dir " + (dir_ / "data").string() + " > " +
+                    (dir_ / "rotate.out").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ / "rotate.out");
+  auto after = json::parse(c.Request("GET", "/.well-known/jwks.json").body);
+  ASSERT_EQ(after.at("keys").as_array().size(), 2u);
+  c.Rpc("message/send", SendParams("rotated", rx.Url(), ""));
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+  std::string kid = push::JwtKid(rx.requests()[0].Header("Authorization").substr(7));
+  EXPECT_NE(kid, old_kid);
+  EXPECT_NE(ReadFile(dir_ / "rotate.out").find(kid), std::string::npos);
+  EXPECT_TRUE(Verifier(rx.Url())->Verify(rx.requests()[0].Header("Authorization").substr(7)));
+}
+
+TEST_F(PushE2E, OpenWopWebhooksShareTheOutboxAndAreHmacSigned) {
+  WebhookReceiver rx;
+  Start(PushFlags());
+  HttpClient c("127.0.0.1", server_.port);
+  json::object reg{
+      {"url", rx.Url("/wop")}, {"events", json::array{"run.completed"}}, {"tenantId", "default"}};
+  auto made = c.Request("POST", "/v1/webhooks", json::serialize(reg));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string id(made.Json().at("webhookId").as_string());
+  const std::string secret(made.Json().at("secret").as_string());
+  EXPECT_EQ(made.Json().at("secretFingerprint").as_string().size(), 8u);
+  // Another tenant's subscription to the same event never receives this host's runs.
+  json::object foreign{
+      {"url", rx.Url("/foreign")}, {"events", json::array{"run.completed"}}, {"tenantId", "other"}};
+  auto other = c.Request("POST", "/v1/webhooks", json::serialize(foreign));
+  ASSERT_EQ(other.status, 201);
+  const std::string other_id(other.Json().at("webhookId").as_string());
+
+  auto r = c.Rpc(
+      "message/send",
+      json::object{{"message", json::object{{"kind", "message"},
+                                            {"role", "user"},
+                                            {"messageId", "w1"},
+                                            {"parts", json::array{json::object{{"kind", "text"},
+                                                                               {"text", "x"}}}}}}});
+  const std::string task_id(r.at("result").at("id").as_string());
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  auto got = rx.requests();
+  ASSERT_EQ(got.size(), 1u);
+  const auto& req = got[0];
+  EXPECT_EQ(req.target, "/wop");
+  EXPECT_EQ(req.Header("X-openwop-Webhook-Id"), id);
+  EXPECT_EQ(req.Header("X-openwop-Event-Type"), "run.completed");
+  EXPECT_EQ(req.Header("X-openwop-Signature-Algorithm"), "v1");
+  EXPECT_EQ(
+      req.Header("X-openwop-Signature"),
+      "sha256=" + push::HmacSha256Hex(secret, req.Header("X-openwop-Timestamp") + "." + req.body));
+  auto body = json::parse(req.body);
+  EXPECT_EQ(body.at("runId"), json::value(task_id));
+  EXPECT_EQ(body.at("event").at("type"), "run.completed");
+
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + other_id + "?tenantId=default").status, 403);
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + id + "?tenantId=default").status, 204);
+  EXPECT_EQ(c.Request("DELETE", "/v1/webhooks/" + id + "?tenantId=default").status, 404);
+  json::object bad{{"url", rx.Url()}, {"events", json::array{}}};
+  EXPECT_EQ(c.Request("POST", "/v1/webhooks", json::serialize(bad)).status, 400);
+}
+
+TEST_F(PushE2E, PushListenVerifiesAndRejectsAReplayedPush) {
+  WebhookReceiver capture;  // captures a real push so we can replay it
+  Start(PushFlags());
+  HttpClient c("127.0.0.1", server_.port);
+  c.Rpc("message/send", SendParams("captured", capture.Url("/hook"), "tok-9"));
+  ASSERT_EQ(capture.WaitFor(1), 1u);
+  auto captured = capture.requests()[0];
+
+  std::string url = StartListener({"--jwks-url", base_ + "/.well-known/jwks.json", "--token",
+                                   "tok-9", "--issuer", base_, "--audience", capture.Url("/hook")});
+  ASSERT_FALSE(url.empty());
+  auto port = static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  auto replay = [&](std::vector<std::pair<std::string, std::string>> headers) {
+    HttpClient l("127.0.0.1", port);
+    return l.Request("POST", "/hook", captured.body, std::move(headers));
+  };
+  auto headers_of = [&](const std::string& token) {
+    std::vector<std::pair<std::string, std::string>> h{
+        {"Content-Type", captured.Header("Content-Type")},
+        {"Authorization", captured.Header("Authorization")},
+        {"X-A2A-Event-Id", captured.Header("X-A2A-Event-Id")}};
+    if (!token.empty()) h.emplace_back("X-A2A-Notification-Token", token);
+    return h;
+  };
+  EXPECT_EQ(replay(headers_of("wrong-token")).status, 401);
+  auto first = replay(headers_of("tok-9"));
+  EXPECT_EQ(first.status, 200) << first.body << ReadFile(dir_ / "listen.err");
+  auto second = replay(headers_of("tok-9"));  // the same push again
+  EXPECT_EQ(second.status, 401);
+  EXPECT_NE(ReadFile(dir_ / "listen.err").find("replay"), std::string::npos)
+      << ReadFile(dir_ / "listen.err");
+  std::string out = ReadFile(dir_ / "listen.out");
+  // One accepted line (after the ready line), naming the captured event.
+  EXPECT_NE(out.find(captured.Header("X-A2A-Event-Id")), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
+}
+
+}  // namespace
+}  // namespace a2ad
