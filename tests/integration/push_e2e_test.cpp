@@ -167,6 +167,60 @@ TEST_F(PushE2E, CompletedRunPushesExactlyOnceWithAVerifiableJwt) {
   EXPECT_EQ(req.body.find("hello"), std::string::npos);  // content-free
 }
 
+// The test: an approval-gated workflow run (the engine's campaign-brief) pushes exactly
+// once per subscribed transition it goes through (input-required, then completed), each with
+// a JWT that verifies and a content-free body; the A2ATaskState shows the token's fingerprint
+// only.
+TEST_F(PushE2E, ApprovalGatedRunPushesOncePerSubscribedTransition) {
+  WebhookReceiver rx;
+  Start(PushFlags({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"}));
+  HttpClient c("127.0.0.1", server_.port);
+  json::object params = SendParams("Secret brief for Acme", rx.Url("/gate"), "tok-gate");
+  params["message"].as_object()["metadata"] = json::object{{"skillId", "campaign-brief"}};
+  auto r = c.Rpc("message/send", params);
+  ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+  const std::string task_id(r.at("result").at("id").as_string());
+  ASSERT_EQ(r.at("result").at("status").at("state"), "input-required");
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+
+  auto state = c.Request("GET", "/v1/a2a/tasks/" + task_id).Json();
+  EXPECT_EQ(state.at("state"), "input-required");
+  EXPECT_EQ(state.at("interruptKind"), "approval");
+  const std::string fingerprint(state.at("pushConfig").at("tokenFingerprint").as_string());
+  EXPECT_LE(fingerprint.size(), 32u);
+  EXPECT_EQ(json::serialize(state).find("tok-gate"), std::string::npos);
+
+  json::object answer{
+      {"message", json::object{{"kind", "message"},
+                               {"role", "user"},
+                               {"messageId", "m-answer"},
+                               {"taskId", task_id},
+                               {"parts", json::array{json::object{
+                                             {"kind", "data"},
+                                             {"data", json::object{{"action", "accept"}}}}}}}},
+      {"configuration", json::object{{"blocking", true}}}};
+  auto done = c.Rpc("message/send", answer);
+  ASSERT_EQ(done.at("result").at("status").at("state"), "completed") << json::serialize(done);
+  ASSERT_EQ(rx.WaitFor(2), 2u);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 2 && d[0].at("state") == "delivered" && d[1].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  EXPECT_EQ(rx.count(), 2u);
+
+  auto verifier = Verifier(rx.Url("/gate"));
+  std::vector<std::string> states;
+  for (const auto& req : rx.requests()) {
+    auto claims = verifier->Verify(req.Header("Authorization").substr(7));
+    ASSERT_TRUE(claims) << claims.error().message;
+    EXPECT_EQ(claims->at("taskId"), json::value(task_id));
+    EXPECT_EQ(req.Header("X-A2A-Notification-Token"), "tok-gate");
+    EXPECT_EQ(req.body.find("Secret brief"), std::string::npos);  // content-free
+    states.emplace_back(json::parse(req.body).at("status").at("state").as_string());
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"input-required", "completed"}));
+}
+
 TEST_F(PushE2E, DeliveredOnTheThirdAttemptAcrossASigkill) {
   WebhookReceiver rx;
   rx.Script({500, 500});

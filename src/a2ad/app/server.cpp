@@ -18,6 +18,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/push/signer.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -225,6 +226,17 @@ int RunServer(const Config& config) {
   ow_opts.body_limit = config.body_limit;
   ow_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   ow_opts.queue_limit = config.stream_queue_limit;
+  ow_opts.push_notifications = true;
+  ow_opts.webhooks = true;
+  ow_opts.push_config_of =
+      [&push](const std::string& task_id) -> std::optional<boost::json::object> {
+    auto configs = (*push)->service->ListConfigs(task_id);
+    if (!configs || configs->empty()) return std::nullopt;
+    const auto& c = configs->front();
+    boost::json::object pc{{"url", c.url}};
+    if (!c.token.empty()) pc["tokenFingerprint"] = push::TokenFingerprint(c.token);
+    return pc;
+  };
   const workflow::InterruptTokens& token_keys = tokens.value();
   transport::OpenwopApi openwop(
       service, clock,
@@ -240,8 +252,7 @@ int RunServer(const Config& config) {
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
   router = std::make_unique<transport::Router>(
-      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a",
-      &openwop);
+      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a", &openwop);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 

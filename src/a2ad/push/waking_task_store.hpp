@@ -27,6 +27,9 @@ class WakingTaskStore final : public storage::TaskStore {
   core::Result<std::optional<storage::TaskRecord>> Get(std::string_view task_id) override {
     return inner_.Get(task_id);
   }
+  core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view key) override {
+    return inner_.FindByDedupKey(key);
+  }
   core::Result<storage::TaskPage> List(const storage::TaskQuery& query) override {
     return inner_.List(query);
   }

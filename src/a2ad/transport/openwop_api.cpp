@@ -173,6 +173,9 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
       {"supportedTransports", json::array{"rest", "a2a"}},
       {"fixtures", std::move(fixtures)},
       {"subWorkflow", json::object{{"inputMapping", true}}},
+      {"webhooks", json::object{{"supported", o.webhooks},
+                                {"signatureAlgorithms", json::array{"v1"}},
+                                {"durable", o.webhooks}}},
       {"a2a", json::object{{"supported", true},
                            {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
                            {"streaming", true},
@@ -746,7 +749,12 @@ HttpResponse OpenwopApi::TaskState(const std::string& id) {
   auto rec = service_.GetRecord(id);
   if (!rec) return ErrorResponse(rec.error());
   if (!rec.value()) return ErrorResponse(404, "not_found", "no task '" + id + "'");
-  return Json(200, rec.value()->a2a_state);
+  json::object state = rec.value()->a2a_state;
+  // The push config lives with the push store (with its raw token, which never leaves it);
+  // the state carries the URL and the token's fingerprint only.
+  if (options_.push_config_of)
+    if (auto pc = options_.push_config_of(id)) state["pushConfig"] = std::move(*pc);
+  return Json(200, state);
 }
 
 }  // namespace a2ad::transport

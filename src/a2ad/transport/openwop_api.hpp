@@ -32,6 +32,9 @@ struct OpenwopApiOptions {
   std::string base_url;  // absolute, no trailing slash
   std::string version;   // implementation version
   bool push_notifications = false;
+  bool webhooks = false;  // POST /v1/webhooks is served (durable, HMAC v1 signatures)
+  /// The task's push config as A2ATaskState.pushConfig ({url, tokenFingerprint}), or nullopt.
+  std::function<std::optional<boost::json::object>(const std::string& task_id)> push_config_of;
   size_t body_limit = 1024 * 1024;
   std::chrono::milliseconds heartbeat{15000};
   size_t queue_limit = 1024;
