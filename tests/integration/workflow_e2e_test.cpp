@@ -397,6 +397,21 @@ TEST_F(WorkflowE2E, SameMessageIdNeverStartsASecondRun) {
   EXPECT_EQ(a.at("result").at("id"), b.at("result").at("id"));
   auto list = Get("/v1/runs?workflowId=conformance-noop");
   EXPECT_EQ(list.at("runs").as_array().size(), 1u);
+
+  // A retried message/stream of a running task follows that task to its end.
+  auto first = client_->Rpc("message/send",
+                            SendParams("dup-2", Data({{"delayMs", 400}}), "conformance-delay"));
+  const std::string id(first.at("result").at("id").as_string());
+  json::object rpc{{"jsonrpc", "2.0"},
+                   {"id", 9},
+                   {"method", "message/stream"},
+                   {"params", SendParams("dup-2", Data({{"delayMs", 400}}), "conformance-delay")}};
+  SseClient sse("127.0.0.1", server_.port, "/v1/a2a", json::serialize(rpc),
+                {{"Content-Type", "application/json"}});
+  auto events = sse.ReadToEnd();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front().Json().at("result").at("id"), json::value(id));
+  EXPECT_EQ(events.back().Json().at("result").at("status").at("state"), "completed");
 }
 
 TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {

@@ -506,7 +506,6 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
       std::lock_guard lock(slot->mu);
       slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
     }
-    if (attach) detach = Attach(slot, attach);
     json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
     json::object payload{{"contextId", msg.context_id},
                          {"skillId", skill_id},
@@ -525,10 +524,21 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                         replayed, std::move(first_steps));
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
-    if (replayed) {
+    // A stream attaches once the task is known: a new task has no execution yet (it starts
+    // below), so nothing can be missed; a retried send attaches to the existing task and
+    // then re-reads it, so its snapshot covers everything the stream will not see.
+    if (!replayed) {
+      if (attach) detach = Attach(slot, attach);
+    } else {
       task_id = created->task.id;
       slot = Acquire(task_id);
-      if (attach) detach = Attach(slot, attach);
+      if (attach) {
+        detach = Attach(slot, attach);
+        auto now = store_.Get(task_id);
+        if (!now) co_return std::move(now).error();
+        if (now.value())
+          created = std::make_shared<const storage::TaskRecord>(std::move(*now.value()));
+      }
       if (created->skill_id != skill_id ||
           (context_given && created->task.context_id != msg.context_id)) {
         // Not a retry of the same send: a reused messageId.
