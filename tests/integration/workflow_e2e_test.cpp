@@ -432,6 +432,11 @@ TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
   EXPECT_EQ(Post("/v1/runs", json::object{{"workflowId", "conformance-noop"}, {"bogus", 1}}).status,
             400);
   EXPECT_EQ(Get("/v1/openapi.json").at("openapi"), "3.1.0");
+  auto unversioned = client_->Request("GET", "/runs/x");
+  EXPECT_EQ(unversioned.status, 400);
+  EXPECT_EQ(unversioned.Json().at("error"), "validation_error");
+  EXPECT_EQ(client_->Request("GET", "/nothing-here").status, 404);
+  EXPECT_EQ(client_->Request("GET", "/v1/a2a/agent.json").status, 200);
   auto bad_mode = client_->Request("GET", "/v1/runs/x/events?streamMode=values");
   EXPECT_EQ(bad_mode.status, 400);
   EXPECT_EQ(bad_mode.Json().at("error"), "unsupported_stream_mode");

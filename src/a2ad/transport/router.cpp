@@ -54,7 +54,8 @@ HttpResponse Router::Card(const HttpRequest& request) const {
 
 asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   std::string_view path = request.Path();
-  if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json") {
+  if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
+      path == "/v1/a2a/agent.json") {
     if (request.method != "GET" && request.method != "HEAD") {
       auto r = JsonResponse(405, ErrorEnvelope("method_not_allowed", "use GET"));
       r.headers.emplace_back("Allow", "GET, HEAD");
@@ -76,6 +77,14 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
   if (openwop_)
     if (auto r = co_await openwop_->Handle(request)) co_return std::move(*r);
+  // The OpenWOP REST surface is versioned: an unversioned path gets 400 (DIGEST §2).
+  for (std::string_view family :
+       {"/runs", "/workflows", "/interrupts", "/webhooks", "/openapi.json"})
+    if (path == family || (path.starts_with(family) && path.substr(family.size()).starts_with("/")))
+      co_return JsonResponse(
+          400, ErrorEnvelope("validation_error", "unversioned path " + std::string(path) +
+                                                     "; the REST API is under /v1 (e.g. /v1" +
+                                                     std::string(path) + ")"));
   co_return JsonResponse(
       404, ErrorEnvelope("not_found",
                          "no route for " + std::string(request.method) + " " + std::string(path)));
