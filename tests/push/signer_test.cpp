@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "a2ad/core/encoding.hpp"
+
 namespace a2ad::push {
 namespace {
 namespace json = boost::json;
@@ -79,11 +81,11 @@ TEST_F(Signer, VerifierRefusesTamperingWrongAudienceAndExpiry) {
   json::object forged = Claims("jti-a");
   forged["taskId"] = "t2";
   expect_refused(
-      token.substr(0, d1 + 1) + Base64UrlEncode(json::serialize(forged)) + token.substr(d2),
+      token.substr(0, d1 + 1) + core::Base64UrlEncode(json::serialize(forged)) + token.substr(d2),
       "signature does not verify");
   // alg none.
-  expect_refused(Base64UrlEncode(R"({"alg":"none","kid":"x"})") + "." +
-                     Base64UrlEncode(json::serialize(Claims("jti-n"))) + ".",
+  expect_refused(core::Base64UrlEncode(R"({"alg":"none","kid":"x"})") + "." +
+                     core::Base64UrlEncode(json::serialize(Claims("jti-n"))) + ".",
                  "alg must be ES256");
   json::object wrong_aud = Claims("jti-b");
   wrong_aud["aud"] = "https://other.example.com/";
@@ -180,11 +182,11 @@ TEST(TokenFingerprint, IsShortStableAndNotTheToken) {
 
 TEST(Base64Url, RoundTrips) {
   for (std::string s : {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\xff\xfe\x00"}) {
-    auto d = Base64UrlDecode(Base64UrlEncode(s));
+    auto d = core::Base64UrlDecode(core::Base64UrlEncode(s));
     ASSERT_TRUE(d);
     EXPECT_EQ(*d, s);
   }
-  EXPECT_FALSE(Base64UrlDecode("a+b/"));
+  EXPECT_FALSE(core::Base64UrlDecode("a+b/"));
   EXPECT_EQ(HmacSha256Hex("key", "The quick brown fox jumps over the lazy dog"),
             "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
 }

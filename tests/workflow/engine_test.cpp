@@ -15,6 +15,7 @@
 #include <set>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/core/encoding.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
@@ -1340,7 +1341,7 @@ TEST(InterruptTokens, TamperedTokenIsRefused) {
   const size_t dot = token.find('.');
   ASSERT_NE(dot, std::string::npos);
   // Forge other claims under the original MAC.
-  const std::string forged_claims = Base64UrlEncode(
+  const std::string forged_claims = core::Base64UrlEncode(
       R"({"runId":"run-X","nodeId":"gate","interruptId":"gate-0","expiresAt":1,"intent":"resolve","kid":"k1"})");
   auto forged = tokens.Verify(forged_claims + token.substr(dot));
   ASSERT_FALSE(forged.ok());

@@ -5,6 +5,20 @@
 #include <random>
 
 namespace a2ad::core {
+namespace {}  // namespace
+
+std::string FormatUuid(const unsigned char (&b)[16]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 15];
+  }
+  return out;
+}
+
 namespace {
 
 class UuidV7Generator final : public IdGenerator {
@@ -20,15 +34,7 @@ class UuidV7Generator final : public IdGenerator {
       b[i] = static_cast<unsigned char>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
     b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
     b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(36);
-    for (int i = 0; i < 16; ++i) {
-      if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-      out += kHex[b[i] >> 4];
-      out += kHex[b[i] & 15];
-    }
-    return out;
+    return FormatUuid(b);
   }
 
  private:

@@ -19,6 +19,9 @@ class IdGenerator {
 /// RFC 9562 UUIDv7 from `clock` and a per-thread CSPRNG-seeded generator.
 std::unique_ptr<IdGenerator> MakeUuidV7Generator(const Clock& clock);
 
+/// The canonical 8-4-4-4-12 lowercase form of 16 bytes (version and variant bits as given).
+std::string FormatUuid(const unsigned char (&bytes)[16]);
+
 /// Deterministic ids "<prefix>-0001", "<prefix>-0002", ... for tests.
 std::unique_ptr<IdGenerator> MakeSequentialIdGenerator(std::string prefix);
 

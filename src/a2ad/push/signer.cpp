@@ -22,6 +22,8 @@
 #include <optional>
 #include <sstream>
 
+#include "a2ad/core/encoding.hpp"
+
 namespace a2ad::push {
 namespace json = boost::json;
 namespace fs = std::filesystem;
@@ -195,64 +197,9 @@ std::string RandomHex(size_t bytes) {
 
 }  // namespace
 
-std::string Base64UrlEncode(std::string_view in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((in.size() * 4 + 2) / 3);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += k[(v >> 6) & 63];
-    out += k[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += k[(v >> 18) & 63];
-    out += k[(v >> 12) & 63];
-    out += k[(v >> 6) & 63];
-  }
-  return out;
-}
-
-Result<std::string> Base64UrlDecode(std::string_view text) {
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '-')
-      v = 62;
-    else if (c == '_')
-      v = 63;
-    else
-      return Error(ErrorCode::kInvalidParams, "not base64url");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  if (text.size() % 4 == 1) return Error(ErrorCode::kInvalidParams, "not base64url");
-  return out;
-}
-
 std::string TokenFingerprint(std::string_view token) {
   if (token.empty()) return "";
-  return "sha256:" + Base64UrlEncode(Sha256(token)).substr(0, 16);
+  return "sha256:" + core::Base64UrlEncode(Sha256(token)).substr(0, 16);
 }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
@@ -266,7 +213,7 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data) {
 std::string JwtKid(std::string_view jwt) {
   auto dot = jwt.find('.');
   if (dot == std::string_view::npos) return "";
-  auto header = Base64UrlDecode(jwt.substr(0, dot));
+  auto header = core::Base64UrlDecode(jwt.substr(0, dot));
   if (!header) return "";
   boost::system::error_code ec;
   json::value h = json::parse(*header, ec);
@@ -411,11 +358,11 @@ Result<std::string> KeyStore::Sign(const json::object& claims) {
     if (k->info.retired_at_ms == 0) active = k.get();  // newest active wins
   if (!active) return Error(ErrorCode::kInternal, "no active signing key in " + dir_);
   json::object header{{"alg", "ES256"}, {"typ", "JWT"}, {"kid", active->info.kid}};
-  std::string input =
-      Base64UrlEncode(json::serialize(header)) + "." + Base64UrlEncode(json::serialize(claims));
+  std::string input = core::Base64UrlEncode(json::serialize(header)) + "." +
+                      core::Base64UrlEncode(json::serialize(claims));
   auto sig = SignEs256(active->pkey.get(), input);
   if (!sig) return std::move(sig).error();
-  return input + "." + Base64UrlEncode(*sig);
+  return input + "." + core::Base64UrlEncode(*sig);
 }
 
 std::string KeyStore::Jwks() {
@@ -426,8 +373,8 @@ std::string KeyStore::Jwks() {
   for (const auto& k : keys_) {
     keys.push_back(json::object{{"kty", "EC"},
                                 {"crv", "P-256"},
-                                {"x", Base64UrlEncode(k->x)},
-                                {"y", Base64UrlEncode(k->y)},
+                                {"x", core::Base64UrlEncode(k->x)},
+                                {"y", core::Base64UrlEncode(k->y)},
                                 {"kid", k->info.kid},
                                 {"alg", "ES256"},
                                 {"use", "sig"}});
@@ -467,8 +414,8 @@ Result<void> JwtVerifier::SetJwks(std::string_view jwks_json) {
       return v && v->is_string() ? std::string(v->get_string()) : "";
     };
     if (str("kty") != "EC" || str("crv") != "P-256" || str("kid").empty()) continue;
-    auto x = Base64UrlDecode(str("x"));
-    auto y = Base64UrlDecode(str("y"));
+    auto x = core::Base64UrlDecode(str("x"));
+    auto y = core::Base64UrlDecode(str("y"));
     if (!x || !y || x->size() != 32 || y->size() != 32)
       return Error(ErrorCode::kInvalidParams, "JWKS key " + str("kid") + ": bad x/y");
     auto pk = std::make_unique<PublicKey>();
@@ -495,9 +442,9 @@ Result<json::object> JwtVerifier::Verify(std::string_view jwt) {
   auto d2 = d1 == jwt.npos ? jwt.npos : jwt.find('.', d1 + 1);
   if (d2 == jwt.npos || jwt.find('.', d2 + 1) != jwt.npos)
     return refuse("not a compact JWS (three dot-separated parts)");
-  auto header_text = Base64UrlDecode(jwt.substr(0, d1));
-  auto claims_text = Base64UrlDecode(jwt.substr(d1 + 1, d2 - d1 - 1));
-  auto sig = Base64UrlDecode(jwt.substr(d2 + 1));
+  auto header_text = core::Base64UrlDecode(jwt.substr(0, d1));
+  auto claims_text = core::Base64UrlDecode(jwt.substr(d1 + 1, d2 - d1 - 1));
+  auto sig = core::Base64UrlDecode(jwt.substr(d2 + 1));
   if (!header_text || !claims_text || !sig) return refuse("a part is not base64url");
   boost::system::error_code ec;
   json::value header = json::parse(*header_text, ec);

@@ -28,10 +28,6 @@
 
 namespace a2ad::push {
 
-std::string Base64UrlEncode(std::string_view bytes);
-/// kInvalidParams on characters outside the base64url alphabet (padding is tolerated).
-core::Result<std::string> Base64UrlDecode(std::string_view text);
-
 /// What A2ATaskState may carry instead of a push token (schema: tokenFingerprint, <= 32
 /// chars): "sha256:" + the first 16 base64url characters of SHA-256(token) = 23 chars.
 /// "" for an empty token. Never reversible; equal tokens give equal fingerprints.

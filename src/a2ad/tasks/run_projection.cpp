@@ -49,6 +49,10 @@ bool IsTerminalRunStatus(std::string_view s) {
   return s == "completed" || s == "failed" || s == "cancelled";
 }
 
+std::string_view RunStatus(const json::object& run) { return Str(run, "status"); }
+
+bool IsTerminalRun(const json::object& run) { return IsTerminalRunStatus(RunStatus(run)); }
+
 void ApplyRunEvent(json::object& run, const RunEvent& e) {
   const std::string when = core::FormatTimestamp(e.timestamp_ms);
   const json::object& p = e.payload;

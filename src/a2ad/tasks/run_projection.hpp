@@ -28,6 +28,9 @@ std::string_view WaitingStatusFor(std::string_view kind);
 
 /// True for completed, failed, cancelled.
 bool IsTerminalRunStatus(std::string_view status);
+/// `run`'s status ("" when it has none) and whether it is terminal.
+std::string_view RunStatus(const boost::json::object& run);
+bool IsTerminalRun(const boost::json::object& run);
 
 /// The RFC 0100 A2ATaskState of a task whose run is `run` (a2a-task-state.schema.json):
 /// content-free, taskId == runId, lowercase-hyphen state, interruptKind iff input-required.

@@ -115,8 +115,7 @@ StreamItemPtr RunItem(const storage::TaskRecord& after, const protocol::RunEvent
     item->a2a = false;
   }
   item->run_event = std::make_shared<const protocol::RunEvent>(e);
-  const json::value* status = after.run.if_contains("status");
-  item->run_terminal = status && status->is_string() && IsTerminalRunStatus(status->get_string());
+  item->run_terminal = IsTerminalRun(after.run);
   return item;
 }
 
@@ -180,18 +179,13 @@ class TaskService::Context final : public ExecutionContext {
 };
 
 std::string NameBasedId(std::string_view name) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), d);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest);
+  unsigned char d[16];
+  std::copy(digest, digest + 16, d);
   d[6] = static_cast<unsigned char>((d[6] & 0x0f) | 0x80);  // version 8
   d[8] = static_cast<unsigned char>((d[8] & 0x3f) | 0x80);  // RFC 9562 variant
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[d[i] >> 4];
-    out += kHex[d[i] & 15];
-  }
-  return out;
+  return core::FormatUuid(d);
 }
 
 TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
@@ -925,20 +919,17 @@ Result<StreamStart> TaskService::SubscribeRunEvents(const std::string& id, int64
   auto rec = store_.Get(id);
   if (!rec) return std::move(rec).error();
   start.last_sequence = after_sequence;
-  for (auto& e : *events) {
+  start.task_terminal =
+      protocol::IsTerminal(rec.value()->task.status.state) || IsTerminalRun(rec.value()->run);
+  for (size_t i = 0; i < events->size(); ++i) {
     auto item = std::make_shared<StreamItem>();
-    item->sequence = e.sequence;
+    item->sequence = (*events)[i].sequence;
     item->a2a = false;
-    item->run_event = std::make_shared<const protocol::RunEvent>(std::move(e));
+    item->run_terminal = start.task_terminal && i + 1 == events->size();
+    item->run_event = std::make_shared<const protocol::RunEvent>(std::move((*events)[i]));
     start.last_sequence = item->sequence;
     start.backlog.push_back(std::move(item));
   }
-  const json::value* status = rec.value()->run.if_contains("status");
-  start.task_terminal =
-      protocol::IsTerminal(rec.value()->task.status.state) ||
-      (status && status->is_string() && IsTerminalRunStatus(status->get_string()));
-  if (start.task_terminal && !start.backlog.empty())
-    const_cast<StreamItem&>(*start.backlog.back()).run_terminal = true;
   start.last_sequence = std::max(start.last_sequence, after_sequence);
   return start;
 }

@@ -1,6 +1,9 @@
 #include "a2ad/transport/http_types.hpp"
 
+#include <openssl/sha.h>
 #include <strings.h>
+
+#include "a2ad/core/encoding.hpp"
 
 namespace a2ad::transport {
 
@@ -20,6 +23,16 @@ HttpResponse JsonResponse(int status, std::string body) {
   r.status = status;
   r.body = std::move(body);
   return r;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), d);
+  return core::HexEncode(std::string_view(reinterpret_cast<const char*>(d), sizeof d));
+}
+
+std::string WeakEtag(std::string_view body) {
+  return "W/\"" + Sha256Hex(body).substr(0, 16) + "\"";
 }
 
 }  // namespace a2ad::transport

@@ -46,6 +46,11 @@ struct HttpResponse {
   std::function<boost::asio::awaitable<void>(SseSink&)> stream;
 };
 
+/// Lowercase hex SHA-256 of `bytes`.
+std::string Sha256Hex(std::string_view bytes);
+/// A weak validator for a fixed body: W/"<first 16 hex digits of its SHA-256>".
+std::string WeakEtag(std::string_view body);
+
 /// A JSON response with `status`.
 HttpResponse JsonResponse(int status, std::string body);
 

@@ -174,7 +174,7 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
       continue;
     }
     if (item->sequence <= last) continue;  // already sent from the backlog
-    if (!item->a2a) {  // a log entry with no A2A projection (node.started, ...)
+    if (!item->a2a) {                      // a log entry with no A2A projection (node.started, ...)
       last = item->sequence;
       continue;
     }

@@ -1,7 +1,5 @@
 #include "a2ad/transport/openwop_api.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <boost/json.hpp>
 #include <map>
@@ -15,22 +13,6 @@ using core::Error;
 using core::ErrorCode;
 
 namespace {
-
-std::string Hex(const unsigned char* d, size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[d[i] >> 4];
-    out += kHex[d[i] & 15];
-  }
-  return out;
-}
-
-std::string Sha256Hex(std::string_view s) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d);
-  return Hex(d, SHA256_DIGEST_LENGTH);
-}
 
 // Key-sorted serialization: the request digest must not depend on key order.
 void Canonical(const json::value& v, std::string& out) {
@@ -76,7 +58,7 @@ std::vector<std::string> Split(std::string_view path) {
 std::string PercentDecode(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() + 0 && i + 2 <= s.size() - 1 + 0) {
+    if (s[i] == '%' && i + 2 < s.size()) {
       auto hex = [](char c) -> int {
         if (c >= '0' && c <= '9') return c - '0';
         if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -331,7 +313,7 @@ OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
       options_(std::move(options)) {
   discovery_ = Discovery(options_, service_.skills());
   discovery_body_ = json::serialize(discovery_);
-  discovery_etag_ = "W/\"" + Sha256Hex(discovery_body_).substr(0, 16) + "\"";
+  discovery_etag_ = WeakEtag(discovery_body_);
   openapi_body_ = OpenApi(options_);
 }
 
@@ -554,7 +536,6 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
   auto q = Query(r.target);
   bool debug = false;
   std::string modes = q.count("streamMode") ? q["streamMode"] : "updates";
-  for (const auto& mode : Split(std::string(modes.begin(), modes.end()))) (void)mode;
   size_t start = 0;
   while (start <= modes.size()) {
     size_t comma = modes.find(',', start);
@@ -640,10 +621,7 @@ asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const Http
   if (timeout_s < 0 || timeout_s > 60)
     co_return ErrorResponse(400, "validation_error", "timeout: expected 0..60 seconds");
   if (after == 0) after = -1;  // lastSequence=0 means "from the start" (DIGEST §2.4)
-  auto terminal = [](const storage::TaskRecord& rec) {
-    const json::value* s = rec.run.if_contains("status");
-    return s && s->is_string() && tasks::IsTerminalRunStatus(s->get_string());
-  };
+  auto terminal = [](const storage::TaskRecord& rec) { return tasks::IsTerminalRun(rec.run); };
   auto rec = service_.GetRecord(id);
   if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value() || rec.value()->run.empty())

@@ -1,7 +1,5 @@
 #include "a2ad/transport/router.hpp"
 
-#include <openssl/sha.h>
-
 #include <boost/json/serialize.hpp>
 
 namespace a2ad::transport {
@@ -20,17 +18,8 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
     : jsonrpc_(service, stream_options),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
-      card_body_(boost::json::serialize(agent_card)) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(card_body_.data()), card_body_.size(), digest);
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (int i = 0; i < 8; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  card_etag_ = "W/\"" + hex + "\"";
-}
+      card_body_(boost::json::serialize(agent_card)),
+      card_etag_(WeakEtag(card_body_)) {}
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
                         storage::PushStore& store) {

@@ -110,7 +110,6 @@ json::object ResolveInputs(const Node& n, const json::object& run) {
 
 // "output.approved" / "outputs.a.b" / "a.b" against a node's outputs.
 const json::value* Lookup(const json::object& outputs, std::string_view path) {
-  static const json::value kOutputs;
   std::vector<std::string> parts;
   size_t start = 0;
   while (start <= path.size()) {
@@ -711,10 +710,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
             co_return;
           }
         }
-        auto terminal = [](const storage::TaskRecord& r) {
-          const json::value* s = r.run.if_contains("status");
-          return s && s->is_string() && tasks::IsTerminalRunStatus(s->get_string());
-        };
+        auto terminal = [](const storage::TaskRecord& r) { return tasks::IsTerminalRun(r.run); };
         // While the child waits at a gate the parent's status mirrors it (DIGEST §5.2).
         auto mirror_of = [](const storage::TaskRecord& r) {
           std::string_view st = Str(r.run, "status");

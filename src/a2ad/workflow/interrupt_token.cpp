@@ -10,57 +10,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "a2ad/core/encoding.hpp"
+
 namespace a2ad::workflow {
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
-
-std::string Base64UrlEncode(std::string_view in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(v >> k) & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-  }
-  return out;
-}
-
-bool Base64UrlDecode(std::string_view in, std::string& out) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '-') return 62;
-    if (c == '_') return 63;
-    return -1;
-  };
-  out.clear();
-  if (in.size() % 4 == 1) return false;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = val(c);
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return true;
-}
 
 namespace {
 std::string Mac(const std::string& secret, std::string_view data) {
@@ -106,8 +61,8 @@ std::string InterruptTokens::Mint(const TokenClaims& c) const {
                       {"expiresAt", c.expires_at_ms},
                       {"intent", c.intent},
                       {"kid", kid_}};
-  std::string body = Base64UrlEncode(json::serialize(claims));
-  return body + "." + Base64UrlEncode(Mac(secret_, body));
+  std::string body = core::Base64UrlEncode(json::serialize(claims));
+  return body + "." + core::Base64UrlEncode(Mac(secret_, body));
 }
 
 core::Result<TokenClaims> InterruptTokens::Verify(std::string_view token) const {
@@ -115,15 +70,15 @@ core::Result<TokenClaims> InterruptTokens::Verify(std::string_view token) const 
   size_t dot = token.find('.');
   if (dot == std::string_view::npos || token.size() > 4096) return bad();
   std::string_view body = token.substr(0, dot);
-  std::string mac;
-  if (!Base64UrlDecode(token.substr(dot + 1), mac)) return bad();
+  auto mac = core::Base64UrlDecode(token.substr(dot + 1));
+  if (!mac) return bad();
   const std::string expect = Mac(secret_, body);
-  if (mac.size() != expect.size() || CRYPTO_memcmp(mac.data(), expect.data(), mac.size()) != 0)
+  if (mac->size() != expect.size() || CRYPTO_memcmp(mac->data(), expect.data(), mac->size()) != 0)
     return bad();
-  std::string text;
-  if (!Base64UrlDecode(body, text)) return bad();
+  auto text = core::Base64UrlDecode(body);
+  if (!text) return bad();
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = json::parse(*text, ec);
   if (ec || !v.is_object()) return bad();
   const auto& o = v.get_object();
   TokenClaims c;

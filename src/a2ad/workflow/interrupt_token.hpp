@@ -37,7 +37,4 @@ class InterruptTokens {
   std::string kid_;
 };
 
-std::string Base64UrlEncode(std::string_view bytes);
-bool Base64UrlDecode(std::string_view text, std::string& out);
-
 }  // namespace a2ad::workflow

@@ -1,0 +1,68 @@
+#include "a2ad/core/encoding.hpp"
+
+#include <cstdint>
+
+namespace a2ad::core {
+
+std::string Base64UrlEncode(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  out.reserve((in.size() * 4 + 2) / 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    acc = (acc << 8) | static_cast<uint8_t>(c);
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
+  return out;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  if (text.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '-')
+      v = 62;
+    else if (c == '_')
+      v = 63;
+    else
+      return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    out += kHex[static_cast<uint8_t>(c) >> 4];
+    out += kHex[static_cast<uint8_t>(c) & 15];
+  }
+  return out;
+}
+
+}  // namespace a2ad::core

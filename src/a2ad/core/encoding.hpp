@@ -1,0 +1,17 @@
+#pragma once
+// Byte encodings shared by page tokens, interrupt tokens, JWS/JWKS and derived ids.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace a2ad::core {
+
+/// RFC 4648 §5 base64url without padding.
+std::string Base64UrlEncode(std::string_view bytes);
+/// Inverse of Base64UrlEncode; trailing '=' padding is tolerated. nullopt for characters
+/// outside the alphabet or an impossible length.
+std::optional<std::string> Base64UrlDecode(std::string_view text);
+/// Lowercase hexadecimal.
+std::string HexEncode(std::string_view bytes);
+
+}  // namespace a2ad::core
