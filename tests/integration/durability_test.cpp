@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "http_client.hpp"
+#include "test_paths.hpp"
 
 namespace a2ad {
 namespace {
@@ -18,17 +19,11 @@ namespace fs = std::filesystem;
 using testing::HttpClient;
 using testing::ServerProcess;
 
-const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+const std::string kBinary = testing::A2adBinary();
 
 class Durability : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("a2ad-dur-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::FreshTestDir("a2ad-dur"); }
   void TearDown() override {
     server_.Kill(SIGKILL);
     fs::remove_all(dir_);

@@ -17,6 +17,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/push/signer.hpp"
 #include "http_client.hpp"
+#include "test_paths.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad {
@@ -27,7 +28,7 @@ using testing::HttpClient;
 using testing::ServerProcess;
 using testing::WebhookReceiver;
 
-const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+const std::string kBinary = testing::A2adBinary();
 
 std::vector<std::string> PushFlags(std::vector<std::string> more = {}) {
   std::vector<std::string> f{"--push-allow-http", "--push-allowlist", "127.0.0.1/32"};
@@ -68,13 +69,7 @@ bool Eventually(F f, std::chrono::seconds limit = std::chrono::seconds(30)) {
 
 class PushE2E : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("a2ad-push-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::FreshTestDir("a2ad-push"); }
   void TearDown() override {
     server_.Kill(SIGKILL);
     if (listener_ > 0) {

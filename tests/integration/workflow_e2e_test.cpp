@@ -14,6 +14,7 @@
 
 #include "http_client.hpp"
 #include "sse_client.hpp"
+#include "test_paths.hpp"
 
 namespace a2ad {
 namespace {
@@ -23,17 +24,13 @@ using testing::HttpClient;
 using testing::ServerProcess;
 using testing::SseClient;
 
-const std::string kBinary = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2ad";
+const std::string kBinary = testing::A2adBinary();
 const std::string kWorkflows = std::string(A2AD_SOURCE_DIR) + "/workflows";
 
 class WorkflowE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("a2ad-wf-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::FreshTestDir("a2ad-wf");
     Start();
   }
   void TearDown() override {
