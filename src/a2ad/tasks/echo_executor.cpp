@@ -40,7 +40,9 @@ std::vector<EventDraft> RunStarted(const std::string& skill_id) {
 }  // namespace
 
 std::vector<EventDraft> EchoExecutor::FirstSteps(const storage::TaskRecord& created) const {
-  if (delay_.count() > 0 || created.task.history.empty()) return {};
+  if (delay_.count() > 0 || created.task.history.empty() ||
+      created.task.status.state != protocol::TaskState::kSubmitted)
+    return {};
   return EchoSteps(created.task, created.task.history.front(), created.skill_id, false);
 }
 

@@ -94,11 +94,12 @@ class Executor {
   /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
   /// nothing to wait for.
   virtual bool RecoversParked() const { return false; }
-  /// Steps that can be decided synchronously from the just-created task, so they are
-  /// committed in the creating transaction (one commit instead of two for a task that
+  /// The next step, if it can be decided synchronously from `current` (a just-created task,
+  /// or the record the previous answer left): it is committed in the creating transaction,
+  /// and asked again until it returns none (one commit instead of several for a task that
   /// finishes at once). Execute() then starts from the state they leave. Default: none.
-  virtual std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const {
-    (void)created;
+  virtual std::vector<EventDraft> FirstSteps(const storage::TaskRecord& current) const {
+    (void)current;
     return {};
   }
   /// Runs the task from wherever its log says it is until it ends or parks at an interrupt.

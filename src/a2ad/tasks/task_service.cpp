@@ -238,10 +238,13 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     commit.expected_last_sequence = expected;
     const int64_t now = clock_.NowMs();
     std::vector<StreamItemPtr> items;
-    for (int round = 0; round < 2; ++round) {
-      if (round == 1) {  // the executor's first steps ride along in the same commit
+    // After `step`, the executor's immediate steps ride along in the same commit: asked
+    // again after each one (on the record it left) until it has none (bounded).
+    for (int round = 0; round < 64; ++round) {
+      if (round > 0) {
         if (!extend) break;
         step = extend(next);
+        if (step.empty()) break;
       }
       for (auto& draft : step) {
         protocol::RunEvent e;

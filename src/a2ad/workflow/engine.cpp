@@ -8,7 +8,6 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
-#include "a2ad/tasks/task_projection.hpp"
 
 namespace a2ad::workflow {
 namespace asio = boost::asio;
@@ -621,32 +620,20 @@ std::optional<Error> WorkflowExecutor::CheckInputs(const json::object& inputs) c
                {{"field", "inputs"}, {"reason", "validation_error"}, {"missing", missing}});
 }
 
-std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& created) const {
-  std::vector<EventDraft> out;
-  storage::TaskRecord rec = created;  // planned on a local fold; the service re-stamps them
+PlanEnv WorkflowExecutor::Env() const {
   PlanEnv env;
   env.tokens = &tokens_;
   env.now_ms = clock_.NowMs();
   env.token_ttl_ms = options_.token_ttl_ms;
   env.max_node_executions = options_.max_node_executions;
   env.public_url = options_.public_url;
-  for (int i = 0; i < 64; ++i) {
-    Decision d = Plan(*workflow_, rec.task.id, rec.run, env);
-    if (d.kind != Decision::Kind::kCommit) break;
-    for (auto& e : d.events) {
-      protocol::RunEvent ev;
-      ev.run_id = rec.task.id;
-      ev.type = e.type;
-      ev.node_id = e.node_id;
-      ev.payload = e.payload;
-      ev.timestamp_ms = env.now_ms;
-      ev.sequence = rec.last_sequence + 1;
-      if (!tasks::FoldCommittedEvent(rec, ev)) return out;  // let Execute meet it
-      out.push_back(std::move(e));
-    }
-    if (tasks::IsTerminalRunStatus(Str(rec.run, "status"))) break;
-  }
-  return out;
+  return env;
+}
+
+std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& current) const {
+  Decision d = Plan(*workflow_, current.task.id, current.run, Env());
+  if (d.kind != Decision::Kind::kCommit) return {};
+  return std::move(d.events);
 }
 
 asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::ExecutionContext> ctx) {
@@ -654,13 +641,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
   const std::string run_id = rec->task.id;
   for (int guard = 0; guard < 100000; ++guard) {
     if (ctx->cancel_requested()) co_return;
-    PlanEnv env;
-    env.tokens = &tokens_;
-    env.now_ms = clock_.NowMs();
-    env.token_ttl_ms = options_.token_ttl_ms;
-    env.max_node_executions = options_.max_node_executions;
-    env.public_url = options_.public_url;
-    Decision d = Plan(*workflow_, run_id, rec->run, env);
+    Decision d = Plan(*workflow_, run_id, rec->run, Env());
     switch (d.kind) {
       case Decision::Kind::kDone:
         co_return;

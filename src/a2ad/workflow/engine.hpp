@@ -31,6 +31,8 @@ struct EngineOptions {
   std::string public_url;                     // for interrupt callbackUrl
 };
 
+struct PlanEnv;
+
 class WorkflowExecutor final : public tasks::Executor {
  public:
   WorkflowExecutor(std::shared_ptr<const Workflow> workflow, tasks::TaskService& service,
@@ -43,11 +45,13 @@ class WorkflowExecutor final : public tasks::Executor {
   bool RecoversParked() const override { return true; }
   /// The steps Plan decides at once from the new run (up to the first sleep, gate or child),
   /// committed with its creation: an instant workflow is one transaction.
-  std::vector<tasks::EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
+  std::vector<tasks::EventDraft> FirstSteps(const storage::TaskRecord& current) const override;
 
   const Workflow& workflow() const { return *workflow_; }
 
  private:
+  PlanEnv Env() const;
+
   std::shared_ptr<const Workflow> workflow_;
   tasks::TaskService& service_;
   const InterruptTokens& tokens_;
