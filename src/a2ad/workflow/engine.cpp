@@ -808,14 +808,16 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
 
   tasks::Resolution res;
   res.explicit_resume = true;
-  auto resolved = [&](json::value normalized) {
-    res.events.push_back(Ev(protocol::kEvInterruptResolved, node_id,
-                            json::object{{"interruptId", interrupt_id},
-                                         {"key", key},
-                                         {"kind", kind},
-                                         {"resumeValue", normalized},
-                                         {"resolvedBy", req.caller},
-                                         {"resolvedAt", now}}));
+  // interrupt.resolved (+ `extra` fields) and node.resumed carrying the normalized answer.
+  auto resolved = [&](json::value normalized, json::object extra = {}) {
+    json::object payload{{"interruptId", interrupt_id},
+                         {"key", key},
+                         {"kind", kind},
+                         {"resumeValue", normalized},
+                         {"resolvedBy", req.caller},
+                         {"resolvedAt", now}};
+    for (auto& kv : extra) payload[kv.key()] = std::move(kv.value());
+    res.events.push_back(Ev(protocol::kEvInterruptResolved, node_id, std::move(payload)));
     res.events.push_back(
         Ev(protocol::kEvNodeResumed, node_id,
            json::object{{"interruptId", interrupt_id}, {"resumeValue", normalized}}));
@@ -830,17 +832,8 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
       res.events.push_back(Ev(
           protocol::kEvApprovalReceived, node_id,
           json::object{{"action", "timeout"}, {"decidedAt", now}, {"interruptId", interrupt_id}}));
-    json::object rv{{"outcome", "timeout"}};
-    res.events.push_back(Ev(protocol::kEvInterruptResolved, node_id,
-                            json::object{{"interruptId", interrupt_id},
-                                         {"key", key},
-                                         {"kind", kind},
-                                         {"resumeValue", rv},
-                                         {"outcome", "rejected"},
-                                         {"reason", "timeout"},
-                                         {"resolvedAt", now}}));
-    res.events.push_back(Ev(protocol::kEvNodeResumed, node_id,
-                            json::object{{"interruptId", interrupt_id}, {"resumeValue", rv}}));
+    resolved(json::object{{"outcome", "timeout"}},
+             json::object{{"outcome", "rejected"}, {"reason", "timeout"}});
     return res;
   }
 
