@@ -396,7 +396,13 @@ struct SqliteHolder {
 class TaskServiceSqliteTest : public SqliteHolder, public TaskServiceTest {
  protected:
   TaskServiceSqliteTest() : TaskServiceTest(store.get()) {}
-  ~TaskServiceSqliteTest() override { service_.reset(); }
+  // The production order (app/server.cpp): the store is closed, so its writer thread has
+  // dropped every commit callback (they hold task slots, whose strands need the io_context),
+  // before the io_context is destroyed.
+  ~TaskServiceSqliteTest() override {
+    service_.reset();
+    store->Close();
+  }
   std::atomic<bool>& fail_next_ = fail_next;
 };
 

@@ -613,7 +613,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                          std::move(detach)};
   }
 
-  StartExecution(slot, created, msg, skill_id);
+  // A task its creating commit already finished (inline first steps) has nothing to run.
+  if (!protocol::IsTerminal(created->task.status.state))
+    StartExecution(slot, created, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
 }
 
