@@ -306,6 +306,7 @@ int RunServer(const Config& config) {
     const auto every =
         std::chrono::seconds(std::clamp<int64_t>(config.event_retention_s / 10, 1, 300));
     maintenance = std::thread([&, every] {
+      core::SetThreadName("a2ad-retention");
       std::unique_lock lock(maint_mu);
       while (!maint_cv.wait_for(lock, every, [&] { return maint_stop; })) {
         lock.unlock();
@@ -321,7 +322,12 @@ int RunServer(const Config& config) {
   }
 
   std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  for (size_t i = 1; i < threads; ++i)
+    pool.emplace_back([&io, i] {
+      core::SetThreadName("a2ad-io-" + std::to_string(i));
+      io.run();
+    });
+  core::SetThreadName("a2ad-io-0");
   io.run();
   for (auto& t : pool) t.join();
   {

@@ -1,5 +1,6 @@
 #include "a2ad/core/log.hpp"
 
+#include <pthread.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -44,5 +45,15 @@ void LogDebug(std::string_view m) { Logger().debug("{}", m); }
 void LogInfo(std::string_view m) { Logger().info("{}", m); }
 void LogWarn(std::string_view m) { Logger().warn("{}", m); }
 void LogError(std::string_view m) { Logger().error("{}", m); }
+
+}  // namespace a2ad::core
+
+namespace a2ad::core {
+
+void SetThreadName(std::string_view name) {
+  char buf[16] = {};
+  name.copy(buf, sizeof buf - 1);
+  pthread_setname_np(pthread_self(), buf);
+}
 
 }  // namespace a2ad::core

@@ -16,3 +16,11 @@ void LogWarn(std::string_view msg);
 void LogError(std::string_view msg);
 
 }  // namespace a2ad::core
+
+namespace a2ad::core {
+
+/// Names the calling thread (at most 15 characters are kept), so that `top -H`, `perf` and
+/// `/proc/<pid>/task/*/comm` tell the I/O threads, the store's writer and the others apart.
+void SetThreadName(std::string_view name);
+
+}  // namespace a2ad::core

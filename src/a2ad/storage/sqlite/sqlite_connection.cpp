@@ -18,6 +18,12 @@ void Stmt::Bind(int index, std::string_view value) {
   if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
 }
 
+void Stmt::BindStatic(int index, std::string_view value) {
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+}
+
 void Stmt::BindNull(int index) {
   const int rc = sqlite3_bind_null(stmt_, index);
   if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;

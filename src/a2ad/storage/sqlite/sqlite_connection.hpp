@@ -25,6 +25,9 @@ class Stmt {
 
   void Bind(int index, int64_t value);
   void Bind(int index, std::string_view value);
+  /// Binds without copying: `value` must stay valid until this Stmt is destroyed (which
+  /// clears its bindings).
+  void BindStatic(int index, std::string_view value);
   void BindNull(int index);
   /// Binds by parameter name (":name"); a name absent from the statement is ignored.
   void Bind(const char* name, int64_t value);

@@ -137,10 +137,11 @@ core::Result<std::vector<Row>> Query(Connection& db, const std::string& sql, Bin
 }  // namespace
 
 namespace sqlite {
-core::Result<void> WritePushRows(Connection& db, const TaskCommit& commit) {
-  for (const auto& c : commit.push_configs)
+core::Result<void> WritePushRows(Connection& db, const std::vector<PushConfigRecord>& configs,
+                                 const std::vector<OutboxRow>& outbox) {
+  for (const auto& c : configs)
     if (auto w = BindConfigAndWrite(db, c); !w) return w;
-  for (const auto& row : commit.outbox)
+  for (const auto& row : outbox)
     if (auto w = InsertOutbox(db, row); !w) return w;
   return core::Ok{};
 }

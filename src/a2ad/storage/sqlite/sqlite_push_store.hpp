@@ -17,7 +17,8 @@ namespace sqlite {
 class Connection;
 /// Writes commit.push_configs and commit.outbox inside the caller's open transaction (used
 /// by SqliteTaskStore's writer for TaskCommit).
-core::Result<void> WritePushRows(Connection& db, const TaskCommit& commit);
+core::Result<void> WritePushRows(Connection& db, const std::vector<PushConfigRecord>& configs,
+                                 const std::vector<OutboxRow>& outbox);
 }  // namespace sqlite
 
 class SqlitePushStore final : public PushStore {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/json/serializer.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <condition_variable>
@@ -239,7 +240,10 @@ class SqliteTaskStore::Impl {
 
   void Start() {
     StartCheckpointer();
-    writer_thread_ = std::thread([this] { WriterLoop(); });
+    writer_thread_ = std::thread([this] {
+      core::SetThreadName("sqlite-writer");
+      WriterLoop();
+    });
     writer_id_ = writer_thread_.get_id();
   }
 
@@ -253,15 +257,41 @@ class SqliteTaskStore::Impl {
   void Close();
 
  private:
-  // One queued commit. The JSON text is produced on the calling thread.
+  // One queued commit, reduced on the calling thread to what the writer binds: the
+  // record's and events' columns, with all their text (ids, JSON of the snapshot, run, A2A
+  // state and event payloads) in one buffer. The caller's TaskCommit (task, JSON trees,
+  // events) is destroyed on the thread that built it, so the writer frees one buffer per
+  // commit instead of hundreds of nodes allocated by another thread.
+  struct Span {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  struct EventRow {
+    int64_t sequence = 0;
+    int64_t timestamp_ms = 0;
+    Span event_id, type, node_id, payload;
+  };
   struct Pending {
-    TaskCommit commit;
-    std::string snapshot;               // v1.0 JSON of commit.record.task
-    std::string run;                    // JSON of commit.record.run
-    std::string a2a_state;              // JSON of commit.record.a2a_state
-    std::vector<std::string> payloads;  // JSON of each event's payload
+    std::string text;
+    Span id, context_id, skill_id, dedup_key, snapshot, run, a2a_state;
+    int64_t state = 0;
+    int64_t created_at_ms = 0;
+    int64_t updated_at_ms = 0;
+    int64_t last_sequence = -1;
+    int64_t expected_last_sequence = -1;
+    std::vector<EventRow> events;
+    // Push notifications (rare): written by WritePushRows in the same transaction.
+    std::vector<PushConfigRecord> push_configs;
+    std::vector<OutboxRow> outbox;
     CommitCallback done;
     core::Result<void> result;  // an error here (precondition) skips the database
+
+    std::string_view View(Span s) const { return std::string_view(text).substr(s.offset, s.size); }
+    Span Append(std::string_view v) {
+      Span s{static_cast<uint32_t>(text.size()), static_cast<uint32_t>(v.size())};
+      text.append(v);
+      return s;
+    }
   };
 
   // One PruneEvents call, queued once per batch until it is done.
@@ -339,7 +369,10 @@ void SqliteTaskStore::Impl::StartCheckpointer() {
   checkpointer_ = std::move(opened).value();
   // Replaces the automatic checkpoint hook of the writer connection.
   sqlite3_wal_hook(writer_->handle(), &Impl::OnWalCommit, this);
-  checkpoint_thread_ = std::thread([this] { CheckpointerLoop(); });
+  checkpoint_thread_ = std::thread([this] {
+    core::SetThreadName("sqlite-ckpt");
+    CheckpointerLoop();
+  });
 }
 
 int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
@@ -397,15 +430,47 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   p.done = std::move(done);
   p.result = CheckCommitPreconditions(commit);
   if (p.result) {
-    p.snapshot = boost::json::serialize(protocol::v10::TaskToJson(commit.record.task));
-    p.run = boost::json::serialize(commit.record.run);
-    p.a2a_state = boost::json::serialize(commit.record.a2a_state);
-    p.payloads.reserve(commit.events.size());
+    const TaskRecord& r = commit.record;
+    // Serialized straight into the buffer (no intermediate strings); spans are offsets, so
+    // the buffer may grow while it is filled.
+    boost::json::serializer sr;
+    auto append_json = [&p, &sr](const auto& value) {
+      sr.reset(&value);
+      const auto offset = static_cast<uint32_t>(p.text.size());
+      char buf[4096];
+      while (!sr.done()) p.text.append(sr.read(buf));
+      return Span{offset, static_cast<uint32_t>(p.text.size() - offset)};
+    };
+    size_t estimate = 2048;
+    for (const protocol::RunEvent& e : commit.events) estimate += 256 + e.type.size();
+    p.text.reserve(estimate);
+    p.id = p.Append(r.task.id);
+    p.context_id = p.Append(r.task.context_id);
+    p.skill_id = p.Append(r.skill_id);
+    p.dedup_key = p.Append(r.dedup_key);
+    const boost::json::value snapshot = protocol::v10::TaskToJson(r.task);
+    p.snapshot = append_json(snapshot);
+    p.run = append_json(r.run);
+    p.a2a_state = append_json(r.a2a_state);
+    p.state = static_cast<int64_t>(r.task.status.state);
+    p.created_at_ms = r.created_at_ms;
+    p.updated_at_ms = r.updated_at_ms;
+    p.last_sequence = r.last_sequence;
+    p.expected_last_sequence = commit.expected_last_sequence;
+    p.events.reserve(commit.events.size());
     for (const protocol::RunEvent& e : commit.events) {
-      p.payloads.push_back(boost::json::serialize(e.payload));
+      EventRow row;
+      row.sequence = e.sequence;
+      row.timestamp_ms = e.timestamp_ms;
+      row.event_id = p.Append(e.event_id);
+      row.type = p.Append(e.type);
+      row.node_id = p.Append(e.node_id);
+      row.payload = append_json(e.payload);
+      p.events.push_back(row);
     }
+    p.push_configs = std::move(commit.push_configs);
+    p.outbox = std::move(commit.outbox);
   }
-  p.commit = std::move(commit);
   {
     std::unique_lock lock(queue_mu_);
     if (stopping_) {
@@ -689,7 +754,7 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
   bool wrote = false;
   core::Result<void> written = WriteCommit(p, wrote);
   if (written && opts_.fail_commit_hook && opts_.fail_commit_hook()) {
-    written = Internal("sqlite '" + path_ + "': commit of task " + p.commit.record.task.id +
+    written = Internal("sqlite '" + path_ + "': commit of task " + std::string(p.View(p.id)) +
                        " failed (fail_commit_hook)");
   }
   if (!written) {
@@ -708,16 +773,15 @@ core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& abo
 
 core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
   Connection& db = *writer_;
-  const TaskCommit& c = p.commit;
-  const TaskRecord& r = c.record;
-  const std::string& id = r.task.id;
+  const std::string_view id_view = p.View(p.id);
+  const std::string id(id_view);  // for error messages
 
   std::optional<int64_t> stored;
   {
     auto prepared = db.Prepare(kSelectLastSequence);
     if (!prepared) return std::move(prepared).error();
     Stmt select(*prepared);
-    select.Bind(1, id);
+    select.BindStatic(1, id_view);
     const int rc = select.Step();
     if (rc == SQLITE_ROW) {
       stored = select.Int(0);
@@ -725,71 +789,70 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
       return db.Fail("read last sequence of task " + id, rc);
     }
   }
-  if (!stored && c.expected_last_sequence != -1) {
+  if (!stored && p.expected_last_sequence != -1) {
     return core::Error(core::ErrorCode::kConflict,
                        "task " + id + " does not exist (expected last sequence " +
-                           std::to_string(c.expected_last_sequence) + ")");
+                           std::to_string(p.expected_last_sequence) + ")");
   }
-  if (stored && c.expected_last_sequence == -1) {
+  if (stored && p.expected_last_sequence == -1) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
   }
-  if (!stored && !c.record.dedup_key.empty()) {
+  if (!stored && p.dedup_key.size != 0) {
     auto prepared = db.Prepare(kSelectByDedupKey);
     if (!prepared) return std::move(prepared).error();
     Stmt select(*prepared);
-    select.Bind(1, c.record.dedup_key);
+    select.BindStatic(1, p.View(p.dedup_key));
     const int rc = select.Step();
     if (rc == SQLITE_ROW)
       return core::Error(core::ErrorCode::kConflict,
                          "dedup key already used by task " + std::string(select.Text(0)));
     if (rc != SQLITE_DONE) return db.Fail("look up the dedup key of task " + id, rc);
   }
-  if (stored && *stored != c.expected_last_sequence) {
+  if (stored && *stored != p.expected_last_sequence) {
     return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
                                                        std::to_string(*stored) + ", expected " +
-                                                       std::to_string(c.expected_last_sequence));
+                                                       std::to_string(p.expected_last_sequence));
   }
 
   {
     auto prepared = db.Prepare(stored ? kUpdateTask : kInsertTask);
     if (!prepared) return std::move(prepared).error();
     Stmt write(*prepared);
-    write.Bind(1, id);
-    write.Bind(2, r.task.context_id);
-    write.Bind(3, static_cast<int64_t>(r.task.status.state));
-    write.Bind(4, r.skill_id);
-    write.Bind(5, r.created_at_ms);
-    write.Bind(6, r.updated_at_ms);
-    write.Bind(7, r.last_sequence);
-    write.Bind(8, p.snapshot);
-    write.Bind(9, p.run);
-    write.Bind(10, p.a2a_state);
+    write.BindStatic(1, id_view);
+    write.BindStatic(2, p.View(p.context_id));
+    write.Bind(3, p.state);
+    write.BindStatic(4, p.View(p.skill_id));
+    write.Bind(5, p.created_at_ms);
+    write.Bind(6, p.updated_at_ms);
+    write.Bind(7, p.last_sequence);
+    write.BindStatic(8, p.View(p.snapshot));
+    write.BindStatic(9, p.View(p.run));
+    write.BindStatic(10, p.View(p.a2a_state));
     if (!stored) {
-      if (r.dedup_key.empty())
+      if (p.dedup_key.size == 0)
         write.BindNull(11);
       else
-        write.Bind(11, r.dedup_key);
+        write.BindStatic(11, p.View(p.dedup_key));
     }
     wrote = true;
     if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
   if (!prepared) return std::move(prepared).error();
-  for (size_t i = 0; i < c.events.size(); ++i) {
-    const protocol::RunEvent& e = c.events[i];
+  for (const EventRow& e : p.events) {
     Stmt insert(*prepared);
-    insert.Bind(1, id);
+    insert.BindStatic(1, id_view);
     insert.Bind(2, e.sequence);
-    insert.Bind(3, e.event_id);
-    insert.Bind(4, e.type);
-    insert.Bind(5, e.node_id);
+    insert.BindStatic(3, p.View(e.event_id));
+    insert.BindStatic(4, p.View(e.type));
+    insert.BindStatic(5, p.View(e.node_id));
     insert.Bind(6, e.timestamp_ms);
-    insert.Bind(7, p.payloads[i]);
+    insert.BindStatic(7, p.View(e.payload));
     if (const int rc = insert.Step(); rc != SQLITE_DONE) {
       return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
     }
   }
-  return sqlite::WritePushRows(db, c);  // push configs and outbox rows of this change
+  return sqlite::WritePushRows(db, p.push_configs, p.outbox);  // push configs and outbox rows of this change
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
