@@ -203,6 +203,89 @@ TEST_F(TaskServiceCommitCountTest, ABlockingEchoIsOneTransaction) {
   EXPECT_EQ(service_->GetTask({"", n->id, {}})->status.state, S::kCompleted);
 }
 
+// Holds commits until Release() (everything else forwards): a commit "in flight".
+class HoldingStore final : public storage::TaskStore {
+ public:
+  explicit HoldingStore(storage::TaskStore& inner) : inner_(inner) {}
+  void Commit(storage::TaskCommit c, CommitCallback done) override {
+    if (!hold) return inner_.Commit(std::move(c), std::move(done));
+    held_.emplace_back(std::move(c), std::move(done));
+  }
+  void Release() {
+    hold = false;
+    for (auto& [c, done] : std::exchange(held_, {})) inner_.Commit(std::move(c), std::move(done));
+  }
+  size_t held() const { return held_.size(); }
+  core::Result<std::optional<storage::TaskRecord>> Get(std::string_view id) override {
+    return inner_.Get(id);
+  }
+  core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view k) override {
+    return inner_.FindByDedupKey(k);
+  }
+  core::Result<storage::TaskPage> List(const storage::TaskQuery& q) override {
+    return inner_.List(q);
+  }
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view id, int64_t after,
+                                                           size_t limit) override {
+    return inner_.ReadEvents(id, after, limit);
+  }
+  core::Result<size_t> PruneEvents(int64_t before) override { return inner_.PruneEvents(before); }
+  void Close() override { inner_.Close(); }
+  bool hold = false;
+
+ private:
+  storage::TaskStore& inner_;
+  std::vector<std::pair<storage::TaskCommit, CommitCallback>> held_;
+};
+
+class TaskServiceInFlightTest : public TaskServiceTest {
+ protected:
+  TaskServiceInFlightTest() : TaskServiceTest(&holding_) {}
+  storage::MemoryTaskStore inner_;
+  HoldingStore holding_{inner_};
+};
+
+// Stream items are made only for commits with a stream attached. A stream that attaches
+// while a commit is in flight (its snapshot read does not see it yet) still gets that
+// commit's own events, the same ones an observed commit produces, not a gap.
+TEST_F(TaskServiceInFlightTest, AStreamAttachingDuringACommitGetsItsEvents) {
+  Make();
+  auto t = Run(service_->SendMessage(Send("x", "park")));
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->status.state, S::kInputRequired);
+  const int64_t before = inner_.Get(t->id).value()->last_sequence;
+
+  holding_.hold = true;
+  std::optional<core::Result<protocol::Task>> canceled;
+  asio::co_spawn(io_, service_->CancelTask({"", t->id, {}}),
+                 [&](std::exception_ptr ep, core::Result<protocol::Task> r) {
+                   if (ep) std::rethrow_exception(ep);
+                   canceled.emplace(std::move(r));
+                 });
+  io_.restart();
+  for (int i = 0; i < 1000 && holding_.held() == 0; ++i) io_.run_one();
+  ASSERT_EQ(holding_.held(), 1u) << "the cancel's commit is in flight";
+
+  auto a2a = service_->Subscribe(t->id, std::nullopt, 16);
+  auto raw = service_->SubscribeRunEvents(t->id, before, 16);
+  ASSERT_TRUE(a2a.ok() && raw.ok());
+  EXPECT_EQ(a2a->last_sequence, before);  // the snapshot does not have the cancel yet
+  holding_.Release();
+  Drain();
+  ASSERT_TRUE(canceled && canceled->ok());
+
+  auto item = a2a->subscription->TryNext();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->event.kind, protocol::StreamEvent::Kind::kStatusUpdate);
+  EXPECT_EQ(item->event.status_update.status.state, S::kCanceled);
+  EXPECT_EQ(item->sequence, before + 1);
+  EXPECT_TRUE(item->terminal);
+  auto raw_item = raw->subscription->TryNext();
+  ASSERT_TRUE(raw_item && raw_item->run_event);
+  EXPECT_EQ(raw_item->run_event->type, protocol::kEvRunCancelled);
+  EXPECT_EQ(raw_item->sequence, before + 1);
+}
+
 TEST_F(TaskServiceTest, BlockingSendReturnsTheWorkingTaskAfterTheTimeout) {
   TaskServiceOptions o;
   o.blocking_timeout = std::chrono::milliseconds(30);

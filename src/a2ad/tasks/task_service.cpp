@@ -237,6 +237,14 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     storage::TaskCommit commit;
     commit.expected_last_sequence = expected;
     const int64_t now = clock_.NowMs();
+    // Stream items are made only when a stream is attached: most commits have no observer.
+    // A stream that attaches while this commit is in flight, and whose snapshot read misses
+    // it, gets the items made after the fact from the stored events (see the callback).
+    bool observed = false;
+    {
+      std::lock_guard pub(slot->pub_mu);
+      observed = !slot->subscribers.empty();
+    }
     std::vector<StreamItemPtr> items;
     // After `step`, the executor's immediate steps ride along in the same commit: asked
     // again after each one (on the record it left) until it has none (bounded).
@@ -258,17 +266,20 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
         auto applied = FoldCommittedEvent(next, e);
         if (!applied) co_return std::move(applied).error();
-        items.push_back(RunItem(next, e));
+        if (observed) items.push_back(RunItem(next, e));
         commit.events.push_back(std::move(e));
       }
     }
+    // The state before this commit (for making stream items late); null when creating.
+    RecordPtr before = creating ? nullptr : slot->head;
     auto record = std::make_shared<const storage::TaskRecord>(next);
     commit.record = std::move(next);
     commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
     if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
     slot->head = record;
-    store_.Commit(std::move(commit), [slot, record, signal, outcome,
-                                      items = std::move(items)](Result<void> r) {
+    store_.Commit(std::move(commit), [this, slot, record, signal, outcome, observed, expected,
+                                      before = std::move(before),
+                                      items = std::move(items)](Result<void> r) mutable {
       if (!r) {
         slot->stale = true;
         *outcome = std::move(r).error();
@@ -277,10 +288,12 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         std::lock_guard pub(slot->pub_mu);
         if (!slot->published || slot->published->last_sequence < record->last_sequence)
           slot->published = record;
-        if (!slot->subscribers.empty() && !items.empty()) {
+        if (!slot->subscribers.empty() && record->last_sequence > expected) {
           // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
           // thousands of streams from the writer thread would delay the next commit.
-          asio::post(slot->fanout, [slot, items] {
+          asio::post(slot->fanout, [this, slot, observed, expected, record,
+                                    before = std::move(before), items = std::move(items)] {
+            const auto made = observed ? items : LateItems(before, *record, expected);
             std::vector<std::shared_ptr<Subscription>> subs;
             {
               std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it
@@ -288,7 +301,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
               subs = slot->subscribers;
             }
             for (const auto& sub : subs)
-              for (const auto& item : items) sub->Push(item);
+              for (const auto& item : made) sub->Push(item);
           });
         }
         auto& ws = slot->waiters;
@@ -306,6 +319,30 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   }
   co_await signal->Wait();
   co_return std::move(*outcome);
+}
+
+std::vector<StreamItemPtr> TaskService::LateItems(const RecordPtr& before,
+                                                  const storage::TaskRecord& after,
+                                                  int64_t expected) {
+  // The commit's events, read back from the store and folded from the state before it, so
+  // the items are the ones an observed commit makes. If the log was pruned meanwhile (or
+  // the read fails), the stream gets the task's snapshot instead: nothing is lost.
+  auto events = store_.ReadEvents(after.task.id, expected,
+                                  static_cast<size_t>(after.last_sequence - expected));
+  std::vector<StreamItemPtr> made;
+  if (events && !events->empty() && events->front().sequence == expected + 1 &&
+      events->back().sequence == after.last_sequence) {
+    storage::TaskRecord folded = before ? *before : storage::TaskRecord{};
+    for (const auto& e : *events) {
+      if (!FoldCommittedEvent(folded, e)) {
+        made.clear();
+        break;
+      }
+      made.push_back(RunItem(folded, e));
+    }
+  }
+  if (made.empty()) made.push_back(SnapshotItem(after.last_sequence, after.task));
+  return made;
 }
 
 asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,

@@ -222,6 +222,10 @@ class TaskService {
   boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> Create(
       std::shared_ptr<Slot> slot, std::string dedup_key, std::vector<EventDraft> step,
       bool& replayed, Extension extend = {});
+  /// The stream items of a commit made without them (no stream was attached when it was
+  /// made; one attached while it was in flight).
+  std::vector<StreamItemPtr> LateItems(const std::shared_ptr<const storage::TaskRecord>& before,
+                                       const storage::TaskRecord& after, int64_t expected);
   Executor* ExecutorFor(const std::string& skill_id) const;
   protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
 
