@@ -7,12 +7,15 @@ import statistics
 import sys
 from collections import defaultdict
 
-TARGET_ORDER = ["a2ad", "a2ad-v1", "sdk1-memory", "sdk1-sqlite", "sdk03", "ceiling"]
+TARGET_ORDER = ["a2ad", "a2ad-v1", "a2ad-full", "sdk1-memory", "sdk1-sqlite",
+                "sdk1-sqlite-defaults", "sdk03", "ceiling"]
 LABEL = {
     "a2ad": "a2ad (v0.3 wire, SQLite)",
     "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
     "sdk1-memory": "@a2a-js/sdk 1.x, in memory",
+    "a2ad-full": "a2ad (v1.0 wire, SQLite synchronous=FULL)",
     "sdk1-sqlite": "@a2a-js/sdk 1.x, SQLite store",
+    "sdk1-sqlite-defaults": "@a2a-js/sdk 1.x, SQLite store on its defaults (rollback journal, synchronous=FULL)",
     "sdk03": "@a2a-js/sdk 0.3.x, in memory",
     "ceiling": "ceiling (bare Beast + JSON)",
 }
@@ -96,7 +99,7 @@ def main():
         print()
         # Ratios: a2ad over each alternative, per connection count, same wire where possible.
         conns = sorted({k[2] for k in keys})
-        others = [t for t in TARGET_ORDER if t not in ("a2ad", "a2ad-v1") and any(
+        others = [t for t in TARGET_ORDER if t not in ("a2ad", "a2ad-v1", "a2ad-full") and any(
             (scenario, t, c) in med_rps for c in conns)]
         if others:
             print(f"Throughput ratios, a2ad / other (median req/s; a2ad on the other's wire version "
@@ -145,7 +148,8 @@ def main():
     print("| target | measured | met |")
     print("|---|---|---|")
     a2ad_peak = max(peak("send", "a2ad"), peak("send", "a2ad-v1"))
-    for other, factor in (("sdk1-memory", 5), ("sdk1-sqlite", 50), ("ceiling", 0.4)):
+    for other, factor in (("sdk1-memory", 5), ("sdk1-sqlite", 50), ("sdk1-sqlite-defaults", 50),
+                          ("ceiling", 0.4)):
         o = peak("send", other)
         if a2ad_peak[0] == a2ad_peak[0] and o[0] == o[0] and o[0] > 0:
             ratio = a2ad_peak[0] / o[0]
@@ -153,6 +157,10 @@ def main():
             print(f"| blocking send >= {what} (peak vs peak) | {fmt(a2ad_peak[0], 0)} req/s "
                   f"(c={a2ad_peak[1]}) vs {fmt(o[0], 0)} (c={o[1]}): {ratio:.2f}x | "
                   f"{'yes' if ratio >= factor else 'NO'} |")
+    full, o = peak("send", "a2ad-full"), peak("send", "sdk1-sqlite-defaults")
+    if full[0] == full[0] and o[0] == o[0] and o[0] > 0:
+        print(f"| (both durable against power loss) {LABEL['a2ad-full']} vs {LABEL['sdk1-sqlite-defaults']} "
+              f"| {fmt(full[0], 0)} req/s (c={full[1]}) vs {fmt(o[0], 0)} (c={o[1]}): {full[0] / o[0]:.2f}x | - |")
     seq = [float(r["p50_ms"]) for r in rows
            if r["scenario"] == "send" and r["target"] == "a2ad" and r["connections"] == "1"]
     if seq:

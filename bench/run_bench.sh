@@ -11,7 +11,11 @@
 #   a2ad         a2ad serve, A2A v0.3 JSON-RPC (message/send, tasks/get, message/stream)
 #   a2ad-v1      a2ad serve, A2A v1.0 JSON-RPC (SendMessage, GetTask, SendStreamingMessage)
 #   sdk1-memory  @a2a-js/sdk 1.x echo server, InMemoryTaskStore, v1.0 JSON-RPC
-#   sdk1-sqlite  @a2a-js/sdk 1.x echo server, its DatabaseTaskStore on SQLite, v1.0 JSON-RPC
+#   a2ad-full    a2ad-v1 with --sqlite-synchronous full (acknowledged tasks survive power loss)
+#   sdk1-sqlite  @a2a-js/sdk 1.x echo server, its DatabaseTaskStore on SQLite with a2ad's
+#                settings (WAL, synchronous=NORMAL), v1.0 JSON-RPC
+#   sdk1-sqlite-defaults  the same on better-sqlite3's defaults (rollback journal,
+#                synchronous=FULL): the SDK's SQL store as it comes
 #   sdk03        @a2a-js/sdk 0.3.x echo server, InMemoryTaskStore, v0.3 JSON-RPC
 #   ceiling      bench/ceiling.cpp: Beast + Boost.JSON parse/serialize, no work (send only)
 # Raw results go to bench/out/; the tables are printed and saved as bench/out/bench-*.md.
@@ -41,7 +45,7 @@ DURATION_S=${DURATION_S:-5}
 WARMUP_S=${WARMUP_S:-1}
 CONNS=${CONNS:-"1 16 64 256"}
 SCENARIOS=${SCENARIOS:-"send get stream restart"}
-TARGETS=${TARGETS:-"a2ad a2ad-v1 sdk1-memory sdk1-sqlite sdk03 ceiling"}
+TARGETS=${TARGETS:-"a2ad a2ad-v1 a2ad-full sdk1-memory sdk1-sqlite sdk1-sqlite-defaults sdk03 ceiling"}
 RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
 BUILD_DIR=build/release
 A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
@@ -110,13 +114,14 @@ start_server() {  # target; sets SERVER_PID and PORT
   local target=$1
   TMP_DIR=$(mktemp -d /tmp/a2ad-bench-run.XXXXXX)
   case $target in
-    a2ad | a2ad-v1)
+    a2ad | a2ad-v1 | a2ad-full)
       "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
+        --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
         >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-memory)
       node "$JS/sdk1_server.mjs" --store memory >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
-    sdk1-sqlite)
-      node "$JS/sdk1_server.mjs" --store sqlite --db "$TMP_DIR/a2a.db" \
+    sdk1-sqlite | sdk1-sqlite-defaults)
+      node "$JS/sdk1_server.mjs" --store "${target#sdk1-}" --db "$TMP_DIR/a2a.db" \
         >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk03)
       node "$JS/sdk03_server.mjs" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
@@ -162,7 +167,8 @@ sdk_version() { node -p "require('./$JS/node_modules/$1/package.json').version";
 measure() {  # scenario target conns run
   local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
   wire=$(wire_of "$target")
-  [[ $target == a2ad-v1 || $target == sdk1-* ]] && extra+=(--header "A2A-Version: 1.0")
+  [[ $target == a2ad-v1 || $target == a2ad-full || $target == sdk1-* ]] &&
+    extra+=(--header "A2A-Version: 1.0")
   if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
   case $scenario in
     send) extra+=(--body-file "$BODIES/send-$wire.json" --expect "$expect") ;;
@@ -190,7 +196,8 @@ for scenario in $SCENARIOS; do
   case $scenario in send | get | stream) ;; *) continue ;; esac
   for target in $TARGETS; do
     [[ $target == ceiling && $scenario != send ]] && continue
-    [[ $target == a2ad-v1 && $scenario != send ]] && continue
+    [[ ($target == a2ad-v1 || $target == a2ad-full || $target == sdk1-sqlite-defaults) &&
+      $scenario != send ]] && continue
     for conns in $CONNS; do
       for run in $(seq "$RUNS"); do
         measure "$scenario" "$target" "$conns" "$run" ||

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -28,8 +29,12 @@ class Durability : public ::testing::Test {
     server_.Kill(SIGKILL);
     fs::remove_all(dir_);
   }
-  void Start(std::vector<std::string> extra = {}) {
-    server_ = ServerProcess::Start(kBinary, dir_.string(), std::move(extra));
+  void Start(std::vector<std::string> extra = {}, const std::string& log_file = "") {
+    server_ = ServerProcess::Start(kBinary, dir_.string(), std::move(extra), log_file);
+  }
+  std::string Log() const {
+    std::ifstream in(dir_ / "server.log");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
   fs::path dir_;
@@ -150,6 +155,33 @@ TEST_F(Durability, BadFlagsExitWithAClearError) {
                     (dir_ / "err").string();
   int rc = std::system(cmd.c_str());
   EXPECT_NE(rc, 0);
+  cmd = kBinary + " serve --sqlite-synchronous sometimes --data-dir " + dir_.string() + " 2> " +
+        (dir_ / "err").string();
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  std::ifstream err(dir_ / "err");
+  const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("--sqlite-synchronous"), std::string::npos) << text;
+  EXPECT_NE(text.find("normal"), std::string::npos) << text;
+}
+
+// Power-loss durability is one flag; acknowledged tasks survive a SIGKILL with it as well.
+TEST_F(Durability, SynchronousFullIsUsedAndKeepsTasksAcrossASigkill) {
+  Start({"--sqlite-synchronous", "full"}, (dir_ / "server.log").string());
+  std::vector<std::string> ids;
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    for (int i = 0; i < 20; ++i)
+      ids.push_back(std::string(
+          c.Rpc("message/send", Params("f" + std::to_string(i), true)).at("result").at("id").as_string()));
+  }
+  EXPECT_NE(Log().find("synchronous=full"), std::string::npos) << Log();
+  server_.Kill(SIGKILL);
+  Start({}, (dir_ / "server.log").string());
+  EXPECT_NE(Log().find("synchronous=normal"), std::string::npos) << Log();
+  HttpClient c("127.0.0.1", server_.port);
+  for (const auto& id : ids)
+    EXPECT_EQ(c.Rpc("tasks/get", json::object{{"id", id}}).at("result").at("status").at("state"),
+              "completed");
 }
 
 }  // namespace

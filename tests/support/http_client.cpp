@@ -113,7 +113,7 @@ void HttpClient::Close() {
 }
 
 ServerProcess ServerProcess::Start(const std::string& binary, const std::string& data_dir,
-                                   std::vector<std::string> extra) {
+                                   std::vector<std::string> extra, const std::string& log_file) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = fork();
@@ -122,8 +122,15 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
+    if (!log_file.empty()) {
+      const int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (log < 0) _exit(126);
+      dup2(log, STDERR_FILENO);
+      close(log);
+    }
     std::vector<std::string> args{binary,       "serve",  "--listen",    "127.0.0.1:0",
-                                  "--data-dir", data_dir, "--log-level", "warn"};
+                                  "--data-dir", data_dir, "--log-level",
+                                  log_file.empty() ? "warn" : "info"};
     for (auto& e : extra) args.push_back(e);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -46,9 +46,11 @@ struct ServerProcess {
   uint16_t port = 0;
   std::string ready_line;
   /// Starts `binary serve --listen 127.0.0.1:0 --data-dir dir <extra...>` and waits for the
-  /// ready line (up to 20 s). Throws std::runtime_error on failure.
+  /// ready line (up to 20 s). Throws std::runtime_error on failure. With `log_file`, the
+  /// server logs at info level into that file (else warnings only, to the test's stderr).
   static ServerProcess Start(const std::string& binary, const std::string& data_dir,
-                             std::vector<std::string> extra = {});
+                             std::vector<std::string> extra = {},
+                             const std::string& log_file = "");
   void Kill(int signal);  // sends the signal and reaps the process
   int WaitExit();         // waits; returns the exit status (or 128+signal)
 };

@@ -25,6 +25,9 @@ struct Config {
   std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
+  // "normal": a commit survives the process being killed; "full": it also survives power
+  // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
+  std::string sqlite_synchronous = "normal";
 
   // Push notifications (issue 5; push/).
   bool push_allow_http = false;    // plain http:// webhooks (development only)

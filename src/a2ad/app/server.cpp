@@ -137,7 +137,9 @@ int RunServer(const Config& config) {
     return 2;
   }
   if (!EnsureDir(config.data_dir)) return 1;
-  auto opened = storage::SqliteTaskStore::Open(DbPath(config));
+  storage::SqliteOptions sqlite_options;
+  sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
+  auto opened = storage::SqliteTaskStore::Open(DbPath(config), sqlite_options);
   if (!opened) {
     core::LogError("cannot open the task store: " + opened.error().message);
     return 1;
@@ -265,10 +267,11 @@ int RunServer(const Config& config) {
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
 
   server.Start();
+  core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
+                std::to_string(threads) + " thread(s); data in " + DbPath(config) +
+                " (SQLite WAL, synchronous=" + config.sqlite_synchronous + ")");
   std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
   std::fflush(stdout);
-  core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
-                std::to_string(threads) + " thread(s); data in " + DbPath(config));
 
   // Ordered shutdown: stop accepting -> let in-flight requests finish (bounded) -> stop the
   // loop -> close the store (drains its writer). Running executions are not waited for:

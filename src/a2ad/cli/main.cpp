@@ -91,6 +91,15 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 
+  serve
+      ->add_option("--sqlite-synchronous", config.sqlite_synchronous,
+                   "normal: an acknowledged task change survives the process being killed; "
+                   "full: it also survives power loss and OS crashes (one fsync per batch of "
+                   "commits)")
+      ->envname("A2AD_SQLITE_SYNCHRONOUS")
+      ->check(CLI::IsMember({"normal", "full"}))
+      ->capture_default_str();
+
   // Push notifications (issue 5).
   serve
       ->add_flag("--push-allow-http", config.push_allow_http,
