@@ -289,6 +289,13 @@ TEST_F(SqliteTaskStoreTest, ABatchKeepsItsGoodCommitsWhenOneConflicts) {
   stale.last_sequence = 0;
   auto fstale = CommitAsync(*store, Append(stale, TaskState::kFailed, 9000));
   auto fc = CommitAsync(*store, Create("task-c", "ctx", TaskState::kSubmitted, 1000, 1));
+  // The same idempotency key twice in one batch: the second creation is the conflict.
+  TaskCommit d = Create("task-d", "ctx", TaskState::kSubmitted, 1000, 1);
+  d.record.dedup_key = "caller\nmessage-1";
+  TaskCommit e = Create("task-e", "ctx", TaskState::kSubmitted, 1000, 2);
+  e.record.dedup_key = d.record.dedup_key;
+  auto fd = CommitAsync(*store, std::move(d));
+  auto fe = CommitAsync(*store, std::move(e));
   gate.Release();
 
   EXPECT_TRUE(fa.get().ok());
@@ -301,13 +308,20 @@ TEST_F(SqliteTaskStoreTest, ABatchKeepsItsGoodCommitsWhenOneConflicts) {
   ASSERT_FALSE(stale_result.ok());
   EXPECT_EQ(stale_result.error().code, core::ErrorCode::kConflict);
   EXPECT_TRUE(fc.get().ok());
-  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 5}));
+  EXPECT_TRUE(fd.get().ok());
+  auto dup_key = fe.get();
+  ASSERT_FALSE(dup_key.ok());
+  EXPECT_EQ(dup_key.error().code, core::ErrorCode::kConflict);
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 7}));
 
   EXPECT_EQ(**store->Get("task-a"), a_record);
   EXPECT_EQ(store->ReadEvents("task-a", -1, 10)->size(), 1u);
   EXPECT_EQ(**store->Get("task-b"), b2_record);
   EXPECT_EQ(store->ReadEvents("task-b", -1, 10)->size(), 3u);
   EXPECT_TRUE(store->Get("task-c")->has_value());
+  EXPECT_EQ((*store->FindByDedupKey("caller\nmessage-1"))->task.id, "task-d");
+  EXPECT_FALSE(store->Get("task-e")->has_value());
+  EXPECT_TRUE(store->ReadEvents("task-e", -1, 10)->empty());
 }
 
 TEST_F(SqliteTaskStoreTest, BatchIsCappedAtMaxBatchCommits) {

@@ -39,7 +39,7 @@ constexpr const char* kInsertTask =
 constexpr const char* kUpdateTask =
     "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
     " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
-    " WHERE id = ?1";
+    " WHERE id = ?1 AND last_sequence = ?11";
 constexpr const char* kInsertEvent =
     "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -776,46 +776,14 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
   const std::string_view id_view = p.View(p.id);
   const std::string id(id_view);  // for error messages
 
-  std::optional<int64_t> stored;
+  // No reads before the write: the task row's constraints decide. A creation fails on the
+  // primary key (the task exists) or the unique dedup key; an update names the expected
+  // last sequence in its WHERE clause. A statement that fails that way has written nothing
+  // (SQLite undoes the statement, not the transaction), so `wrote` stays false; only then
+  // is the stored row read, to say what conflicted.
+  const bool creating = p.expected_last_sequence == -1;
   {
-    auto prepared = db.Prepare(kSelectLastSequence);
-    if (!prepared) return std::move(prepared).error();
-    Stmt select(*prepared);
-    select.BindStatic(1, id_view);
-    const int rc = select.Step();
-    if (rc == SQLITE_ROW) {
-      stored = select.Int(0);
-    } else if (rc != SQLITE_DONE) {
-      return db.Fail("read last sequence of task " + id, rc);
-    }
-  }
-  if (!stored && p.expected_last_sequence != -1) {
-    return core::Error(core::ErrorCode::kConflict,
-                       "task " + id + " does not exist (expected last sequence " +
-                           std::to_string(p.expected_last_sequence) + ")");
-  }
-  if (stored && p.expected_last_sequence == -1) {
-    return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
-  }
-  if (!stored && p.dedup_key.size != 0) {
-    auto prepared = db.Prepare(kSelectByDedupKey);
-    if (!prepared) return std::move(prepared).error();
-    Stmt select(*prepared);
-    select.BindStatic(1, p.View(p.dedup_key));
-    const int rc = select.Step();
-    if (rc == SQLITE_ROW)
-      return core::Error(core::ErrorCode::kConflict,
-                         "dedup key already used by task " + std::string(select.Text(0)));
-    if (rc != SQLITE_DONE) return db.Fail("look up the dedup key of task " + id, rc);
-  }
-  if (stored && *stored != p.expected_last_sequence) {
-    return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
-                                                       std::to_string(*stored) + ", expected " +
-                                                       std::to_string(p.expected_last_sequence));
-  }
-
-  {
-    auto prepared = db.Prepare(stored ? kUpdateTask : kInsertTask);
+    auto prepared = db.Prepare(creating ? kInsertTask : kUpdateTask);
     if (!prepared) return std::move(prepared).error();
     Stmt write(*prepared);
     write.BindStatic(1, id_view);
@@ -828,14 +796,39 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
     write.BindStatic(8, p.View(p.snapshot));
     write.BindStatic(9, p.View(p.run));
     write.BindStatic(10, p.View(p.a2a_state));
-    if (!stored) {
+    if (creating) {
       if (p.dedup_key.size == 0)
         write.BindNull(11);
       else
         write.BindStatic(11, p.View(p.dedup_key));
+    } else {
+      write.Bind(11, p.expected_last_sequence);
+    }
+    const int rc = write.Step();
+    if (creating && (rc & 0xff) == SQLITE_CONSTRAINT) {
+      const bool dedup = std::string_view(sqlite3_errmsg(db.handle())).find("dedup_key") !=
+                         std::string_view::npos;
+      if (dedup) return core::Error(core::ErrorCode::kConflict, "dedup key already used");
+      return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
+    }
+    if (rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
+    if (!creating && sqlite3_changes(db.handle()) == 0) {
+      auto select_prepared = db.Prepare(kSelectLastSequence);
+      if (!select_prepared) return std::move(select_prepared).error();
+      Stmt select(*select_prepared);
+      select.BindStatic(1, id_view);
+      const int found = select.Step();
+      if (found == SQLITE_DONE)
+        return core::Error(core::ErrorCode::kConflict,
+                           "task " + id + " does not exist (expected last sequence " +
+                               std::to_string(p.expected_last_sequence) + ")");
+      if (found != SQLITE_ROW) return db.Fail("read last sequence of task " + id, found);
+      return core::Error(core::ErrorCode::kConflict,
+                         "task " + id + ": stored last sequence is " +
+                             std::to_string(select.Int(0)) + ", expected " +
+                             std::to_string(p.expected_last_sequence));
     }
     wrote = true;
-    if (const int rc = write.Step(); rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
   if (!prepared) return std::move(prepared).error();
