@@ -1,6 +1,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 
@@ -157,6 +158,188 @@ json::object StreamEventToJson(const StreamEvent& e) {
     }
   }
   return {};
+}
+
+// ---- direct text encoding (mirrors the builders above, member for member) ---------------
+
+namespace {
+
+void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
+  w.Raw('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) w.Raw(',');
+    w.String(v[i]);
+  }
+  w.Raw(']');
+}
+
+void WritePart(JsonTextWriter& w, const Part& p) {
+  w.Raw('{');
+  switch (p.kind) {
+    case Part::Kind::kText:
+      w.Key("kind");
+      w.String("text");
+      w.NextKey("text");
+      w.String(p.text);
+      break;
+    case Part::Kind::kRaw:
+    case Part::Kind::kUrl:
+      w.Key("kind");
+      w.String("file");
+      w.NextKey("file");
+      w.Raw('{');
+      w.Key(p.kind == Part::Kind::kRaw ? "bytes" : "uri");
+      w.String(p.text);
+      if (!p.filename.empty()) {
+        w.NextKey("name");
+        w.String(p.filename);
+      }
+      if (!p.media_type.empty()) {
+        w.NextKey("mimeType");
+        w.String(p.media_type);
+      }
+      w.Raw('}');
+      break;
+    case Part::Kind::kData:
+      w.Key("kind");
+      w.String("data");
+      w.NextKey("data");
+      if (p.data.is_object()) {
+        w.Value(p.data);
+      } else {  // wrapped as {"value": ...}, as PartToJson does
+        w.Raw('{');
+        w.Key("value");
+        w.Value(p.data);
+        w.Raw('}');
+      }
+      break;
+  }
+  if (!p.metadata.empty()) {
+    w.NextKey("metadata");
+    w.Object(p.metadata);
+  }
+  w.Raw('}');
+}
+
+void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
+  w.Raw('[');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) w.Raw(',');
+    WritePart(w, parts[i]);
+  }
+  w.Raw(']');
+}
+
+void WriteMessage(JsonTextWriter& w, const Message& m) {
+  w.Raw('{');
+  w.Key("kind");
+  w.String("message");
+  w.NextKey("messageId");
+  w.String(m.message_id);
+  w.NextKey("role");
+  w.String(m.role == Role::kAgent ? "agent" : "user");
+  w.NextKey("parts");
+  WriteParts(w, m.parts);
+  if (!m.context_id.empty()) {
+    w.NextKey("contextId");
+    w.String(m.context_id);
+  }
+  if (!m.task_id.empty()) {
+    w.NextKey("taskId");
+    w.String(m.task_id);
+  }
+  if (!m.reference_task_ids.empty()) {
+    w.NextKey("referenceTaskIds");
+    WriteStrings(w, m.reference_task_ids);
+  }
+  if (!m.extensions.empty()) {
+    w.NextKey("extensions");
+    WriteStrings(w, m.extensions);
+  }
+  if (!m.metadata.empty()) {
+    w.NextKey("metadata");
+    w.Object(m.metadata);
+  }
+  w.Raw('}');
+}
+
+void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
+  w.Raw('{');
+  w.Key("artifactId");
+  w.String(a.artifact_id);
+  if (!a.name.empty()) {
+    w.NextKey("name");
+    w.String(a.name);
+  }
+  if (!a.description.empty()) {
+    w.NextKey("description");
+    w.String(a.description);
+  }
+  w.NextKey("parts");
+  WriteParts(w, a.parts);
+  if (!a.metadata.empty()) {
+    w.NextKey("metadata");
+    w.Object(a.metadata);
+  }
+  if (!a.extensions.empty()) {
+    w.NextKey("extensions");
+    WriteStrings(w, a.extensions);
+  }
+  w.Raw('}');
+}
+
+void WriteStatus(JsonTextWriter& w, const TaskStatus& s) {
+  w.Raw('{');
+  w.Key("state");
+  w.String(TaskStateName(s.state));
+  if (s.message) {
+    w.NextKey("message");
+    WriteMessage(w, *s.message);
+  }
+  if (s.timestamp_ms) {
+    w.NextKey("timestamp");
+    w.String(core::FormatTimestamp(s.timestamp_ms));
+  }
+  w.Raw('}');
+}
+
+}  // namespace
+
+void AppendTaskJson(std::string& out, const Task& t) {
+  out.reserve(out.size() + EstimateTaskJsonSize(t));
+  JsonTextWriter w(out);
+  w.Raw('{');
+  w.Key("kind");
+  w.String("task");
+  w.NextKey("id");
+  w.String(t.id);
+  w.NextKey("contextId");
+  w.String(t.context_id);
+  w.NextKey("status");
+  WriteStatus(w, t.status);
+  if (!t.history.empty()) {
+    w.NextKey("history");
+    w.Raw('[');
+    for (size_t i = 0; i < t.history.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteMessage(w, t.history[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.artifacts.empty()) {
+    w.NextKey("artifacts");
+    w.Raw('[');
+    for (size_t i = 0; i < t.artifacts.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteArtifact(w, t.artifacts[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.metadata.empty()) {
+    w.NextKey("metadata");
+    w.Object(t.metadata);
+  }
+  w.Raw('}');
 }
 
 Result<Part> PartFromJson(const json::value& v, std::string_view path) {
