@@ -54,6 +54,20 @@ TEST(JsonText, EveryByteEscapesAsBoostDoes) {
       EXPECT_EQ(out, json::serialize(json::string_view(s))) << "byte " << c;
     }
   }
+  // The escaper scans eight bytes at a time: every byte at every offset of two words, on
+  // a background of plain ASCII and of bytes >= 0x80 (which must not look like escapes).
+  for (char fill : {'x', '\x80', '\xff', '!', '#', '[', ']', '\x7f'}) {
+    for (int c = 0; c < 256; ++c) {
+      for (size_t at = 0; at < 19; ++at) {
+        std::string s(19, fill);
+        s[at] = static_cast<char>(c);
+        std::string out;
+        AppendJsonString(out, s);
+        ASSERT_EQ(out, json::serialize(json::string_view(s)))
+            << "byte " << c << " at " << at << " fill " << int(fill);
+      }
+    }
+  }
   std::string all;
   for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
   std::string out;
@@ -88,6 +102,21 @@ TEST(JsonText, IntsAndValuesAsBoostWritesThem) {
     std::string out;
     AppendJsonInt(out, v);
     EXPECT_EQ(out, json::serialize(json::value(v)));
+  }
+  {  // keys are escaped like any string; ints and bools as boost writes them
+    std::string out;
+    JsonTextWriter w(out);
+    w.Raw('{');
+    w.Key(Nasty());
+    w.Int(-5);
+    w.Raw(',');
+    w.Key("t");
+    w.Bool(true);
+    w.Raw(',');
+    w.Key("f");
+    w.Bool(false);
+    w.Raw('}');
+    EXPECT_EQ(out, json::serialize(json::object{{Nasty(), -5}, {"t", true}, {"f", false}}));
   }
   // A value several times the writer's chunk size, nested, so the serializer suspends.
   json::object big;

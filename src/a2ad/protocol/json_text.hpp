@@ -40,17 +40,11 @@ class JsonTextWriter {
   void Raw(std::string_view text) { out_.append(text); }
   void Raw(char c) { out_.push_back(c); }
 
-  /// `"key":`. `key` must be a plain name that needs no escaping (a literal).
-  void Key(std::string_view key) {
-    out_.push_back('"');
-    out_.append(key);
-    out_.append("\":", 2);
-  }
-  /// `,"key":`, for every member after the first.
-  void NextKey(std::string_view key) {
-    out_.append(",\"", 2);
-    out_.append(key);
-    out_.append("\":", 2);
+  /// `"name":`, the name escaped. Encoders with fixed member names write them with Raw as
+  /// one literal (`,"name":`) instead: one append rather than several.
+  void Key(std::string_view name) {
+    AppendJsonString(out_, name);
+    out_.push_back(':');
   }
 
   void String(std::string_view s) { AppendJsonString(out_, s); }

@@ -174,48 +174,39 @@ void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
 }
 
 void WritePart(JsonTextWriter& w, const Part& p) {
-  w.Raw('{');
   switch (p.kind) {
     case Part::Kind::kText:
-      w.Key("kind");
-      w.String("text");
-      w.NextKey("text");
+      w.Raw("{\"kind\":\"text\",\"text\":");
       w.String(p.text);
       break;
     case Part::Kind::kRaw:
     case Part::Kind::kUrl:
-      w.Key("kind");
-      w.String("file");
-      w.NextKey("file");
-      w.Raw('{');
-      w.Key(p.kind == Part::Kind::kRaw ? "bytes" : "uri");
+      w.Raw(p.kind == Part::Kind::kRaw ? "{\"kind\":\"file\",\"file\":{\"bytes\":"
+                                       : "{\"kind\":\"file\",\"file\":{\"uri\":");
       w.String(p.text);
       if (!p.filename.empty()) {
-        w.NextKey("name");
+        w.Raw(",\"name\":");
         w.String(p.filename);
       }
       if (!p.media_type.empty()) {
-        w.NextKey("mimeType");
+        w.Raw(",\"mimeType\":");
         w.String(p.media_type);
       }
       w.Raw('}');
       break;
     case Part::Kind::kData:
-      w.Key("kind");
-      w.String("data");
-      w.NextKey("data");
+      w.Raw("{\"kind\":\"data\",\"data\":");
       if (p.data.is_object()) {
         w.Value(p.data);
       } else {  // wrapped as {"value": ...}, as PartToJson does
-        w.Raw('{');
-        w.Key("value");
+        w.Raw("{\"value\":");
         w.Value(p.data);
         w.Raw('}');
       }
       break;
   }
   if (!p.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(p.metadata);
   }
   w.Raw('}');
@@ -231,73 +222,67 @@ void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
 }
 
 void WriteMessage(JsonTextWriter& w, const Message& m) {
-  w.Raw('{');
-  w.Key("kind");
-  w.String("message");
-  w.NextKey("messageId");
+  w.Raw("{\"kind\":\"message\",\"messageId\":");
   w.String(m.message_id);
-  w.NextKey("role");
-  w.String(m.role == Role::kAgent ? "agent" : "user");
-  w.NextKey("parts");
+  w.Raw(m.role == Role::kAgent ? ",\"role\":\"agent\"" : ",\"role\":\"user\"");
+  w.Raw(",\"parts\":");
   WriteParts(w, m.parts);
   if (!m.context_id.empty()) {
-    w.NextKey("contextId");
+    w.Raw(",\"contextId\":");
     w.String(m.context_id);
   }
   if (!m.task_id.empty()) {
-    w.NextKey("taskId");
+    w.Raw(",\"taskId\":");
     w.String(m.task_id);
   }
   if (!m.reference_task_ids.empty()) {
-    w.NextKey("referenceTaskIds");
+    w.Raw(",\"referenceTaskIds\":");
     WriteStrings(w, m.reference_task_ids);
   }
   if (!m.extensions.empty()) {
-    w.NextKey("extensions");
+    w.Raw(",\"extensions\":");
     WriteStrings(w, m.extensions);
   }
   if (!m.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(m.metadata);
   }
   w.Raw('}');
 }
 
 void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
-  w.Raw('{');
-  w.Key("artifactId");
+  w.Raw("{\"artifactId\":");
   w.String(a.artifact_id);
   if (!a.name.empty()) {
-    w.NextKey("name");
+    w.Raw(",\"name\":");
     w.String(a.name);
   }
   if (!a.description.empty()) {
-    w.NextKey("description");
+    w.Raw(",\"description\":");
     w.String(a.description);
   }
-  w.NextKey("parts");
+  w.Raw(",\"parts\":");
   WriteParts(w, a.parts);
   if (!a.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(a.metadata);
   }
   if (!a.extensions.empty()) {
-    w.NextKey("extensions");
+    w.Raw(",\"extensions\":");
     WriteStrings(w, a.extensions);
   }
   w.Raw('}');
 }
 
 void WriteStatus(JsonTextWriter& w, const TaskStatus& s) {
-  w.Raw('{');
-  w.Key("state");
+  w.Raw("{\"state\":");
   w.String(TaskStateName(s.state));
   if (s.message) {
-    w.NextKey("message");
+    w.Raw(",\"message\":");
     WriteMessage(w, *s.message);
   }
   if (s.timestamp_ms) {
-    w.NextKey("timestamp");
+    w.Raw(",\"timestamp\":");
     w.String(core::FormatTimestamp(s.timestamp_ms));
   }
   w.Raw('}');
@@ -308,18 +293,14 @@ void WriteStatus(JsonTextWriter& w, const TaskStatus& s) {
 void AppendTaskJson(std::string& out, const Task& t) {
   out.reserve(out.size() + EstimateTaskJsonSize(t));
   JsonTextWriter w(out);
-  w.Raw('{');
-  w.Key("kind");
-  w.String("task");
-  w.NextKey("id");
+  w.Raw("{\"kind\":\"task\",\"id\":");
   w.String(t.id);
-  w.NextKey("contextId");
+  w.Raw(",\"contextId\":");
   w.String(t.context_id);
-  w.NextKey("status");
+  w.Raw(",\"status\":");
   WriteStatus(w, t.status);
   if (!t.history.empty()) {
-    w.NextKey("history");
-    w.Raw('[');
+    w.Raw(",\"history\":[");
     for (size_t i = 0; i < t.history.size(); ++i) {
       if (i) w.Raw(',');
       WriteMessage(w, t.history[i]);
@@ -327,8 +308,7 @@ void AppendTaskJson(std::string& out, const Task& t) {
     w.Raw(']');
   }
   if (!t.artifacts.empty()) {
-    w.NextKey("artifacts");
-    w.Raw('[');
+    w.Raw(",\"artifacts\":[");
     for (size_t i = 0; i < t.artifacts.size(); ++i) {
       if (i) w.Raw(',');
       WriteArtifact(w, t.artifacts[i]);
@@ -336,7 +316,7 @@ void AppendTaskJson(std::string& out, const Task& t) {
     w.Raw(']');
   }
   if (!t.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(t.metadata);
   }
   w.Raw('}');

@@ -232,35 +232,34 @@ void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
 }
 
 void WritePart(JsonTextWriter& w, const Part& p) {
-  w.Raw('{');
   switch (p.kind) {
     case Part::Kind::kText:
-      w.Key("text");
+      w.Raw("{\"text\":");
       w.String(p.text);
       break;
     case Part::Kind::kRaw:
-      w.Key("raw");
+      w.Raw("{\"raw\":");
       w.String(p.text);
       break;
     case Part::Kind::kUrl:
-      w.Key("url");
+      w.Raw("{\"url\":");
       w.String(p.text);
       break;
     case Part::Kind::kData:
-      w.Key("data");
+      w.Raw("{\"data\":");
       w.Value(p.data);
       break;
   }
   if (!p.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(p.metadata);
   }
   if (!p.filename.empty()) {
-    w.NextKey("filename");
+    w.Raw(",\"filename\":");
     w.String(p.filename);
   }
   if (!p.media_type.empty()) {
-    w.NextKey("mediaType");
+    w.Raw(",\"mediaType\":");
     w.String(p.media_type);
   }
   w.Raw('}');
@@ -276,71 +275,68 @@ void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
 }
 
 void WriteMessage(JsonTextWriter& w, const Message& m) {
-  w.Raw('{');
-  w.Key("messageId");
+  w.Raw("{\"messageId\":");
   w.String(m.message_id);
   if (!m.context_id.empty()) {
-    w.NextKey("contextId");
+    w.Raw(",\"contextId\":");
     w.String(m.context_id);
   }
   if (!m.task_id.empty()) {
-    w.NextKey("taskId");
+    w.Raw(",\"taskId\":");
     w.String(m.task_id);
   }
-  w.NextKey("role");
+  w.Raw(",\"role\":");
   w.String(kRoleNames[static_cast<int>(m.role)]);
-  w.NextKey("parts");
+  w.Raw(",\"parts\":");
   WriteParts(w, m.parts);
   if (!m.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(m.metadata);
   }
   if (!m.extensions.empty()) {
-    w.NextKey("extensions");
+    w.Raw(",\"extensions\":");
     WriteStrings(w, m.extensions);
   }
   if (!m.reference_task_ids.empty()) {
-    w.NextKey("referenceTaskIds");
+    w.Raw(",\"referenceTaskIds\":");
     WriteStrings(w, m.reference_task_ids);
   }
   w.Raw('}');
 }
 
 void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
-  w.Raw('{');
-  w.Key("artifactId");
+  w.Raw("{\"artifactId\":");
   w.String(a.artifact_id);
   if (!a.name.empty()) {
-    w.NextKey("name");
+    w.Raw(",\"name\":");
     w.String(a.name);
   }
   if (!a.description.empty()) {
-    w.NextKey("description");
+    w.Raw(",\"description\":");
     w.String(a.description);
   }
-  w.NextKey("parts");
+  w.Raw(",\"parts\":");
   WriteParts(w, a.parts);
   if (!a.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(a.metadata);
   }
   if (!a.extensions.empty()) {
-    w.NextKey("extensions");
+    w.Raw(",\"extensions\":");
     WriteStrings(w, a.extensions);
   }
   w.Raw('}');
 }
 
 void WriteTaskStatus(JsonTextWriter& w, const TaskStatus& s) {
-  w.Raw('{');
-  w.Key("state");
+  w.Raw("{\"state\":");
   w.String(TaskStateName(s.state));
   if (s.message) {
-    w.NextKey("message");
+    w.Raw(",\"message\":");
     WriteMessage(w, *s.message);
   }
   if (s.timestamp_ms) {
-    w.NextKey("timestamp");
+    w.Raw(",\"timestamp\":");
     w.String(core::FormatTimestamp(s.timestamp_ms));
   }
   w.Raw('}');
@@ -351,16 +347,14 @@ void WriteTaskStatus(JsonTextWriter& w, const TaskStatus& s) {
 void AppendTaskJson(std::string& out, const Task& t) {
   out.reserve(out.size() + EstimateTaskJsonSize(t));
   JsonTextWriter w(out);
-  w.Raw('{');
-  w.Key("id");
+  w.Raw("{\"id\":");
   w.String(t.id);
-  w.NextKey("contextId");
+  w.Raw(",\"contextId\":");
   w.String(t.context_id);
-  w.NextKey("status");
+  w.Raw(",\"status\":");
   WriteTaskStatus(w, t.status);
   if (!t.artifacts.empty()) {
-    w.NextKey("artifacts");
-    w.Raw('[');
+    w.Raw(",\"artifacts\":[");
     for (size_t i = 0; i < t.artifacts.size(); ++i) {
       if (i) w.Raw(',');
       WriteArtifact(w, t.artifacts[i]);
@@ -368,8 +362,7 @@ void AppendTaskJson(std::string& out, const Task& t) {
     w.Raw(']');
   }
   if (!t.history.empty()) {
-    w.NextKey("history");
-    w.Raw('[');
+    w.Raw(",\"history\":[");
     for (size_t i = 0; i < t.history.size(); ++i) {
       if (i) w.Raw(',');
       WriteMessage(w, t.history[i]);
@@ -377,7 +370,7 @@ void AppendTaskJson(std::string& out, const Task& t) {
     w.Raw(']');
   }
   if (!t.metadata.empty()) {
-    w.NextKey("metadata");
+    w.Raw(",\"metadata\":");
     w.Object(t.metadata);
   }
   w.Raw('}');
