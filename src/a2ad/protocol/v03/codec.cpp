@@ -1,6 +1,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 
@@ -157,6 +158,168 @@ json::object StreamEventToJson(const StreamEvent& e) {
     }
   }
   return {};
+}
+
+// ---- direct text encoding (mirrors the builders above, member for member) ---------------
+
+namespace {
+
+void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
+  w.Raw('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) w.Raw(',');
+    w.String(v[i]);
+  }
+  w.Raw(']');
+}
+
+void WritePart(JsonTextWriter& w, const Part& p) {
+  switch (p.kind) {
+    case Part::Kind::kText:
+      w.Raw("{\"kind\":\"text\",\"text\":");
+      w.String(p.text);
+      break;
+    case Part::Kind::kRaw:
+    case Part::Kind::kUrl:
+      w.Raw(p.kind == Part::Kind::kRaw ? "{\"kind\":\"file\",\"file\":{\"bytes\":"
+                                       : "{\"kind\":\"file\",\"file\":{\"uri\":");
+      w.String(p.text);
+      if (!p.filename.empty()) {
+        w.Raw(",\"name\":");
+        w.String(p.filename);
+      }
+      if (!p.media_type.empty()) {
+        w.Raw(",\"mimeType\":");
+        w.String(p.media_type);
+      }
+      w.Raw('}');
+      break;
+    case Part::Kind::kData:
+      w.Raw("{\"kind\":\"data\",\"data\":");
+      if (p.data.is_object()) {
+        w.Value(p.data);
+      } else {  // wrapped as {"value": ...}, as PartToJson does
+        w.Raw("{\"value\":");
+        w.Value(p.data);
+        w.Raw('}');
+      }
+      break;
+  }
+  if (!p.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(p.metadata);
+  }
+  w.Raw('}');
+}
+
+void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
+  w.Raw('[');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) w.Raw(',');
+    WritePart(w, parts[i]);
+  }
+  w.Raw(']');
+}
+
+void WriteMessage(JsonTextWriter& w, const Message& m) {
+  w.Raw("{\"kind\":\"message\",\"messageId\":");
+  w.String(m.message_id);
+  w.Raw(m.role == Role::kAgent ? ",\"role\":\"agent\"" : ",\"role\":\"user\"");
+  w.Raw(",\"parts\":");
+  WriteParts(w, m.parts);
+  if (!m.context_id.empty()) {
+    w.Raw(",\"contextId\":");
+    w.String(m.context_id);
+  }
+  if (!m.task_id.empty()) {
+    w.Raw(",\"taskId\":");
+    w.String(m.task_id);
+  }
+  if (!m.reference_task_ids.empty()) {
+    w.Raw(",\"referenceTaskIds\":");
+    WriteStrings(w, m.reference_task_ids);
+  }
+  if (!m.extensions.empty()) {
+    w.Raw(",\"extensions\":");
+    WriteStrings(w, m.extensions);
+  }
+  if (!m.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(m.metadata);
+  }
+  w.Raw('}');
+}
+
+void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
+  w.Raw("{\"artifactId\":");
+  w.String(a.artifact_id);
+  if (!a.name.empty()) {
+    w.Raw(",\"name\":");
+    w.String(a.name);
+  }
+  if (!a.description.empty()) {
+    w.Raw(",\"description\":");
+    w.String(a.description);
+  }
+  w.Raw(",\"parts\":");
+  WriteParts(w, a.parts);
+  if (!a.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(a.metadata);
+  }
+  if (!a.extensions.empty()) {
+    w.Raw(",\"extensions\":");
+    WriteStrings(w, a.extensions);
+  }
+  w.Raw('}');
+}
+
+void WriteStatus(JsonTextWriter& w, const TaskStatus& s) {
+  w.Raw("{\"state\":");
+  w.String(TaskStateName(s.state));
+  if (s.message) {
+    w.Raw(",\"message\":");
+    WriteMessage(w, *s.message);
+  }
+  if (s.timestamp_ms) {
+    w.Raw(",\"timestamp\":");
+    w.String(core::FormatTimestamp(s.timestamp_ms));
+  }
+  w.Raw('}');
+}
+
+}  // namespace
+
+void AppendTaskJson(std::string& out, const Task& t) {
+  out.reserve(out.size() + EstimateTaskJsonSize(t));
+  JsonTextWriter w(out);
+  w.Raw("{\"kind\":\"task\",\"id\":");
+  w.String(t.id);
+  w.Raw(",\"contextId\":");
+  w.String(t.context_id);
+  w.Raw(",\"status\":");
+  WriteStatus(w, t.status);
+  if (!t.history.empty()) {
+    w.Raw(",\"history\":[");
+    for (size_t i = 0; i < t.history.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteMessage(w, t.history[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.artifacts.empty()) {
+    w.Raw(",\"artifacts\":[");
+    for (size_t i = 0; i < t.artifacts.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteArtifact(w, t.artifacts[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(t.metadata);
+  }
+  w.Raw('}');
 }
 
 Result<Part> PartFromJson(const json::value& v, std::string_view path) {

@@ -4,6 +4,7 @@
 // unlimited (decoded as nullopt); `blocking` defaults to true.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <string>
 #include <string_view>
 
 #include "a2ad/core/result.hpp"
@@ -17,6 +18,9 @@ boost::json::object PartToJson(const Part& p);
 boost::json::object MessageToJson(const Message& m);
 boost::json::object ArtifactToJson(const Artifact& a);
 boost::json::object TaskToJson(const Task& t);
+/// Appends the JSON text of `t` to `out` (which it does not clear): byte-identical to
+/// boost::json::serialize(TaskToJson(t)), without building the DOM.
+void AppendTaskJson(std::string& out, const Task& t);
 /// Kind-tagged stream result (task / message / status-update / artifact-update).
 boost::json::object StreamEventToJson(const StreamEvent& e);
 

@@ -1,6 +1,7 @@
 #include "a2ad/protocol/v10/codec.hpp"
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 
@@ -215,6 +216,164 @@ json::object ListTasksResponseToJson(const ListTasksResponse& r) {
   o["pageSize"] = r.page_size;
   o["totalSize"] = r.total_size;
   return o;
+}
+
+// ---- direct text encoding (mirrors the builders above, member for member) ---------------
+
+namespace {
+
+void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
+  w.Raw('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) w.Raw(',');
+    w.String(v[i]);
+  }
+  w.Raw(']');
+}
+
+void WritePart(JsonTextWriter& w, const Part& p) {
+  switch (p.kind) {
+    case Part::Kind::kText:
+      w.Raw("{\"text\":");
+      w.String(p.text);
+      break;
+    case Part::Kind::kRaw:
+      w.Raw("{\"raw\":");
+      w.String(p.text);
+      break;
+    case Part::Kind::kUrl:
+      w.Raw("{\"url\":");
+      w.String(p.text);
+      break;
+    case Part::Kind::kData:
+      w.Raw("{\"data\":");
+      w.Value(p.data);
+      break;
+  }
+  if (!p.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(p.metadata);
+  }
+  if (!p.filename.empty()) {
+    w.Raw(",\"filename\":");
+    w.String(p.filename);
+  }
+  if (!p.media_type.empty()) {
+    w.Raw(",\"mediaType\":");
+    w.String(p.media_type);
+  }
+  w.Raw('}');
+}
+
+void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
+  w.Raw('[');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) w.Raw(',');
+    WritePart(w, parts[i]);
+  }
+  w.Raw(']');
+}
+
+void WriteMessage(JsonTextWriter& w, const Message& m) {
+  w.Raw("{\"messageId\":");
+  w.String(m.message_id);
+  if (!m.context_id.empty()) {
+    w.Raw(",\"contextId\":");
+    w.String(m.context_id);
+  }
+  if (!m.task_id.empty()) {
+    w.Raw(",\"taskId\":");
+    w.String(m.task_id);
+  }
+  w.Raw(",\"role\":");
+  w.String(kRoleNames[static_cast<int>(m.role)]);
+  w.Raw(",\"parts\":");
+  WriteParts(w, m.parts);
+  if (!m.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(m.metadata);
+  }
+  if (!m.extensions.empty()) {
+    w.Raw(",\"extensions\":");
+    WriteStrings(w, m.extensions);
+  }
+  if (!m.reference_task_ids.empty()) {
+    w.Raw(",\"referenceTaskIds\":");
+    WriteStrings(w, m.reference_task_ids);
+  }
+  w.Raw('}');
+}
+
+void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
+  w.Raw("{\"artifactId\":");
+  w.String(a.artifact_id);
+  if (!a.name.empty()) {
+    w.Raw(",\"name\":");
+    w.String(a.name);
+  }
+  if (!a.description.empty()) {
+    w.Raw(",\"description\":");
+    w.String(a.description);
+  }
+  w.Raw(",\"parts\":");
+  WriteParts(w, a.parts);
+  if (!a.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(a.metadata);
+  }
+  if (!a.extensions.empty()) {
+    w.Raw(",\"extensions\":");
+    WriteStrings(w, a.extensions);
+  }
+  w.Raw('}');
+}
+
+void WriteTaskStatus(JsonTextWriter& w, const TaskStatus& s) {
+  w.Raw("{\"state\":");
+  w.String(TaskStateName(s.state));
+  if (s.message) {
+    w.Raw(",\"message\":");
+    WriteMessage(w, *s.message);
+  }
+  if (s.timestamp_ms) {
+    w.Raw(",\"timestamp\":");
+    w.String(core::FormatTimestamp(s.timestamp_ms));
+  }
+  w.Raw('}');
+}
+
+}  // namespace
+
+void AppendTaskJson(std::string& out, const Task& t) {
+  out.reserve(out.size() + EstimateTaskJsonSize(t));
+  JsonTextWriter w(out);
+  w.Raw("{\"id\":");
+  w.String(t.id);
+  w.Raw(",\"contextId\":");
+  w.String(t.context_id);
+  w.Raw(",\"status\":");
+  WriteTaskStatus(w, t.status);
+  if (!t.artifacts.empty()) {
+    w.Raw(",\"artifacts\":[");
+    for (size_t i = 0; i < t.artifacts.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteArtifact(w, t.artifacts[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.history.empty()) {
+    w.Raw(",\"history\":[");
+    for (size_t i = 0; i < t.history.size(); ++i) {
+      if (i) w.Raw(',');
+      WriteMessage(w, t.history[i]);
+    }
+    w.Raw(']');
+  }
+  if (!t.metadata.empty()) {
+    w.Raw(",\"metadata\":");
+    w.Object(t.metadata);
+  }
+  w.Raw('}');
 }
 
 // ---- decoding ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // names and integer enums; they report the first offending field by its JSON path.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <string>
 #include <string_view>
 
 #include "a2ad/core/result.hpp"
@@ -19,6 +20,9 @@ boost::json::object MessageToJson(const Message& m);
 boost::json::object ArtifactToJson(const Artifact& a);
 boost::json::object TaskStatusToJson(const TaskStatus& s);
 boost::json::object TaskToJson(const Task& t);
+/// Appends the JSON text of `t` to `out` (which it does not clear): byte-identical to
+/// boost::json::serialize(TaskToJson(t)), without building the DOM.
+void AppendTaskJson(std::string& out, const Task& t);
 boost::json::object StreamEventToJson(const StreamEvent& e);  // StreamResponse wrapper
 boost::json::object ListTasksResponseToJson(const ListTasksResponse& r);
 

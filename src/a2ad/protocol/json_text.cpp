@@ -1,0 +1,143 @@
+#include "a2ad/protocol/json_text.hpp"
+
+#include <array>
+#include <charconv>
+#include <cstring>
+
+namespace a2ad::protocol {
+
+namespace {
+
+// For each byte: 0 = copied as is; 'u' = \u00xx; anything else = that letter after '\'.
+constexpr std::array<char, 256> MakeEscapes() {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = 'u';
+  t['\b'] = 'b';
+  t['\t'] = 't';
+  t['\n'] = 'n';
+  t['\f'] = 'f';
+  t['\r'] = 'r';
+  t['"'] = '"';
+  t['\\'] = '\\';
+  return t;
+}
+constexpr std::array<char, 256> kEscapes = MakeEscapes();
+constexpr char kHex[] = "0123456789abcdef";
+
+// Whether any of the 8 bytes of `w` is below 0x20, '"' or '\\' (the bytes kEscapes marks).
+// The classic word-at-a-time tests: (x - 0x01..) & ~x & 0x80.. is nonzero iff some byte of
+// x is zero, and (x - 0x20..) & ~x & 0x80.. iff some byte is below 0x20. Exact for "any".
+inline bool AnyByteNeedsEscape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const uint64_t quote = w ^ (kOnes * '"');
+  const uint64_t backslash = w ^ (kOnes * '\\');
+  const uint64_t control = (w - kOnes * 0x20) & ~w;
+  const uint64_t zero_q = (quote - kOnes) & ~quote;
+  const uint64_t zero_b = (backslash - kOnes) & ~backslash;
+  return ((control | zero_q | zero_b) & kHigh) != 0;
+}
+
+// Chunk size for boost::json::serializer::read. Values that fit are written without the
+// serializer suspending (suspending is what allocates its stack).
+constexpr size_t kChunk = 4096;
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  out.push_back('"');
+  const char* run = s.data();  // start of the bytes not yet copied
+  const char* p = run;
+  const char* const end = p + s.size();
+  auto one = [&](const char* q) {
+    const char e = kEscapes[static_cast<unsigned char>(*q)];
+    if (e == 0) return;
+    out.append(run, static_cast<size_t>(q - run));
+    run = q + 1;
+    if (e != 'u') {
+      const char esc[2] = {'\\', e};
+      out.append(esc, 2);
+    } else {
+      const auto c = static_cast<unsigned char>(*q);
+      const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(esc, 6);
+    }
+  };
+  // Eight bytes at a time while none needs escaping; a word that has one goes byte by byte.
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (!AnyByteNeedsEscape(w)) {
+      p += 8;
+      continue;
+    }
+    for (const char* q = p + 8; p != q; ++p) one(p);
+  }
+  for (; p != end; ++p) one(p);
+  out.append(run, static_cast<size_t>(end - run));
+  out.push_back('"');
+}
+
+void AppendJsonInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+namespace {
+
+size_t EstimateParts(const std::vector<Part>& parts) {
+  size_t n = 2;
+  for (const auto& p : parts) {
+    n += 48 + p.text.size() + p.filename.size() + p.media_type.size();
+    if (!p.data.is_null()) n += 64;
+    if (!p.metadata.empty()) n += 64;
+  }
+  return n;
+}
+
+size_t EstimateStrings(const std::vector<std::string>& v) {
+  size_t n = 24;
+  for (const auto& s : v) n += 3 + s.size();
+  return n;
+}
+
+size_t EstimateMessage(const Message& m) {
+  size_t n = 96 + m.message_id.size() + m.context_id.size() + m.task_id.size();
+  n += EstimateParts(m.parts);
+  if (!m.metadata.empty()) n += 64;
+  if (!m.extensions.empty()) n += EstimateStrings(m.extensions);
+  if (!m.reference_task_ids.empty()) n += EstimateStrings(m.reference_task_ids);
+  return n;
+}
+
+}  // namespace
+
+size_t EstimateTaskJsonSize(const Task& t) {
+  size_t n = 128 + t.id.size() + t.context_id.size();
+  if (t.status.message) n += EstimateMessage(*t.status.message);
+  for (const auto& a : t.artifacts) {
+    n += 64 + a.artifact_id.size() + a.name.size() + a.description.size();
+    n += EstimateParts(a.parts);
+    if (!a.metadata.empty()) n += 64;
+    if (!a.extensions.empty()) n += EstimateStrings(a.extensions);
+  }
+  for (const auto& m : t.history) n += EstimateMessage(m);
+  if (!t.metadata.empty()) n += 64;
+  return n;
+}
+
+template <class T>
+void JsonTextWriter::Serialize(const T* p) {
+  sr_.reset(p);
+  char buf[kChunk];
+  do {
+    boost::json::string_view chunk = sr_.read(buf, sizeof buf);
+    out_.append(chunk.data(), chunk.size());
+  } while (!sr_.done());
+}
+
+void JsonTextWriter::Value(const boost::json::value& v) { Serialize(&v); }
+void JsonTextWriter::Object(const boost::json::object& o) { Serialize(&o); }
+
+}  // namespace a2ad::protocol

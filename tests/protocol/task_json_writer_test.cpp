@@ -1,0 +1,474 @@
+// The direct task writers (v10/v03 AppendTaskJson) against the DOM builders they replace on
+// the hot path: the text must be byte-identical to boost::json::serialize(TaskToJson(t)).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::protocol {
+namespace {
+namespace json = boost::json;
+
+std::string V10Dom(const Task& t) { return json::serialize(v10::TaskToJson(t)); }
+std::string V03Dom(const Task& t) { return json::serialize(v03::TaskToJson(t)); }
+std::string V10Text(const Task& t) {
+  std::string s;
+  v10::AppendTaskJson(s, t);
+  return s;
+}
+std::string V03Text(const Task& t) {
+  std::string s;
+  v03::AppendTaskJson(s, t);
+  return s;
+}
+
+void ExpectBothVersionsMatch(const Task& t, const std::string& label) {
+  EXPECT_EQ(V10Text(t), V10Dom(t)) << "v1.0: " << label;
+  EXPECT_EQ(V03Text(t), V03Dom(t)) << "v0.3: " << label;
+}
+
+// Every byte that needs care, in one string (valid UTF-8, so the text parses back).
+std::string Nasty() {
+  std::string s = "q\"uo\\te/slash";
+  for (int c = 0; c < 0x20; ++c) s.push_back(static_cast<char>(c));
+  s += "\x7f|é|日本|😀";
+  return s;
+}
+
+// ---- the string escaper against the library ----------------------------------------------
+
+TEST(JsonText, EveryByteEscapesAsBoostDoes) {
+  for (int c = 0; c < 256; ++c) {
+    for (std::string s : {std::string(1, static_cast<char>(c)),
+                          "ab" + std::string(1, static_cast<char>(c)) + "cd"}) {
+      std::string out;
+      AppendJsonString(out, s);
+      EXPECT_EQ(out, json::serialize(json::string_view(s))) << "byte " << c;
+    }
+  }
+  // The escaper scans eight bytes at a time: every byte at every offset of two words, on
+  // a background of plain ASCII and of bytes >= 0x80 (which must not look like escapes).
+  for (char fill : {'x', '\x80', '\xff', '!', '#', '[', ']', '\x7f'}) {
+    for (int c = 0; c < 256; ++c) {
+      for (size_t at = 0; at < 19; ++at) {
+        std::string s(19, fill);
+        s[at] = static_cast<char>(c);
+        std::string out;
+        AppendJsonString(out, s);
+        ASSERT_EQ(out, json::serialize(json::string_view(s)))
+            << "byte " << c << " at " << at << " fill " << int(fill);
+      }
+    }
+  }
+  std::string all;
+  for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
+  std::string out;
+  AppendJsonString(out, all);
+  EXPECT_EQ(out, json::serialize(json::string_view(all)));
+  // Long enough to cross the library's internal chunk boundaries, escapes at every offset.
+  std::string longer;
+  for (int i = 0; i < 5000; ++i) longer += (i % 7 == 0) ? std::string("\x01") : std::string("x");
+  out.clear();
+  AppendJsonString(out, longer);
+  EXPECT_EQ(out, json::serialize(json::string_view(longer)));
+}
+
+TEST(JsonText, PinnedEscapes) {
+  auto esc = [](std::string_view s) {
+    std::string out;
+    AppendJsonString(out, s);
+    return out;
+  };
+  EXPECT_EQ(esc(std::string_view("\0", 1)), R"("\u0000")");
+  EXPECT_EQ(esc("\x1f\x1b\x0b"), R"("\u001f\u001b\u000b")");  // lowercase hex
+  EXPECT_EQ(esc("\b\t\n\f\r"), R"("\b\t\n\f\r")");
+  EXPECT_EQ(esc("\"\\/"), R"("\"\\/")");  // '/' is not escaped
+  EXPECT_EQ(esc("\x7f"), "\"\x7f\"");
+  EXPECT_EQ(esc("é日本😀"), "\"é日本😀\"");
+  EXPECT_EQ(esc(""), R"("")");
+}
+
+TEST(JsonText, IntsAndValuesAsBoostWritesThem) {
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{42}, std::numeric_limits<int64_t>::min(),
+                    std::numeric_limits<int64_t>::max()}) {
+    std::string out;
+    AppendJsonInt(out, v);
+    EXPECT_EQ(out, json::serialize(json::value(v)));
+  }
+  {  // keys are escaped like any string; ints and bools as boost writes them
+    std::string out;
+    JsonTextWriter w(out);
+    w.Raw('{');
+    w.Key(Nasty());
+    w.Int(-5);
+    w.Raw(',');
+    w.Key("t");
+    w.Bool(true);
+    w.Raw(',');
+    w.Key("f");
+    w.Bool(false);
+    w.Raw('}');
+    EXPECT_EQ(out, json::serialize(json::object{{Nasty(), -5}, {"t", true}, {"f", false}}));
+  }
+  // A value several times the writer's chunk size, nested, so the serializer suspends.
+  json::object big;
+  for (int i = 0; i < 300; ++i)
+    big[Nasty() + std::to_string(i)] =
+        json::object{{"a", json::array{i, 1.5, -0.0, nullptr, true, Nasty()}}};
+  std::string out = "prefix";
+  JsonTextWriter w(out);
+  w.Object(big);
+  w.Raw(',');
+  w.Value(json::value(big));
+  w.Raw(',');
+  w.Value(json::value(std::numeric_limits<uint64_t>::max()));
+  EXPECT_EQ(out, "prefix" + json::serialize(big) + "," + json::serialize(big) + "," +
+                     json::serialize(json::value(std::numeric_limits<uint64_t>::max())));
+}
+
+// ---- hand-picked tasks -------------------------------------------------------------------
+
+Part MakePart(Part::Kind kind, bool extras) {
+  Part p;
+  p.kind = kind;
+  switch (kind) {
+    case Part::Kind::kText:
+      p.text = "hello " + Nasty();
+      break;
+    case Part::Kind::kRaw:
+      p.text = "aGk=";
+      break;
+    case Part::Kind::kUrl:
+      p.text = "https://example.com/a?b=c&d=\"e\"";
+      break;
+    case Part::Kind::kData:
+      p.data = json::object{{"k", json::array{1, 2.25, "x", nullptr, false}}, {"n", Nasty()}};
+      break;
+  }
+  if (extras) {
+    p.filename = "file \"1\".txt";
+    p.media_type = "text/plain; charset=utf-8";
+    p.metadata["note"] = Nasty();
+    p.metadata["n"] = -7;
+  }
+  return p;
+}
+
+std::vector<Part> AllParts() {
+  std::vector<Part> parts;
+  for (auto kind : {Part::Kind::kText, Part::Kind::kRaw, Part::Kind::kUrl, Part::Kind::kData})
+    for (bool extras : {false, true}) parts.push_back(MakePart(kind, extras));
+  // Data that is not an object (v0.3 wraps it), and each part extra on its own.
+  for (json::value v : {json::value(json::array{1, "two"}), json::value(nullptr), json::value(3.5),
+                        json::value("s"), json::value(json::object{})}) {
+    Part d = Part::Data(v);
+    parts.push_back(d);
+    d.metadata["m"] = true;
+    parts.push_back(d);
+  }
+  Part only_name = MakePart(Part::Kind::kRaw, false);
+  only_name.filename = "x.bin";
+  parts.push_back(only_name);
+  Part only_type = MakePart(Part::Kind::kUrl, false);
+  only_type.media_type = "application/pdf";
+  parts.push_back(only_type);
+  Part empty_text = Part::Text("");
+  parts.push_back(empty_text);
+  return parts;
+}
+
+Message FullMessage() {
+  Message m;
+  m.message_id = "m-" + Nasty();
+  m.context_id = "c1";
+  m.task_id = "t1";
+  m.role = Role::kAgent;
+  m.parts = AllParts();
+  m.metadata["skillId"] = "echo";
+  m.metadata["nested"] = json::object{{"a", json::array{json::object{{"b", nullptr}}}}};
+  m.extensions = {"https://example.com/ext/v1", Nasty()};
+  m.reference_task_ids = {"t0", "t\"1"};
+  return m;
+}
+
+std::vector<std::pair<std::string, Task>> HandPickedTasks() {
+  std::vector<std::pair<std::string, Task>> out;
+  out.emplace_back("default-constructed", Task{});
+
+  Task minimal;
+  minimal.id = "t1";
+  minimal.context_id = "c1";
+  minimal.status.state = TaskState::kSubmitted;
+  out.emplace_back("minimal", minimal);
+
+  Task ts = minimal;
+  ts.status.timestamp_ms = 1767261600123;
+  out.emplace_back("status timestamp", ts);
+
+  Task old = minimal;
+  old.status.timestamp_ms = -86400001;  // before 1970
+  out.emplace_back("negative timestamp", old);
+
+  Task msg = minimal;
+  msg.status.message = FullMessage();
+  out.emplace_back("status message, no timestamp", msg);
+
+  Task full = minimal;
+  full.id = Nasty();
+  full.context_id = Nasty();
+  full.status.state = TaskState::kInputRequired;
+  full.status.message = FullMessage();
+  full.status.timestamp_ms = 1767261600000;
+  Message bare;  // every optional member empty, no parts, unspecified role
+  bare.message_id = "m2";
+  Message user = FullMessage();
+  user.role = Role::kUser;
+  user.context_id.clear();
+  user.reference_task_ids.clear();
+  Message only_task = bare;
+  only_task.task_id = "t9";
+  only_task.role = Role::kUser;
+  only_task.extensions = {""};
+  full.history = {FullMessage(), bare, user, only_task};
+  Artifact a;
+  a.artifact_id = "a1";
+  a.name = "report \"final\"";
+  a.description = "d\n" + Nasty();
+  a.parts = AllParts();
+  a.metadata["k"] = 1;
+  a.metadata["big"] = std::numeric_limits<uint64_t>::max();
+  a.extensions = {"e1"};
+  Artifact a_bare;
+  a_bare.artifact_id = "a2";
+  Artifact a_desc;
+  a_desc.artifact_id = "a3";
+  a_desc.description = "only a description";
+  a_desc.parts = {Part::Text("x")};
+  full.artifacts = {a, a_bare, a_desc};
+  full.metadata["openwop"] = json::object{{"runId", "t1"}, {"n", 1.0 / 3}};
+  full.metadata["arr"] = json::array{json::array{}, json::object{}, -0.0, 1e300, -12, true};
+  full.metadata["null"] = nullptr;
+  full.metadata[Nasty()] = Nasty();
+  out.emplace_back("everything", full);
+
+  Task invalid_utf8 = minimal;  // bytes that are not UTF-8 are copied as they are
+  invalid_utf8.id = "\xff\x80\xc3";
+  invalid_utf8.history = {bare};
+  invalid_utf8.history[0].parts = {Part::Text("\xe6\x97")};
+  out.emplace_back("invalid UTF-8", invalid_utf8);
+
+  Task arts_only = minimal;
+  arts_only.artifacts = {a_bare};
+  out.emplace_back("artifacts without history", arts_only);
+
+  Task hist_only = minimal;
+  hist_only.history = {bare};
+  out.emplace_back("history without artifacts", hist_only);
+
+  Task md_only = minimal;
+  md_only.metadata["x"] = json::object{{"y", json::array{1, 2, 3}}};
+  out.emplace_back("metadata only", md_only);
+
+  for (int s = 0; s <= 8; ++s) {
+    Task st = ts;
+    st.status.state = static_cast<TaskState>(s);
+    out.emplace_back("state " + std::to_string(s), st);
+  }
+  return out;
+}
+
+TEST(TaskJsonWriter, HandPickedTasksMatchTheDom) {
+  for (const auto& [label, t] : HandPickedTasks()) ExpectBothVersionsMatch(t, label);
+}
+
+TEST(TaskJsonWriter, EveryStateIsNamedAsTheDomNamesIt) {
+  for (int s = 0; s <= 8; ++s) {
+    Task t;
+    t.id = "t";
+    t.status.state = static_cast<TaskState>(s);
+    const std::string v10 = V10Text(t);
+    const std::string v03 = V03Text(t);
+    EXPECT_EQ(v10, V10Dom(t));
+    EXPECT_EQ(v03, V03Dom(t));
+    EXPECT_NE(v10.find('"' + std::string(v10::TaskStateName(t.status.state)) + '"'),
+              std::string::npos);
+    EXPECT_NE(v03.find('"' + std::string(v03::TaskStateName(t.status.state)) + '"'),
+              std::string::npos);
+  }
+}
+
+TEST(TaskJsonWriter, OutputParsesBackToTheDom) {
+  for (const auto& [label, t] : HandPickedTasks()) {
+    if (label == "invalid UTF-8") continue;  // the parser rejects those bytes
+    json::error_code ec;
+    json::value parsed = json::parse(V10Text(t), ec);
+    ASSERT_FALSE(ec) << label << ": " << ec.message();
+    EXPECT_EQ(parsed, json::value(v10::TaskToJson(t))) << label;
+    parsed = json::parse(V03Text(t), ec);
+    ASSERT_FALSE(ec) << label << ": " << ec.message();
+    EXPECT_EQ(parsed, json::value(v03::TaskToJson(t))) << label;
+  }
+}
+
+TEST(TaskJsonWriter, AppendsWithoutClearing) {
+  Task t = HandPickedTasks().back().second;
+  std::string out = "{\"jsonrpc\":\"2.0\",\"result\":";
+  const std::string prefix = out;
+  v10::AppendTaskJson(out, t);
+  EXPECT_EQ(out, prefix + V10Dom(t));
+  out += "}|";
+  v03::AppendTaskJson(out, t);
+  EXPECT_EQ(out, prefix + V10Dom(t) + "}|" + V03Dom(t));
+}
+
+// ---- generated tasks ---------------------------------------------------------------------
+
+class Gen {
+ public:
+  explicit Gen(uint32_t seed) : rng_(seed) {}
+
+  bool Coin(int percent = 50) { return Int(0, 99) < percent; }
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  std::string Str(int max_len = 12) {
+    static const std::vector<std::string> kPieces = {
+        "a", "Z", "0", " ", "/", "\"", "\\", "\x7f", "é", "日本", "😀", "\xc3", "\xff", "ok"};
+    std::string s;
+    const int n = Int(0, max_len);
+    for (int i = 0; i < n; ++i) {
+      if (Coin(25))
+        s.push_back(static_cast<char>(Int(0, 0x1f)));  // any control byte
+      else
+        s += kPieces[static_cast<size_t>(Int(0, static_cast<int>(kPieces.size()) - 1))];
+    }
+    return s;
+  }
+
+  json::value Value(int depth) {
+    switch (Int(0, depth > 0 ? 8 : 6)) {
+      case 0:
+        return nullptr;
+      case 1:
+        return Coin();
+      case 2:
+        return static_cast<int64_t>(rng_()) - (int64_t{1} << 31);
+      case 3:
+        return std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(Int(0, 5));
+      case 4:
+        return std::uniform_real_distribution<double>(-1e6, 1e6)(rng_);
+      case 5:
+      case 6:
+        return json::value(Str());
+      case 7: {
+        json::array a;
+        for (int i = Int(0, 4); i > 0; --i) a.push_back(Value(depth - 1));
+        return a;
+      }
+      default:
+        return Object(depth - 1);
+    }
+  }
+
+  json::object Object(int depth) {
+    json::object o;
+    for (int i = Int(0, 4); i > 0; --i) o[Str(6)] = Value(depth);
+    return o;
+  }
+
+  json::object MaybeObject() { return Coin(40) ? Object(2) : json::object{}; }
+  std::string MaybeStr() { return Coin() ? Str() : std::string(); }
+  std::vector<std::string> MaybeStrs() {
+    std::vector<std::string> v;
+    if (Coin(60)) return v;
+    for (int i = Int(1, 3); i > 0; --i) v.push_back(Str());
+    return v;
+  }
+
+  Part MakePart() {
+    Part p;
+    p.kind = static_cast<Part::Kind>(Int(0, 3));
+    if (p.kind == Part::Kind::kData)
+      p.data = Coin(70) ? json::value(Object(2)) : Value(2);
+    else
+      p.text = Str(30);
+    p.filename = MaybeStr();
+    p.media_type = MaybeStr();
+    p.metadata = MaybeObject();
+    return p;
+  }
+
+  std::vector<Part> Parts() {
+    std::vector<Part> v;
+    for (int i = Int(0, 3); i > 0; --i) v.push_back(MakePart());
+    return v;
+  }
+
+  Message MakeMessage() {
+    Message m;
+    m.message_id = Str();
+    m.context_id = MaybeStr();
+    m.task_id = MaybeStr();
+    m.role = static_cast<Role>(Int(0, 2));
+    m.parts = Parts();
+    m.metadata = MaybeObject();
+    m.extensions = MaybeStrs();
+    m.reference_task_ids = MaybeStrs();
+    return m;
+  }
+
+  Task MakeTask() {
+    Task t;
+    t.id = Str();
+    t.context_id = Coin(90) ? Str() : std::string();
+    t.status.state = static_cast<TaskState>(Int(0, 8));
+    if (Coin()) t.status.message = MakeMessage();
+    if (Coin(70))
+      t.status.timestamp_ms = std::uniform_int_distribution<int64_t>(
+          -62135596800000, 253402300799999)(rng_);  // years 1..9999
+    for (int i = Int(0, 3); i > 0; --i) {
+      Artifact a;
+      a.artifact_id = Str();
+      a.name = MaybeStr();
+      a.description = MaybeStr();
+      a.parts = Parts();
+      a.metadata = MaybeObject();
+      a.extensions = MaybeStrs();
+      t.artifacts.push_back(std::move(a));
+    }
+    for (int i = Int(0, 4); i > 0; --i) t.history.push_back(MakeMessage());
+    t.metadata = MaybeObject();
+    return t;
+  }
+
+ private:
+  std::mt19937 rng_;
+};
+
+TEST(TaskJsonWriter, GeneratedTasksMatchTheDom) {
+  Gen gen(20260101);
+  std::string v10_all = "[";
+  std::string v03_all = "[";
+  for (int i = 0; i < 200; ++i) {
+    const Task t = gen.MakeTask();
+    const std::string v10 = V10Dom(t);
+    const std::string v03 = V03Dom(t);
+    ASSERT_EQ(V10Text(t), v10) << "v1.0, task " << i;
+    ASSERT_EQ(V03Text(t), v03) << "v0.3, task " << i;
+    // Appending task after task to one buffer gives the concatenation.
+    v10::AppendTaskJson(v10_all, t);
+    v03::AppendTaskJson(v03_all, t);
+    EXPECT_EQ(v10_all.substr(v10_all.size() - v10.size()), v10);
+    EXPECT_EQ(v03_all.substr(v03_all.size() - v03.size()), v03);
+  }
+}
+
+}  // namespace
+}  // namespace a2ad::protocol
