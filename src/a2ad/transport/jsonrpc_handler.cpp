@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
@@ -230,6 +231,20 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   auto ok = [&](json::value result) {
     return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
   };
+  // A task result written straight as text (protocol::v*::AppendTaskJson), the same bytes as
+  // ok(TaskToJson(task)) without building the DOM. v1.0 SendMessage wraps it in {"task": ...}.
+  auto ok_task = [&](const protocol::Task& task, bool wrap) {
+    std::string body = "{\"jsonrpc\":\"2.0\",\"id\":";
+    body.reserve(protocol::EstimateTaskJsonSize(task) + 64);
+    body += json::serialize(rpc.id);
+    body += wrap ? ",\"result\":{\"task\":" : ",\"result\":";
+    if (v == WireVersion::kV03)
+      protocol::v03::AppendTaskJson(body, task);
+    else
+      protocol::v10::AppendTaskJson(body, task);
+    body += wrap ? "}}" : "}";
+    return JsonResponse(200, std::move(body));
+  };
 
   static const char* const kKnown[] = {"message/send",
                                        "message/stream",
@@ -270,8 +285,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!req) co_return fail(req.error());
     auto task = co_await service_.SendMessage(std::move(req).value());
     if (!task) co_return fail(task.error());
-    if (v == WireVersion::kV03) co_return ok(protocol::v03::TaskToJson(task.value()));
-    co_return ok(json::object{{"task", protocol::v10::TaskToJson(task.value())}});
+    co_return ok_task(task.value(), v == WireVersion::kV10);
   }
   if (m == "tasks/get" || m == "GetTask") {
     if (auto e = need_params()) co_return fail(*e);
@@ -280,8 +294,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!req) co_return fail(req.error());
     auto task = service_.GetTask(req.value());
     if (!task) co_return fail(task.error());
-    co_return ok(v == WireVersion::kV03 ? protocol::v03::TaskToJson(task.value())
-                                        : protocol::v10::TaskToJson(task.value()));
+    co_return ok_task(task.value(), false);
   }
   if (m == "tasks/cancel" || m == "CancelTask") {
     if (auto e = need_params()) co_return fail(*e);
@@ -290,8 +303,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!req) co_return fail(req.error());
     auto task = co_await service_.CancelTask(std::move(req).value());
     if (!task) co_return fail(task.error());
-    co_return ok(v == WireVersion::kV03 ? protocol::v03::TaskToJson(task.value())
-                                        : protocol::v10::TaskToJson(task.value()));
+    co_return ok_task(task.value(), false);
   }
   if (m == "ListTasks") {
     if (!params.is_null() && !params.is_object())

@@ -448,8 +448,9 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.context_id = p.Append(r.task.context_id);
     p.skill_id = p.Append(r.skill_id);
     p.dedup_key = p.Append(r.dedup_key);
-    const boost::json::value snapshot = protocol::v10::TaskToJson(r.task);
-    p.snapshot = append_json(snapshot);
+    const auto snapshot_at = static_cast<uint32_t>(p.text.size());
+    protocol::v10::AppendTaskJson(p.text, r.task);
+    p.snapshot = Span{snapshot_at, static_cast<uint32_t>(p.text.size() - snapshot_at)};
     p.run = append_json(r.run);
     p.a2a_state = append_json(r.a2a_state);
     p.state = static_cast<int64_t>(r.task.status.state);
