@@ -250,10 +250,10 @@ Result<void> PushService::DeleteConfig(const std::string& task_id, const std::st
 }
 
 void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit) {
-  const std::string& task_id = commit.record.task.id;
+  const std::string& task_id = commit.Record().task.id;
   for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
   AddWebhookRows(commit);
-  const TaskState now = commit.record.task.status.state;
+  const TaskState now = commit.Record().task.status.state;
   if (previous && previous->task.status.state == now) return;
   if (!IsNotifiedState(now)) return;
   std::vector<CachedConfig> configs;
@@ -272,7 +272,7 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
     row.task_id = task_id;
     row.target_id = c.id;
     row.url = c.url;
-    PushBody body = BuildStatusBody(commit.record.task, c.wire_version, row.id);
+    PushBody body = BuildStatusBody(commit.Record().task, c.wire_version, row.id);
     row.body = std::move(body.body);
     row.content_type = std::move(body.content_type);
     row.created_at_ms = at;
@@ -298,7 +298,7 @@ void PushService::AddWebhookRows(storage::TaskCommit& commit) {
       storage::OutboxRow row;
       row.id = ids_.Next();
       row.kind = "webhook";
-      row.task_id = commit.record.task.id;
+      row.task_id = commit.Record().task.id;
       row.target_id = id;
       row.url = url;
       row.body = json::serialize(WebhookBody(kDefaultTenant, e));

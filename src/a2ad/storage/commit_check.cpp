@@ -12,7 +12,7 @@ core::Error Invalid(std::string message) {
 }  // namespace
 
 core::Result<void> CheckCommitPreconditions(const TaskCommit& commit) {
-  const std::string& id = commit.record.task.id;
+  const std::string& id = commit.Record().task.id;
   if (id.empty()) return Invalid("task commit: record.task.id is empty");
   if (commit.expected_last_sequence < -1) {
     return Invalid("task commit " + id + ": expected_last_sequence " +
@@ -32,9 +32,9 @@ core::Result<void> CheckCommitPreconditions(const TaskCommit& commit) {
   }
   const int64_t last =
       commit.events.empty() ? commit.expected_last_sequence : commit.events.back().sequence;
-  if (commit.record.last_sequence != last) {
+  if (commit.Record().last_sequence != last) {
     return Invalid("task commit " + id + ": record.last_sequence is " +
-                   std::to_string(commit.record.last_sequence) + ", expected " +
+                   std::to_string(commit.Record().last_sequence) + ", expected " +
                    std::to_string(last));
   }
   for (const PushConfigRecord& c : commit.push_configs) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,11 +46,17 @@ struct TaskRecord {
 /// One atomic change of one task.
 struct TaskCommit {
   TaskRecord record;                       // replaces the stored snapshot (or creates it)
+  /// The same record shared with the caller instead (TaskService keeps it as the task's
+  /// newest state), so that a commit does not copy it; when set, `record` is not used.
+  std::shared_ptr<const TaskRecord> shared_record;
   std::vector<protocol::RunEvent> events;  // appended; sequences are expected+1, expected+2, ...
   int64_t expected_last_sequence = -1;     // -1: the task must not exist yet
   // Push notifications (push_store.hpp), written in the same transaction:
   std::vector<PushConfigRecord> push_configs;  // upserted (inline configs of message/send)
   std::vector<OutboxRow> outbox;               // inserted (pending)
+
+  /// The record this commit writes (`shared_record` if set, else `record`).
+  const TaskRecord& Record() const { return shared_record ? *shared_record : record; }
 };
 
 /// Filters of ListTasks (WIRE.md §11.2). Results are ordered by updated_at_ms descending,

@@ -272,8 +272,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     }
     // The state before this commit (for making stream items late); null when creating.
     RecordPtr before = creating ? nullptr : slot->head;
-    auto record = std::make_shared<const storage::TaskRecord>(next);
-    commit.record = std::move(next);
+    auto record = std::make_shared<const storage::TaskRecord>(std::move(next));
+    commit.shared_record = record;
     commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
     if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
     slot->head = record;

@@ -20,7 +20,7 @@ void MemoryTaskStore::Commit(TaskCommit commit, CommitCallback done) {
 
 core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
   if (auto checked = CheckCommitPreconditions(commit); !checked) return checked;
-  const std::string& id = commit.record.task.id;
+  const std::string& id = commit.Record().task.id;
   std::lock_guard lock(mu_);
   if (closed_) return Closed();
   auto it = tasks_.find(id);
@@ -30,8 +30,8 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
                          "task " + id + " does not exist (expected last sequence " +
                              std::to_string(commit.expected_last_sequence) + ")");
     }
-    if (!commit.record.dedup_key.empty()) {
-      auto [d, fresh] = dedup_.emplace(commit.record.dedup_key, id);
+    if (!commit.Record().dedup_key.empty()) {
+      auto [d, fresh] = dedup_.emplace(commit.Record().dedup_key, id);
       if (!fresh)
         return core::Error(core::ErrorCode::kConflict,
                            "dedup key already used by task " + d->second);
@@ -51,7 +51,7 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
   for (PushConfigRecord& c : commit.push_configs) configs_[{id, c.config.id}] = std::move(c);
   for (OutboxRow& row : commit.outbox) outbox_.push_back(std::move(row));
   Entry& entry = it->second;
-  entry.record = std::move(commit.record);
+  entry.record = commit.shared_record ? *commit.shared_record : std::move(commit.record);
   std::move(commit.events.begin(), commit.events.end(), std::back_inserter(entry.events));
   return core::Ok{};
 }

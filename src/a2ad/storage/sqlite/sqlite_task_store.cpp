@@ -430,7 +430,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   p.done = std::move(done);
   p.result = CheckCommitPreconditions(commit);
   if (p.result) {
-    const TaskRecord& r = commit.record;
+    const TaskRecord& r = commit.Record();
     // Serialized straight into the buffer (no intermediate strings); spans are offsets, so
     // the buffer may grow while it is filled.
     boost::json::serializer sr;
