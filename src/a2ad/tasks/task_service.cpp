@@ -52,11 +52,13 @@ storage::PushConfigRecord InlinePushRecord(const std::string& task_id,
 
 /// Per-task state shared by everything touching one task while it is active.
 struct TaskService::Slot {
-  Slot(std::string id, asio::any_io_executor io)
-      : task_id(std::move(id)), fanout(asio::make_strand(std::move(io))) {}
+  Slot(std::string id, asio::any_io_executor executor)
+      : task_id(std::move(id)), io(std::move(executor)) {}
   const std::string task_id;
-  // Fan-out to streams runs here, off the store's writer thread, in commit order.
-  asio::strand<asio::any_io_executor> fanout;
+  const asio::any_io_executor io;
+  // Fan-out to streams runs here, off the store's writer thread, in commit order. Made when
+  // a commit first has a stream to feed (guarded by pub_mu): most tasks never do.
+  std::optional<asio::strand<asio::any_io_executor>> fanout;
 
   std::mutex mu;                   // serializes commits: sequence assignment + enqueue order
   RecordPtr head;                  // newest accepted record (possibly not yet durable)
@@ -291,7 +293,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         if (!slot->subscribers.empty() && record->last_sequence > expected) {
           // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
           // thousands of streams from the writer thread would delay the next commit.
-          asio::post(slot->fanout, [this, slot, observed, expected, record,
+          if (!slot->fanout) slot->fanout.emplace(asio::make_strand(slot->io));
+          asio::post(*slot->fanout, [this, slot, observed, expected, record,
                                     before = std::move(before), items = std::move(items)] {
             const auto made = observed ? items : LateItems(before, *record, expected);
             std::vector<std::shared_ptr<Subscription>> subs;
