@@ -192,14 +192,16 @@ measure() {  # scenario target conns run
     "$(tr ' ' '\n' <<<"$line" | grep -E '^(rps|p50_ms|p99_ms|cpu_ms_per_1k|rss_peak_mb|errors|unexpected)=' | tr '\n' ' ')" >&2
 }
 
-for scenario in $SCENARIOS; do
-  case $scenario in send | get | stream) ;; *) continue ;; esac
-  for target in $TARGETS; do
-    [[ $target == ceiling && $scenario != send ]] && continue
-    [[ ($target == a2ad-v1 || $target == a2ad-full || $target == sdk1-sqlite-defaults) &&
-      $scenario != send ]] && continue
-    for conns in $CONNS; do
-      for run in $(seq "$RUNS"); do
+# Rounds are the outer loop: every round measures every cell once, so a slow spell on the
+# machine (other tenants of the VM) touches all servers alike instead of one server's runs.
+for run in $(seq "$RUNS"); do
+  for scenario in $SCENARIOS; do
+    case $scenario in send | get | stream) ;; *) continue ;; esac
+    for target in $TARGETS; do
+      [[ $target == ceiling && $scenario != send ]] && continue
+      [[ ($target == a2ad-v1 || $target == a2ad-full || $target == sdk1-sqlite-defaults) &&
+        $scenario != send ]] && continue
+      for conns in $CONNS; do
         measure "$scenario" "$target" "$conns" "$run" ||
           echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: driver error" | tee -a "$RAW" >&2
       done
