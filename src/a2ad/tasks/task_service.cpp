@@ -529,8 +529,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                       {{"field", "message.metadata.skillId"}});
     }
     // The same caller's same messageId never starts a second run: the id derives from it.
-    if (auto refused = ExecutorFor(skill_id)->CheckInputs(InputsOf(msg)))
-      co_return std::move(*refused);
+    json::object inputs = InputsOf(msg);
+    if (auto refused = ExecutorFor(skill_id)->CheckInputs(inputs)) co_return std::move(*refused);
     const std::string dedup_key = "a2a\n" + caller + "\n" + msg.message_id;
     std::string task_id = ids_.Next();
     const bool context_given = !msg.context_id.empty();
@@ -549,7 +549,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                          {"message", protocol::v10::MessageToJson(msg)},
                          {"transport", "a2a"},
                          {"tags", std::move(tags)},
-                         {"inputs", InputsOf(msg)}};
+                         {"inputs", std::move(inputs)}};
     bool replayed = false;
     Extension first_steps;
     if (first_steps_inline)
