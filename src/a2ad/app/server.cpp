@@ -144,6 +144,7 @@ int RunServer(const Config& config) {
     core::LogError("cannot open the task store: " + opened.error().message);
     return 1;
   }
+  const std::string synchronous = opened.value()->synchronous();
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
 
   const size_t threads =
@@ -269,7 +270,7 @@ int RunServer(const Config& config) {
   server.Start();
   core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
                 std::to_string(threads) + " thread(s); data in " + DbPath(config) +
-                " (SQLite WAL, synchronous=" + config.sqlite_synchronous + ")");
+                " (SQLite WAL, synchronous=" + synchronous + ")");
   std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
   std::fflush(stdout);
 

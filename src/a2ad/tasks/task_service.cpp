@@ -296,13 +296,14 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           if (!slot->fanout) slot->fanout.emplace(asio::make_strand(slot->io));
           asio::post(*slot->fanout, [this, slot, observed, expected, record,
                                     before = std::move(before), items = std::move(items)] {
-            const auto made = observed ? items : LateItems(before, *record, expected);
             std::vector<std::shared_ptr<Subscription>> subs;
             {
               std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it
               std::erase_if(slot->subscribers, [](const auto& sub) { return sub->closed(); });
               subs = slot->subscribers;
             }
+            if (subs.empty()) return;
+            const auto made = observed ? items : LateItems(before, *record, expected);
             for (const auto& sub : subs)
               for (const auto& item : made) sub->Push(item);
           });
@@ -344,7 +345,16 @@ std::vector<StreamItemPtr> TaskService::LateItems(const RecordPtr& before,
       made.push_back(RunItem(folded, e));
     }
   }
-  if (made.empty()) made.push_back(SnapshotItem(after.last_sequence, after.task));
+  if (made.empty()) {
+    // Not the events, but the state they led to (A2A streams take a task snapshot; an
+    // OpenWOP event stream, which needs the events, ends at it if the run is over).
+    protocol::StreamEvent ev;
+    ev.kind = protocol::StreamEvent::Kind::kTask;
+    ev.task = after.task;
+    auto item = MakeItem(after.last_sequence, std::move(ev));
+    item->run_terminal = IsTerminalRun(after.run);
+    made.push_back(std::move(item));
+  }
   return made;
 }
 

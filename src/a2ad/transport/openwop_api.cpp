@@ -597,7 +597,11 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
         if (!co_await sink.Write(":keepalive\n\n")) co_return;
         continue;
       }
-      if (item->sequence <= last_seq || !item->run_event) continue;
+      if (item->sequence <= last_seq) continue;
+      if (!item->run_event) {  // a snapshot standing for events no longer in the log
+        if (item->run_terminal) co_return;
+        continue;
+      }
       last_seq = item->sequence;
       if (debug || InUpdates(item->run_event->type))
         if (!co_await sink.Write(frame(*item->run_event))) co_return;

@@ -51,7 +51,10 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
   for (PushConfigRecord& c : commit.push_configs) configs_[{id, c.config.id}] = std::move(c);
   for (OutboxRow& row : commit.outbox) outbox_.push_back(std::move(row));
   Entry& entry = it->second;
-  entry.record = commit.shared_record ? *commit.shared_record : std::move(commit.record);
+  if (commit.shared_record)
+    entry.record = *commit.shared_record;
+  else
+    entry.record = std::move(commit.record);
   std::move(commit.events.begin(), commit.events.end(), std::back_inserter(entry.events));
   return core::Ok{};
 }

@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <exception>
@@ -471,6 +472,9 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     }
     p.push_configs = std::move(commit.push_configs);
     p.outbox = std::move(commit.outbox);
+    if (p.text.size() > UINT32_MAX)  // spans are 32-bit offsets
+      p.result = core::Error(core::ErrorCode::kInvalidParams,
+                             "task " + r.task.id + ": a commit of more than 4 GiB of text");
   }
   {
     std::unique_lock lock(queue_mu_);
@@ -806,12 +810,11 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
       write.Bind(11, p.expected_last_sequence);
     }
     const int rc = write.Step();
-    if (creating && (rc & 0xff) == SQLITE_CONSTRAINT) {
-      const bool dedup = std::string_view(sqlite3_errmsg(db.handle())).find("dedup_key") !=
-                         std::string_view::npos;
-      if (dedup) return core::Error(core::ErrorCode::kConflict, "dedup key already used");
+    // The primary key is the task id; the only other unique index is the dedup key.
+    if (creating && rc == SQLITE_CONSTRAINT_PRIMARYKEY)
       return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
-    }
+    if (creating && rc == SQLITE_CONSTRAINT_UNIQUE)
+      return core::Error(core::ErrorCode::kConflict, "dedup key already used");
     if (rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
     if (!creating && sqlite3_changes(db.handle()) == 0) {
       auto select_prepared = db.Prepare(kSelectLastSequence);
@@ -1055,9 +1058,21 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
                       "; run `a2ad migrate`");
     }
   }
+  // What the writer connection really runs with (PRAGMA synchronous reads back 1 or 2).
+  std::string synchronous = "unknown";
+  if (auto prepared = db.Prepare("PRAGMA synchronous")) {
+    Stmt read(*prepared);
+    if (read.Step() == SQLITE_ROW) {
+      static constexpr const char* kLevels[] = {"off", "normal", "full", "extra"};
+      const int64_t level = read.Int(0);
+      if (level >= 0 && level <= 3) synchronous = kLevels[level];
+    }
+  }
   auto impl = std::make_unique<Impl>(path, std::move(opts), std::move(writer).value());
   impl->Start();
-  return std::unique_ptr<SqliteTaskStore>(new SqliteTaskStore(std::move(impl)));
+  auto store = std::unique_ptr<SqliteTaskStore>(new SqliteTaskStore(std::move(impl)));
+  store->synchronous_ = std::move(synchronous);
+  return store;
 }
 
 core::Result<int> SqliteTaskStore::Migrate(const std::string& path) {

@@ -107,6 +107,10 @@ class SqliteTaskStore final : public TaskStore {
   /// The schema version this build writes and reads.
   static int LatestSchemaVersion();
 
+  /// PRAGMA synchronous of the writer connection as SQLite reports it after Open:
+  /// "normal" or "full" (SqliteOptions::synchronous_full).
+  const std::string& synchronous() const { return synchronous_; }
+
   /// Calls Close().
   ~SqliteTaskStore() override;
 
@@ -131,6 +135,7 @@ class SqliteTaskStore final : public TaskStore {
   explicit SqliteTaskStore(std::unique_ptr<Impl> impl);
 
   std::unique_ptr<Impl> impl_;
+  std::string synchronous_ = "unknown";
 };
 
 }  // namespace a2ad::storage
