@@ -187,6 +187,11 @@ TEST(Base64Url, RoundTrips) {
     EXPECT_EQ(*d, s);
   }
   EXPECT_FALSE(core::Base64UrlDecode("a+b/"));
+  // Non-canonical trailing bits are refused: "QQ" is "A", "QR" would decode to it too.
+  EXPECT_EQ(core::Base64UrlDecode("QQ"), std::optional<std::string>("A"));
+  EXPECT_FALSE(core::Base64UrlDecode("QR"));
+  EXPECT_EQ(core::Base64UrlDecode("QUI"), std::optional<std::string>("AB"));
+  EXPECT_FALSE(core::Base64UrlDecode("QUJ"));
   EXPECT_EQ(HmacSha256Hex("key", "The quick brown fox jumps over the lazy dog"),
             "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
 }

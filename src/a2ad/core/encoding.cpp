@@ -51,6 +51,10 @@ std::optional<std::string> Base64UrlDecode(std::string_view text) {
       out += static_cast<char>((acc >> bits) & 0xff);
     }
   }
+  // Only the canonical spelling: the bits past the last whole byte must be zero, so a token
+  // or signature has exactly one text form (its last character cannot be swapped for
+  // another one that decodes to the same bytes).
+  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;
   return out;
 }
 
