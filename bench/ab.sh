@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Interleaved A/B of two a2ad binaries on the blocking echo send (bench/RESULTS.md "Round 3"):
+#
+#   bash bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
+#
+# Each round runs OLD then NEW, at 1 and at 64 connections, on a fresh server each time
+# (127.0.0.1, port 0, temp data dir), 1 s warm-up then a 3 s window of v1.0 SendMessage, with
+# bench/loadgen.cpp. Alternating the two in every round keeps a slow spell of the VM from
+# landing on one side only. Prints one line per cell and the medians.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OLD=${1:?old a2ad binary}
+NEW=${2:?new a2ad binary}
+ROUNDS=${3:-3}
+LOADGEN=build/release/bench/a2ad_bench_loadgen
+[[ -x $LOADGEN ]] || cmake --build build/release -j2 --target a2ad_bench_loadgen >/dev/null
+
+WORK=$(mktemp -d /tmp/a2ad-ab.XXXXXX)
+trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
+  >"$WORK/body.json"
+
+cell() {  # binary conns -> "rps p50_ms cpu_ms_per_1k"
+  local dir
+  dir=$(mktemp -d "$WORK/run.XXXX")
+  "$1" serve --listen 127.0.0.1:0 --data-dir "$dir/data" --log-level warn >"$dir/out" 2>&1 &
+  PID=$!
+  local port=""
+  for _ in $(seq 200); do
+    port=$(sed -nE 's#.*serving http://127\.0\.0\.1:([0-9]+).*#\1#p' "$dir/out" 2>/dev/null || true)
+    [[ -n $port ]] && break
+    sleep 0.05
+  done
+  [[ -n $port ]] || { echo "server did not start: $(cat "$dir/out")" >&2; exit 1; }
+  "$LOADGEN" --port "$port" --connections "$2" --warmup-s 1 --duration-s 3 --server-pid "$PID" \
+    --header "A2A-Version: 1.0" --body-file "$WORK/body.json" --expect TASK_STATE_COMPLETED |
+    grep '^RESULT' | tr ' ' '\n' | awk -F= '$1=="rps"{r=$2} $1=="p50_ms"{p=$2} $1=="cpu_ms_per_1k"{c=$2}
+      END{print r, p, c}'
+  kill "$PID"
+  wait "$PID" 2>/dev/null || true
+}
+
+declare -A all
+for round in $(seq "$ROUNDS"); do
+  for conns in 1 64; do
+    for side in old new; do
+      bin=$OLD
+      [[ $side == new ]] && bin=$NEW
+      line=$(cell "$bin" "$conns")
+      all[$side.$conns]+="$line"$'\n'
+      printf 'round %s  c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$round" "$conns" "$side" $line
+    done
+  done
+done
+median() { sort -n | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+echo "medians over $ROUNDS rounds:"
+for conns in 1 64; do
+  for side in old new; do
+    rows=${all[$side.$conns]}
+    printf '  c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$conns" "$side" \
+      "$(awk 'NF{print $1}' <<<"$rows" | median)" "$(awk 'NF{print $2}' <<<"$rows" | median)" \
+      "$(awk 'NF{print $3}' <<<"$rows" | median)"
+  done
+done
