@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "a2ad/storage/sqlite/sqlite_push_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 #include "task_store_fixtures.hpp"
 
@@ -52,6 +53,15 @@ class RawDb {
     }
     sqlite3_finalize(stmt);
     return v;
+  }
+  std::vector<std::string> Column(const std::string& sql, int column) {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+    std::vector<std::string> out;
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+      out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, column)));
+    sqlite3_finalize(stmt);
+    return out;
   }
   void Exec(const std::string& sql) {
     EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
@@ -806,6 +816,24 @@ TEST_F(SqliteTaskStoreTest, RejectsAZeroPruneBatch) {
   auto opened = SqliteTaskStore::Open(path_, opts);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, core::ErrorCode::kInvalidParams);
+}
+
+// Every start reads the push configs of unfinished tasks (PushService::WarmCache). The query
+// must start from push_configs and look each task up by its key: a plan that scans the
+// tasks (or one of their indexes) costs seconds at a million stored tasks.
+TEST_F(SqliteTaskStoreTest, StartupPushConfigQueryDoesNotScanTheTasks) {
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 50; ++i)
+    ASSERT_TRUE(IsOk(CommitSync(*store, Create("task-" + std::to_string(i)))));
+  RawDb raw(path_);
+  raw.Exec("ANALYZE");  // with statistics too, the plan stays keyed
+  std::string plan;
+  for (const auto& step :
+       raw.Column(std::string("EXPLAIN QUERY PLAN ") + sqlite::kActiveConfigsQuery, 3))
+    plan += step + "\n";
+  EXPECT_EQ(plan.find("SCAN tasks"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("SEARCH tasks USING"), std::string::npos) << plan;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "a2ad/push/webhook_client.hpp"
 
+#include <mutex>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl.hpp>
@@ -75,11 +77,14 @@ asio::awaitable<std::string> ConnectPinned(Stream& tcp, const VettedTarget& targ
 
 struct WebhookClient::Tls {
   ssl::context ctx{ssl::context::tls_client};
+  // The system trust store is loaded at the first https delivery, not at startup: parsing
+  // the CA bundle costs ~40 ms, most of a2ad's start, and many servers never push over TLS.
+  std::once_flag system_roots;
 };
 
 WebhookClient::WebhookClient(WebhookClientOptions options)
     : options_(std::move(options)), tls_(std::make_unique<Tls>()) {
-  tls_->ctx.set_default_verify_paths();
+  // An extra CA file is loaded now, so a wrong --push-ca-file fails at startup.
   if (!options_.ca_file.empty()) tls_->ctx.load_verify_file(options_.ca_file);
   tls_->ctx.set_verify_mode(ssl::verify_peer);
   tls_->ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -109,6 +114,10 @@ asio::awaitable<WebhookOutcome> WebhookClient::Post(
   };
 
   if (target.url.scheme == "https") {
+    std::call_once(tls_->system_roots, [this] {
+      boost::system::error_code ignored;  // no system store: only --push-ca-file is trusted
+      tls_->ctx.set_default_verify_paths(ignored);
+    });
     beast::ssl_stream<beast::tcp_stream> stream(executor, tls_->ctx);
     std::string failed = co_await ConnectPinned(beast::get_lowest_layer(stream), target, deadline,
                                                 options_.connect_timeout);

@@ -19,6 +19,8 @@ class Connection;
 /// by SqliteTaskStore's writer for TaskCommit).
 core::Result<void> WritePushRows(Connection& db, const std::vector<PushConfigRecord>& configs,
                                  const std::vector<OutboxRow>& outbox);
+/// The push configs of unfinished tasks (AllConfigs, read at every start).
+extern const char* const kActiveConfigsQuery;
 }  // namespace sqlite
 
 class SqlitePushStore final : public PushStore {
