@@ -18,7 +18,7 @@ LOADGEN=build/release/bench/a2ad_bench_loadgen
 [[ -x $LOADGEN ]] || cmake --build build/release -j2 --target a2ad_bench_loadgen >/dev/null
 
 WORK=$(mktemp -d /tmp/a2ad-ab.XXXXXX)
-trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"' EXIT  # each cell stops its own server
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
 
