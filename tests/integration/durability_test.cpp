@@ -171,8 +171,10 @@ TEST_F(Durability, SynchronousFullIsUsedAndKeepsTasksAcrossASigkill) {
   {
     HttpClient c("127.0.0.1", server_.port);
     for (int i = 0; i < 20; ++i)
-      ids.push_back(std::string(
-          c.Rpc("message/send", Params("f" + std::to_string(i), true)).at("result").at("id").as_string()));
+      ids.push_back(std::string(c.Rpc("message/send", Params("f" + std::to_string(i), true))
+                                    .at("result")
+                                    .at("id")
+                                    .as_string()));
   }
   EXPECT_NE(Log().find("synchronous=full"), std::string::npos) << Log();
   server_.Kill(SIGKILL);

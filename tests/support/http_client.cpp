@@ -128,9 +128,9 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
       dup2(log, STDERR_FILENO);
       close(log);
     }
-    std::vector<std::string> args{binary,       "serve",  "--listen",    "127.0.0.1:0",
-                                  "--data-dir", data_dir, "--log-level",
-                                  log_file.empty() ? "warn" : "info"};
+    std::vector<std::string> args{
+        binary,       "serve",  "--listen",    "127.0.0.1:0",
+        "--data-dir", data_dir, "--log-level", log_file.empty() ? "warn" : "info"};
     for (auto& e : extra) args.push_back(e);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

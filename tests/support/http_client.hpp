@@ -49,8 +49,7 @@ struct ServerProcess {
   /// ready line (up to 20 s). Throws std::runtime_error on failure. With `log_file`, the
   /// server logs at info level into that file (else warnings only, to the test's stderr).
   static ServerProcess Start(const std::string& binary, const std::string& data_dir,
-                             std::vector<std::string> extra = {},
-                             const std::string& log_file = "");
+                             std::vector<std::string> extra = {}, const std::string& log_file = "");
   void Kill(int signal);  // sends the signal and reaps the process
   int WaitExit();         // waits; returns the exit status (or 128+signal)
 };

@@ -15,6 +15,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/echo_executor.hpp"
@@ -150,32 +151,14 @@ TEST_F(TaskServiceTest, BlockingEchoCompletesAndTheLogFoldsToTheSnapshot) {
 }
 
 // Counts the commits a store receives (everything else forwards).
-class CountingStore final : public storage::TaskStore {
+class CountingStore final : public storage::ForwardingTaskStore {
  public:
-  explicit CountingStore(storage::TaskStore& inner) : inner_(inner) {}
+  using ForwardingTaskStore::ForwardingTaskStore;
   void Commit(storage::TaskCommit c, CommitCallback done) override {
     ++commits;
-    inner_.Commit(std::move(c), std::move(done));
+    inner().Commit(std::move(c), std::move(done));
   }
-  core::Result<std::optional<storage::TaskRecord>> Get(std::string_view id) override {
-    return inner_.Get(id);
-  }
-  core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view k) override {
-    return inner_.FindByDedupKey(k);
-  }
-  core::Result<storage::TaskPage> List(const storage::TaskQuery& q) override {
-    return inner_.List(q);
-  }
-  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view id, int64_t after,
-                                                           size_t limit) override {
-    return inner_.ReadEvents(id, after, limit);
-  }
-  core::Result<size_t> PruneEvents(int64_t before) override { return inner_.PruneEvents(before); }
-  void Close() override { inner_.Close(); }
   std::atomic<int> commits{0};
-
- private:
-  storage::TaskStore& inner_;
 };
 
 class TaskServiceCommitCountTest : public TaskServiceTest {
@@ -204,37 +187,21 @@ TEST_F(TaskServiceCommitCountTest, ABlockingEchoIsOneTransaction) {
 }
 
 // Holds commits until Release() (everything else forwards): a commit "in flight".
-class HoldingStore final : public storage::TaskStore {
+class HoldingStore final : public storage::ForwardingTaskStore {
  public:
-  explicit HoldingStore(storage::TaskStore& inner) : inner_(inner) {}
+  using ForwardingTaskStore::ForwardingTaskStore;
   void Commit(storage::TaskCommit c, CommitCallback done) override {
-    if (!hold) return inner_.Commit(std::move(c), std::move(done));
+    if (!hold) return inner().Commit(std::move(c), std::move(done));
     held_.emplace_back(std::move(c), std::move(done));
   }
   void Release() {
     hold = false;
-    for (auto& [c, done] : std::exchange(held_, {})) inner_.Commit(std::move(c), std::move(done));
+    for (auto& [c, done] : std::exchange(held_, {})) inner().Commit(std::move(c), std::move(done));
   }
   size_t held() const { return held_.size(); }
-  core::Result<std::optional<storage::TaskRecord>> Get(std::string_view id) override {
-    return inner_.Get(id);
-  }
-  core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view k) override {
-    return inner_.FindByDedupKey(k);
-  }
-  core::Result<storage::TaskPage> List(const storage::TaskQuery& q) override {
-    return inner_.List(q);
-  }
-  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view id, int64_t after,
-                                                           size_t limit) override {
-    return inner_.ReadEvents(id, after, limit);
-  }
-  core::Result<size_t> PruneEvents(int64_t before) override { return inner_.PruneEvents(before); }
-  void Close() override { inner_.Close(); }
   bool hold = false;
 
  private:
-  storage::TaskStore& inner_;
   std::vector<std::pair<storage::TaskCommit, CommitCallback>> held_;
 };
 

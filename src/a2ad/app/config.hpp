@@ -14,13 +14,13 @@ struct Config {
   std::string workflows_dir = "./workflows";
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";
-  size_t threads = 0;                   // I/O threads; 0 = hardware cores
-  size_t body_limit = 1024 * 1024;      // request body bytes; past it: 413
-  int64_t blocking_timeout_ms = 30000;  // longest wait of a blocking message/send
-  int64_t shutdown_grace_ms = 10000;    // in-flight work gets this long on SIGTERM
-  int64_t echo_delay_ms = 0;            // the built-in echo skill works this long
-  int64_t stream_heartbeat_ms = 15000;  // `: keep-alive` on streams idle this long
-  size_t stream_queue_limit = 1024;     // events queued per stream before it is cut
+  size_t threads = 0;                     // I/O threads; 0 = hardware cores
+  size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
+  int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
+  int64_t shutdown_grace_ms = 10000;      // in-flight work gets this long on SIGTERM
+  int64_t echo_delay_ms = 0;              // the built-in echo skill works this long
+  int64_t stream_heartbeat_ms = 15000;    // `: keep-alive` on streams idle this long
+  size_t stream_queue_limit = 1024;       // events queued per stream before it is cut
   int64_t interrupt_token_ttl_s = 86400;  // lifetime of signed interrupt tokens
   std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =

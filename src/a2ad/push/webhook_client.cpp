@@ -1,7 +1,5 @@
 #include "a2ad/push/webhook_client.hpp"
 
-#include <mutex>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl.hpp>
@@ -10,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <mutex>
 
 namespace a2ad::push {
 namespace asio = boost::asio;

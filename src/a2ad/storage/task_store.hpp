@@ -6,6 +6,7 @@
 //
 // Implementations: storage/memory (tests), storage/sqlite (embedded default).
 // Only app/ names a concrete class (STYLE.md #2).
+#include <boost/json/object.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -14,8 +15,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/object.hpp>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
@@ -45,7 +44,7 @@ struct TaskRecord {
 
 /// One atomic change of one task.
 struct TaskCommit {
-  TaskRecord record;                       // replaces the stored snapshot (or creates it)
+  TaskRecord record;  // replaces the stored snapshot (or creates it)
   /// The same record shared with the caller instead (TaskService keeps it as the task's
   /// newest state), so that a commit does not copy it; when set, `record` is not used.
   std::shared_ptr<const TaskRecord> shared_record;

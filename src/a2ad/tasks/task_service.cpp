@@ -295,7 +295,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           // thousands of streams from the writer thread would delay the next commit.
           if (!slot->fanout) slot->fanout.emplace(asio::make_strand(slot->io));
           asio::post(*slot->fanout, [this, slot, observed, expected, record,
-                                    before = std::move(before), items = std::move(items)] {
+                                     before = std::move(before), items = std::move(items)] {
             std::vector<std::shared_ptr<Subscription>> subs;
             {
               std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it

@@ -235,7 +235,8 @@ core::Result<bool> SqlitePushStore::DeleteConfig(std::string_view task_id,
 core::Result<std::vector<PushConfigRecord>> SqlitePushStore::AllConfigs() {
   std::lock_guard lock(mu_);
   if (!db_) return Closed();
-  return Query<PushConfigRecord>(*db_, sqlite::kActiveConfigsQuery, [](Stmt&) {}, ReadConfig);
+  return Query<PushConfigRecord>(
+      *db_, sqlite::kActiveConfigsQuery, [](Stmt&) {}, ReadConfig);
 }
 
 core::Result<void> SqlitePushStore::Enqueue(const std::vector<OutboxRow>& rows) {

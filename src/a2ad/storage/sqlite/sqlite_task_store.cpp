@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/json/serializer.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -124,8 +124,8 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
   for (int col : {6, 7}) {
     const boost::json::value v = boost::json::parse(row.Text(col), ec);
     if (ec || !v.is_object())
-      return Internal("sqlite '" + path + "': " + (col == 6 ? "run" : "a2a_state") +
-                      " of task " + id + " is not a JSON object");
+      return Internal("sqlite '" + path + "': " + (col == 6 ? "run" : "a2a_state") + " of task " +
+                      id + " is not a JSON object");
     (col == 6 ? record.run : record.a2a_state) = v.get_object();
   }
   record.dedup_key = std::string(row.Text(8));
@@ -827,10 +827,10 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
                            "task " + id + " does not exist (expected last sequence " +
                                std::to_string(p.expected_last_sequence) + ")");
       if (found != SQLITE_ROW) return db.Fail("read last sequence of task " + id, found);
-      return core::Error(core::ErrorCode::kConflict,
-                         "task " + id + ": stored last sequence is " +
-                             std::to_string(select.Int(0)) + ", expected " +
-                             std::to_string(p.expected_last_sequence));
+      return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
+                                                         std::to_string(select.Int(0)) +
+                                                         ", expected " +
+                                                         std::to_string(p.expected_last_sequence));
     }
     wrote = true;
   }
@@ -849,7 +849,8 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
       return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
     }
   }
-  return sqlite::WritePushRows(db, p.push_configs, p.outbox);  // push configs and outbox rows of this change
+  return sqlite::WritePushRows(db, p.push_configs,
+                               p.outbox);  // push configs and outbox rows of this change
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {

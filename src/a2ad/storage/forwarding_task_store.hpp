@@ -1,0 +1,40 @@
+#pragma once
+// ForwardingTaskStore: a TaskStore that hands every call to another one. Decorators derive
+// from it and override what they change (push::WakingTaskStore wraps Commit; tests count or
+// hold commits); the contract stays the wrapped store's (task_store.hpp).
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::storage {
+
+class ForwardingTaskStore : public TaskStore {
+ public:
+  explicit ForwardingTaskStore(TaskStore& inner) : inner_(inner) {}
+
+  void Commit(TaskCommit commit, CommitCallback done) override {
+    inner_.Commit(std::move(commit), std::move(done));
+  }
+  core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override {
+    return inner_.Get(task_id);
+  }
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override {
+    return inner_.FindByDedupKey(key);
+  }
+  core::Result<TaskPage> List(const TaskQuery& query) override { return inner_.List(query); }
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                           int64_t after_sequence,
+                                                           size_t limit) override {
+    return inner_.ReadEvents(task_id, after_sequence, limit);
+  }
+  core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override {
+    return inner_.PruneEvents(terminal_before_ms);
+  }
+  void Close() override { inner_.Close(); }
+
+ protected:
+  TaskStore& inner() { return inner_; }
+
+ private:
+  TaskStore& inner_;
+};
+
+}  // namespace a2ad::storage
