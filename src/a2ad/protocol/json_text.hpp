@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "a2ad/protocol/model.hpp"
 
@@ -54,6 +55,40 @@ class JsonTextWriter {
   /// Serializes `v` in place (no copy of the value).
   void Value(const boost::json::value& v);
   void Object(const boost::json::object& o);
+
+  /// `[item,item,...]`, each item written by `write(*this, item)`.
+  template <class Range, class Write>
+  void Array(const Range& items, Write&& write) {
+    Raw('[');
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) Raw(',');
+      first = false;
+      write(*this, item);
+    }
+    Raw(']');
+  }
+  void Strings(const std::vector<std::string>& v) {
+    Array(v, [](JsonTextWriter& w, const std::string& s) { w.String(s); });
+  }
+
+  /// An optional member: `member` is its literal with punctuation (`,"name":`), written with
+  /// the value only when the value is not empty.
+  void OptString(std::string_view member, std::string_view value) {
+    if (value.empty()) return;
+    Raw(member);
+    String(value);
+  }
+  void OptObject(std::string_view member, const boost::json::object& value) {
+    if (value.empty()) return;
+    Raw(member);
+    Object(value);
+  }
+  void OptStrings(std::string_view member, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    Raw(member);
+    Strings(values);
+  }
 
  private:
   template <class T>

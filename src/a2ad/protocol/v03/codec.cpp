@@ -164,15 +164,6 @@ json::object StreamEventToJson(const StreamEvent& e) {
 
 namespace {
 
-void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
-  w.Raw('[');
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) w.Raw(',');
-    w.String(v[i]);
-  }
-  w.Raw(']');
-}
-
 void WritePart(JsonTextWriter& w, const Part& p) {
   switch (p.kind) {
     case Part::Kind::kText:
@@ -205,20 +196,8 @@ void WritePart(JsonTextWriter& w, const Part& p) {
       }
       break;
   }
-  if (!p.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(p.metadata);
-  }
+  w.OptObject(",\"metadata\":", p.metadata);
   w.Raw('}');
-}
-
-void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
-  w.Raw('[');
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) w.Raw(',');
-    WritePart(w, parts[i]);
-  }
-  w.Raw(']');
 }
 
 void WriteMessage(JsonTextWriter& w, const Message& m) {
@@ -226,51 +205,24 @@ void WriteMessage(JsonTextWriter& w, const Message& m) {
   w.String(m.message_id);
   w.Raw(m.role == Role::kAgent ? ",\"role\":\"agent\"" : ",\"role\":\"user\"");
   w.Raw(",\"parts\":");
-  WriteParts(w, m.parts);
-  if (!m.context_id.empty()) {
-    w.Raw(",\"contextId\":");
-    w.String(m.context_id);
-  }
-  if (!m.task_id.empty()) {
-    w.Raw(",\"taskId\":");
-    w.String(m.task_id);
-  }
-  if (!m.reference_task_ids.empty()) {
-    w.Raw(",\"referenceTaskIds\":");
-    WriteStrings(w, m.reference_task_ids);
-  }
-  if (!m.extensions.empty()) {
-    w.Raw(",\"extensions\":");
-    WriteStrings(w, m.extensions);
-  }
-  if (!m.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(m.metadata);
-  }
+  w.Array(m.parts, WritePart);
+  w.OptString(",\"contextId\":", m.context_id);
+  w.OptString(",\"taskId\":", m.task_id);
+  w.OptStrings(",\"referenceTaskIds\":", m.reference_task_ids);
+  w.OptStrings(",\"extensions\":", m.extensions);
+  w.OptObject(",\"metadata\":", m.metadata);
   w.Raw('}');
 }
 
 void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
   w.Raw("{\"artifactId\":");
   w.String(a.artifact_id);
-  if (!a.name.empty()) {
-    w.Raw(",\"name\":");
-    w.String(a.name);
-  }
-  if (!a.description.empty()) {
-    w.Raw(",\"description\":");
-    w.String(a.description);
-  }
+  w.OptString(",\"name\":", a.name);
+  w.OptString(",\"description\":", a.description);
   w.Raw(",\"parts\":");
-  WriteParts(w, a.parts);
-  if (!a.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(a.metadata);
-  }
-  if (!a.extensions.empty()) {
-    w.Raw(",\"extensions\":");
-    WriteStrings(w, a.extensions);
-  }
+  w.Array(a.parts, WritePart);
+  w.OptObject(",\"metadata\":", a.metadata);
+  w.OptStrings(",\"extensions\":", a.extensions);
   w.Raw('}');
 }
 
@@ -300,25 +252,14 @@ void AppendTaskJson(std::string& out, const Task& t) {
   w.Raw(",\"status\":");
   WriteStatus(w, t.status);
   if (!t.history.empty()) {
-    w.Raw(",\"history\":[");
-    for (size_t i = 0; i < t.history.size(); ++i) {
-      if (i) w.Raw(',');
-      WriteMessage(w, t.history[i]);
-    }
-    w.Raw(']');
+    w.Raw(",\"history\":");
+    w.Array(t.history, WriteMessage);
   }
   if (!t.artifacts.empty()) {
-    w.Raw(",\"artifacts\":[");
-    for (size_t i = 0; i < t.artifacts.size(); ++i) {
-      if (i) w.Raw(',');
-      WriteArtifact(w, t.artifacts[i]);
-    }
-    w.Raw(']');
+    w.Raw(",\"artifacts\":");
+    w.Array(t.artifacts, WriteArtifact);
   }
-  if (!t.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(t.metadata);
-  }
+  w.OptObject(",\"metadata\":", t.metadata);
   w.Raw('}');
 }
 

@@ -222,15 +222,6 @@ json::object ListTasksResponseToJson(const ListTasksResponse& r) {
 
 namespace {
 
-void WriteStrings(JsonTextWriter& w, const std::vector<std::string>& v) {
-  w.Raw('[');
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) w.Raw(',');
-    w.String(v[i]);
-  }
-  w.Raw(']');
-}
-
 void WritePart(JsonTextWriter& w, const Part& p) {
   switch (p.kind) {
     case Part::Kind::kText:
@@ -250,81 +241,36 @@ void WritePart(JsonTextWriter& w, const Part& p) {
       w.Value(p.data);
       break;
   }
-  if (!p.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(p.metadata);
-  }
-  if (!p.filename.empty()) {
-    w.Raw(",\"filename\":");
-    w.String(p.filename);
-  }
-  if (!p.media_type.empty()) {
-    w.Raw(",\"mediaType\":");
-    w.String(p.media_type);
-  }
+  w.OptObject(",\"metadata\":", p.metadata);
+  w.OptString(",\"filename\":", p.filename);
+  w.OptString(",\"mediaType\":", p.media_type);
   w.Raw('}');
-}
-
-void WriteParts(JsonTextWriter& w, const std::vector<Part>& parts) {
-  w.Raw('[');
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) w.Raw(',');
-    WritePart(w, parts[i]);
-  }
-  w.Raw(']');
 }
 
 void WriteMessage(JsonTextWriter& w, const Message& m) {
   w.Raw("{\"messageId\":");
   w.String(m.message_id);
-  if (!m.context_id.empty()) {
-    w.Raw(",\"contextId\":");
-    w.String(m.context_id);
-  }
-  if (!m.task_id.empty()) {
-    w.Raw(",\"taskId\":");
-    w.String(m.task_id);
-  }
+  w.OptString(",\"contextId\":", m.context_id);
+  w.OptString(",\"taskId\":", m.task_id);
   w.Raw(",\"role\":");
   w.String(kRoleNames[static_cast<int>(m.role)]);
   w.Raw(",\"parts\":");
-  WriteParts(w, m.parts);
-  if (!m.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(m.metadata);
-  }
-  if (!m.extensions.empty()) {
-    w.Raw(",\"extensions\":");
-    WriteStrings(w, m.extensions);
-  }
-  if (!m.reference_task_ids.empty()) {
-    w.Raw(",\"referenceTaskIds\":");
-    WriteStrings(w, m.reference_task_ids);
-  }
+  w.Array(m.parts, WritePart);
+  w.OptObject(",\"metadata\":", m.metadata);
+  w.OptStrings(",\"extensions\":", m.extensions);
+  w.OptStrings(",\"referenceTaskIds\":", m.reference_task_ids);
   w.Raw('}');
 }
 
 void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
   w.Raw("{\"artifactId\":");
   w.String(a.artifact_id);
-  if (!a.name.empty()) {
-    w.Raw(",\"name\":");
-    w.String(a.name);
-  }
-  if (!a.description.empty()) {
-    w.Raw(",\"description\":");
-    w.String(a.description);
-  }
+  w.OptString(",\"name\":", a.name);
+  w.OptString(",\"description\":", a.description);
   w.Raw(",\"parts\":");
-  WriteParts(w, a.parts);
-  if (!a.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(a.metadata);
-  }
-  if (!a.extensions.empty()) {
-    w.Raw(",\"extensions\":");
-    WriteStrings(w, a.extensions);
-  }
+  w.Array(a.parts, WritePart);
+  w.OptObject(",\"metadata\":", a.metadata);
+  w.OptStrings(",\"extensions\":", a.extensions);
   w.Raw('}');
 }
 
@@ -354,25 +300,14 @@ void AppendTaskJson(std::string& out, const Task& t) {
   w.Raw(",\"status\":");
   WriteTaskStatus(w, t.status);
   if (!t.artifacts.empty()) {
-    w.Raw(",\"artifacts\":[");
-    for (size_t i = 0; i < t.artifacts.size(); ++i) {
-      if (i) w.Raw(',');
-      WriteArtifact(w, t.artifacts[i]);
-    }
-    w.Raw(']');
+    w.Raw(",\"artifacts\":");
+    w.Array(t.artifacts, WriteArtifact);
   }
   if (!t.history.empty()) {
-    w.Raw(",\"history\":[");
-    for (size_t i = 0; i < t.history.size(); ++i) {
-      if (i) w.Raw(',');
-      WriteMessage(w, t.history[i]);
-    }
-    w.Raw(']');
+    w.Raw(",\"history\":");
+    w.Array(t.history, WriteMessage);
   }
-  if (!t.metadata.empty()) {
-    w.Raw(",\"metadata\":");
-    w.Object(t.metadata);
-  }
+  w.OptObject(",\"metadata\":", t.metadata);
   w.Raw('}');
 }
 
