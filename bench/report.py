@@ -61,8 +61,35 @@ def fmt(v, digits=1):
     return f"{v:.{digits}f}"
 
 
+BEGIN_MARK = "<!-- bench-tables:begin (written by bench/run_bench.sh; edit the text around it) -->"
+END_MARK = "<!-- bench-tables:end -->"
+
+
+def write_into(path, raw_paths):
+    """Replaces the text between the bench-tables markers of `path` with the tables."""
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        report(raw_paths)
+    text = open(path).read()
+    begin, end = text.find(BEGIN_MARK), text.find(END_MARK)
+    if begin < 0 or end < begin:
+        sys.exit(f"{path}: no bench-tables markers")
+    text = text[:begin + len(BEGIN_MARK)] + "\n\n" + buf.getvalue().rstrip() + "\n\n" + text[end:]
+    open(path, "w").write(text)
+
+
 def main():
-    header, rows, restarts, seeds = parse(sys.argv[1:])
+    args = sys.argv[1:]
+    if args[:1] == ["--write"]:
+        write_into(args[1], args[2:])
+    else:
+        report(args)
+
+
+def report(raw_paths):
+    header, rows, restarts, seeds = parse(raw_paths)
     for h in header:
         print(f"- {h}")
     print()

@@ -32,10 +32,18 @@
 #   SKIP_BUILD=1    use the binaries as they are; A2AD_BIN=path benchmarks another a2ad binary
 #   EXTRA_RAW       raw files of earlier runs to merge into the tables (e.g. to finish a run
 #                   that was interrupted, with TARGETS/SCENARIOS limited to what is missing)
+#   WRITE_RESULTS   1: put the tables into bench/RESULTS.md (between its bench-tables
+#                   markers); 0: only bench/out. Default: 1 for a full run (no QUICK and none
+#                   of RUNS, CONNS, SCENARIOS, TARGETS, DURATION_S set), else 0
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+if [[ -z ${WRITE_RESULTS:-} ]]; then
+  WRITE_RESULTS=1
+  [[ ${QUICK:-0} == 1 || -n ${RUNS:-} || -n ${CONNS:-} || -n ${SCENARIOS:-} || -n ${TARGETS:-} ||
+    -n ${DURATION_S:-} ]] && WRITE_RESULTS=0
+fi
 if [[ ${QUICK:-0} == 1 ]]; then
   RUNS=${RUNS:-1} DURATION_S=${DURATION_S:-2} WARMUP_S=${WARMUP_S:-0.5} CONNS=${CONNS:-"1 64"}
   RESTART_TASKS=${RESTART_TASKS:-"10000"}
@@ -231,6 +239,10 @@ fi
 
 echo "finished: $(date -u +%FT%TZ); loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW"
 python3 bench/report.py "$RAW" ${EXTRA_RAW:-} | tee "$TABLE"
+if [[ $WRITE_RESULTS == 1 ]]; then
+  python3 bench/report.py --write bench/RESULTS.md "$RAW" ${EXTRA_RAW:-}
+  echo "bench/RESULTS.md: tables replaced (the text around them is by hand: update it)" >&2
+fi
 if [[ " $SCENARIOS " == *" fanout "* ]]; then
   exec 9>&-  # run_fanout.sh takes the same lock
   SKIP_BUILD=1 A2AD_BIN=${A2AD_BIN:-} bash bench/run_fanout.sh
