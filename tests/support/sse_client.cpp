@@ -17,7 +17,8 @@ boost::json::value SseEvent::Json() const { return boost::json::parse(data); }
 SseClient::SseClient(const std::string& host, uint16_t port, const std::string& path,
                      const std::string& body,
                      std::vector<std::pair<std::string, std::string>> headers,
-                     const std::string& method) {
+                     const std::string& method)
+    : host_(host) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -25,13 +26,41 @@ SseClient::SseClient(const std::string& host, uint16_t port, const std::string& 
   ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("connect failed");
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host +
+  Write(path, body, headers, method);
+  ReadHead();
+}
+
+void SseClient::Again(const std::string& path, const std::string& body,
+                      std::vector<std::pair<std::string, std::string>> headers,
+                      const std::string& method) {
+  if (fd_ < 0 || !chunked_ || !ended_)
+    throw std::runtime_error("the previous response is not over on an open connection");
+  Write(path, body, headers, method);
+  NextResponse();
+}
+
+void SseClient::NextResponse() {
+  if (fd_ < 0 || !chunked_ || !ended_)
+    throw std::runtime_error("the previous response is not over on an open connection");
+  buf_ = std::exchange(raw_, {});  // what followed the last chunk: the next response
+  ended_ = timed_out_ = chunked_ = false;
+  status_ = 0;
+  content_type_.clear();
+  ReadHead();
+}
+
+void SseClient::Write(const std::string& path, const std::string& body,
+                      const std::vector<std::pair<std::string, std::string>>& headers,
+                      const std::string& method) {
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host_ +
                     "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n";
-  for (auto& [k, v] : headers) req += k + ": " + v + "\r\n";
+  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   if (::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
     throw std::runtime_error("send failed");
-  // Read the head.
+}
+
+void SseClient::ReadHead() {
   while (buf_.find("\r\n\r\n") == std::string::npos)
     if (!Fill(std::chrono::seconds(10))) throw std::runtime_error("no response head");
   size_t end = buf_.find("\r\n\r\n");
@@ -48,6 +77,30 @@ SseClient::SseClient(const std::string& host, uint16_t port, const std::string& 
     std::string value =
         head.substr(colon + 2, (eol == std::string::npos ? head.size() : eol) - colon - 2);
     if (strcasecmp(name.c_str(), "content-type") == 0) content_type_ = value;
+    if (strcasecmp(name.c_str(), "transfer-encoding") == 0 && value == "chunked") chunked_ = true;
+  }
+  if (chunked_) {
+    raw_ = std::exchange(buf_, {});
+    Decode();
+  }
+}
+
+bool SseClient::Decode() {
+  bool any = false;
+  for (;;) {
+    const size_t eol = raw_.find("\r\n");
+    if (eol == std::string::npos) return any;
+    const size_t size = std::stoul(raw_.substr(0, eol), nullptr, 16);
+    if (size == 0) {
+      if (raw_.size() < eol + 4) return any;  // the last chunk's closing CRLF
+      raw_.erase(0, eol + 4);
+      ended_ = true;
+      return any;
+    }
+    if (raw_.size() < eol + 2 + size + 2) return any;
+    buf_.append(raw_, eol + 2, size);
+    raw_.erase(0, eol + 2 + size + 2);
+    any = true;
   }
 }
 
@@ -59,21 +112,27 @@ void SseClient::Close() {
 }
 
 bool SseClient::Fill(std::chrono::milliseconds timeout) {
-  if (fd_ < 0) return false;
-  pollfd p{fd_, POLLIN, 0};
-  int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
-  if (r == 0) {
-    timed_out_ = true;
-    return false;
+  for (;;) {
+    if (fd_ < 0 || ended_) return false;
+    pollfd p{fd_, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (r == 0) {
+      timed_out_ = true;
+      return false;
+    }
+    char tmp[65536];
+    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      ended_ = true;
+      return false;
+    }
+    if (!chunked_) {
+      buf_.append(tmp, static_cast<size_t>(n));
+      return true;
+    }
+    raw_.append(tmp, static_cast<size_t>(n));
+    if (Decode()) return true;
   }
-  char tmp[65536];
-  ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-  if (n <= 0) {
-    ended_ = true;
-    return false;
-  }
-  buf_.append(tmp, static_cast<size_t>(n));
-  return true;
 }
 
 std::string SseClient::ReadAll() {

@@ -27,6 +27,15 @@ class SseClient {
             const std::string& method = "POST");
   ~SseClient();
   SseClient(const SseClient&) = delete;
+  /// Sends the next request on the same connection (after a chunked stream ended) and reads
+  /// its response head. Throws if the connection is gone.
+  void Again(const std::string& path, const std::string& body,
+             std::vector<std::pair<std::string, std::string>> headers = {},
+             const std::string& method = "POST");
+  /// Writes another request now, while the current response still streams (pipelining).
+  void Pipeline(const std::string& path, const std::string& body) { Write(path, body, {}, "POST"); }
+  /// After a chunked response ended: reads the head of the next one on the connection.
+  void NextResponse();
 
   int status() const { return status_; }
   const std::string& content_type() const { return content_type_; }
@@ -35,16 +44,27 @@ class SseClient {
   /// The next event or comment; nullopt at end of stream or after `timeout` (timed_out()).
   std::optional<SseEvent> Next(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   bool timed_out() const { return timed_out_; }
+  /// The stream is over: the server closed the connection or (chunked) sent the last chunk.
   bool ended() const { return ended_; }
+  /// The response came with Transfer-Encoding: chunked (the connection then stays open).
+  bool chunked() const { return chunked_; }
   /// Reads events (skipping comments) until the stream ends.
   std::vector<SseEvent> ReadToEnd(std::chrono::milliseconds per_event = std::chrono::seconds(10));
   /// Closes the socket (a client dropping the stream).
   void Close();
 
  private:
+  void Write(const std::string& path, const std::string& body,
+             const std::vector<std::pair<std::string, std::string>>& headers,
+             const std::string& method);
+  void ReadHead();
   bool Fill(std::chrono::milliseconds timeout);
+  bool Decode();  // chunked: moves whole chunks from raw_ to buf_; true if any moved
   int fd_ = -1;
-  std::string buf_;
+  std::string host_;
+  std::string buf_;  // body bytes (de-chunked)
+  std::string raw_;  // chunked: bytes as received, not yet decoded
+  bool chunked_ = false;
   int status_ = 0;
   std::string content_type_;
   bool timed_out_ = false;

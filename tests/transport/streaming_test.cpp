@@ -99,10 +99,10 @@ class StreamingTest : public ::testing::Test {
   }
 
   static std::string SendBody(const std::string& method, const std::string& skill,
-                              bool blocking = true) {
+                              bool blocking = true, const std::string& message_id = "") {
     json::object msg{{"kind", "message"},
                      {"role", "user"},
-                     {"messageId", "m-" + skill},
+                     {"messageId", message_id.empty() ? "m-" + skill : message_id},
                      {"parts", json::array{json::object{{"kind", "text"}, {"text", "go"}}}},
                      {"metadata", json::object{{"skillId", skill}}}};
     json::object params{{"message", msg}};
@@ -194,6 +194,50 @@ TEST_F(StreamingTest, DroppedStreamResumedWithLastEventIdMissesNothingAndRunsOnc
   EXPECT_EQ(got.back().Json().at("result").at("final"), true);
   EXPECT_EQ(CountLogged(task_id, "run.started"), 1);
   EXPECT_EQ(chunks_->executions.load(), 1);
+}
+
+// An HTTP/1.1 stream is chunked: it ends with the last chunk, and the connection takes the
+// next request (clients keep their connection, as with the SDKs' servers). A client that
+// asks to close gets the stream ended by closing.
+TEST_F(StreamingTest, AStreamEndsWithItsLastChunkAndTheConnectionServesTheNextRequest) {
+  Start({}, 3, 16, std::chrono::milliseconds(40));
+  SseClient c("127.0.0.1", port_, "/v1/a2a", SendBody("message/stream", "chunks"));
+  ASSERT_EQ(c.status(), 200);
+  EXPECT_TRUE(c.chunked());
+  auto first = c.ReadToEnd();
+  ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(c.ended());
+  EXPECT_EQ(first.back().Json().at("result").at("final"), true);
+  std::string task_id(first[0].Json().at("result").at("id").as_string());
+  // Same socket: a resubscribe to the finished task (its snapshot, then the stream ends),
+  // then a plain JSON-RPC call.
+  c.Again("/v1/a2a", ResubscribeBody(task_id));
+  ASSERT_EQ(c.status(), 200);
+  auto again = c.ReadToEnd();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].Json().at("result").at("status").at("state"), "completed");
+  EXPECT_EQ(server_->open_connections(), 1u);
+
+  // A request sent while a stream is still running (pipelined) is answered after it.
+  c.Again("/v1/a2a", SendBody("message/stream", "chunks", true, "m-second"));
+  auto opened = c.Next();
+  ASSERT_TRUE(opened.has_value());
+  const std::string second_task(opened->Json().at("result").at("id").as_string());
+  ASSERT_NE(second_task, task_id);
+  c.Pipeline("/v1/a2a", ResubscribeBody(second_task));
+  EXPECT_FALSE(c.ReadToEnd().empty());
+  ASSERT_TRUE(c.ended());
+  c.NextResponse();
+  ASSERT_EQ(c.status(), 200);
+  auto pipelined = c.ReadToEnd();
+  ASSERT_EQ(pipelined.size(), 1u);
+  EXPECT_EQ(pipelined[0].Json().at("result").at("id").as_string(), second_task);
+
+  SseClient closing("127.0.0.1", port_, "/v1/a2a", ResubscribeBody(task_id),
+                    {{"Connection", "close"}});
+  EXPECT_FALSE(closing.chunked());
+  EXPECT_EQ(closing.ReadToEnd().size(), 1u);
+  EXPECT_TRUE(closing.ended());  // by the server closing the connection
 }
 
 TEST_F(StreamingTest, TwoHundredObserversReceiveIdenticalOrderedEvents) {

@@ -1,5 +1,6 @@
 #include "a2ad/transport/http_server.hpp"
 
+#include <array>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -12,7 +13,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdio>
 #include <mutex>
+#include <tuple>
 #include <unordered_set>
 
 #include "a2ad/core/log.hpp"
@@ -51,29 +54,70 @@ std::string TransportErrorBody(int status, std::string_view message) {
 }  // namespace
 
 /// The SSE sink of one connection. A read kept pending on the socket notices the client
-/// going away (a streaming client sends nothing) while the stream waits for events.
+/// going away (a streaming client sends nothing) while the stream waits for events. With
+/// `chunked`, every write is one HTTP/1.1 chunk, so the response can end with the last
+/// chunk and the connection serve the next request (keep-alive) instead of closing.
 class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnSink> {
  public:
-  explicit ConnSink(std::shared_ptr<Conn> c) : c_(std::move(c)) {}
+  ConnSink(std::shared_ptr<Conn> c, bool chunked)
+      : c_(std::move(c)), chunked_(chunked), watch_done_(c_->stream.get_executor()) {
+    watch_done_.expires_at(asio::steady_timer::time_point::max());
+  }
 
   void Watch() {
     auto self = shared_from_this();
     c_->stream.socket().async_read_some(
-        asio::buffer(scratch_), [self](boost::system::error_code ec, size_t) {
-          if (!ec) {  // unexpected bytes from a streaming client: ignore them, keep watching
+        asio::buffer(scratch_), [self](boost::system::error_code ec, size_t n) {
+          if (!ec) {
+            // Bytes from a streaming client: a pipelined next request (kept for the
+            // session once the stream is over), or noise. Keep watching.
+            if (self->early_.size() + n > sizeof self->scratch_ * 16) {
+              self->Gone();  // a client that talks over its stream: stop
+              self->WatchFinished();
+              return;
+            }
+            self->early_.append(self->scratch_, n);
             self->Watch();
             return;
           }
-          self->Gone();
+          if (!(ec == asio::error::operation_aborted && self->unwatching_)) self->Gone();
+          self->WatchFinished();
         });
+  }
+
+  void WatchFinished() {
+    watch_finished_ = true;
+    watch_done_.cancel();
+  }
+
+  /// After the stream: stops the watching read and waits for it to finish. false if the
+  /// client is gone (then the connection closes). The bytes it read arrive in `early`.
+  asio::awaitable<bool> StopWatching(std::string& early) {
+    unwatching_ = true;
+    if (!watch_finished_) {  // same strand as the watch handler: no race with this check
+      boost::system::error_code ignored;
+      c_->stream.socket().cancel(ignored);
+      (void)co_await watch_done_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    early = std::move(early_);
+    co_return !gone_;
   }
 
   asio::awaitable<bool> Write(std::string bytes) override {
     if (gone_) co_return false;
     c_->stream.expires_after(std::chrono::seconds(30));  // a client that stops reading
-    auto [ec, n] = co_await asio::async_write(c_->stream, asio::buffer(bytes),
-                                              asio::as_tuple(asio::use_awaitable));
-    (void)n;
+    boost::system::error_code ec;
+    if (chunked_) {
+      char size[24];
+      const int len = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+      const std::array<asio::const_buffer, 3> parts{asio::buffer(size, static_cast<size_t>(len)),
+                                                    asio::buffer(bytes), asio::buffer("\r\n", 2)};
+      std::tie(ec, std::ignore) =
+          co_await asio::async_write(c_->stream, parts, asio::as_tuple(asio::use_awaitable));
+    } else {
+      std::tie(ec, std::ignore) = co_await asio::async_write(c_->stream, asio::buffer(bytes),
+                                                             asio::as_tuple(asio::use_awaitable));
+    }
     c_->stream.expires_never();
     if (ec) Gone();
     co_return !ec;
@@ -109,6 +153,11 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   }
 
   std::shared_ptr<Conn> c_;
+  const bool chunked_;
+  asio::steady_timer watch_done_;  // cancelled when the watching read has finished
+  bool unwatching_ = false;
+  bool watch_finished_ = false;
+  std::string early_;  // bytes the watching read got
   char scratch_[512];
   bool gone_ = false;
   bool stopping_ = false;
@@ -251,7 +300,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         head.set(http::field::cache_control, "no-cache");
         head.set("X-Accel-Buffering", "no");
         for (auto& [k, v] : out.headers) head.set(k, v);
-        head.keep_alive(false);  // the body ends when the connection closes
+        // HTTP/1.1: chunked, so the stream ends with the last chunk and the connection stays
+        // for the next request. Otherwise (HTTP/1.0, Connection: close, shutting down) the
+        // body ends when the connection closes.
+        const bool chunked = version >= 11 && keep_alive && !stopping;
+        if (chunked)
+          head.chunked(true);
+        else
+          head.keep_alive(false);
         http::response_serializer<http::empty_body> sr{head};
         c->stream.expires_after(std::chrono::seconds(30));
         auto [ec_s, n_s] =
@@ -259,14 +315,35 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         (void)n_s;
         c->stream.expires_never();
         if (!ec_s) {
-          auto sink = std::make_shared<ConnSink>(c);
+          auto sink = std::make_shared<ConnSink>(c, chunked);
           c->sink = sink;
           sink->Watch();
           if (stopping) sink->Stopping();
+          bool completed = true;
           try {
             co_await out.stream(*sink);
           } catch (const std::exception& e) {
             core::LogError(std::string("stream threw: ") + e.what());
+            completed = false;
+          }
+          if (chunked && completed && !stopping) {
+            std::string early;
+            if (co_await sink->StopWatching(early)) {
+              c->sink.reset();
+              c->stream.expires_after(std::chrono::seconds(30));
+              auto [ec_e, n_e] = co_await asio::async_write(c->stream, asio::buffer("0\r\n\r\n", 5),
+                                                            asio::as_tuple(asio::use_awaitable));
+              (void)n_e;
+              c->stream.expires_never();
+              if (!ec_e) {
+                // A request the client sent during the stream is the next one.
+                const size_t n =
+                    asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
+                buffer.commit(n);
+                c->busy = false;
+                continue;
+              }
+            }
           }
         }
         break;

@@ -42,7 +42,8 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   /// When set, the response is a `text/event-stream`: the server sends the head (200,
-  /// no-cache, Connection: close) and then runs `stream`; the connection closes after it.
+  /// no-cache) and then runs `stream`. On HTTP/1.1 keep-alive connections the body is
+  /// chunked and the connection serves the next request after it; otherwise it closes.
   std::function<boost::asio::awaitable<void>(SseSink&)> stream;
 };
 
