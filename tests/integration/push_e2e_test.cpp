@@ -36,16 +36,20 @@ std::vector<std::string> PushFlags(std::vector<std::string> more = {}) {
   return f;
 }
 
+// A v0.3 user message with one text part.
+json::object UserMessage(const std::string& message_id, const std::string& text) {
+  return json::object{{"kind", "message"},
+                      {"role", "user"},
+                      {"messageId", message_id},
+                      {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}};
+}
+
 json::object SendParams(const std::string& text, const std::string& hook,
                         const std::string& token) {
   json::object push{{"url", hook}};
   if (!token.empty()) push["token"] = token;
   return json::object{
-      {"message",
-       json::object{{"kind", "message"},
-                    {"role", "user"},
-                    {"messageId", "m-" + text},
-                    {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}}},
+      {"message", UserMessage("m-" + text, text)},
       {"configuration", json::object{{"blocking", true}, {"pushNotificationConfig", push}}}};
 }
 
@@ -109,11 +113,7 @@ class PushE2E : public ::testing::Test {
       dup2(e, STDERR_FILENO);
       std::vector<std::string> all{kBinary, "push", "listen", "--listen", "127.0.0.1:0"};
       for (auto& a : args) all.push_back(a);
-      std::vector<char*> argv;
-      for (auto& a : all) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(kBinary.c_str(), argv.data());
-      _exit(127);
+      testing::ExecOrExit(std::move(all));
     }
     std::string url;
     EXPECT_TRUE(Eventually([&] {
@@ -302,13 +302,7 @@ TEST_F(PushE2E, ASlowWebhookDoesNotHoldBackOthers) {
 TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
   Start({});
   HttpClient c("127.0.0.1", server_.port);
-  auto r = c.Rpc(
-      "message/send",
-      json::object{{"message", json::object{{"kind", "message"},
-                                            {"role", "user"},
-                                            {"messageId", "m"},
-                                            {"parts", json::array{json::object{{"kind", "text"},
-                                                                               {"text", "x"}}}}}}});
+  auto r = c.Rpc("message/send", json::object{{"message", UserMessage("m", "x")}});
   const std::string task_id(r.at("result").at("id").as_string());
   const char* urls[] = {"https://10.0.0.5/push", "http://push.example.com/push",
                         "https://127.0.0.1/",    "https://[::1]/",
@@ -383,13 +377,7 @@ TEST_F(PushE2E, OpenWopWebhooksShareTheOutboxAndAreHmacSigned) {
   ASSERT_EQ(other.status, 201);
   const std::string other_id(other.Json().at("webhookId").as_string());
 
-  auto r = c.Rpc(
-      "message/send",
-      json::object{{"message", json::object{{"kind", "message"},
-                                            {"role", "user"},
-                                            {"messageId", "w1"},
-                                            {"parts", json::array{json::object{{"kind", "text"},
-                                                                               {"text", "x"}}}}}}});
+  auto r = c.Rpc("message/send", json::object{{"message", UserMessage("w1", "x")}});
   const std::string task_id(r.at("result").at("id").as_string());
   ASSERT_EQ(rx.WaitFor(1), 1u);
   ASSERT_TRUE(Eventually([&] {

@@ -112,6 +112,14 @@ void HttpClient::Close() {
   impl_->sock.close(ec);
 }
 
+void ExecOrExit(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
+}
+
 ServerProcess ServerProcess::Start(const std::string& binary, const std::string& data_dir,
                                    std::vector<std::string> extra, const std::string& log_file) {
   int fds[2];
@@ -132,11 +140,7 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
         binary,       "serve",  "--listen",    "127.0.0.1:0",
         "--data-dir", data_dir, "--log-level", log_file.empty() ? "warn" : "info"};
     for (auto& e : extra) args.push_back(e);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
+    ExecOrExit(std::move(args));
   }
   close(fds[1]);
   ServerProcess p;

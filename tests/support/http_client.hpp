@@ -40,6 +40,9 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
+/// In a forked child: execv(args[0], args); exits 127 if that fails. Never returns.
+[[noreturn]] void ExecOrExit(std::vector<std::string> args);
+
 /// Reads "a2ad: serving http://HOST:PORT/..." from a spawned server's stdout.
 struct ServerProcess {
   int pid = -1;

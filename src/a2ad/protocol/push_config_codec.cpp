@@ -33,17 +33,24 @@ Result<void> CheckCommon(PushNotificationConfig& c, std::string_view path) {
     return FieldError(Join(path, "token"), "must be one line");
   return core::Ok{};
 }
+
+// The members both wire versions spell alike.
+Result<PushNotificationConfig> CommonMembers(const json::object& o, std::string_view path,
+                                             std::string wire_version) {
+  PushNotificationConfig c;
+  c.wire_version = std::move(wire_version);
+  A2AD_TRY_ASSIGN(c.url, ReqString(o, path, "url"));
+  A2AD_TRY_ASSIGN(c.id, OptString(o, path, "id"));
+  A2AD_TRY_ASSIGN(c.token, OptString(o, path, "token"));
+  return c;
+}
 }  // namespace
 
 namespace v03 {
 
 Result<PushNotificationConfig> PushConfigFromJson(const json::value& v, std::string_view path) {
   A2AD_TRY_ASSIGN(const json::object* o, AsObject(v, path));
-  PushNotificationConfig c;
-  c.wire_version = "0.3";
-  A2AD_TRY_ASSIGN(c.url, ReqString(*o, path, "url"));
-  A2AD_TRY_ASSIGN(c.id, OptString(*o, path, "id"));
-  A2AD_TRY_ASSIGN(c.token, OptString(*o, path, "token"));
+  A2AD_TRY_ASSIGN(PushNotificationConfig c, CommonMembers(*o, path, "0.3"));
   if (const json::value* a = o->if_contains("authentication"); a && !a->is_null()) {
     std::string ap = Join(path, "authentication");
     A2AD_TRY_ASSIGN(const json::object* ao, AsObject(*a, ap));
@@ -97,11 +104,7 @@ namespace v10 {
 Result<PushNotificationConfig> PushConfigFromJson(const json::value& v, std::string_view path,
                                                   bool task_id_required) {
   A2AD_TRY_ASSIGN(const json::object* o, AsObject(v, path));
-  PushNotificationConfig c;
-  c.wire_version = "1.0";
-  A2AD_TRY_ASSIGN(c.url, ReqString(*o, path, "url"));
-  A2AD_TRY_ASSIGN(c.id, OptString(*o, path, "id"));
-  A2AD_TRY_ASSIGN(c.token, OptString(*o, path, "token"));
+  A2AD_TRY_ASSIGN(PushNotificationConfig c, CommonMembers(*o, path, "1.0"));
   if (task_id_required) {
     A2AD_TRY_ASSIGN(c.task_id, ReqString(*o, path, "taskId", "task_id"));
   }

@@ -121,7 +121,7 @@ StreamItemPtr RunItem(const storage::TaskRecord& after, const protocol::RunEvent
   return item;
 }
 
-StreamItemPtr SnapshotItem(int64_t sequence, const Task& task) {
+std::shared_ptr<StreamItem> SnapshotItem(int64_t sequence, const Task& task) {
   protocol::StreamEvent ev;
   ev.kind = protocol::StreamEvent::Kind::kTask;
   ev.task = task;
@@ -279,7 +279,9 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
     if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
     slot->head = record;
-    store_.Commit(std::move(commit), [this, slot, record, signal, outcome, observed, expected,
+    // A commit with events has items iff it was observed; without events it has nothing to
+    // stream either way.
+    store_.Commit(std::move(commit), [this, slot, record, signal, outcome, expected,
                                       before = std::move(before),
                                       items = std::move(items)](Result<void> r) mutable {
       if (!r) {
@@ -294,8 +296,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
           // thousands of streams from the writer thread would delay the next commit.
           if (!slot->fanout) slot->fanout.emplace(asio::make_strand(slot->io));
-          asio::post(*slot->fanout, [this, slot, observed, expected, record,
-                                     before = std::move(before), items = std::move(items)] {
+          asio::post(*slot->fanout, [this, slot, expected, record, before = std::move(before),
+                                     items = std::move(items)] {
             std::vector<std::shared_ptr<Subscription>> subs;
             {
               std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it
@@ -303,7 +305,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
               subs = slot->subscribers;
             }
             if (subs.empty()) return;
-            const auto made = observed ? items : LateItems(before, *record, expected);
+            const auto made = items.empty() ? LateItems(before, *record, expected) : items;
             for (const auto& sub : subs)
               for (const auto& item : made) sub->Push(item);
           });
@@ -348,10 +350,7 @@ std::vector<StreamItemPtr> TaskService::LateItems(const RecordPtr& before,
   if (made.empty()) {
     // Not the events, but the state they led to (A2A streams take a task snapshot; an
     // OpenWOP event stream, which needs the events, ends at it if the run is over).
-    protocol::StreamEvent ev;
-    ev.kind = protocol::StreamEvent::Kind::kTask;
-    ev.task = after.task;
-    auto item = MakeItem(after.last_sequence, std::move(ev));
+    auto item = SnapshotItem(after.last_sequence, after.task);
     item->run_terminal = IsTerminalRun(after.run);
     made.push_back(std::move(item));
   }

@@ -236,7 +236,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   auto ok_task = [&](const protocol::Task& task, bool wrap) {
     std::string body = "{\"jsonrpc\":\"2.0\",\"id\":";
     body.reserve(protocol::EstimateTaskJsonSize(task) + 64);
-    body += json::serialize(rpc.id);
+    protocol::JsonTextWriter(body).Value(rpc.id);
     body += wrap ? ",\"result\":{\"task\":" : ",\"result\":";
     if (v == WireVersion::kV03)
       protocol::v03::AppendTaskJson(body, task);

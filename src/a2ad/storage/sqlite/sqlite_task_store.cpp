@@ -4,7 +4,6 @@
 #include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/json/serializer.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include <variant>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/commit_check.hpp"
 #include "a2ad/storage/page_cursor.hpp"
@@ -288,10 +288,15 @@ class SqliteTaskStore::Impl {
     core::Result<void> result;  // an error here (precondition) skips the database
 
     std::string_view View(Span s) const { return std::string_view(text).substr(s.offset, s.size); }
+    /// The span of what `write()` appends to `text` (offsets: `text` may grow meanwhile).
+    template <class Write>
+    Span Appended(Write&& write) {
+      const size_t at = text.size();
+      write();
+      return Span{static_cast<uint32_t>(at), static_cast<uint32_t>(text.size() - at)};
+    }
     Span Append(std::string_view v) {
-      Span s{static_cast<uint32_t>(text.size()), static_cast<uint32_t>(v.size())};
-      text.append(v);
-      return s;
+      return Appended([&] { text.append(v); });
     }
   };
 
@@ -432,16 +437,8 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   p.result = CheckCommitPreconditions(commit);
   if (p.result) {
     const TaskRecord& r = commit.Record();
-    // Serialized straight into the buffer (no intermediate strings); spans are offsets, so
-    // the buffer may grow while it is filled.
-    boost::json::serializer sr;
-    auto append_json = [&p, &sr](const auto& value) {
-      sr.reset(&value);
-      const auto offset = static_cast<uint32_t>(p.text.size());
-      char buf[4096];
-      while (!sr.done()) p.text.append(sr.read(buf));
-      return Span{offset, static_cast<uint32_t>(p.text.size() - offset)};
-    };
+    // JSON is serialized straight into the buffer (no intermediate strings).
+    protocol::JsonTextWriter json(p.text);
     size_t estimate = 2048;
     for (const protocol::RunEvent& e : commit.events) estimate += 256 + e.type.size();
     p.text.reserve(estimate);
@@ -449,11 +446,9 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.context_id = p.Append(r.task.context_id);
     p.skill_id = p.Append(r.skill_id);
     p.dedup_key = p.Append(r.dedup_key);
-    const auto snapshot_at = static_cast<uint32_t>(p.text.size());
-    protocol::v10::AppendTaskJson(p.text, r.task);
-    p.snapshot = Span{snapshot_at, static_cast<uint32_t>(p.text.size() - snapshot_at)};
-    p.run = append_json(r.run);
-    p.a2a_state = append_json(r.a2a_state);
+    p.snapshot = p.Appended([&] { protocol::v10::AppendTaskJson(p.text, r.task); });
+    p.run = p.Appended([&] { json.Object(r.run); });
+    p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
     p.state = static_cast<int64_t>(r.task.status.state);
     p.created_at_ms = r.created_at_ms;
     p.updated_at_ms = r.updated_at_ms;
@@ -467,7 +462,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
       row.event_id = p.Append(e.event_id);
       row.type = p.Append(e.type);
       row.node_id = p.Append(e.node_id);
-      row.payload = append_json(e.payload);
+      row.payload = p.Appended([&] { json.Object(e.payload); });
       p.events.push_back(row);
     }
     p.push_configs = std::move(commit.push_configs);
