@@ -1,5 +1,7 @@
 #include "http_client.hpp"
 
+#include "a2ad/protocol/json_parse.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <strings.h>
@@ -31,7 +33,16 @@ std::string ClientResponse::Header(const std::string& name) const {
   return {};
 }
 
-json::value ClientResponse::Json() const { return json::parse(body); }
+json::value ClientResponse::Json() const { return StrictJson(body, "response body"); }
+
+json::value StrictJson(const std::string& text, const std::string& what) {
+  auto v = protocol::ParseJson(text);
+  if (!v)
+    throw std::runtime_error("the server wrote a " + what +
+                             " that is not strict JSON (" + v.error().message + "): " +
+                             text.substr(0, 300));
+  return std::move(v).value();
+}
 
 struct HttpClient::Impl {
   std::string host;
@@ -56,6 +67,10 @@ struct HttpClient::Impl {
       out.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     out.body = std::move(res.body());
     out.keep_alive = res.keep_alive();
+    // Every JSON answer any test receives is checked: a writer that ever emits Infinity,
+    // NaN or a name twice fails the test that met it.
+    if (out.Header("Content-Type").find("json") != std::string::npos && !out.body.empty())
+      (void)StrictJson(out.body, "JSON response body");
     if (!out.keep_alive) {
       boost::system::error_code ec;
       sock.close(ec);

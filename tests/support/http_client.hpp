@@ -9,13 +9,17 @@
 
 namespace a2ad::testing {
 
+/// `text` read by the server's own strict reader (protocol::ParseJson); throws
+/// std::runtime_error naming `what` when it is not strict JSON (Infinity, NaN, a name twice).
+boost::json::value StrictJson(const std::string& text, const std::string& what);
+
 struct ClientResponse {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   bool keep_alive = false;
   std::string Header(const std::string& name) const;
-  boost::json::value Json() const;  // parses body; throws on invalid JSON
+  boost::json::value Json() const;  // parses body strictly (protocol::ParseJson); throws if not
 };
 
 class HttpClient {

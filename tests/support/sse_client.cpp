@@ -1,5 +1,7 @@
 #include "sse_client.hpp"
 
+#include "http_client.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -12,7 +14,7 @@
 
 namespace a2ad::testing {
 
-boost::json::value SseEvent::Json() const { return boost::json::parse(data); }
+boost::json::value SseEvent::Json() const { return StrictJson(data, "SSE data field"); }
 
 SseClient::SseClient(const std::string& host, uint16_t port, const std::string& path,
                      const std::string& body,
@@ -171,6 +173,8 @@ std::optional<SseEvent> SseClient::Next(std::chrono::milliseconds timeout) {
           ev.data += value;
       }
       if (!any_field) ev.comment = true;
+      // Every SSE data field a test receives is checked like every JSON response.
+      if (!ev.data.empty() && (ev.data[0] == '{' || ev.data[0] == '[')) (void)ev.Json();
       return ev;
     }
     if (!Fill(timeout)) return std::nullopt;

@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
@@ -73,7 +75,7 @@ transport::HttpResponse Refuse(std::string why) {
   std::fprintf(stderr, "a2a push listen: rejected: %s\n", why.c_str());
   std::fflush(stderr);
   json::object o{{"error", json::object{{"code", "unauthorized"}, {"message", why}}}};
-  auto r = transport::JsonResponse(401, json::serialize(o));
+  auto r = transport::JsonResponse(401, protocol::SerializeJson(o));
   r.headers.emplace_back("WWW-Authenticate", "Bearer");
   return r;
 }
@@ -85,7 +87,7 @@ std::string AcceptedLine(std::string_view event_id, const json::object& claims, 
   if (const json::value* t = claims.if_contains("taskId")) line["taskId"] = *t;
   line["jti"] = claims.at("jti");
   line["body"] = std::move(body);
-  return json::serialize(line);
+  return protocol::SerializeJson(line);
 }
 
 }  // namespace
@@ -138,10 +140,10 @@ int RunPushListen(const PushListenConfig& config) {
       claims = verifier->Verify(jwt);
     }
     if (!claims) co_return Refuse(claims.error().message);
-    boost::system::error_code ec;
-    json::value body = json::parse(req.body, ec);
-    if (ec) co_return Refuse("body is not JSON");
-    std::string line = AcceptedLine(req.Header("X-A2A-Event-Id"), *claims, std::move(body));
+    auto body = protocol::ParseJson(req.body);
+    if (!body) co_return Refuse("body is not JSON: " + body.error().message);
+    std::string line =
+        AcceptedLine(req.Header("X-A2A-Event-Id"), *claims, std::move(body).value());
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     co_return transport::JsonResponse(200, "{}");

@@ -1,7 +1,9 @@
 #include "a2ad/protocol/json_text.hpp"
 
 #include <array>
+#include <boost/json/serializer.hpp>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 
 namespace a2ad::protocol {
@@ -37,10 +39,6 @@ inline bool AnyByteNeedsEscape(uint64_t w) {
   const uint64_t zero_b = (backslash - kOnes) & ~backslash;
   return ((control | zero_q | zero_b) & kHigh) != 0;
 }
-
-// Chunk size for boost::json::serializer::read. Values that fit are written without the
-// serializer suspending (suspending is what allocates its stack).
-constexpr size_t kChunk = 4096;
 
 }  // namespace
 
@@ -127,17 +125,83 @@ size_t EstimateTaskJsonSize(const Task& t) {
   return n;
 }
 
-template <class T>
-void JsonTextWriter::Serialize(const T* p) {
-  sr_.reset(p);
-  char buf[kChunk];
-  do {
-    boost::json::string_view chunk = sr_.read(buf, sizeof buf);
-    out_.append(chunk.data(), chunk.size());
-  } while (!sr_.done());
+void JsonTextWriter::Double(double d) {
+  // The only writer of doubles: JSON has no spelling for infinity or NaN (Boost 1.81 would
+  // write `Infinity`, which no reader accepts). ParseJson never makes one; code that
+  // computes one gets null, as JSON.stringify writes it.
+  if (!std::isfinite(d)) {
+    out_.append("null", 4);
+    return;
+  }
+  // Boost's shortest round-trip form ("1.5E0"), so a double stays a double when read back.
+  char buf[32];
+  const boost::json::value v(d);
+  boost::json::serializer sr;
+  sr.reset(&v);
+  const boost::json::string_view text = sr.read(buf, sizeof buf);
+  out_.append(text.data(), text.size());
 }
 
-void JsonTextWriter::Value(const boost::json::value& v) { Serialize(&v); }
-void JsonTextWriter::Object(const boost::json::object& o) { Serialize(&o); }
+void JsonTextWriter::Value(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null:
+      out_.append("null", 4);
+      return;
+    case boost::json::kind::bool_:
+      Bool(v.get_bool());
+      return;
+    case boost::json::kind::int64:
+      AppendJsonInt(out_, v.get_int64());
+      return;
+    case boost::json::kind::uint64: {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, v.get_uint64());
+      out_.append(buf, static_cast<size_t>(r.ptr - buf));
+      return;
+    }
+    case boost::json::kind::double_:
+      Double(v.get_double());
+      return;
+    case boost::json::kind::string:
+      String(v.get_string());
+      return;
+    case boost::json::kind::array:
+      Array(v.get_array(), [](JsonTextWriter& w, const boost::json::value& item) { w.Value(item); });
+      return;
+    case boost::json::kind::object:
+      Object(v.get_object());
+      return;
+  }
+}
+
+void JsonTextWriter::Object(const boost::json::object& o) {
+  out_.push_back('{');
+  bool first = true;
+  for (const auto& kv : o) {
+    if (!first) out_.push_back(',');
+    first = false;
+    Key(kv.key());
+    Value(kv.value());
+  }
+  out_.push_back('}');
+}
+
+std::string SerializeJson(const boost::json::value& v) {
+  std::string out;
+  JsonTextWriter(out).Value(v);
+  return out;
+}
+
+std::string SerializeJson(const boost::json::object& o) {
+  std::string out;
+  JsonTextWriter(out).Object(o);
+  return out;
+}
+
+std::string SerializeJson(const boost::json::array& a) {
+  std::string out;
+  JsonTextWriter(out).Array(a, [](JsonTextWriter& w, const boost::json::value& v) { w.Value(v); });
+  return out;
+}
 
 }  // namespace a2ad::protocol

@@ -1,15 +1,23 @@
 #pragma once
-// Writing JSON text straight into a std::string, for encoders that skip the boost::json DOM.
-// The output is byte-identical to boost::json::serialize (Boost 1.81) of the same content:
-// the same string escaping, and boost::json values are written by boost::json::serializer.
+// The one JSON writer of a2ad: every JSON text the server sends or stores is written here
+// (tests/lint checks that nothing calls boost::json::serialize directly).
+//
+// The output is byte-identical to boost::json::serialize (Boost 1.81) of the same content
+// (the same string escaping and number forms), with one exception that is the reason this is
+// the only writer: a non-finite double, which has no JSON spelling (Boost writes `Infinity`,
+// which no reader accepts), is written as `null`, as JSON.stringify does. ParseJson never
+// produces one, so this only guards values computed in code.
+//
+// Thread safety: a JsonTextWriter is used by one thread; the free functions are pure.
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serializer.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/model.hpp"
 
 namespace a2ad::protocol {
@@ -26,9 +34,12 @@ void AppendJsonInt(std::string& out, int64_t v);
 /// allowance per element; metadata and data objects count a fixed amount), for reserve().
 size_t EstimateTaskJsonSize(const Task& t);
 
-/// Appends JSON text to one string. Holds one boost::json::serializer that is reused for
-/// every value it writes, so its internal stack (used only when a value does not fit the
-/// chunk buffer) is allocated at most once per writer.
+/// The JSON text of a value (never `Infinity` or `NaN`: see the file comment).
+std::string SerializeJson(const boost::json::value& v);
+std::string SerializeJson(const boost::json::object& o);
+std::string SerializeJson(const boost::json::array& a);
+
+/// Appends JSON text to one string.
 class JsonTextWriter {
  public:
   explicit JsonTextWriter(std::string& out) noexcept : out_(out) {}
@@ -52,9 +63,11 @@ class JsonTextWriter {
   void Int(int64_t v) { AppendJsonInt(out_, v); }
   void Bool(bool b) { b ? out_.append("true", 4) : out_.append("false", 5); }
 
-  /// Serializes `v` in place (no copy of the value).
+  /// Writes `v` (no copy of the value); a non-finite double as null.
   void Value(const boost::json::value& v);
   void Object(const boost::json::object& o);
+  /// A finite double in Boost's shortest round-trip form ("1.5E0"); non-finite as null.
+  void Double(double d);
 
   /// `[item,item,...]`, each item written by `write(*this, item)`.
   template <class Range, class Write>
@@ -91,11 +104,7 @@ class JsonTextWriter {
   }
 
  private:
-  template <class T>
-  void Serialize(const T* p);
-
   std::string& out_;
-  boost::json::serializer sr_;
 };
 
 }  // namespace a2ad::protocol

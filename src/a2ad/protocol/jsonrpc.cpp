@@ -1,8 +1,8 @@
 #include "a2ad/protocol/jsonrpc.hpp"
 
-#include <boost/json/parse.hpp>
 
 #include "a2ad/protocol/error_table.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 
 namespace a2ad::protocol {
 namespace json = boost::json;
@@ -11,9 +11,12 @@ using core::ErrorCode;
 
 core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, json::value& id_out) {
   id_out = nullptr;
-  boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
-  if (ec) return Error(ErrorCode::kParseError, "Invalid JSON payload: " + ec.message());
+  // A value fault (a number out of range, a name given twice) is answered as invalid params
+  // once the envelope, and so the id to answer, has been read.
+  std::optional<Error> fault;
+  auto parsed = ParseJsonReportingFaults(body, fault);
+  if (!parsed) return std::move(parsed).error();
+  json::value doc = std::move(parsed).value();
   if (doc.is_array())
     return Error(ErrorCode::kInvalidRequest,
                  "JSON-RPC batch requests are not supported; send one request per HTTP request");
@@ -36,6 +39,14 @@ core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, json::va
   if (!o.contains("id"))
     return Error(ErrorCode::kInvalidRequest,
                  "notifications (requests without \"id\") are not supported by A2A");
+  if (fault) {
+    const std::string& field = fault->details.empty() ? std::string() : fault->details[0].second;
+    if (!field.starts_with("params")) {
+      fault->code = ErrorCode::kInvalidRequest;  // in the envelope itself
+      fault->details.clear();
+    }
+    return std::move(*fault);
+  }
   JsonRpcRequest r;
   r.id = id_out;
   r.method = method->get_string();

@@ -8,9 +8,9 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/parse.hpp>
 #include <optional>
 
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/log.hpp"
 
 namespace a2ad::push {
@@ -67,9 +67,9 @@ enum class Action { kStart, kQueue, kDefer, kSkip };
 Headers WebhookHeaders(const storage::OutboxRow& row, const storage::WebhookRecord& hook,
                        int64_t now_s) {
   std::string event_type;
-  boost::system::error_code ec;
-  json::value body = json::parse(row.body, ec);
-  if (!ec && body.is_object())
+  auto parsed = protocol::ParseJson(row.body);
+  const json::value body = parsed ? std::move(parsed).value() : json::value();
+  if (body.is_object())
     if (const json::value* ev = body.as_object().if_contains("event"); ev && ev->is_object())
       if (const json::value* t = ev->as_object().if_contains("type"); t && t->is_string())
         event_type = std::string(t->get_string());

@@ -4,8 +4,8 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
-#include <boost/json/serialize.hpp>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
@@ -49,7 +49,7 @@ PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_ver
                     {"final", protocol::IsTerminal(task.status.state) ||
                                   protocol::IsInterrupted(task.status.state)},
                     {"metadata", std::move(metadata)}};
-    return {json::serialize(ev), "application/json"};
+    return {protocol::SerializeJson(ev), "application/json"};
   }
   json::object status{{"state", protocol::v10::TaskStateName(task.status.state)}};
   if (ts) status["timestamp"] = core::FormatTimestamp(ts);
@@ -57,7 +57,7 @@ PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_ver
                       {"contextId", task.context_id},
                       {"status", std::move(status)},
                       {"metadata", std::move(metadata)}};
-  return {json::serialize(json::object{{"statusUpdate", std::move(update)}}),
+  return {protocol::SerializeJson(json::object{{"statusUpdate", std::move(update)}}),
           "application/a2a+json"};
 }
 
@@ -301,7 +301,7 @@ void PushService::AddWebhookRows(storage::TaskCommit& commit) {
       row.task_id = commit.Record().task.id;
       row.target_id = id;
       row.url = url;
-      row.body = json::serialize(WebhookBody(kDefaultTenant, e));
+      row.body = protocol::SerializeJson(WebhookBody(kDefaultTenant, e));
       row.content_type = "application/json";
       row.created_at_ms = at;
       row.next_attempt_at_ms = at;

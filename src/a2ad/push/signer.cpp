@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/encoding.hpp"
 
 namespace a2ad::push {
@@ -215,9 +215,9 @@ std::string JwtKid(std::string_view jwt) {
   if (dot == std::string_view::npos) return "";
   auto header = core::Base64UrlDecode(jwt.substr(0, dot));
   if (!header) return "";
-  boost::system::error_code ec;
-  json::value h = json::parse(*header, ec);
-  if (ec || !h.is_object()) return "";
+  auto parsed = protocol::ParseJson(*header);
+  if (!parsed || !parsed->is_object()) return "";
+  const json::value& h = parsed.value();
   const json::value* kid = h.as_object().if_contains("kid");
   return kid && kid->is_string() ? std::string(kid->get_string()) : "";
 }
@@ -261,10 +261,10 @@ Result<void> KeyStore::LoadLocked() {
     if (entry.path().extension() != ".json") continue;
     auto meta_text = ReadFile(entry.path());
     if (!meta_text) return std::move(meta_text).error();
-    boost::system::error_code jec;
-    json::value meta = json::parse(*meta_text, jec);
+    auto parsed = protocol::ParseJson(*meta_text);
+    const json::value meta = parsed ? std::move(parsed).value() : json::value();
     auto key = std::make_unique<Key>();
-    if (jec || !meta.is_object() || !meta.as_object().contains("kid"))
+    if (!meta.is_object() || !meta.as_object().contains("kid"))
       return Error(ErrorCode::kInternal, "malformed key file " + entry.path().string());
     key->info.kid = std::string(meta.at("kid").as_string());
     key->info.created_at_ms = meta.at("createdAtMs").to_number<int64_t>();
@@ -311,7 +311,7 @@ Result<std::string> KeyStore::CreateKeyLocked() {
     return std::move(w).error();
   json::object meta{{"kid", kid}, {"createdAtMs", now}, {"retiredAtMs", 0}};
   // Metadata last: a key without its .json is never loaded.
-  if (auto w = WriteFile0600(fs::path(base).replace_extension(".json"), json::serialize(meta)); !w)
+  if (auto w = WriteFile0600(fs::path(base).replace_extension(".json"), protocol::SerializeJson(meta)); !w)
     return std::move(w).error();
   return kid;
 }
@@ -341,7 +341,7 @@ Result<std::string> KeyStore::Rotate() {
     if (k->info.retired_at_ms != 0) continue;
     json::object meta{
         {"kid", k->info.kid}, {"createdAtMs", k->info.created_at_ms}, {"retiredAtMs", now}};
-    if (auto w = WriteFile0600(fs::path(dir_) / (k->info.kid + ".json"), json::serialize(meta)); !w)
+    if (auto w = WriteFile0600(fs::path(dir_) / (k->info.kid + ".json"), protocol::SerializeJson(meta)); !w)
       return std::move(w).error();
   }
   if (auto r = LoadLocked(); !r) return std::move(r).error();
@@ -358,8 +358,8 @@ Result<std::string> KeyStore::Sign(const json::object& claims) {
     if (k->info.retired_at_ms == 0) active = k.get();  // newest active wins
   if (!active) return Error(ErrorCode::kInternal, "no active signing key in " + dir_);
   json::object header{{"alg", "ES256"}, {"typ", "JWT"}, {"kid", active->info.kid}};
-  std::string input = core::Base64UrlEncode(json::serialize(header)) + "." +
-                      core::Base64UrlEncode(json::serialize(claims));
+  std::string input = core::Base64UrlEncode(protocol::SerializeJson(header)) + "." +
+                      core::Base64UrlEncode(protocol::SerializeJson(claims));
   auto sig = SignEs256(active->pkey.get(), input);
   if (!sig) return std::move(sig).error();
   return input + "." + core::Base64UrlEncode(*sig);
@@ -379,7 +379,7 @@ std::string KeyStore::Jwks() {
                                 {"alg", "ES256"},
                                 {"use", "sig"}});
   }
-  return json::serialize(json::object{{"keys", std::move(keys)}});
+  return protocol::SerializeJson(json::object{{"keys", std::move(keys)}});
 }
 
 std::vector<KeyInfo> KeyStore::keys() {
@@ -401,9 +401,10 @@ JwtVerifier::JwtVerifier(VerifyOptions options, const core::Clock& clock)
 JwtVerifier::~JwtVerifier() = default;
 
 Result<void> JwtVerifier::SetJwks(std::string_view jwks_json) {
-  boost::system::error_code ec;
-  json::value doc = json::parse(jwks_json, ec);
-  if (ec || !doc.is_object() || !doc.as_object().contains("keys") || !doc.at("keys").is_array())
+  auto parsed = protocol::ParseJson(jwks_json);
+  if (!parsed) return Error(ErrorCode::kInvalidParams, "JWKS: " + parsed.error().message);
+  const json::value& doc = parsed.value();
+  if (!doc.is_object() || !doc.as_object().contains("keys") || !doc.at("keys").is_array())
     return Error(ErrorCode::kInvalidParams, "JWKS: expected {\"keys\": [...]}");
   std::map<std::string, std::unique_ptr<PublicKey>, std::less<>> keys;
   for (const auto& k : doc.at("keys").as_array()) {
@@ -446,11 +447,12 @@ Result<json::object> JwtVerifier::Verify(std::string_view jwt) {
   auto claims_text = core::Base64UrlDecode(jwt.substr(d1 + 1, d2 - d1 - 1));
   auto sig = core::Base64UrlDecode(jwt.substr(d2 + 1));
   if (!header_text || !claims_text || !sig) return refuse("a part is not base64url");
-  boost::system::error_code ec;
-  json::value header = json::parse(*header_text, ec);
-  if (ec || !header.is_object()) return refuse("header is not a JSON object");
-  json::value claims = json::parse(*claims_text, ec);
-  if (ec || !claims.is_object()) return refuse("claims are not a JSON object");
+  auto header_doc = protocol::ParseJson(*header_text);
+  if (!header_doc || !header_doc->is_object()) return refuse("header is not a JSON object");
+  auto claims_doc = protocol::ParseJson(*claims_text);
+  if (!claims_doc || !claims_doc->is_object()) return refuse("claims are not a JSON object");
+  const json::value& header = header_doc.value();
+  const json::value& claims = claims_doc.value();
   const auto* alg = header.as_object().if_contains("alg");
   if (!alg || !alg->is_string() || alg->get_string() != "ES256") return refuse("alg must be ES256");
   const auto* kid = header.as_object().if_contains("kid");

@@ -4,8 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/serialize.hpp>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
@@ -15,13 +15,13 @@ namespace asio = boost::asio;
 const std::string& StreamItem::Json(int kind) const {
   std::call_once(once_[kind], [&] {
     if (kind == 0) {
-      json_[0] = boost::json::serialize(protocol::v10::StreamEventToJson(event));
+      json_[0] = protocol::SerializeJson(protocol::v10::StreamEventToJson(event));
     } else if (kind == 1) {
-      json_[1] = boost::json::serialize(protocol::v03::StreamEventToJson(event));
+      json_[1] = protocol::SerializeJson(protocol::v03::StreamEventToJson(event));
     } else {
       protocol::StreamEvent copy = event;
       copy.status_update.final = false;
-      json_[2] = boost::json::serialize(protocol::v03::StreamEventToJson(copy));
+      json_[2] = protocol::SerializeJson(protocol::v03::StreamEventToJson(copy));
     }
   });
   return json_[kind];

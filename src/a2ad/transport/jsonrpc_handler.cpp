@@ -1,6 +1,5 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 
-#include <boost/json/serialize.hpp>
 
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
@@ -20,7 +19,7 @@ using protocol::WireVersion;
 namespace {
 
 HttpResponse Reply(const json::object& envelope) {
-  return JsonResponse(200, json::serialize(envelope));
+  return JsonResponse(200, protocol::SerializeJson(envelope));
 }
 
 /// "1.0" -> 1, "0.3" -> 0 (major); -1 when malformed. Only Major.Minor is meaningful.
@@ -123,7 +122,7 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
     *stopping = true;
     sub->Close();
   });
-  const std::string id_json = json::serialize(plan.rpc_id);
+  const std::string id_json = protocol::SerializeJson(plan.rpc_id);
   auto closes = [&](const tasks::StreamItem& item) {
     return item.terminal || (item.interrupted && plan.close_on_interrupt);
   };
@@ -159,7 +158,7 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
               {{"lastEventId", std::to_string(last)}});
           co_await sink.Write(
               "event: error\ndata: " +
-              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
+              protocol::SerializeJson(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
         } else if (sub->overflowed()) {
           Error e(ErrorCode::kUnavailable,
                   "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
@@ -167,7 +166,7 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
                   {{"lastEventId", std::to_string(last)}});
           co_await sink.Write(
               "event: error\ndata: " +
-              json::serialize(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
+              protocol::SerializeJson(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
         }
         co_return;
       }

@@ -4,6 +4,8 @@
 #include <boost/json.hpp>
 #include <map>
 
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 
 namespace a2ad::transport {
@@ -23,7 +25,7 @@ void Canonical(const json::value& v, std::string& out) {
     out += '{';
     for (size_t i = 0; i < kv.size(); ++i) {
       if (i) out += ',';
-      out += json::serialize(json::value(kv[i].first));
+      out += protocol::SerializeJson(json::value(kv[i].first));
       out += ':';
       Canonical(*kv[i].second, out);
     }
@@ -38,7 +40,7 @@ void Canonical(const json::value& v, std::string& out) {
     }
     out += ']';
   } else {
-    out += json::serialize(v);
+    out += protocol::SerializeJson(v);
   }
 }
 
@@ -107,12 +109,12 @@ int StatusForReason(std::string_view r) {
 
 std::optional<json::value> ParseBody(const HttpRequest& r, HttpResponse& err) {
   if (r.body.empty()) return json::value(json::object());
-  boost::system::error_code ec;
-  json::value v = json::parse(r.body, ec);
-  if (ec) {
-    err = ErrorResponse(400, "validation_error", "the body is not JSON: " + ec.message());
+  auto parsed = protocol::ParseJson(r.body);
+  if (!parsed) {
+    err = ErrorResponse(400, "validation_error", parsed.error().message);
     return std::nullopt;
   }
+  json::value v = std::move(parsed).value();
   if (!v.is_object()) {
     err = ErrorResponse(400, "validation_error", "the body must be a JSON object");
     return std::nullopt;
@@ -229,11 +231,11 @@ std::string OpenApi(const OpenwopApiOptions& o) {
                                json::object{{"error", json::object{{"type", "string"}}},
                                             {"message", json::object{{"type", "string"}}},
                                             {"details", json::object{{"type", "object"}}}}}}}}}}}};
-  return json::serialize(doc);
+  return protocol::SerializeJson(doc);
 }
 
 HttpResponse Json(int status, const json::value& v) {
-  return JsonResponse(status, json::serialize(v));
+  return JsonResponse(status, protocol::SerializeJson(v));
 }
 
 }  // namespace
@@ -312,7 +314,7 @@ OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
       verifier_(std::move(verifier)),
       options_(std::move(options)) {
   discovery_ = Discovery(options_, service_.skills());
-  discovery_body_ = json::serialize(discovery_);
+  discovery_body_ = protocol::SerializeJson(discovery_);
   discovery_etag_ = WeakEtag(discovery_body_);
   openapi_body_ = OpenApi(options_);
 }
@@ -582,7 +584,7 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
     sink.OnServerStopping([sub] { sub->Close(); });
     auto frame = [](const protocol::RunEvent& e) {
       return "id: " + std::to_string(e.sequence) + "\nevent: " + e.type +
-             "\ndata: " + json::serialize(protocol::RunEventToJson(e)) + "\n\n";
+             "\ndata: " + protocol::SerializeJson(protocol::RunEventToJson(e)) + "\n\n";
     };
     int64_t last_seq = plan->last_sequence;
     for (const auto& item : plan->backlog) {

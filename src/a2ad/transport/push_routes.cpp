@@ -1,9 +1,9 @@
 #include "a2ad/transport/push_routes.hpp"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/push/push_service.hpp"
@@ -15,7 +15,7 @@ namespace json = boost::json;
 namespace {
 HttpResponse Error(int status, std::string_view code, std::string_view message) {
   json::object o{{"error", json::object{{"code", code}, {"message", message}}}};
-  return JsonResponse(status, json::serialize(o));
+  return JsonResponse(status, protocol::SerializeJson(o));
 }
 
 std::string Param(const HttpRequest& r, std::string_view name) {
@@ -56,7 +56,7 @@ HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
                             const std::string& fingerprint) {
   json::object push_config{{"url", url}};
   if (!fingerprint.empty()) push_config["tokenFingerprint"] = fingerprint;
-  return JsonResponse(200, json::serialize(json::object{{"taskId", task_id},
+  return JsonResponse(200, protocol::SerializeJson(json::object{{"taskId", task_id},
                                                         {"pushConfig", std::move(push_config)}}));
 }
 struct Registration {
@@ -100,7 +100,7 @@ HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
   json::object o{{"webhookId", w.webhook_id},
                  {"secret", w.secret},
                  {"secretFingerprint", w.secret_fingerprint}};
-  return JsonResponse(201, json::serialize(o));
+  return JsonResponse(201, protocol::SerializeJson(o));
 }
 }  // namespace
 
@@ -147,7 +147,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     }
     json::array out;
     for (const auto& row : rows.value()) out.push_back(RowJson(row));
-    return JsonResponse(200, json::serialize(json::object{{"deliveries", std::move(out)}}));
+    return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));
   }
   size_t limit = 100;
   std::string text = Param(request, "limit");
@@ -161,7 +161,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
   if (!rows) return Error(500, "internal", rows.error().message);
   json::array out;
   for (const auto& row : rows.value()) out.push_back(RowJson(row));
-  return JsonResponse(200, json::serialize(json::object{{"deadLetters", std::move(out)}}));
+  return JsonResponse(200, protocol::SerializeJson(json::object{{"deadLetters", std::move(out)}}));
 }
 
 boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& request) {
@@ -172,10 +172,9 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
       r.headers.emplace_back("Allow", "POST");
       co_return r;
     }
-    boost::system::error_code ec;
-    json::value body = json::parse(request.body, ec);
-    if (ec || !body.is_object())
-      co_return Error(400, "validation_error", "body: expected a JSON object");
+    auto parsed = protocol::ParseJsonObject(request.body, "body");
+    if (!parsed) co_return Error(400, "validation_error", parsed.error().message);
+    json::value body = std::move(parsed).value();
     auto reg = ParseRegistration(body.as_object());
     if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
     auto made = co_await service_.RegisterWebhook(reg.url, reg.events, reg.tenant, reg.secret);
@@ -206,10 +205,9 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
 }
 
 boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequest& request) {
-  boost::system::error_code ec;
-  json::value body = json::parse(request.body, ec);
-  if (ec || !body.is_object())
-    co_return Error(400, "validation_error", "body: expected a JSON object");
+  auto parsed = protocol::ParseJsonObject(request.body, "body");
+  if (!parsed) co_return Error(400, "validation_error", parsed.error().message);
+  json::value body = std::move(parsed).value();
   const json::object& o = body.as_object();
   auto str = [&](const char* name) -> std::string {
     const json::value* v = o.if_contains(name);

@@ -1,7 +1,7 @@
 #include "a2ad/transport/push_rpc.hpp"
 
-#include <boost/json/serialize.hpp>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 #include "a2ad/push/push_service.hpp"
 
@@ -14,7 +14,7 @@ using protocol::WireVersion;
 
 namespace {
 HttpResponse Reply(const json::object& envelope) {
-  return JsonResponse(200, json::serialize(envelope));
+  return JsonResponse(200, protocol::SerializeJson(envelope));
 }
 
 json::value ConfigJson(const protocol::PushNotificationConfig& c, WireVersion v) {

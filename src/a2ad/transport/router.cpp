@@ -1,6 +1,7 @@
 #include "a2ad/transport/router.hpp"
 
-#include <boost/json/serialize.hpp>
+#include "a2ad/protocol/json_text.hpp"
+
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -9,7 +10,7 @@ namespace {
 std::string ErrorEnvelope(std::string_view code, std::string_view message) {
   // OpenWOP's closed error envelope (DIGEST §2.3) for non-A2A paths.
   boost::json::object o{{"error", code}, {"message", message}};
-  return boost::json::serialize(o);
+  return protocol::SerializeJson(o);
 }
 }  // namespace
 
@@ -18,7 +19,7 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
     : jsonrpc_(service, stream_options),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
-      card_body_(boost::json::serialize(agent_card)),
+      card_body_(protocol::SerializeJson(agent_card)),
       card_etag_(WeakEtag(card_body_)) {}
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,

@@ -1,10 +1,11 @@
 #include "a2ad/workflow/definition.hpp"
 
 #include <algorithm>
-#include <boost/json/parse.hpp>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include "a2ad/protocol/json_parse.hpp"
 
 namespace a2ad::workflow {
 namespace json = boost::json;
@@ -313,12 +314,12 @@ LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
     std::ifstream in(f);
     std::stringstream text;
     text << in.rdbuf();
-    boost::system::error_code jec;
-    json::value doc = json::parse(text.str(), jec);
-    if (jec) {
-      out.refusals.push_back(f.string() + ": not JSON: " + jec.message());
+    auto parsed = protocol::ParseJson(text.str(), {.max_depth = 64});
+    if (!parsed) {
+      out.refusals.push_back(f.string() + ": not JSON: " + parsed.error().message);
       continue;
     }
+    json::value doc = std::move(parsed).value();
     auto w = ParseWorkflow(doc);
     if (!w) {
       out.refusals.push_back(f.string() + ": " + w.error().message);

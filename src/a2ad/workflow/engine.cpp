@@ -1,9 +1,9 @@
 #include "a2ad/workflow/engine.hpp"
 
 #include <algorithm>
-#include <boost/json/serialize.hpp>
 #include <regex>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -131,7 +131,7 @@ const json::value* Lookup(const json::object& outputs, std::string_view path) {
 }
 
 std::string AsText(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
+  return v.is_string() ? std::string(v.get_string()) : protocol::SerializeJson(v);
 }
 
 bool ConditionHolds(const json::object& cond, const json::object& source_outputs) {
@@ -967,7 +967,7 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
       if (!got || *got != kv.value())
         return Reason(ErrorCode::kInvalidParams, "correlation_mismatch",
                       "the event does not match the awaited correlation: " + std::string(kv.key()) +
-                          " must be " + json::serialize(kv.value()));
+                          " must be " + protocol::SerializeJson(kv.value()));
     }
     resolved(std::move(body));
     return res;

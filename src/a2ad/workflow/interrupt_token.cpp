@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/encoding.hpp"
 
 namespace a2ad::workflow {
@@ -61,7 +63,7 @@ std::string InterruptTokens::Mint(const TokenClaims& c) const {
                       {"expiresAt", c.expires_at_ms},
                       {"intent", c.intent},
                       {"kid", kid_}};
-  std::string body = core::Base64UrlEncode(json::serialize(claims));
+  std::string body = core::Base64UrlEncode(protocol::SerializeJson(claims));
   return body + "." + core::Base64UrlEncode(Mac(secret_, body));
 }
 
@@ -77,9 +79,9 @@ core::Result<TokenClaims> InterruptTokens::Verify(std::string_view token) const 
     return bad();
   auto text = core::Base64UrlDecode(body);
   if (!text) return bad();
-  boost::system::error_code ec;
-  json::value v = json::parse(*text, ec);
-  if (ec || !v.is_object()) return bad();
+  auto parsed = protocol::ParseJson(*text);
+  if (!parsed || !parsed->is_object()) return bad();
+  const json::value& v = parsed.value();
   const auto& o = v.get_object();
   TokenClaims c;
   auto str = [&](const char* k, std::string& out) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
 
@@ -19,7 +20,7 @@ boost::json::object MessageToJson(const Message& m);
 boost::json::object ArtifactToJson(const Artifact& a);
 boost::json::object TaskToJson(const Task& t);
 /// Appends the JSON text of `t` to `out` (which it does not clear): byte-identical to
-/// boost::json::serialize(TaskToJson(t)), without building the DOM.
+/// protocol::SerializeJson(TaskToJson(t)), without building the DOM.
 void AppendTaskJson(std::string& out, const Task& t);
 /// Kind-tagged stream result (task / message / status-update / artifact-update).
 boost::json::object StreamEventToJson(const StreamEvent& e);

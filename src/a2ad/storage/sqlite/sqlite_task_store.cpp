@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include <utility>
 #include <variant>
 
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -109,24 +108,23 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
   record.created_at_ms = row.Int(2);
   record.updated_at_ms = row.Int(3);
   record.last_sequence = row.Int(4);
-  boost::system::error_code ec;
-  const boost::json::value snapshot = boost::json::parse(row.Text(5), ec);
-  if (ec) {
+  auto snapshot = protocol::ParseJson(row.Text(5));
+  if (!snapshot) {
     return Internal("sqlite '" + path + "': snapshot of task " + id +
-                    " is not JSON: " + ec.message());
+                    " is not JSON: " + snapshot.error().message);
   }
-  auto task = protocol::v10::TaskFromJson(snapshot, "snapshot");
+  auto task = protocol::v10::TaskFromJson(snapshot.value(), "snapshot");
   if (!task) {
     return Internal("sqlite '" + path + "': snapshot of task " + id +
                     " does not decode: " + task.error().message);
   }
   record.task = std::move(task).value();
   for (int col : {6, 7}) {
-    const boost::json::value v = boost::json::parse(row.Text(col), ec);
-    if (ec || !v.is_object())
+    auto v = protocol::ParseJsonObject(row.Text(col), col == 6 ? "run" : "a2a_state");
+    if (!v)
       return Internal("sqlite '" + path + "': " + (col == 6 ? "run" : "a2a_state") + " of task " +
-                      id + " is not a JSON object");
-    (col == 6 ? record.run : record.a2a_state) = v.get_object();
+                      id + " does not read: " + v.error().message);
+    (col == 6 ? record.run : record.a2a_state) = std::move(v).value();
   }
   record.dedup_key = std::string(row.Text(8));
   return record;
@@ -980,13 +978,12 @@ core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
     e.type = std::string(select.Text(2));
     e.node_id = std::string(select.Text(3));
     e.timestamp_ms = select.Int(4);
-    boost::system::error_code ec;
-    boost::json::value payload = boost::json::parse(select.Text(5), ec);
-    if (ec || !payload.is_object()) {
+    auto payload = protocol::ParseJsonObject(select.Text(5), "payload");
+    if (!payload) {
       return Internal("sqlite '" + path_ + "': payload of event " + std::to_string(e.sequence) +
-                      " of task " + e.run_id + " is not a JSON object");
+                      " of task " + e.run_id + " does not read: " + payload.error().message);
     }
-    e.payload = std::move(payload.as_object());
+    e.payload = std::move(payload).value();
     events.push_back(std::move(e));
   }
   return events;

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Source rules a compiler cannot check. Exit 1 naming each violation.
+#   tests/lint/check_sources.sh SOURCE_DIR
+set -euo pipefail
+cd "${1:?usage: check_sources.sh SOURCE_DIR}"
+fail=0
+violation() { echo "lint: $*" >&2; fail=1; }
+
+# One JSON reader and one JSON writer (protocol/json_parse.hpp, protocol/json_text.hpp): the
+# reader refuses what cannot be written back (1e999, duplicate names), and the writer cannot
+# write Infinity or NaN. Nothing in src/ may go around them.
+while IFS= read -r hit; do
+  violation "JSON written around protocol::SerializeJson / JsonTextWriter: $hit"
+done < <(grep -rnE '(boost::)?json::serialize\(|json::serializer\b' src --include='*.cpp' --include='*.hpp' |
+         grep -vE '^src/a2ad/protocol/json_text\.cpp:' | grep -vE ':[0-9]+:\s*//' || true)
+while IFS= read -r hit; do
+  violation "JSON read around protocol::ParseJson: $hit"
+done < <(grep -rnE '(boost::)?json::(parse|parser|stream_parser)\b' src --include='*.cpp' --include='*.hpp' |
+         grep -vE ':[0-9]+:\s*//' || true)
+
+exit $fail
