@@ -320,13 +320,13 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
     json::object seam{{"taskId", task_id}, {"url", url}};
     auto res = c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(seam));
     EXPECT_EQ(res.status, 400) << url;
-    EXPECT_EQ(res.Json().at("error").at("code"), "webhook_url_rejected") << url;
+    EXPECT_EQ(res.Json().at("error"), "webhook_url_rejected") << url;
   }
   json::object hook{{"url", "https://169.254.169.254/latest"},
                     {"events", json::array{"run.completed"}}};
   auto refused = c.Request("POST", "/v1/webhooks", json::serialize(hook));
   EXPECT_EQ(refused.status, 400);
-  EXPECT_EQ(refused.Json().at("error").at("code"), "webhook_url_rejected");
+  EXPECT_EQ(refused.Json().at("error"), "webhook_url_rejected");
   json::object unknown_task{{"taskId", "nope"}, {"url", "https://hooks.example.com/"}};
   EXPECT_EQ(
       c.Request("POST", "/v1/host/sample/a2a/tasks/push-config", json::serialize(unknown_task))

@@ -1,6 +1,8 @@
 // protocol::ParseJson (the strict reader of every byte that enters a2ad) and SerializeJson
 // (the one writer): what is refused, how the refusal names its field, and that no writer can
 // produce a number that is not JSON.
+#include "a2ad/protocol/json_parse.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -9,7 +11,6 @@
 #include <random>
 #include <string>
 
-#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 
 namespace a2ad::protocol {
@@ -83,7 +84,8 @@ TEST(ParseJson, RefusesAMemberNameGivenTwice) {
 
 TEST(ParseJson, FindsADuplicateAmongManyMembersWithoutQuadraticCost) {
   std::string text = "{";
-  for (int i = 0; i < 50000; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  for (int i = 0; i < 50000; ++i)
+    text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
   std::string ok = text;
   ok.back() = '}';
   auto v = ParseJson(ok);
@@ -97,11 +99,11 @@ TEST(ParseJson, FindsADuplicateAmongManyMembersWithoutQuadraticCost) {
 
 TEST(ParseJson, RefusesTextThatIsNotUtf8OrPairsNoSurrogates) {
   for (const std::string& text : {std::string("\"\\ud800\""), std::string("\"\\udc00\""),
-                                 std::string("\"\\ud800\\u0041\""), std::string("\"\xff\""),
-                                 std::string("\"\xc0\xaf\""),           // overlong '/'
-                                 std::string("\"\xed\xa0\x80\""),       // a surrogate in UTF-8
-                                 std::string("\"\xf4\x90\x80\x80\""),   // beyond U+10FFFF
-                                 std::string("\"\xe2\x82\"")}) {        // truncated sequence
+                                  std::string("\"\\ud800\\u0041\""), std::string("\"\xff\""),
+                                  std::string("\"\xc0\xaf\""),          // overlong '/'
+                                  std::string("\"\xed\xa0\x80\""),      // a surrogate in UTF-8
+                                  std::string("\"\xf4\x90\x80\x80\""),  // beyond U+10FFFF
+                                  std::string("\"\xe2\x82\"")}) {       // truncated sequence
     auto v = ParseJson(text);
     ASSERT_FALSE(v) << text;
     EXPECT_EQ(v.error().code, ErrorCode::kParseError) << text;
@@ -121,9 +123,9 @@ TEST(ParseJson, BoundsNesting) {
 }
 
 TEST(ParseJson, RefusesExtensionsAndTrailingText) {
-  for (const char* text : {"", " ", "[1,]", "{\"a\":1,}", "// c\n1", "/* c */1", "1 2", "{} x",
-                           "NaN", "Infinity", "-Infinity", "[01]", "[.5]", "[+1]", "'a'",
-                           "{a:1}", "[1e]", "\"\t\""}) {
+  for (const char* text :
+       {"", " ", "[1,]", "{\"a\":1,}", "// c\n1", "/* c */1", "1 2", "{} x", "NaN", "Infinity",
+        "-Infinity", "[01]", "[.5]", "[+1]", "'a'", "{a:1}", "[1e]", "\"\t\""}) {
     auto v = ParseJson(text);
     EXPECT_FALSE(v) << "accepted: " << text;
     if (!v) {

@@ -38,6 +38,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "CONFLICT";
     case ErrorCode::kUnavailable:
       return "UNAVAILABLE";
+    case ErrorCode::kDataCorrupt:
+      return "RECORD_UNREADABLE";
   }
   return "UNKNOWN";
 }

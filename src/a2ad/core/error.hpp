@@ -27,6 +27,7 @@ enum class ErrorCode {
   kPayloadTooLarge,  // transport: request body past the configured limit
   kConflict,         // optimistic concurrency: the stored state moved under us
   kUnavailable,      // shutting down / store closed
+  kDataCorrupt,      // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

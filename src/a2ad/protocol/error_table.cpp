@@ -4,30 +4,39 @@ namespace a2ad::protocol {
 
 const ErrorMapping& MapError(core::ErrorCode code) {
   using core::ErrorCode;
-  static const ErrorMapping kParse{-32700, 400, "INVALID_ARGUMENT", "Invalid JSON payload"};
+  static const ErrorMapping kParse{-32700, 400, "INVALID_ARGUMENT", "Invalid JSON payload",
+                                   "validation_error"};
   static const ErrorMapping kInvalidRequest{-32600, 400, "INVALID_ARGUMENT",
-                                            "Request payload validation error"};
-  static const ErrorMapping kMethod{-32601, 404, "NOT_FOUND", "Method not found"};
-  static const ErrorMapping kParams{-32602, 400, "INVALID_ARGUMENT", "Invalid parameters"};
-  static const ErrorMapping kInternal{-32603, 500, "INTERNAL", "Internal error"};
-  static const ErrorMapping kNotFound{-32001, 404, "NOT_FOUND", "Task not found"};
+                                            "Request payload validation error", "validation_error"};
+  static const ErrorMapping kMethod{-32601, 404, "NOT_FOUND", "Method not found", "not_found"};
+  static const ErrorMapping kParams{-32602, 400, "INVALID_ARGUMENT", "Invalid parameters",
+                                    "validation_error"};
+  static const ErrorMapping kInternal{-32603, 500, "INTERNAL", "Internal error", "internal_error"};
+  static const ErrorMapping kNotFound{-32001, 404, "NOT_FOUND", "Task not found", "not_found"};
   static const ErrorMapping kNotCancelable{-32002, 400, "FAILED_PRECONDITION",
-                                           "Task cannot be canceled"};
+                                           "Task cannot be canceled", "run_terminal"};
   static const ErrorMapping kPush{-32003, 400, "FAILED_PRECONDITION",
-                                  "Push Notification is not supported"};
+                                  "Push Notification is not supported", "capability_required"};
   static const ErrorMapping kUnsupported{-32004, 400, "FAILED_PRECONDITION",
-                                         "This operation is not supported"};
+                                         "This operation is not supported", "run_terminal"};
   static const ErrorMapping kContentType{-32005, 400, "INVALID_ARGUMENT",
-                                         "Incompatible content types"};
-  static const ErrorMapping kAgentResponse{-32006, 500, "INTERNAL", "Invalid agent response"};
+                                         "Incompatible content types", "unsupported_media_type"};
+  static const ErrorMapping kAgentResponse{-32006, 500, "INTERNAL", "Invalid agent response",
+                                           "internal_error"};
   static const ErrorMapping kCard{-32007, 400, "FAILED_PRECONDITION",
-                                  "Extended Agent Card not configured"};
+                                  "Extended Agent Card not configured", "not_found"};
   static const ErrorMapping kExtension{-32008, 400, "FAILED_PRECONDITION",
-                                       "Extension support required"};
-  static const ErrorMapping kVersion{-32009, 400, "FAILED_PRECONDITION", "Version not supported"};
-  static const ErrorMapping kTooLarge{-32600, 413, "RESOURCE_EXHAUSTED", "Request body too large"};
-  static const ErrorMapping kConflict{-32603, 409, "ABORTED", "Concurrent modification"};
-  static const ErrorMapping kUnavailable{-32603, 503, "UNAVAILABLE", "Service unavailable"};
+                                       "Extension support required", "capability_required"};
+  static const ErrorMapping kVersion{-32009, 400, "FAILED_PRECONDITION", "Version not supported",
+                                     "version_not_supported"};
+  static const ErrorMapping kTooLarge{-32600, 413, "RESOURCE_EXHAUSTED", "Request body too large",
+                                      "payload_too_large"};
+  static const ErrorMapping kConflict{-32603, 409, "ABORTED", "Concurrent modification",
+                                      "conflict"};
+  static const ErrorMapping kUnavailable{-32603, 503, "UNAVAILABLE", "Service unavailable",
+                                         "unavailable"};
+  static const ErrorMapping kCorrupt{-32603, 500, "DATA_LOSS", "Stored record is unreadable",
+                                     "record_unreadable"};
   switch (code) {
     case ErrorCode::kParseError:
       return kParse;
@@ -63,8 +72,63 @@ const ErrorMapping& MapError(core::ErrorCode code) {
       return kConflict;
     case ErrorCode::kUnavailable:
       return kUnavailable;
+    case ErrorCode::kDataCorrupt:
+      return kCorrupt;
   }
   return kInternal;
+}
+
+namespace {
+struct RestRow {
+  std::string_view code;
+  int status;
+};
+// Every OpenWOP error code a2ad answers with (DIGEST §2.3 and the codes its sections name).
+constexpr RestRow kRestCodes[] = {
+    {"validation_error", 400},
+    {"webhook_url_rejected", 400},
+    {"unsupported_stream_mode", 400},
+    {"unauthenticated", 401},
+    {"forbidden", 403},
+    {"not_found", 404},
+    {"interrupt_not_found", 404},
+    {"subscription_not_found", 404},
+    {"task_not_found", 404},
+    {"method_not_allowed", 405},
+    {"request_timeout", 408},
+    {"conflict", 409},
+    {"interrupt_already_resolved", 409},
+    {"idempotency_key_mismatch", 409},
+    {"run_terminal", 409},
+    {"interrupt_expired", 410},
+    {"interrupt_gone", 410},
+    {"payload_too_large", 413},
+    {"unsupported_media_type", 415},
+    {"correlation_mismatch", 422},
+    {"interrupt_cancelled", 422},
+    {"capability_required", 422},
+    {"version_not_supported", 400},
+    {"request_header_too_large", 431},
+    {"rate_limited", 429},
+    {"internal_error", 500},
+    {"record_unreadable", 500},
+    {"unavailable", 503},
+    {"service_unavailable", 503},
+};
+}  // namespace
+
+std::optional<int> RestStatusOf(std::string_view rest_code) {
+  for (const auto& row : kRestCodes)
+    if (row.code == rest_code) return row.status;
+  return std::nullopt;
+}
+
+RestError MapRestError(const core::Error& e) {
+  for (const auto& [k, v] : e.details)
+    if (k == "reason")
+      if (auto status = RestStatusOf(v)) return RestError{v, *status};
+  const ErrorMapping& m = MapError(e.code);
+  return RestError{m.rest_code, *RestStatusOf(m.rest_code)};
 }
 
 }  // namespace a2ad::protocol

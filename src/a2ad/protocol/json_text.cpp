@@ -166,7 +166,8 @@ void JsonTextWriter::Value(const boost::json::value& v) {
       String(v.get_string());
       return;
     case boost::json::kind::array:
-      Array(v.get_array(), [](JsonTextWriter& w, const boost::json::value& item) { w.Value(item); });
+      Array(v.get_array(),
+            [](JsonTextWriter& w, const boost::json::value& item) { w.Value(item); });
       return;
     case boost::json::kind::object:
       Object(v.get_object());

@@ -1,11 +1,11 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 
-
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/push_rpc.hpp"
 
 namespace a2ad::transport {
@@ -157,16 +157,14 @@ asio::awaitable<void> Pump(SseSink& sink, StreamPlan plan, StreamOptions opts) {
               "server is shutting down; resubscribe with Last-Event-ID: " + std::to_string(last),
               {{"lastEventId", std::to_string(last)}});
           co_await sink.Write(
-              "event: error\ndata: " +
-              protocol::SerializeJson(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
+              "event: error\ndata: " + JsonRpcErrorText(plan.rpc_id, e, plan.version) + "\n\n");
         } else if (sub->overflowed()) {
           Error e(ErrorCode::kUnavailable,
                   "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
                       " events behind; resubscribe with Last-Event-ID: " + std::to_string(last),
                   {{"lastEventId", std::to_string(last)}});
           co_await sink.Write(
-              "event: error\ndata: " +
-              protocol::SerializeJson(protocol::MakeJsonRpcError(plan.rpc_id, e, plan.version)) + "\n\n");
+              "event: error\ndata: " + JsonRpcErrorText(plan.rpc_id, e, plan.version) + "\n\n");
         }
         co_return;
       }
@@ -214,19 +212,19 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   WireVersion hinted = version_header.rfind("1", 0) == 0 ? WireVersion::kV10 : WireVersion::kV03;
   json::value id;
   if (!IsJsonContentType(request.Header("Content-Type"))) {
-    co_return Reply(protocol::MakeJsonRpcError(
+    co_return JsonRpcErrorResponse(
         nullptr,
         Error(ErrorCode::kContentTypeNotSupported, "Content-Type '" +
                                                        std::string(request.Header("Content-Type")) +
                                                        "' is not supported; send application/json"),
-        hinted));
+        hinted);
   }
   auto parsed = protocol::ParseJsonRpcRequest(request.body, id);
-  if (!parsed) co_return Reply(protocol::MakeJsonRpcError(id, parsed.error(), hinted));
+  if (!parsed) co_return JsonRpcErrorResponse(id, parsed.error(), hinted);
   const protocol::JsonRpcRequest& rpc = parsed.value();
   const std::string& m = rpc.method;
   const WireVersion v = protocol::MethodVersion(m);
-  auto fail = [&](const Error& e) { return Reply(protocol::MakeJsonRpcError(rpc.id, e, v)); };
+  auto fail = [&](const Error& e) { return JsonRpcErrorResponse(rpc.id, e, v); };
   auto ok = [&](json::value result) {
     return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
   };

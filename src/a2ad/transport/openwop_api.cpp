@@ -4,9 +4,10 @@
 #include <boost/json.hpp>
 #include <map>
 
-#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -94,17 +95,6 @@ std::map<std::string, std::string> Query(std::string_view target) {
     rest = rest.substr(amp + 1);
   }
   return q;
-}
-
-int StatusForReason(std::string_view r) {
-  if (r == "interrupt_not_found" || r == "not_found") return 404;
-  if (r == "interrupt_already_resolved" || r == "idempotency_key_mismatch" || r == "run_terminal")
-    return 409;
-  if (r == "interrupt_expired" || r == "interrupt_gone") return 410;
-  if (r == "correlation_mismatch" || r == "interrupt_cancelled") return 422;
-  if (r == "forbidden") return 403;
-  if (r == "capability_required") return 422;
-  return 400;
 }
 
 std::optional<json::value> ParseBody(const HttpRequest& r, HttpResponse& err) {
@@ -241,56 +231,10 @@ HttpResponse Json(int status, const json::value& v) {
 }  // namespace
 
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
-  return Json(status, json::object{{"error", code}, {"message", message}});
+  return RestErrorResponse(status, code, std::string(message));
 }
 
-HttpResponse ErrorResponse(const Error& e) {
-  std::string reason;
-  json::object details;
-  for (const auto& [k, v] : e.details) {
-    if (k == "reason")
-      reason = v;
-    else
-      details[k] = v;
-  }
-  int status = 400;
-  if (reason.empty()) {
-    switch (e.code) {
-      case ErrorCode::kTaskNotFound:
-        reason = "not_found";
-        status = 404;
-        break;
-      case ErrorCode::kInvalidParams:
-        reason = "validation_error";
-        break;
-      case ErrorCode::kTaskNotCancelable:
-      case ErrorCode::kUnsupportedOperation:
-        reason = "run_terminal";
-        status = 409;
-        break;
-      case ErrorCode::kConflict:
-        reason = "conflict";
-        status = 409;
-        break;
-      case ErrorCode::kPayloadTooLarge:
-        reason = "payload_too_large";
-        status = 413;
-        break;
-      case ErrorCode::kUnavailable:
-        reason = "unavailable";
-        status = 503;
-        break;
-      default:
-        reason = "internal_error";
-        status = 500;
-    }
-  } else {
-    status = StatusForReason(reason);
-  }
-  json::object body{{"error", reason}, {"message", e.message}};
-  if (!details.empty()) body["details"] = std::move(details);
-  return Json(status, body);
-}
+HttpResponse ErrorResponse(const Error& e) { return RestErrorResponse(e); }
 
 json::object PublicRunSnapshot(const storage::TaskRecord& record) {
   json::object run = record.run;

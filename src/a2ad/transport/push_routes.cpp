@@ -2,20 +2,21 @@
 
 #include <boost/url/parse.hpp>
 
-#include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/error_table.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/signer.hpp"
+#include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
 namespace json = boost::json;
 
 namespace {
-HttpResponse Error(int status, std::string_view code, std::string_view message) {
-  json::object o{{"error", json::object{{"code", code}, {"message", message}}}};
-  return JsonResponse(status, protocol::SerializeJson(o));
+// The REST surface's closed envelope (DIGEST §2.3), like every other REST route.
+HttpResponse Error(int status, std::string_view code, std::string message) {
+  return RestErrorResponse(status, code, std::move(message));
 }
 
 std::string Param(const HttpRequest& r, std::string_view name) {
@@ -56,8 +57,8 @@ HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
                             const std::string& fingerprint) {
   json::object push_config{{"url", url}};
   if (!fingerprint.empty()) push_config["tokenFingerprint"] = fingerprint;
-  return JsonResponse(200, protocol::SerializeJson(json::object{{"taskId", task_id},
-                                                        {"pushConfig", std::move(push_config)}}));
+  return JsonResponse(200, protocol::SerializeJson(json::object{
+                               {"taskId", task_id}, {"pushConfig", std::move(push_config)}}));
 }
 struct Registration {
   std::string url, tenant, secret, error;
@@ -158,7 +159,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     limit = std::stoul(text);
   }
   auto rows = store_.ListDead(limit);
-  if (!rows) return Error(500, "internal", rows.error().message);
+  if (!rows) return RestErrorResponse(rows.error());
   json::array out;
   for (const auto& row : rows.value()) out.push_back(RowJson(row));
   return JsonResponse(200, protocol::SerializeJson(json::object{{"deadLetters", std::move(out)}}));
@@ -196,7 +197,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
   if (!deleted) {
     if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
       co_return Error(403, "forbidden", deleted.error().message);
-    co_return Error(404, "not_found", deleted.error().message);
+    co_return Error(404, "subscription_not_found", deleted.error().message);
   }
   HttpResponse r;
   r.status = 204;

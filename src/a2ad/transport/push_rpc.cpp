@@ -1,9 +1,9 @@
 #include "a2ad/transport/push_rpc.hpp"
 
-
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 #include "a2ad/push/push_service.hpp"
+#include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -27,7 +27,7 @@ asio::awaitable<HttpResponse> HandlePushConfigRpc(push::PushService* push,
                                                   const protocol::JsonRpcRequest& rpc,
                                                   WireVersion v) {
   const std::string& m = rpc.method;
-  auto fail = [&](const Error& e) { return Reply(protocol::MakeJsonRpcError(rpc.id, e, v)); };
+  auto fail = [&](const Error& e) { return JsonRpcErrorResponse(rpc.id, e, v); };
   auto ok = [&](json::value result) {
     return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
   };

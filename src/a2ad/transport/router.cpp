@@ -1,18 +1,10 @@
 #include "a2ad/transport/router.hpp"
 
 #include "a2ad/protocol/json_text.hpp"
-
+#include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
-
-namespace {
-std::string ErrorEnvelope(std::string_view code, std::string_view message) {
-  // OpenWOP's closed error envelope (DIGEST §2.3) for non-A2A paths.
-  boost::json::object o{{"error", code}, {"message", message}};
-  return protocol::SerializeJson(o);
-}
-}  // namespace
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
                StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop)
@@ -47,7 +39,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
       path == "/v1/a2a/agent.json") {
     if (request.method != "GET" && request.method != "HEAD") {
-      auto r = JsonResponse(405, ErrorEnvelope("method_not_allowed", "use GET"));
+      auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
       r.headers.emplace_back("Allow", "GET, HEAD");
       co_return r;
     }
@@ -55,8 +47,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   if (path == jsonrpc_path_) {
     if (request.method != "POST") {
-      auto r = JsonResponse(
-          405, ErrorEnvelope("method_not_allowed", "the A2A JSON-RPC endpoint takes POST"));
+      auto r = RestErrorResponse(405, "method_not_allowed", "the A2A JSON-RPC endpoint takes POST");
       r.headers.emplace_back("Allow", "POST");
       co_return r;
     }
@@ -71,13 +62,12 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   for (std::string_view family :
        {"/runs", "/workflows", "/interrupts", "/webhooks", "/openapi.json"})
     if (path == family || (path.starts_with(family) && path.substr(family.size()).starts_with("/")))
-      co_return JsonResponse(
-          400, ErrorEnvelope("validation_error", "unversioned path " + std::string(path) +
-                                                     "; the REST API is under /v1 (e.g. /v1" +
-                                                     std::string(path) + ")"));
-  co_return JsonResponse(
-      404, ErrorEnvelope("not_found",
-                         "no route for " + std::string(request.method) + " " + std::string(path)));
+      co_return RestErrorResponse(400, "validation_error",
+                                  "unversioned path " + std::string(path) +
+                                      "; the REST API is under /v1 (e.g. /v1" + std::string(path) +
+                                      ")");
+  co_return RestErrorResponse(
+      404, "not_found", "no route for " + std::string(request.method) + " " + std::string(path));
 }
 
 }  // namespace a2ad::transport
