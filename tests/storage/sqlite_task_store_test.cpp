@@ -770,6 +770,7 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   {
     // Back to exactly what schema version 1 wrote.
     RawDb raw(path_);
+    raw.Exec("DROP TABLE quarantined_tasks");  // schema version 5
     raw.Exec("DROP TABLE push_outbox");  // schema version 4
     raw.Exec("DROP TABLE push_configs");
     raw.Exec("DROP TABLE push_webhooks");

@@ -52,6 +52,12 @@ struct PushListenConfig {
   int64_t max_age_s = 300;
 };
 
+/// `a2ad doctor` (app/doctor.cpp).
+struct DoctorConfig {
+  bool repair = false;
+  std::string export_path;
+};
+
 struct ListenAddress {
   std::string host;
   uint16_t port = 0;
@@ -66,6 +72,12 @@ int RunServer(const Config& config);
 
 /// Applies schema migrations to <data_dir>/a2ad.db and prints the resulting version.
 int RunMigrate(const Config& config);
+
+/// `a2ad doctor`: checks every stored record, prints what does not read; with `repair`
+/// repairs or sets aside (storage/sqlite/sqlite_doctor.hpp). Exit code 0: every record
+/// reads (or everything damaged was repaired or set aside); 1: problems remain; 2: the
+/// database could not be examined.
+int RunDoctor(const Config& config, const DoctorConfig& doctor);
 
 /// `a2ad keys rotate`: a new push signing key under <data_dir>/keys; the old one stays in
 /// the JWKS until its tokens expire. Prints the new kid.

@@ -156,6 +156,19 @@ int main(int argc, char** argv) {
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 
+  a2ad::app::DoctorConfig doctor_cfg;
+  CLI::App* doctor = app.add_subcommand(
+      "doctor",
+      "check that every stored task and event reads; --repair repairs what it can and sets the "
+      "rest aside (stop the server first)");
+  add_common(doctor);
+  doctor->add_flag("--repair", doctor_cfg.repair,
+                   "repair damaged records (Infinity/NaN -> null, rebuild a snapshot from its "
+                   "event log) and set aside what cannot be repaired");
+  doctor->add_option("--export", doctor_cfg.export_path,
+                     "write every damaged and set-aside record, as stored, to this file (JSON "
+                     "lines)");
+
   CLI::App* keys = app.add_subcommand("keys", "push signing keys");
   keys->require_subcommand(1);
   CLI::App* rotate = keys->add_subcommand(
@@ -190,5 +203,6 @@ int main(int argc, char** argv) {
   if (serve->parsed()) return a2ad::app::RunServer(config);
   if (rotate->parsed()) return a2ad::app::RunKeysRotate(config);
   if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
+  if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
   return a2ad::app::RunMigrate(config);
 }

@@ -175,6 +175,9 @@ struct ListTasksResponse {
   std::string next_page_token;  // "" on the last page
   int32_t page_size = 0;
   int32_t total_size = 0;
+  /// Not on the wire: ids of tasks of this page left out because their stored record cannot
+  /// be read (storage::TaskPage::unreadable); transports report the count.
+  std::vector<std::string> unreadable;
 };
 
 struct CancelTaskRequest {

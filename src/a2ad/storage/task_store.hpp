@@ -71,7 +71,13 @@ struct TaskQuery {
 struct TaskPage {
   std::vector<TaskRecord> records;
   std::string next_page_token;  // "" when this is the last page
-  int32_t total_size = 0;       // number of tasks matching the filters (ignoring the cursor)
+  int32_t total_size = 0;       // number of tasks matching the filters (ignoring the cursor),
+                                // unreadable ones included
+  /// Tasks of this page whose stored record cannot be read (damaged text, see
+  /// `a2ad doctor`): left out of `records`, so one bad row never fails a list. They count
+  /// toward the page size, so a page may hold fewer records than asked for even when more
+  /// follow.
+  std::vector<std::string> unreadable;
 };
 
 class TaskStore {
@@ -92,18 +98,20 @@ class TaskStore {
   virtual void Commit(TaskCommit commit, CommitCallback done) = 0;
 
   /// The task's record, or nullopt if unknown. Thread-safe; sees every commit whose `done`
-  /// has run.
+  /// has run. A record that is stored but cannot be read (damaged text) is kDataCorrupt with
+  /// a `taskId` detail: it is quarantined in place, the rest of the store is unaffected.
   virtual core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) = 0;
 
   /// The task created with `dedup_key` (TaskRecord::dedup_key), or nullopt. Creating a second
   /// task with a key already used fails with kConflict. Thread-safe.
   virtual core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) = 0;
 
-  /// A page of tasks matching `query`. kInvalidParams for a malformed page_token.
+  /// A page of tasks matching `query`. kInvalidParams for a malformed page_token. Records
+  /// that cannot be read are skipped and named in TaskPage::unreadable, never an error.
   virtual core::Result<TaskPage> List(const TaskQuery& query) = 0;
 
   /// Events of `task_id` with sequence > after_sequence, ascending, at most `limit`.
-  /// Unknown task: empty vector.
+  /// Unknown task: empty vector. An event that cannot be read: kDataCorrupt (taskId detail).
   virtual core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                                    int64_t after_sequence,
                                                                    size_t limit) = 0;

@@ -797,6 +797,7 @@ Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListT
   out.next_page_token = std::move(page->next_page_token);
   out.page_size = req.page_size;
   out.total_size = page->total_size;
+  out.unreadable = std::move(page->unreadable);
   return out;
 }
 
@@ -1000,6 +1001,8 @@ Result<size_t> TaskService::RecoverUnfinished() {
     for (;;) {
       auto page = store_.List(q);
       if (!page) return std::move(page).error();
+      for (const auto& id : page->unreadable)  // the store logged why; the rest recovers
+        core::LogWarn("recovery: task " + id + " is skipped: its stored record does not read");
       for (auto& rec : page->records) {
         Executor* ex = ExecutorFor(rec.skill_id);
         if (parked && (!ex || !ex->RecoversParked())) continue;

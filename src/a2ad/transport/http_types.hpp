@@ -47,6 +47,11 @@ struct HttpResponse {
   std::function<boost::asio::awaitable<void>(SseSink&)> stream;
 };
 
+/// Answers of lists that left out records which cannot be read (damaged stored text, see
+/// `a2ad doctor`) carry their number in this header: JSON-RPC results and the A2A list
+/// schema have no member for it.
+inline constexpr const char* kSkippedUnreadableHeader = "A2AD-Skipped-Unreadable";
+
 /// Lowercase hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
 /// A weak validator for a fixed body: W/"<first 16 hex digits of its SHA-256>".

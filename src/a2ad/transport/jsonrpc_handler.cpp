@@ -310,7 +310,10 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!req) co_return fail(req.error());
     auto page = service_.ListTasks(req.value());
     if (!page) co_return fail(page.error());
-    co_return ok(protocol::v10::ListTasksResponseToJson(page.value()));
+    auto answer = ok(protocol::v10::ListTasksResponseToJson(page.value()));
+    if (!page->unreadable.empty())
+      answer.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
+    co_return answer;
   }
   if (m == "message/stream" || m == "SendStreamingMessage") {
     if (auto e = need_params()) co_return fail(*e);

@@ -459,7 +459,12 @@ HttpResponse OpenwopApi::ListRuns(const HttpRequest& r) {
   }
   json::object out{{"runs", std::move(runs)}};
   if (!page->next_page_token.empty()) out["nextPageToken"] = page->next_page_token;
-  return Json(200, out);
+  if (page->unreadable.empty()) return Json(200, out);
+  // Damaged records are left out, and said so (the store logged them; `a2ad doctor`).
+  out["skippedUnreadable"] = page->unreadable.size();
+  auto resp = Json(200, out);
+  resp.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
+  return resp;
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const std::string& id, const HttpRequest& r) {

@@ -104,6 +104,18 @@ CREATE TABLE push_webhooks (
 ) STRICT;
 )sql";
 
+// `a2ad doctor --repair` sets tasks aside here when their stored text cannot be read or
+// rebuilt: the row, events and push configs as the text they held (sqlite_doctor.hpp).
+constexpr const char* kV5 = R"sql(
+CREATE TABLE quarantined_tasks (
+  task_id TEXT NOT NULL,
+  quarantined_at_ms INTEGER NOT NULL,
+  problem TEXT NOT NULL,
+  record TEXT NOT NULL
+) STRICT;
+CREATE INDEX quarantined_tasks_by_task ON quarantined_tasks(task_id);
+)sql";
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -127,6 +139,7 @@ const std::vector<Migration>& Migrations() {
       {2, kV2},
       {3, kV3},
       {4, kV4},
+      {5, kV5},
   };
   return kMigrations;
 }

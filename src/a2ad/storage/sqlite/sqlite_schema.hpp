@@ -31,7 +31,11 @@
 //     still have logged events, so a prune visits the tasks it deletes from, never the
 //     (ever growing) set of tasks pruned before.
 //
-// Version 3 (push notifications, issue 5; written by sqlite_push_store.cpp):
+// Version 3: tasks.run TEXT (the OpenWOP RunSnapshot JSON), tasks.a2a_state TEXT (the
+//   RFC 0100 A2ATaskState JSON), tasks.dedup_key TEXT with the unique partial index
+//   tasks_by_dedup_key (idempotent creation by messageId / Idempotency-Key).
+//
+// Version 4 (push notifications; written by sqlite_push_store.cpp):
 //   push_configs(task_id REFERENCES tasks ON DELETE CASCADE, config_id, url, token,
 //     auth_scheme (NULL: no authentication), auth_credentials, wire_version, created_at_ms,
 //     PRIMARY KEY(task_id, config_id)) WITHOUT ROWID, STRICT.
@@ -41,6 +45,11 @@
 //     due time) and push_outbox_dead (dead letters, newest first), push_outbox_by_task.
 //   push_webhooks(id TEXT PK, tenant_id, url, events (comma-separated RunEventTypes),
 //     secret, created_at_ms) STRICT: OpenWOP webhook subscriptions (DIGEST §6.2).
+//
+// Version 5 (`a2ad doctor`, sqlite_doctor.hpp):
+//   quarantined_tasks(task_id, quarantined_at_ms, problem, record TEXT) STRICT: tasks set
+//     aside because their stored text could not be read or rebuilt; `record` is a JSON
+//     object of the row, its events and push configs as the text they held.
 #include <vector>
 
 #include "a2ad/core/result.hpp"

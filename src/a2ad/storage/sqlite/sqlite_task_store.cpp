@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -23,6 +24,7 @@
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_records.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
 namespace a2ad::storage {
@@ -101,33 +103,19 @@ core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchr
   return db.Exec("PRAGMA foreign_keys=ON", "enable foreign keys");
 }
 
-core::Result<TaskRecord> ReadRecord(const Stmt& row, const std::string& path) {
-  TaskRecord record;
-  const std::string id(row.Text(0));
-  record.skill_id = std::string(row.Text(1));
-  record.created_at_ms = row.Int(2);
-  record.updated_at_ms = row.Int(3);
-  record.last_sequence = row.Int(4);
-  auto snapshot = protocol::ParseJson(row.Text(5));
-  if (!snapshot) {
-    return Internal("sqlite '" + path + "': snapshot of task " + id +
-                    " is not JSON: " + snapshot.error().message);
-  }
-  auto task = protocol::v10::TaskFromJson(snapshot.value(), "snapshot");
-  if (!task) {
-    return Internal("sqlite '" + path + "': snapshot of task " + id +
-                    " does not decode: " + task.error().message);
-  }
-  record.task = std::move(task).value();
-  for (int col : {6, 7}) {
-    auto v = protocol::ParseJsonObject(row.Text(col), col == 6 ? "run" : "a2a_state");
-    if (!v)
-      return Internal("sqlite '" + path + "': " + (col == 6 ? "run" : "a2a_state") + " of task " +
-                      id + " does not read: " + v.error().message);
-    (col == 6 ? record.run : record.a2a_state) = std::move(v).value();
-  }
-  record.dedup_key = std::string(row.Text(8));
-  return record;
+// The row of a SELECT of kRecordColumns. kDataCorrupt when its text does not read.
+core::Result<TaskRecord> ReadRecord(const Stmt& row) {
+  sqlite::StoredTask stored;
+  stored.id = row.Text(0);
+  stored.skill_id = row.Text(1);
+  stored.created_at_ms = row.Int(2);
+  stored.updated_at_ms = row.Int(3);
+  stored.last_sequence = row.Int(4);
+  stored.snapshot = row.Text(5);
+  stored.run = row.Text(6);
+  stored.a2a_state = row.Text(7);
+  stored.dedup_key = row.Text(8);
+  return sqlite::DecodeStoredTask(stored);
 }
 
 // A read-only connection pool. Connections open lazily up to `max`; Acquire waits while
@@ -256,6 +244,10 @@ class SqliteTaskStore::Impl {
   void Close();
 
  private:
+  // A record that does not read (kDataCorrupt): logged the first time this process meets
+  // it (the client gets a short message; `a2ad doctor` lists and repairs), returned as is.
+  core::Error Quarantined(core::Error e);
+
   // One queued commit, reduced on the calling thread to what the writer binds: the
   // record's and events' columns, with all their text (ids, JSON of the snapshot, run, A2A
   // state and event payloads) in one buffer. The caller's TaskCommit (task, JSON trees,
@@ -337,6 +329,9 @@ class SqliteTaskStore::Impl {
   const SqliteOptions opts_;
   std::unique_ptr<Connection> writer_;  // used only by the writer thread once started
   ReaderPool readers_;
+
+  std::mutex quarantine_mu_;
+  std::unordered_set<std::string> quarantine_logged_;  // task ids (bounded)
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
@@ -846,6 +841,22 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
                                p.outbox);  // push configs and outbox rows of this change
 }
 
+core::Error SqliteTaskStore::Impl::Quarantined(core::Error e) {
+  std::string task_id;
+  for (const auto& [k, v] : e.details)
+    if (k == "taskId") task_id = v;
+  bool first = false;
+  {
+    std::lock_guard lock(quarantine_mu_);
+    if (quarantine_logged_.size() < 10000) first = quarantine_logged_.insert(task_id).second;
+  }
+  if (first)
+    core::LogError("task store: " + e.message +
+                   "; the task is skipped (lists, recovery) and refused (reads) until repaired: "
+                   "run `a2ad doctor --data-dir DIR`");
+  return e;
+}
+
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
   auto lease = readers_.Acquire();
   if (!lease) return std::move(lease).error();
@@ -857,8 +868,8 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_v
   const int rc = select.Step();
   if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
   if (rc != SQLITE_ROW) return db.Fail("read task", rc);
-  auto record = ReadRecord(select, path_);
-  if (!record) return std::move(record).error();
+  auto record = ReadRecord(select);
+  if (!record) return Quarantined(std::move(record).error());
   return std::optional<TaskRecord>(std::move(record).value());
 }
 
@@ -874,8 +885,8 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(
   const int rc = select.Step();
   if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
   if (rc != SQLITE_ROW) return db.Fail("read task by dedup key", rc);
-  auto record = ReadRecord(select, path_);
-  if (!record) return std::move(record).error();
+  auto record = ReadRecord(select);
+  if (!record) return Quarantined(std::move(record).error());
   return std::optional<TaskRecord>(std::move(record).value());
 }
 
@@ -932,22 +943,31 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
     // One row more than the page tells whether another page follows.
     select.Bind(":limit", static_cast<int64_t>(query.page_size) + 1);
     bool more = false;
+    size_t rows = 0;  // read, readable or not
+    int64_t last_updated = 0;
+    std::string last_id;
     for (;;) {
       const int rc = select.Step();
       if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) return db.Fail("list tasks", rc);
-      if (page.records.size() == static_cast<size_t>(query.page_size)) {
+      if (rows == static_cast<size_t>(query.page_size)) {
         more = true;
         break;
       }
-      auto record = ReadRecord(select, path_);
-      if (!record) return std::move(record).error();
+      // The cursor is the row's own columns, so a page that ends with an unreadable row
+      // still moves on past it.
+      last_updated = select.Int(3);
+      last_id = std::string(select.Text(0));
+      ++rows;
+      auto record = ReadRecord(select);
+      if (!record) {
+        page.unreadable.push_back(last_id);
+        (void)Quarantined(std::move(record).error());
+        continue;
+      }
       page.records.push_back(std::move(record).value());
     }
-    if (more) {
-      const TaskRecord& last = page.records.back();
-      page.next_page_token = EncodePageToken({last.updated_at_ms, last.task.id});
-    }
+    if (more) page.next_page_token = EncodePageToken({last_updated, last_id});
   }
   if (auto committed = txn.Commit(); !committed) return std::move(committed).error();
   return page;
@@ -978,11 +998,8 @@ core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
     e.type = std::string(select.Text(2));
     e.node_id = std::string(select.Text(3));
     e.timestamp_ms = select.Int(4);
-    auto payload = protocol::ParseJsonObject(select.Text(5), "payload");
-    if (!payload) {
-      return Internal("sqlite '" + path_ + "': payload of event " + std::to_string(e.sequence) +
-                      " of task " + e.run_id + " does not read: " + payload.error().message);
-    }
+    auto payload = sqlite::DecodeEventPayload(task_id, e.sequence, select.Text(5));
+    if (!payload) return Quarantined(std::move(payload).error());
     e.payload = std::move(payload).value();
     events.push_back(std::move(e));
   }

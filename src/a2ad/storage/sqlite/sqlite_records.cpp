@@ -1,0 +1,53 @@
+#include "a2ad/storage/sqlite/sqlite_records.hpp"
+
+#include <string>
+
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::storage::sqlite {
+namespace {
+
+core::Error Unreadable(std::string_view task_id, std::string what) {
+  return core::Error(core::ErrorCode::kDataCorrupt,
+                     "stored record of task " + std::string(task_id) + " does not read: " + what,
+                     {{"taskId", std::string(task_id)}});
+}
+
+}  // namespace
+
+core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
+  TaskRecord record;
+  record.skill_id = std::string(row.skill_id);
+  record.created_at_ms = row.created_at_ms;
+  record.updated_at_ms = row.updated_at_ms;
+  record.last_sequence = row.last_sequence;
+  auto snapshot = protocol::ParseJson(row.snapshot);
+  if (!snapshot) return Unreadable(row.id, "snapshot: " + snapshot.error().message);
+  auto task = protocol::v10::TaskFromJson(snapshot.value(), "snapshot");
+  if (!task) return Unreadable(row.id, "snapshot: " + task.error().message);
+  record.task = std::move(task).value();
+  if (record.task.id != row.id)
+    return Unreadable(row.id, "snapshot: it holds task '" + record.task.id + "'");
+  auto run = protocol::ParseJsonObject(row.run, "run");
+  if (!run) return Unreadable(row.id, "run: " + run.error().message);
+  record.run = std::move(run).value();
+  auto a2a_state = protocol::ParseJsonObject(row.a2a_state, "a2a_state");
+  if (!a2a_state) return Unreadable(row.id, "a2a_state: " + a2a_state.error().message);
+  record.a2a_state = std::move(a2a_state).value();
+  record.dedup_key = std::string(row.dedup_key);
+  return record;
+}
+
+core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,
+                                                     std::string_view payload) {
+  auto v = protocol::ParseJsonObject(payload, "payload");
+  if (!v) {
+    auto e = Unreadable(task_id, "event " + std::to_string(sequence) + ": " + v.error().message);
+    e.details.emplace_back("sequence", std::to_string(sequence));
+    return e;
+  }
+  return std::move(v).value();
+}
+
+}  // namespace a2ad::storage::sqlite

@@ -1,0 +1,37 @@
+#pragma once
+// Reading a task back from its stored text (SqliteTaskStore reads, `a2ad doctor`). A row
+// whose text does not read (not strict JSON, not a task) is kDataCorrupt with a `taskId`
+// detail and a message naming the column and the fault, for the log: the store skips or
+// refuses that one record and serves the rest (quarantine in place).
+//
+// Thread safety: pure functions.
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <string_view>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::storage::sqlite {
+
+/// The columns of one `tasks` row as stored.
+struct StoredTask {
+  std::string_view id;
+  std::string_view skill_id;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  int64_t last_sequence = -1;
+  std::string_view snapshot;   // the v1.0 Task JSON
+  std::string_view run;        // the OpenWOP RunSnapshot JSON object
+  std::string_view a2a_state;  // the RFC 0100 A2ATaskState JSON object
+  std::string_view dedup_key;
+};
+
+/// The record a row stores; kDataCorrupt when a column does not read.
+core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
+
+/// The payload of a `task_events` row; kDataCorrupt (taskId, sequence) when it does not read.
+core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,
+                                                     std::string_view payload);
+
+}  // namespace a2ad::storage::sqlite
