@@ -101,7 +101,7 @@ std::optional<json::value> ParseBody(const HttpRequest& r, HttpResponse& err) {
   if (r.body.empty()) return json::value(json::object());
   auto parsed = protocol::ParseJson(r.body);
   if (!parsed) {
-    err = ErrorResponse(400, "validation_error", parsed.error().message);
+    err = ErrorResponse(parsed.error());  // validation_error, with the field when it has one
     return std::nullopt;
   }
   json::value v = std::move(parsed).value();

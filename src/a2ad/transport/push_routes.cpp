@@ -174,7 +174,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
       co_return r;
     }
     auto parsed = protocol::ParseJsonObject(request.body, "body");
-    if (!parsed) co_return Error(400, "validation_error", parsed.error().message);
+    if (!parsed) co_return RestErrorResponse(parsed.error());
     json::value body = std::move(parsed).value();
     auto reg = ParseRegistration(body.as_object());
     if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
@@ -207,7 +207,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
 
 boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequest& request) {
   auto parsed = protocol::ParseJsonObject(request.body, "body");
-  if (!parsed) co_return Error(400, "validation_error", parsed.error().message);
+  if (!parsed) co_return RestErrorResponse(parsed.error());
   json::value body = std::move(parsed).value();
   const json::object& o = body.as_object();
   auto str = [&](const char* name) -> std::string {
