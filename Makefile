@@ -3,6 +3,7 @@
 #   make run        build (release) and serve on http://127.0.0.1:8080
 #   make test       build (release) and run every test (unit, integration, interop)
 #   make sanitize   build with ASan+UBSan and run every test
+#   make tsan       build with ThreadSanitizer and run every test
 #   make format     clang-format src/ tests/ bench/ in place; make format-check only checks
 #   make clean      remove build/
 
@@ -19,10 +20,10 @@ A2AD_RELEASE := build/release/src/a2ad/cli/a2ad
 FORMAT_FILES = $(shell find src tests bench -path '*/node_modules' -prune -o \
                  -type f \( -name '*.cpp' -o -name '*.hpp' \) -print 2>/dev/null)
 
-.PHONY: help bootstrap run build debug test interop sanitize bench format format-check clean
+.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean
 
 help:
-	@sed -n '3,7p' Makefile | sed 's/^#//'
+	@sed -n '3,8p' Makefile | sed 's/^#//'
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -53,6 +54,10 @@ interop: build
 sanitize: bootstrap build/sanitize/build.ninja
 	cmake --build --preset sanitize -j$(JOBS)
 	ctest --preset sanitize -j$(JOBS)
+
+tsan: bootstrap build/tsan/build.ninja
+	cmake --build --preset tsan -j$(JOBS)
+	ctest --preset tsan -j$(JOBS)
 
 CHECK_CLANG_FORMAT = command -v clang-format >/dev/null || \
   { echo "clang-format not found: apt-get install clang-format" >&2; exit 1; }

@@ -10,6 +10,19 @@ function(a2ad_module name)
   endforeach()
   target_link_libraries(a2ad_${name} PUBLIC ${M_PUBLIC_LIBS})
   a2ad_warnings(a2ad_${name})
+  # Every module, the folders of its sources and its DEPS, for the include-layering check
+  # (tests/lint/check_layers.py): a header-only type included the wrong way would compile
+  # and link, so the link graph alone does not hold the line.
+  set(dirs "")
+  foreach(src IN LISTS M_SOURCES)
+    get_filename_component(dir "${CMAKE_CURRENT_SOURCE_DIR}/${src}" DIRECTORY)
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/src/a2ad" "${dir}")
+    list(APPEND dirs "${rel}")
+  endforeach()
+  list(REMOVE_DUPLICATES dirs)
+  list(JOIN dirs "," dirs_text)
+  list(JOIN M_DEPS "," deps_text)
+  file(APPEND "${CMAKE_BINARY_DIR}/a2ad_modules.txt" "${name};${dirs_text};${deps_text}\n")
 endfunction()
 
 function(a2ad_warnings target)

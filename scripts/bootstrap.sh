@@ -28,7 +28,7 @@ packages=(
   libssl-dev libsqlite3-dev libpq-dev postgresql
   libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  curl ca-certificates
+  curl ca-certificates python3
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which bundles npm); only fall back to
 # Debian's packages when there is no node at all.
