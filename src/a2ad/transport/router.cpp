@@ -1,7 +1,7 @@
 #include "a2ad/transport/router.hpp"
 
 #include "a2ad/protocol/json_text.hpp"
-
+#include "a2ad/transport/http_server.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -13,6 +13,24 @@ std::string ErrorEnvelope(std::string_view code, std::string_view message) {
   return protocol::SerializeJson(o);
 }
 }  // namespace
+
+HttpResponse JsonRpcTransportError(int status, std::string_view message) {
+  std::string body = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":)";
+  protocol::AppendJsonString(body, message);
+  body += R"(,"data":{"httpStatus":")" + std::to_string(status) + R"("}}})";
+  return JsonResponse(status, std::move(body));
+}
+
+TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path) {
+  return [jsonrpc_path = std::move(jsonrpc_path)](std::string_view path, int status,
+                                                  std::string_view code, std::string message) {
+    if (!path.empty() &&
+        (path == jsonrpc_path || (path.size() == jsonrpc_path.size() + 1 &&
+                                  path.starts_with(jsonrpc_path) && path.back() == '/')))
+      return JsonRpcTransportError(status, message);
+    return DefaultTransportError(path, status, code, std::move(message));
+  };
+}
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
                StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop)
