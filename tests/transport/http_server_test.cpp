@@ -429,6 +429,22 @@ TEST_F(HttpServerTest, SlowBodyGets408ThatTheClientReads) {
   EXPECT_EQ(handled_.load(), 0);
 }
 
+// Beast bounds neither a chunk size line nor the trailer; the connection's buffer is
+// bounded, so a line that never ends is answered 400 at once, not buffered until the body
+// timeout.
+TEST_F(HttpServerTest, ChunkSizeLineThatNeverEndsIsRefusedNotBuffered) {
+  HttpServerOptions opts;
+  opts.body_timeout = Ms(10000);
+  Start(opts);
+  RawConn c("127.0.0.1", port_);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(c.Send("POST /v1/runs HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=" +
+                     std::string(1024 * 1024, 'a')));
+  ASSERT_TRUE(c.WaitClosed(Ms(5000)));
+  EXPECT_LT(Clock::now() - t0, Ms(5000));
+  ExpectOpenwopError(c.Response(), 400, "validation_error");
+}
+
 // max_connections = 2: the third connection gets 503 + Retry-After (shaped for its path,
 // its body left unread), never reaches the handler, and a freed slot is used again.
 TEST_F(HttpServerTest, ConnectionOverMaxConnectionsGets503AndAFreedSlotIsReused) {

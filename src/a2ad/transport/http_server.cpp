@@ -36,6 +36,8 @@ namespace {
 
 // Bytes the first read of a request asks for (the idle wait ends with it).
 constexpr size_t kFirstRead = 4096;
+// A connection's read buffer holds at most a request head and this much more.
+constexpr size_t kReadSlack = 128 * 1024;
 // After a read deadline passed, the pending read is cancelled again this often until the
 // session has seen it end: a composed read (Beast's async_read_header) may start its next
 // socket read just after a cancel found nothing pending.
@@ -447,7 +449,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   }
 
   asio::awaitable<void> Session(std::shared_ptr<Conn> c) {
-    beast::flat_buffer buffer;
+    // Bounded: a head fits (header_limit), and so do a read's worth of body bytes or
+    // pipelined requests. Without a bound, a chunk size line or trailer that never ends
+    // (Beast limits neither) would grow it until the body timeout; past it the read fails
+    // (buffer_overflow, answered 400).
+    beast::flat_buffer buffer(opts.header_limit + kReadSlack);
     bool linger = false;  // an error answer was written before the request was read
     for (;;) {
       if (stopping) break;
@@ -577,7 +583,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
                                                             asio::as_tuple(asio::use_awaitable));
               (void)n_e;
               c->stream.expires_never();
-              if (!ec_e) {
+              if (!ec_e && buffer.size() + early.size() <= buffer.max_size()) {
                 // A request the client sent during the stream is the next one.
                 const size_t n =
                     asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
