@@ -25,6 +25,12 @@ struct Config {
   std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
+  // Slow and greedy clients (transport::HttpServerOptions): a request body must arrive
+  // within body_timeout_ms of its head (else 408); a connection past max_connections, or
+  // past max_connections_per_address from one client IP address, is answered 503.
+  int64_t body_timeout_ms = 30000;
+  size_t max_connections = 10000;
+  size_t max_connections_per_address = 256;
   // "normal": a commit survives the process being killed; "full": it also survives power
   // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
   std::string sqlite_synchronous = "normal";

@@ -177,8 +177,15 @@ int RunServer(const Config& config) {
                          {"streaming", "test"},
                          {"{\"ticks\": 5, \"intervalMs\": 500}"}},
                         std::make_shared<tasks::TickerExecutor>());
+  // The A2A JSON-RPC endpoint; the server's own errors (400, 408, 413, 431, 503) are
+  // JSON-RPC shaped there and OpenWOP envelopes elsewhere.
+  const std::string jsonrpc_path = "/v1/a2a";
   transport::HttpServerOptions http_opts;
   http_opts.body_limit = config.body_limit;
+  http_opts.body_timeout = std::chrono::milliseconds(config.body_timeout_ms);
+  http_opts.max_connections = config.max_connections;
+  http_opts.max_connections_per_address = config.max_connections_per_address;
+  http_opts.transport_error = transport::SurfaceTransportErrors(jsonrpc_path);
   std::unique_ptr<transport::Router> router;
   transport::HttpServer server(
       io, [&router](transport::HttpRequest r) { return router->Handle(std::move(r)); }, http_opts);
@@ -254,8 +261,9 @@ int RunServer(const Config& config) {
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
-  router = std::make_unique<transport::Router>(
-      service, transport::BuildAgentCard(card, service.skills()), stream_opts, "/v1/a2a", &openwop);
+  router = std::make_unique<transport::Router>(service,
+                                               transport::BuildAgentCard(card, service.skills()),
+                                               stream_opts, jsonrpc_path, &openwop);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 

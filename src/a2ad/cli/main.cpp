@@ -42,6 +42,24 @@ int main(int argc, char** argv) {
       ->envname("A2AD_BODY_LIMIT")
       ->capture_default_str();
   serve
+      ->add_option("--body-timeout-ms", config.body_timeout_ms,
+                   "time a request body has to arrive once its head is in (408 past it)")
+      ->envname("A2AD_BODY_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections", config.max_connections,
+                   "open connections; one more is answered 503 with Retry-After and closed")
+      ->envname("A2AD_MAX_CONNECTIONS")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections-per-address", config.max_connections_per_address,
+                   "open connections from one client IP address; one more is answered 503")
+      ->envname("A2AD_MAX_CONNECTIONS_PER_ADDRESS")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24))
+      ->capture_default_str();
+  serve
       ->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
                    "longest a blocking message/send waits before returning the working task")
       ->envname("A2AD_BLOCKING_TIMEOUT_MS")

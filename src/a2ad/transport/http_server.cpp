@@ -14,11 +14,14 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <tuple>
 #include <unordered_set>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/transport/error_body.hpp"
+#include "a2ad/protocol/json_text.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -32,23 +35,128 @@ class ConnSink;
 
 namespace {
 
-struct Conn {
-  explicit Conn(tcp::socket s) : stream(std::move(s)) {}
+// Bytes the first read of a request asks for (the idle wait ends with it).
+constexpr size_t kFirstRead = 4096;
+// A connection's read buffer holds at most a request head and this much more.
+constexpr size_t kReadSlack = 128 * 1024;
+// After a read deadline passed, the pending read is cancelled again this often until the
+// session has seen it end: a composed read (Beast's async_read_header) may start its next
+// socket read just after a cancel found nothing pending.
+constexpr std::chrono::milliseconds kRecancelEvery{20};
+// An error answer's write; a client that does not read it is cut off.
+constexpr std::chrono::seconds kErrorWriteTimeout{5};
+// Lingering close after an error answer: what the client still sends is read and dropped
+// for at most this long and this many bytes (see LingeringClose).
+constexpr std::chrono::seconds kLinger{1};
+constexpr size_t kLingerBytes = 4 * 1024 * 1024;
+// A connection over a cap is given this long to send its request line before the 503.
+constexpr std::chrono::seconds kRefusalRead{1};
+// Refusals in progress (each holds a socket for up to about 2 s); past this many, a flood
+// of connections over the caps is closed without an answer so that refusing cannot
+// exhaust descriptors either.
+constexpr size_t kMaxRefusing = 1024;
+// A refused connection is logged at most this often (with the count since the last line).
+constexpr std::chrono::seconds kRefusalLogEvery{1};
+
+// A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
+// 192.0.2.1 and ::ffff:192.0.2.1 are one client.
+using AddressKey = asio::ip::address_v6::bytes_type;
+
+AddressKey KeyOf(const asio::ip::address& a) {
+  if (a.is_v4()) return asio::ip::make_address_v6(asio::ip::v4_mapped, a.to_v4()).to_bytes();
+  return a.to_v6().to_bytes();
+}
+
+struct Conn : std::enable_shared_from_this<Conn> {
+  Conn(tcp::socket s, AddressKey a)
+      : stream(std::move(s)), read_deadline(stream.get_executor()), address(a) {}
   beast::tcp_stream stream;
+  // The deadline of the current read. Unlike the tcp_stream's own expiry (which closes the
+  // socket, so no 408 could follow), it only cancels the read and sets `timed_out`.
+  asio::steady_timer read_deadline;
+  const AddressKey address;
+  bool timed_out = false;        // the current read's deadline passed; on the strand
+  uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
   bool busy = false;             // inside a request; touched only on the connection's strand
   std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
+
+  /// Arms the read deadline `d` from now. Call on the strand; pair with DisarmReadDeadline.
+  void ArmReadDeadline(std::chrono::steady_clock::duration d) {
+    timed_out = false;
+    read_deadline.expires_after(d);
+    WaitReadDeadline(++deadline_gen);
+  }
+
+  /// Ends the read deadline (a stale expiry that is already queued is ignored).
+  void DisarmReadDeadline() {
+    ++deadline_gen;
+    read_deadline.cancel();
+  }
+
+ private:
+  void WaitReadDeadline(uint64_t gen) {
+    read_deadline.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->deadline_gen != gen) return;
+      self->timed_out = true;
+      boost::system::error_code ignored;
+      self->stream.socket().cancel(ignored);
+      self->read_deadline.expires_after(kRecancelEvery);
+      self->WaitReadDeadline(gen);
+    });
+  }
 };
 
-std::string TransportErrorBody(int status, std::string_view message) {
-  // A JSON-RPC shaped error: every A2A client on our JSON-RPC endpoint understands it, and
-  // it still reads clearly elsewhere. id is null because the request was never parsed.
-  std::string body = R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":")";
-  for (char ch : message) {
-    if (ch == '"' || ch == '\\') body += '\\';
-    body += ch;
-  }
-  body += R"(","data":{"httpStatus":")" + std::to_string(status) + R"("}}})";
-  return body;
+std::string_view PathOfTarget(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
+bool IsTokenChar(char ch) {
+  if (ch >= 'a' && ch <= 'z') return true;
+  if (ch >= 'A' && ch <= 'Z') return true;
+  if (ch >= '0' && ch <= '9') return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+}
+
+/// The path of the request line that starts `head`, or "" unless that line is complete
+/// within `limit` bytes and well formed (`token SP target SP HTTP/d.d CRLF`): the path of a
+/// request whose head could not be read to its end, so that its error can still take the
+/// shape of its surface.
+std::string PathOfRequestLine(std::string_view head, size_t limit) {
+  const size_t eol = head.substr(0, limit).find("\r\n");
+  if (eol == std::string_view::npos) return {};
+  const std::string_view line = head.substr(0, eol);
+  const size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) return {};
+  for (char ch : line.substr(0, sp1))
+    if (!IsTokenChar(ch)) return {};
+  const size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) return {};
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+  if (target.empty() || version.size() != 8 || !version.starts_with("HTTP/") ||
+      !digit(version[5]) || version[6] != '.' || !digit(version[7]))
+    return {};
+  for (char ch : target)
+    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return {};
+  return std::string(PathOfTarget(target));
+}
+
+/// The path of a request whose head could not be read to its end: the parser's once it has
+/// parsed the request line, else the one of the line at the start of `buffer`.
+std::string PathOfFailedHead(const http::request_parser<http::string_body>& parser,
+                             const beast::flat_buffer& buffer, size_t header_limit) {
+  if (!parser.get().target().empty()) return std::string(PathOfTarget(parser.get().target()));
+  return PathOfRequestLine({static_cast<const char*>(buffer.data().data()), buffer.size()},
+                           header_limit);
+}
+
+/// A client that went away or a read ended by Stop(): no answer is written.
+bool IsGone(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
+         ec == beast::error::timeout;
 }
 
 }  // namespace
@@ -167,7 +275,7 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
 
 struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, HttpHandler h, HttpServerOptions o)
-      : io(io_), handler(std::move(h)), opts(o), acceptor(asio::make_strand(io_)) {}
+      : io(io_), handler(std::move(h)), opts(std::move(o)), acceptor(asio::make_strand(io_)) {}
 
   asio::io_context& io;
   HttpHandler handler;
@@ -175,7 +283,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   tcp::acceptor acceptor;
   std::atomic<bool> stopping{false};
   mutable std::mutex mu;
-  std::unordered_set<std::shared_ptr<Conn>> conns;
+  std::unordered_set<std::shared_ptr<Conn>> conns;  // guarded by mu
+  std::map<AddressKey, size_t> per_address;         // open connections per client; mu
+  std::atomic<size_t> refusing{0};                  // Refusal coroutines running
+  // Refusal logging; touched only by the accept loop (on the acceptor's strand).
+  std::chrono::steady_clock::time_point last_refusal_log{};
+  size_t refused_since_log = 0;
 
   asio::awaitable<void> AcceptLoop() {
     auto self = shared_from_this();
@@ -190,20 +303,90 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
         continue;
       }
+      boost::system::error_code ep_ec;
+      const tcp::endpoint remote = sock.remote_endpoint(ep_ec);
+      if (ep_ec) continue;  // the client is gone already; `sock` closes here
       boost::system::error_code ignored;
       sock.set_option(tcp::no_delay(true), ignored);
-      auto conn = std::make_shared<Conn>(std::move(sock));
-      {
-        std::lock_guard lock(mu);
-        conns.insert(conn);
+      auto conn = std::make_shared<Conn>(std::move(sock), KeyOf(remote.address()));
+      if (const char* cap = Admit(conn)) {
+        Refuse(conn, remote, cap);
+        continue;
       }
       asio::co_spawn(conn->stream.get_executor(), Session(conn),
                      [self, conn](std::exception_ptr ep) {
                        if (ep) core::LogError("connection coroutine ended with an exception");
-                       std::lock_guard lock(self->mu);
-                       self->conns.erase(conn);
+                       self->Release(conn);
                      });
     }
+  }
+
+  /// Counts `c` as open unless that would pass a cap; then returns the cap's flag name.
+  const char* Admit(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mu);
+    if (conns.size() >= opts.max_connections) return "--max-connections";
+    auto it = per_address.find(c->address);
+    if (it != per_address.end() && it->second >= opts.max_connections_per_address)
+      return "--max-connections-per-address";
+    conns.insert(c);
+    ++per_address[c->address];
+    return nullptr;
+  }
+
+  void Release(const std::shared_ptr<Conn>& c) {
+    std::lock_guard lock(mu);
+    if (conns.erase(c) == 0) return;
+    auto it = per_address.find(c->address);
+    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
+
+  /// Answers a connection over a cap with 503 (in its own coroutine) and logs it, at most
+  /// once per kRefusalLogEvery. On the acceptor's strand.
+  void Refuse(std::shared_ptr<Conn> c, const tcp::endpoint& remote, const char* cap) {
+    ++refused_since_log;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_refusal_log >= kRefusalLogEvery) {
+      core::LogWarn("refusing connections over " + std::string(cap) +
+                    " with 503: " + std::to_string(refused_since_log) +
+                    " since the last warning, the latest from " + remote.address().to_string());
+      last_refusal_log = now;
+      refused_since_log = 0;
+    }
+    if (refusing.fetch_add(1) >= kMaxRefusing) {
+      --refusing;
+      boost::system::error_code ignored;
+      c->stream.socket().close(ignored);
+      return;
+    }
+    auto self = shared_from_this();
+    asio::co_spawn(c->stream.get_executor(), Refusal(c), [self, c](std::exception_ptr ep) {
+      if (ep) core::LogError("refusal coroutine ended with an exception");
+      --self->refusing;
+    });
+  }
+
+  /// A connection over a cap: its request line is read first (for at most kRefusalRead), so
+  /// the 503 has the shape of the surface the client meant, then the 503 is written and the
+  /// connection closed lingering (the client may still be sending its head and body; see
+  /// LingeringClose). A client that leaves without sending anything gets nothing.
+  asio::awaitable<void> Refusal(std::shared_ptr<Conn> c) {
+    std::string head;
+    std::array<char, 1024> scratch;
+    c->ArmReadDeadline(kRefusalRead);
+    while (head.find("\r\n") == std::string::npos && head.size() < opts.header_limit) {
+      auto [ec, n] = co_await c->stream.async_read_some(asio::buffer(scratch),
+                                                        asio::as_tuple(asio::use_awaitable));
+      if (ec) break;
+      head.append(scratch.data(), n);
+    }
+    c->DisarmReadDeadline();
+    if (head.empty() && !c->timed_out) {
+      c->stream.close();
+      co_return;
+    }
+    co_await WriteError(*c, PathOfRequestLine(head, opts.header_limit), 503, "service_unavailable",
+                        "too many connections; retry later");
+    co_await LingeringClose(*c);
   }
 
   static http::response<http::string_body> ToBeast(HttpResponse&& r, unsigned version,
@@ -218,61 +401,127 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     return res;
   }
 
-  asio::awaitable<void> WriteError(Conn& c, int status, std::string message) {
-    HttpResponse r;
-    r.status = status;
-    r.body = TransportErrorBody(status, message);
+  /// The body of an error the server answers itself, shaped by opts.transport_error (the
+  /// default when it is unset or throws).
+  HttpResponse TransportError(std::string_view path, int status, std::string_view code,
+                              std::string message) {
+    if (opts.transport_error) {
+      try {
+        HttpResponse r = opts.transport_error(path, status, code, message);
+        r.status = status;
+        return r;
+      } catch (const std::exception& e) {
+        core::LogError(std::string("transport_error threw: ") + e.what());
+      }
+    }
+    return DefaultTransportError(path, status, code, std::move(message));
+  }
+
+  /// Writes an error answer with `Connection: close` (and `Retry-After: 1` on a 503).
+  asio::awaitable<void> WriteError(Conn& c, std::string path, int status, std::string_view code,
+                                   std::string message) {
+    HttpResponse r = TransportError(path, status, code, std::move(message));
+    r.stream = nullptr;
+    if (status == 503) r.headers.emplace_back("Retry-After", "1");
     auto res = ToBeast(std::move(r), 11, false);
-    c.stream.expires_after(std::chrono::seconds(5));
+    c.stream.expires_after(kErrorWriteTimeout);
     co_await http::async_write(c.stream, res, asio::as_tuple(asio::use_awaitable));
+    c.stream.expires_never();
+  }
+
+  /// Closes after an error answer to a request that was not read to its end. Closing a
+  /// socket with unread bytes makes the kernel send a RST, not a FIN, and a RST can make
+  /// the client's TCP drop the answer before the client has read it; a client still
+  /// sending its body would typically see "connection reset" instead of the 413 or 408.
+  /// So: FIN after the answer (shutdown of the send side), then read and drop what still
+  /// arrives until the client closes too, kLingerBytes were dropped, or kLinger passed.
+  static asio::awaitable<void> LingeringClose(Conn& c) {
+    boost::system::error_code ignored;
+    c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    c.stream.expires_after(kLinger);  // the tcp_stream closes the socket at the deadline
+    std::array<char, 4096> scratch;
+    for (size_t dropped = 0; dropped < kLingerBytes;) {
+      auto [ec, n] = co_await c.stream.async_read_some(asio::buffer(scratch),
+                                                       asio::as_tuple(asio::use_awaitable));
+      if (ec) break;
+      dropped += n;
+    }
+    c.stream.close();
   }
 
   asio::awaitable<void> Session(std::shared_ptr<Conn> c) {
-    beast::flat_buffer buffer;
+    // Bounded: a head fits (header_limit), and so do a read's worth of body bytes or
+    // pipelined requests. Without a bound, a chunk size line or trailer that never ends
+    // (Beast limits neither) would grow it until the body timeout; past it the read fails
+    // (buffer_overflow, answered 400).
+    beast::flat_buffer buffer(opts.header_limit + kReadSlack);
+    bool linger = false;  // an error answer was written before the request was read
     for (;;) {
       if (stopping) break;
+      c->stream.expires_never();  // reads run under read_deadline, not the stream's expiry
+      if (buffer.size() == 0) {
+        // Between requests: up to idle_timeout for the first byte; then close, unanswered.
+        c->ArmReadDeadline(opts.idle_timeout);
+        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(kFirstRead),
+                                                          asio::as_tuple(asio::use_awaitable));
+        c->DisarmReadDeadline();
+        if (ec) break;
+        buffer.commit(n);
+      }
+      // From the first byte on, the whole head within header_timeout.
       http::request_parser<http::string_body> parser;
       parser.body_limit(opts.body_limit);
       parser.header_limit(static_cast<std::uint32_t>(opts.header_limit));
-      c->stream.expires_after(buffer.size() ? opts.header_timeout : opts.idle_timeout);
+      c->ArmReadDeadline(opts.header_timeout);
       auto [ec_h, n_h] = co_await http::async_read_header(c->stream, buffer, parser,
                                                           asio::as_tuple(asio::use_awaitable));
       (void)n_h;
-      if (ec_h == http::error::header_limit) {
-        co_await WriteError(
-            *c, 431, "request header larger than " + std::to_string(opts.header_limit) + " bytes");
-        break;
-      }
-      if (ec_h == http::error::body_limit) {
-        co_await WriteError(
-            *c, 413,
-            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
-        break;
-      }
+      c->DisarmReadDeadline();
       if (ec_h) {
-        if (ec_h != http::error::end_of_stream && ec_h != beast::error::timeout &&
-            ec_h != asio::error::operation_aborted && ec_h != asio::error::connection_reset &&
-            ec_h != asio::error::eof && !stopping) {
-          co_await WriteError(*c, 400, "malformed HTTP request: " + ec_h.message());
+        linger = true;
+        if (ec_h == http::error::header_limit) {
+          co_await WriteError(
+              *c, PathOfFailedHead(parser, buffer, opts.header_limit), 431,
+              "request_header_too_large",
+              "request header larger than " + std::to_string(opts.header_limit) + " bytes");
+        } else if (ec_h == http::error::body_limit) {  // by its Content-Length
+          co_await WriteError(
+              *c, PathOfFailedHead(parser, buffer, opts.header_limit), 413, "payload_too_large",
+              "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
+        } else if (ec_h == asio::error::operation_aborted && c->timed_out) {
+          co_await WriteError(*c, PathOfFailedHead(parser, buffer, opts.header_limit), 408,
+                              "request_timeout", "request head not received in time");
+        } else if (!IsGone(ec_h) && !stopping) {
+          co_await WriteError(*c, PathOfFailedHead(parser, buffer, opts.header_limit), 400,
+                              "validation_error", "malformed HTTP request: " + ec_h.message());
+        } else {
+          linger = false;
         }
         break;
       }
+      // From the end of the head on, the whole body within body_timeout.
       c->busy = true;
-      c->stream.expires_after(opts.header_timeout);
+      c->ArmReadDeadline(opts.body_timeout);
       auto [ec_b, n_b] =
           co_await http::async_read(c->stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
       (void)n_b;
-      if (ec_b == http::error::body_limit) {
-        co_await WriteError(
-            *c, 413,
-            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
-        break;
-      }
+      c->DisarmReadDeadline();
       if (ec_b) {
-        if (ec_b == beast::error::timeout)
-          co_await WriteError(*c, 408, "request not received in time");
-        else if (ec_b != asio::error::eof && ec_b != asio::error::connection_reset)
-          co_await WriteError(*c, 400, "malformed HTTP request: " + ec_b.message());
+        linger = true;
+        std::string path(PathOfTarget(parser.get().target()));
+        if (ec_b == http::error::body_limit) {
+          co_await WriteError(
+              *c, std::move(path), 413, "payload_too_large",
+              "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
+        } else if (ec_b == asio::error::operation_aborted && c->timed_out) {
+          co_await WriteError(*c, std::move(path), 408, "request_timeout",
+                              "request body not received in time");
+        } else if (ec_b != asio::error::eof && ec_b != asio::error::connection_reset) {
+          co_await WriteError(*c, std::move(path), 400, "validation_error",
+                              "malformed HTTP request: " + ec_b.message());
+        } else {
+          linger = false;
+        }
         break;
       }
       auto req = parser.release();
@@ -285,13 +534,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       in.body = std::move(req.body());
       const bool keep_alive = req.keep_alive();
       const unsigned version = req.version();
-      c->stream.expires_never();
       HttpResponse out;
       try {
         out = co_await handler(std::move(in));
       } catch (const std::exception& e) {
         core::LogError(std::string("handler threw: ") + e.what());
-        out = JsonResponse(500, TransportErrorBody(500, "internal error"));
+        out = TransportError(PathOfTarget(req.target()), 500, "internal_error", "internal error");
+        out.status = 500;
       }
       if (out.stream) {
         http::response<http::empty_body> head{http::status::ok, version};
@@ -335,7 +584,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
                                                             asio::as_tuple(asio::use_awaitable));
               (void)n_e;
               c->stream.expires_never();
-              if (!ec_e) {
+              if (!ec_e && buffer.size() + early.size() <= buffer.max_size()) {
                 // A request the client sent during the stream is the next one.
                 const size_t n =
                     asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
@@ -357,11 +606,21 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       c->busy = false;
       if (ec_w || !again) break;
     }
-    boost::system::error_code ignored;
-    c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    c->stream.close();
+    if (linger) {
+      co_await LingeringClose(*c);
+    } else {
+      boost::system::error_code ignored;
+      c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      c->stream.close();
+    }
   }
 };
+
+HttpResponse DefaultTransportError(std::string_view path, int status, std::string_view code,
+                                   std::string message) {
+  (void)path;
+  return RestErrorResponse(status, code, std::move(message));
+}
 
 HttpServer::HttpServer(asio::io_context& io, HttpHandler handler, HttpServerOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(handler), options)) {}

@@ -1,8 +1,10 @@
 #pragma once
 // HTTP/1.1 server on Boost.Beast with C++20 coroutines: keep-alive, a request body limit
-// (413 past it), a header timeout, an idle keep-alive timeout, and graceful shutdown (stop
-// accepting, let in-flight requests finish and answer with `Connection: close`, close idle
-// connections, then report drained).
+// (413 past it), timeouts for the idle wait, the request head and the body (408), caps on
+// connections overall and per client address (503), and graceful shutdown (stop accepting,
+// let in-flight requests finish and answer with `Connection: close`, close idle connections,
+// then report drained). Errors the server answers itself are shaped by
+// HttpServerOptions::transport_error.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/transport/http_types.hpp"
@@ -18,11 +21,29 @@
 namespace a2ad::transport {
 
 struct HttpServerOptions {
-  size_t body_limit = 1024 * 1024;                  // bytes; larger bodies get 413
-  size_t header_limit = 16 * 1024;                  // bytes of request head; larger get 431
-  std::chrono::milliseconds header_timeout{10000};  // to receive a full request once started
-  std::chrono::milliseconds idle_timeout{60000};    // keep-alive connection with no request
+  size_t body_limit = 1024 * 1024;  // bytes; larger bodies get 413
+  size_t header_limit = 16 * 1024;  // bytes of request head; larger get 431
+  // A connection waits this long for the first byte of a request (a new connection and
+  // between keep-alive requests); then it is closed without an answer.
+  std::chrono::milliseconds idle_timeout{60000};
+  // From the first byte of a request on, its whole head must arrive within this; else 408.
+  std::chrono::milliseconds header_timeout{10000};
+  // From the end of the head on, the whole body must arrive within this; else 408.
+  std::chrono::milliseconds body_timeout{30000};
+  // Open connections; one more is answered 503 (Retry-After: 1) and closed.
+  size_t max_connections = 10000;
+  // Open connections from one client IP address (an IPv4-mapped IPv6 address counts as its
+  // IPv4 address); one more is answered 503 and closed.
+  size_t max_connections_per_address = 256;
+  // Shapes the errors the server answers itself (400, 408, 413, 431, 500, 503); empty means
+  // DefaultTransportError.
+  TransportErrorFn transport_error;
 };
+
+/// The default TransportErrorFn: OpenWOP's closed error envelope,
+/// `{"error":"<code>","message":"<message>"}`, whatever the path.
+HttpResponse DefaultTransportError(std::string_view path, int status, std::string_view code,
+                                   std::string message);
 
 using HttpHandler = std::function<boost::asio::awaitable<HttpResponse>(HttpRequest)>;
 
@@ -39,7 +60,8 @@ class HttpServer {
   /// Stops accepting and closes idle connections; connections in a request finish it and
   /// then close. Thread-safe; idempotent.
   void Stop();
-  /// Number of open connections (0 once drained after Stop()).
+  /// Number of open connections (0 once drained after Stop()). Connections being refused
+  /// over a cap are not counted.
   size_t open_connections() const;
 
  private:

@@ -60,4 +60,14 @@ std::string WeakEtag(std::string_view body);
 /// A JSON response with `status`.
 HttpResponse JsonResponse(int status, std::string body);
 
+/// Shapes an error the HTTP server answers itself, before or instead of the handler (a
+/// malformed request, a timeout, a limit, a refused connection, a handler that threw).
+/// `path` is the request's path ("" when it is not known, e.g. the request line itself was
+/// bad or too long); `code` is the OpenWOP snake_case code of `status`; `message` says what
+/// went wrong without internal detail. The server sets the status and the transport headers
+/// (Connection: close, Retry-After) itself. Called on the connection's executor; must not
+/// block.
+using TransportErrorFn = std::function<HttpResponse(std::string_view path, int status,
+                                                    std::string_view code, std::string message)>;
+
 }  // namespace a2ad::transport

@@ -2,9 +2,30 @@
 
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/transport/error_body.hpp"
+#include "a2ad/transport/http_server.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
+
+HttpResponse JsonRpcTransportError(int status, std::string_view message) {
+  // The shape every A2A client of the JSON-RPC endpoint reads; id null (never parsed).
+  core::Error e(core::ErrorCode::kInvalidRequest, std::string(message),
+                {{"httpStatus", std::to_string(status)}});
+  HttpResponse r = JsonRpcErrorResponse(nullptr, e, protocol::WireVersion::kV03);
+  r.status = status;
+  return r;
+}
+
+TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path) {
+  return [jsonrpc_path = std::move(jsonrpc_path)](std::string_view path, int status,
+                                                  std::string_view code, std::string message) {
+    if (!path.empty() &&
+        (path == jsonrpc_path || (path.size() == jsonrpc_path.size() + 1 &&
+                                  path.starts_with(jsonrpc_path) && path.back() == '/')))
+      return JsonRpcTransportError(status, message);
+    return DefaultTransportError(path, status, code, std::move(message));
+  };
+}
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
                StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop)

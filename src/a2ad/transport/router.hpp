@@ -5,12 +5,23 @@
 #include <boost/json/object.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/push_routes.hpp"
 
 namespace a2ad::transport {
+
+/// A transport error in the JSON-RPC shape: {"jsonrpc":"2.0","id":null,"error":{"code":
+/// -32600,"message":<message>,"data":{"httpStatus":"<status>"}}} (id null: the request was
+/// never parsed), with HTTP status `status`.
+HttpResponse JsonRpcTransportError(int status, std::string_view message);
+
+/// The HttpServerOptions::transport_error of a2ad's two surfaces: the JSON-RPC shape on
+/// `jsonrpc_path` (and on it with a trailing '/'), OpenWOP's error envelope on every other
+/// path and when the path is not known. Pure; safe to call from any thread.
+TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path);
 
 class Router {
  public:
