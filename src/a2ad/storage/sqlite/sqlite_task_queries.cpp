@@ -1,0 +1,247 @@
+// SqliteTaskStore's reads: Get, FindByDedupKey, List and ReadEvents, each on a connection
+// borrowed from the reader pool, on the calling thread. A stored row that does not read is
+// quarantined in place (Quarantined). See sqlite_task_store.hpp ("Reads").
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/storage/page_cursor.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_records.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using sqlite::Connection;
+using sqlite::Run;
+using sqlite::Stmt;
+
+constexpr const char* kRecordColumns =
+    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key";
+constexpr const char* kSelectTask =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key FROM tasks WHERE id = ?1";
+constexpr const char* kSelectByDedupKey =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key FROM tasks WHERE dedup_key = ?1";
+constexpr const char* kSelectEvents =
+    "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
+    " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
+
+// The row of a SELECT of kRecordColumns. kDataCorrupt when its text does not read.
+core::Result<TaskRecord> ReadRecord(const Stmt& row) {
+  sqlite::StoredTask stored;
+  stored.id = row.Text(0);
+  stored.skill_id = row.Text(1);
+  stored.created_at_ms = row.Int(2);
+  stored.updated_at_ms = row.Int(3);
+  stored.last_sequence = row.Int(4);
+  stored.snapshot = row.Text(5);
+  stored.run = row.Text(6);
+  stored.a2a_state = row.Text(7);
+  stored.dedup_key = row.Text(8);
+  return sqlite::DecodeStoredTask(stored);
+}
+
+// An explicit read transaction, so several statements see one snapshot. Rolls back unless
+// committed.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& db) : db_(db) {}
+  ~ReadTransaction() {
+    if (begun_) (void)Run(db_, "ROLLBACK");
+  }
+  core::Result<void> Begin() {
+    auto begun = Run(db_, "BEGIN");
+    begun_ = begun.ok();
+    return begun;
+  }
+  core::Result<void> Commit() {
+    begun_ = false;
+    return Run(db_, "COMMIT");
+  }
+
+ private:
+  Connection& db_;
+  bool begun_ = false;
+};
+
+}  // namespace
+
+core::Error SqliteTaskStore::Impl::Quarantined(core::Error e) {
+  std::string task_id;
+  for (const auto& [k, v] : e.details)
+    if (k == "taskId") task_id = v;
+  bool first = false;
+  {
+    std::lock_guard lock(quarantine_mu_);
+    if (quarantine_logged_.size() < 10000) first = quarantine_logged_.insert(task_id).second;
+  }
+  if (first)
+    core::LogError("task store: " + e.message +
+                   "; the task is skipped (lists, recovery) and refused (reads) until repaired: "
+                   "run `a2ad doctor --data-dir DIR`");
+  return e;
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectTask);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, task_id);
+  const int rc = select.Step();
+  if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
+  if (rc != SQLITE_ROW) return db.Fail("read task", rc);
+  auto record = ReadRecord(select);
+  if (!record) return Quarantined(std::move(record).error());
+  return std::optional<TaskRecord>(std::move(record).value());
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(
+    std::string_view key) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectByDedupKey);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, key);
+  const int rc = select.Step();
+  if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
+  if (rc != SQLITE_ROW) return db.Fail("read task by dedup key", rc);
+  auto record = ReadRecord(select);
+  if (!record) return Quarantined(std::move(record).error());
+  return std::optional<TaskRecord>(std::move(record).value());
+}
+
+core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
+  auto started = StartPage(query);
+  if (!started) return std::move(started).error();
+  std::optional<PageCursor> cursor = std::move(started).value();
+
+  // One SQL text per filter combination, so each shape gets its own cached plan and the
+  // planner sees plain equality/range terms it can serve from an index.
+  std::string where;
+  auto add = [&where](const char* term) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += term;
+  };
+  if (!query.context_id.empty()) add("context_id = :ctx");
+  if (query.state) add("state = :state");
+  if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
+  const std::string count_sql = "SELECT count(*) FROM tasks" + where;
+  if (cursor) add("(updated_at_ms, id) < (:cursor_updated, :cursor_id)");
+  const std::string page_sql = std::string("SELECT ") + kRecordColumns + " FROM tasks" + where +
+                               " ORDER BY updated_at_ms DESC, id DESC LIMIT :limit";
+  auto bind_filters = [&](Stmt& stmt) {
+    if (!query.context_id.empty()) stmt.Bind(":ctx", query.context_id);
+    if (query.state) stmt.Bind(":state", static_cast<int64_t>(*query.state));
+    if (query.updated_at_or_after_ms) stmt.Bind(":after", *query.updated_at_or_after_ms);
+  };
+
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  ReadTransaction txn(db);
+  if (auto begun = txn.Begin(); !begun) return std::move(begun).error();
+
+  TaskPage page;
+  {
+    auto prepared = db.Prepare(count_sql);
+    if (!prepared) return std::move(prepared).error();
+    Stmt count(*prepared);
+    bind_filters(count);
+    const int rc = count.Step();
+    if (rc != SQLITE_ROW) return db.Fail("count tasks", rc);
+    page.total_size = static_cast<int32_t>(count.Int(0));
+  }
+  {
+    auto prepared = db.Prepare(page_sql);
+    if (!prepared) return std::move(prepared).error();
+    Stmt select(*prepared);
+    bind_filters(select);
+    if (cursor) {
+      select.Bind(":cursor_updated", cursor->updated_at_ms);
+      select.Bind(":cursor_id", cursor->task_id);
+    }
+    // One row more than the page tells whether another page follows.
+    select.Bind(":limit", static_cast<int64_t>(query.page_size) + 1);
+    bool more = false;
+    size_t rows = 0;  // read, readable or not
+    int64_t last_updated = 0;
+    std::string last_id;
+    for (;;) {
+      const int rc = select.Step();
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return db.Fail("list tasks", rc);
+      if (rows == static_cast<size_t>(query.page_size)) {
+        more = true;
+        break;
+      }
+      // The cursor is the row's own columns, so a page that ends with an unreadable row
+      // still moves on past it.
+      last_updated = select.Int(3);
+      last_id = std::string(select.Text(0));
+      ++rows;
+      auto record = ReadRecord(select);
+      if (!record) {
+        page.unreadable.push_back(last_id);
+        (void)Quarantined(std::move(record).error());
+        continue;
+      }
+      page.records.push_back(std::move(record).value());
+    }
+    if (more) page.next_page_token = EncodePageToken({last_updated, last_id});
+  }
+  if (auto committed = txn.Commit(); !committed) return std::move(committed).error();
+  return page;
+}
+
+core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
+    std::string_view task_id, int64_t after_sequence, size_t limit) {
+  std::vector<protocol::RunEvent> events;
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  if (limit == 0) return events;
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectEvents);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, task_id);
+  select.Bind(2, after_sequence);
+  select.Bind(3,
+              static_cast<int64_t>(std::min<size_t>(limit, std::numeric_limits<int64_t>::max())));
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return db.Fail("read events", rc);
+    protocol::RunEvent e;
+    e.run_id = std::string(task_id);
+    e.sequence = select.Int(0);
+    e.event_id = std::string(select.Text(1));
+    e.type = std::string(select.Text(2));
+    e.node_id = std::string(select.Text(3));
+    e.timestamp_ms = select.Int(4);
+    auto payload = sqlite::DecodeEventPayload(task_id, e.sequence, select.Text(5));
+    if (!payload) return Quarantined(std::move(payload).error());
+    e.payload = std::move(payload).value();
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+}  // namespace a2ad::storage

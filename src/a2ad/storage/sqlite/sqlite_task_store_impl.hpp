@@ -1,0 +1,196 @@
+#pragma once
+// Internal to storage_sqlite, included only by the files that implement SqliteTaskStore:
+// SqliteTaskStore::Impl, its writer queue (Pending, PruneJob, Job) and the small helpers
+// those files share. The contract, the write path, the reads and retention are described
+// in sqlite_task_store.hpp; this header keeps them apart in files:
+//   sqlite_task_store.cpp    Open, Migrate, Start, Close, the public methods, the helpers below
+//   sqlite_writer.cpp        Commit (on the calling thread), the writer thread and its batches
+//                            with savepoints, the WAL checkpointer thread
+//   sqlite_retention.cpp     PruneEvents and its batches (jobs of the writer queue)
+//   sqlite_task_queries.cpp  Get, FindByDedupKey, List, ReadEvents (reader connections)
+//   sqlite_reader_pool.hpp   the pool of reader connections
+//
+// Thread safety: Commit, PruneEvents, the reads and Close may be called from any thread
+// (PruneEvents and Close not from a commit callback, see sqlite_task_store.hpp). Once
+// Start() has run, writer_ and every function of the writer thread (WriterLoop and what it
+// calls: batches, prune batches, WriteCommit) belong to the writer thread; the queue and
+// stopping_ are guarded by queue_mu_, the checkpointer's state by checkpoint_mu_ (or is
+// atomic), quarantine_logged_ by quarantine_mu_. The helpers are pure or use only the
+// connection they are given (one thread at a time, sqlite_connection.hpp).
+#include <sqlite3.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/storage/push_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_reader_pool.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::storage {
+
+namespace sqlite {
+
+/// kUnavailable "task store is closed": a call after Close().
+core::Error Closed();
+
+/// kInternal with `message`.
+core::Error Internal(std::string message);
+
+// Runs one cached statement that returns no rows (BEGIN, SAVEPOINT, COMMIT, ...).
+core::Result<void> Run(Connection& db, const char* sql);
+
+// Pragmas of every read-write connection. journal_mode is persistent in the file; the
+// others are per connection.
+core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchronous_full);
+
+}  // namespace sqlite
+
+class SqliteTaskStore::Impl {
+ public:
+  Impl(std::string path, SqliteOptions opts, std::unique_ptr<sqlite::Connection> writer)
+      : path_(std::move(path)),
+        opts_(std::move(opts)),
+        writer_(std::move(writer)),
+        readers_(path_, opts_.reader_connections, opts_.busy_timeout_ms) {}
+
+  ~Impl() { Close(); }
+
+  void Start();  // the checkpointer, then the writer thread
+
+  void Commit(TaskCommit commit, CommitCallback done);
+  core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key);
+  core::Result<TaskPage> List(const TaskQuery& query);
+  core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
+                                                           int64_t after_sequence, size_t limit);
+  core::Result<size_t> PruneEvents(int64_t terminal_before_ms);
+  void Close();
+
+ private:
+  // A record that does not read (kDataCorrupt): logged the first time this process meets
+  // it (the client gets a short message; `a2ad doctor` lists and repairs), returned as is.
+  core::Error Quarantined(core::Error e);
+
+  // One queued commit, reduced on the calling thread to what the writer binds: the
+  // record's and events' columns, with all their text (ids, JSON of the snapshot, run, A2A
+  // state and event payloads) in one buffer. The caller's TaskCommit (task, JSON trees,
+  // events) is destroyed on the thread that built it, so the writer frees one buffer per
+  // commit instead of hundreds of nodes allocated by another thread.
+  struct Span {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  struct EventRow {
+    int64_t sequence = 0;
+    int64_t timestamp_ms = 0;
+    Span event_id, type, node_id, payload;
+  };
+  struct Pending {
+    std::string text;
+    Span id, context_id, skill_id, dedup_key, snapshot, run, a2a_state;
+    int64_t state = 0;
+    int64_t created_at_ms = 0;
+    int64_t updated_at_ms = 0;
+    int64_t last_sequence = -1;
+    int64_t expected_last_sequence = -1;
+    std::vector<EventRow> events;
+    // Push notifications (rare): written by WritePushRows in the same transaction.
+    std::vector<PushConfigRecord> push_configs;
+    std::vector<OutboxRow> outbox;
+    CommitCallback done;
+    core::Result<void> result;  // an error here (precondition) skips the database
+
+    std::string_view View(Span s) const { return std::string_view(text).substr(s.offset, s.size); }
+    /// The span of what `write()` appends to `text` (offsets: `text` may grow meanwhile).
+    template <class Write>
+    Span Appended(Write&& write) {
+      const size_t at = text.size();
+      write();
+      return Span{static_cast<uint32_t>(at), static_cast<uint32_t>(text.size() - at)};
+    }
+    Span Append(std::string_view v) {
+      return Appended([&] { text.append(v); });
+    }
+  };
+
+  // One PruneEvents call, queued once per batch until it is done.
+  struct PruneJob {
+    int64_t terminal_before_ms = 0;
+    size_t deleted = 0;  // by the batches committed so far
+    std::promise<core::Result<size_t>> done;
+  };
+
+  struct PruneBatch {
+    size_t deleted = 0;
+    bool more = false;  // candidates remain
+  };
+
+  // The writer's queue: commits and prune jobs, in call order.
+  using Job = std::variant<Pending, std::unique_ptr<PruneJob>>;
+
+  void WriterLoop();
+  // Background checkpoints (SqliteOptions::checkpoint_pages): the writer's WAL hook wakes
+  // the checkpointer thread once the WAL has grown past the threshold.
+  void StartCheckpointer();
+  void CheckpointerLoop();
+  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int wal_pages);
+  void StopCheckpointer();
+  void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
+  core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
+  void ApplyBatch(std::vector<Pending>& batch);
+  void WriteBatch(std::vector<Pending>& batch);
+  // Writes the batch's commits in one transaction; see the comment at its definition.
+  // Returns false (transaction rolled back, nothing reported) when a commit failed after
+  // writing some of its rows without savepoints: the caller writes the batch again with them.
+  bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints);
+  core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
+  // `wrote` becomes true once a row of `p` has been written (a failure after that leaves
+  // partial rows in the transaction; one before it leaves nothing).
+  core::Result<void> WriteCommit(Pending& p, bool& wrote);
+
+  const std::string path_;
+  const SqliteOptions opts_;
+  std::unique_ptr<sqlite::Connection> writer_;  // used only by the writer thread once started
+  sqlite::ReaderPool readers_;
+
+  std::mutex quarantine_mu_;
+  std::unordered_set<std::string> quarantine_logged_;  // task ids (bounded)
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Job> queue_;
+  bool stopping_ = false;
+  std::thread writer_thread_;
+  std::thread::id writer_id_;  // set by Start(), before any other thread sees this object
+
+  std::unique_ptr<sqlite::Connection> checkpointer_;  // used only by checkpoint_thread_
+  std::thread checkpoint_thread_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;               // guarded by checkpoint_mu_
+  bool checkpoint_stop_ = false;                 // guarded by checkpoint_mu_
+  std::atomic<bool> checkpoint_pending_{false};  // set by the hook, cleared by the thread
+  std::atomic<int> checkpoint_backfilled_{0};    // WAL frames the last checkpoint copied
+
+  std::mutex close_mu_;
+  bool closed_ = false;
+};
+
+}  // namespace a2ad::storage

@@ -1,0 +1,396 @@
+// SqliteTaskStore's write path: Commit reduces a commit to its columns on the calling
+// thread and queues it; the writer thread applies the queued commits in batches (one
+// transaction, a savepoint per commit when one fails halfway); the checkpointer thread keeps
+// the WAL short. See sqlite_task_store.hpp ("Writes") and sqlite_task_store_impl.hpp.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/commit_check.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using sqlite::Closed;
+using sqlite::ConfigureReadWrite;
+using sqlite::Connection;
+using sqlite::Internal;
+using sqlite::Run;
+using sqlite::Stmt;
+
+constexpr const char* kSelectLastSequence = "SELECT last_sequence FROM tasks WHERE id = ?1";
+constexpr const char* kInsertTask =
+    "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
+    " last_sequence, snapshot, run, a2a_state, dedup_key)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+constexpr const char* kUpdateTask =
+    "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
+    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
+    " WHERE id = ?1 AND last_sequence = ?11";
+constexpr const char* kInsertEvent =
+    "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+}  // namespace
+
+void SqliteTaskStore::Impl::StartCheckpointer() {
+  if (opts_.checkpoint_pages == 0) return;
+  auto opened = Connection::Open(path_, SQLITE_OPEN_READWRITE, opts_.busy_timeout_ms);
+  if (opened) {
+    if (auto configured = ConfigureReadWrite(**opened, opts_.synchronous_full); !configured)
+      opened = std::move(configured).error();
+  }
+  if (!opened) {  // not fatal: the writer keeps SQLite's automatic checkpoints
+    core::LogWarn("task store: no background checkpoints (" + opened.error().message +
+                  "); the writer checkpoints the WAL itself");
+    return;
+  }
+  checkpointer_ = std::move(opened).value();
+  // Replaces the automatic checkpoint hook of the writer connection.
+  sqlite3_wal_hook(writer_->handle(), &Impl::OnWalCommit, this);
+  checkpoint_thread_ = std::thread([this] {
+    core::SetThreadName("sqlite-ckpt");
+    CheckpointerLoop();
+  });
+}
+
+int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
+  auto* impl = static_cast<Impl*>(self);
+  // Frames appended since the last checkpoint: the writer keeps appending while one runs, so
+  // the WAL may never be fully copied and restart under steady load; counting from its size
+  // alone would then checkpoint back to back, copying the same hot pages again and again.
+  int backfilled = impl->checkpoint_backfilled_.load();
+  if (wal_pages < backfilled) backfilled = 0;  // the WAL restarted from its beginning
+  if (static_cast<size_t>(wal_pages - backfilled) < impl->opts_.checkpoint_pages ||
+      impl->checkpoint_pending_.exchange(true)) {
+    return SQLITE_OK;
+  }
+  {
+    std::lock_guard lock(impl->checkpoint_mu_);
+    impl->checkpoint_wanted_ = true;
+  }
+  impl->checkpoint_cv_.notify_one();
+  return SQLITE_OK;
+}
+
+void SqliteTaskStore::Impl::CheckpointerLoop() {
+  std::unique_lock lock(checkpoint_mu_);
+  for (;;) {
+    checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stop_; });
+    if (checkpoint_stop_) return;
+    checkpoint_wanted_ = false;
+    lock.unlock();
+    int wal_pages = 0, copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(checkpointer_->handle(), nullptr,
+                                             SQLITE_CHECKPOINT_PASSIVE, &wal_pages, &copied);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+      core::LogWarn("task store: WAL checkpoint failed: " +
+                    std::string(sqlite3_errmsg(checkpointer_->handle())));
+    // The next commit that appends another checkpoint_pages frames asks again.
+    checkpoint_backfilled_ = rc == SQLITE_OK ? copied : 0;
+    checkpoint_pending_ = false;
+    lock.lock();
+  }
+}
+
+void SqliteTaskStore::Impl::StopCheckpointer() {
+  if (!checkpoint_thread_.joinable()) return;
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_cv_.notify_one();
+  checkpoint_thread_.join();
+  checkpointer_.reset();
+}
+
+void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
+  Pending p;
+  p.done = std::move(done);
+  p.result = CheckCommitPreconditions(commit);
+  if (p.result) {
+    const TaskRecord& r = commit.Record();
+    // JSON is serialized straight into the buffer (no intermediate strings).
+    protocol::JsonTextWriter json(p.text);
+    size_t estimate = 2048;
+    for (const protocol::RunEvent& e : commit.events) estimate += 256 + e.type.size();
+    p.text.reserve(estimate);
+    p.id = p.Append(r.task.id);
+    p.context_id = p.Append(r.task.context_id);
+    p.skill_id = p.Append(r.skill_id);
+    p.dedup_key = p.Append(r.dedup_key);
+    p.snapshot = p.Appended([&] { protocol::v10::AppendTaskJson(p.text, r.task); });
+    p.run = p.Appended([&] { json.Object(r.run); });
+    p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
+    p.state = static_cast<int64_t>(r.task.status.state);
+    p.created_at_ms = r.created_at_ms;
+    p.updated_at_ms = r.updated_at_ms;
+    p.last_sequence = r.last_sequence;
+    p.expected_last_sequence = commit.expected_last_sequence;
+    p.events.reserve(commit.events.size());
+    for (const protocol::RunEvent& e : commit.events) {
+      EventRow row;
+      row.sequence = e.sequence;
+      row.timestamp_ms = e.timestamp_ms;
+      row.event_id = p.Append(e.event_id);
+      row.type = p.Append(e.type);
+      row.node_id = p.Append(e.node_id);
+      row.payload = p.Appended([&] { json.Object(e.payload); });
+      p.events.push_back(row);
+    }
+    p.push_configs = std::move(commit.push_configs);
+    p.outbox = std::move(commit.outbox);
+    if (p.text.size() > UINT32_MAX)  // spans are 32-bit offsets
+      p.result = core::Error(core::ErrorCode::kInvalidParams,
+                             "task " + r.task.id + ": a commit of more than 4 GiB of text");
+  }
+  {
+    std::unique_lock lock(queue_mu_);
+    if (stopping_) {
+      lock.unlock();
+      if (p.done) p.done(Closed());
+      return;
+    }
+    queue_.emplace_back(std::move(p));
+  }
+  queue_cv_.notify_one();
+}
+
+void SqliteTaskStore::Impl::WriterLoop() {
+  for (;;) {
+    std::vector<Pending> batch;
+    std::unique_ptr<PruneJob> prune;
+    bool stopping = false;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, and every accepted job is done
+      stopping = stopping_;
+      if (auto* job = std::get_if<std::unique_ptr<PruneJob>>(&queue_.front())) {
+        prune = std::move(*job);
+        queue_.pop_front();
+      } else {
+        // A batch is the run of commits up to the next prune job (or the cap).
+        while (!queue_.empty() && batch.size() < opts_.max_batch_commits) {
+          auto* pending = std::get_if<Pending>(&queue_.front());
+          if (pending == nullptr) break;
+          batch.push_back(std::move(*pending));
+          queue_.pop_front();
+        }
+      }
+    }
+    if (prune) {
+      RunPruneBatch(std::move(prune), stopping);
+    } else {
+      ApplyBatch(batch);
+    }
+  }
+}
+
+void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
+  try {
+    if (opts_.batch_hook) opts_.batch_hook(batch.size());
+    WriteBatch(batch);
+  } catch (const std::exception& e) {
+    // A bug or resource exhaustion: nothing of this batch may be reported as written.
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    for (Pending& p : batch) {
+      if (p.result) p.result = Internal(std::string("task store writer: ") + e.what());
+    }
+  }
+  for (Pending& p : batch) {
+    if (!p.done) continue;
+    try {
+      p.done(std::move(p.result));
+    } catch (const std::exception& e) {
+      core::LogError(std::string("task store: commit callback threw: ") + e.what());
+    } catch (...) {
+      core::LogError("task store: commit callback threw");
+    }
+  }
+}
+
+void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
+  if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
+    return;
+  }
+  // Savepoints isolate the commits of a batch from each other, but each one costs two
+  // statements and a copy of every page it touches into the statement journal. Most
+  // batches need none: a commit refused by its checks (conflict) has written nothing. So
+  // the batch is first written without them; only when a commit fails after writing rows
+  // is the transaction rolled back and the batch written again, a savepoint per commit.
+  // The fault hook of tests is consulted inside a savepoint, so it always gets them.
+  const bool savepoints = static_cast<bool>(opts_.fail_commit_hook);
+  if (savepoints || !WriteBatchOnce(batch, false)) (void)WriteBatchOnce(batch, true);
+}
+
+bool SqliteTaskStore::Impl::WriteBatchOnce(std::vector<Pending>& batch, bool savepoints) {
+  auto fail_succeeded = [&batch](const core::Error& error) {
+    for (Pending& p : batch) {
+      if (p.result) p.result = error;
+    }
+  };
+  if (auto begun = Run(*writer_, "BEGIN IMMEDIATE"); !begun) {
+    fail_succeeded(begun.error());
+    return true;
+  }
+  bool aborted = false;
+  std::vector<core::Result<void>> outcome;
+  if (!savepoints) outcome.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Pending& p = batch[i];
+    if (!p.result) continue;
+    if (savepoints) {
+      p.result = ApplyInSavepoint(p, aborted);
+      if (aborted) break;
+      continue;
+    }
+    bool wrote = false;
+    outcome[i] = WriteCommit(p, wrote);
+    if (!outcome[i] && (wrote || sqlite3_get_autocommit(writer_->handle()) != 0)) {
+      // Partial rows of this commit are in the transaction (or SQLite ended it): undo it
+      // all and let the caller redo the batch with savepoints (results are untouched).
+      if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+      return false;
+    }
+  }
+  if (!savepoints) {
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (batch[i].result) batch[i].result = std::move(outcome[i]);
+  }
+  if (aborted) {
+    // SQLite rolled back the whole transaction (or a savepoint could not be undone): the
+    // commits applied so far are lost too.
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    fail_succeeded(Internal("sqlite '" + path_ + "': batch transaction aborted"));
+    return true;
+  }
+  core::Result<void> committed =
+      opts_.fail_batch_hook && opts_.fail_batch_hook()
+          ? core::Result<void>(Internal("sqlite '" + path_ + "': COMMIT failed (fail_batch_hook)"))
+          : Run(*writer_, "COMMIT");
+  if (!committed) {
+    if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+    fail_succeeded(committed.error());
+  }
+  return true;
+}
+
+core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& aborted) {
+  if (auto saved = Run(*writer_, "SAVEPOINT task_commit"); !saved) {
+    aborted = sqlite3_get_autocommit(writer_->handle()) != 0;
+    return saved;
+  }
+  bool wrote = false;
+  core::Result<void> written = WriteCommit(p, wrote);
+  if (written && opts_.fail_commit_hook && opts_.fail_commit_hook()) {
+    written = Internal("sqlite '" + path_ + "': commit of task " + std::string(p.View(p.id)) +
+                       " failed (fail_commit_hook)");
+  }
+  if (!written) {
+    if (sqlite3_get_autocommit(writer_->handle()) != 0 ||
+        !Run(*writer_, "ROLLBACK TO task_commit") || !Run(*writer_, "RELEASE task_commit")) {
+      aborted = true;
+    }
+    return written;
+  }
+  if (!Run(*writer_, "RELEASE task_commit")) {
+    aborted = true;
+    return Internal("sqlite '" + path_ + "': release savepoint failed");
+  }
+  return core::Ok{};
+}
+
+core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
+  Connection& db = *writer_;
+  const std::string_view id_view = p.View(p.id);
+  const std::string id(id_view);  // for error messages
+
+  // No reads before the write: the task row's constraints decide. A creation fails on the
+  // primary key (the task exists) or the unique dedup key; an update names the expected
+  // last sequence in its WHERE clause. A statement that fails that way has written nothing
+  // (SQLite undoes the statement, not the transaction), so `wrote` stays false; only then
+  // is the stored row read, to say what conflicted.
+  const bool creating = p.expected_last_sequence == -1;
+  {
+    auto prepared = db.Prepare(creating ? kInsertTask : kUpdateTask);
+    if (!prepared) return std::move(prepared).error();
+    Stmt write(*prepared);
+    write.BindStatic(1, id_view);
+    write.BindStatic(2, p.View(p.context_id));
+    write.Bind(3, p.state);
+    write.BindStatic(4, p.View(p.skill_id));
+    write.Bind(5, p.created_at_ms);
+    write.Bind(6, p.updated_at_ms);
+    write.Bind(7, p.last_sequence);
+    write.BindStatic(8, p.View(p.snapshot));
+    write.BindStatic(9, p.View(p.run));
+    write.BindStatic(10, p.View(p.a2a_state));
+    if (creating) {
+      if (p.dedup_key.size == 0)
+        write.BindNull(11);
+      else
+        write.BindStatic(11, p.View(p.dedup_key));
+    } else {
+      write.Bind(11, p.expected_last_sequence);
+    }
+    const int rc = write.Step();
+    // The primary key is the task id; the only other unique index is the dedup key.
+    if (creating && rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+      return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
+    if (creating && rc == SQLITE_CONSTRAINT_UNIQUE)
+      return core::Error(core::ErrorCode::kConflict, "dedup key already used");
+    if (rc != SQLITE_DONE) return db.Fail("write task " + id, rc);
+    if (!creating && sqlite3_changes(db.handle()) == 0) {
+      auto select_prepared = db.Prepare(kSelectLastSequence);
+      if (!select_prepared) return std::move(select_prepared).error();
+      Stmt select(*select_prepared);
+      select.BindStatic(1, id_view);
+      const int found = select.Step();
+      if (found == SQLITE_DONE)
+        return core::Error(core::ErrorCode::kConflict,
+                           "task " + id + " does not exist (expected last sequence " +
+                               std::to_string(p.expected_last_sequence) + ")");
+      if (found != SQLITE_ROW) return db.Fail("read last sequence of task " + id, found);
+      return core::Error(core::ErrorCode::kConflict, "task " + id + ": stored last sequence is " +
+                                                         std::to_string(select.Int(0)) +
+                                                         ", expected " +
+                                                         std::to_string(p.expected_last_sequence));
+    }
+    wrote = true;
+  }
+  auto prepared = db.Prepare(kInsertEvent);
+  if (!prepared) return std::move(prepared).error();
+  for (const EventRow& e : p.events) {
+    Stmt insert(*prepared);
+    insert.BindStatic(1, id_view);
+    insert.Bind(2, e.sequence);
+    insert.BindStatic(3, p.View(e.event_id));
+    insert.BindStatic(4, p.View(e.type));
+    insert.BindStatic(5, p.View(e.node_id));
+    insert.Bind(6, e.timestamp_ms);
+    insert.BindStatic(7, p.View(e.payload));
+    if (const int rc = insert.Step(); rc != SQLITE_DONE) {
+      return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
+    }
+  }
+  return sqlite::WritePushRows(db, p.push_configs,
+                               p.outbox);  // push configs and outbox rows of this change
+}
+
+}  // namespace a2ad::storage

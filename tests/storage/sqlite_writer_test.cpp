@@ -1,0 +1,170 @@
+// SqliteTaskStore's writer: commits queued behind a busy writer form a batch (capped at
+// max_batch_commits), a failing commit is rolled back alone (savepoints), a failed batch
+// COMMIT fails the whole batch; the fault hooks of SqliteOptions drive the failures.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "sqlite_store_fixtures.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using protocol::TaskState;
+using storage_test::Append;
+using storage_test::CommitAsync;
+using storage_test::CommitSync;
+using storage_test::Create;
+using storage_test::IsOk;
+using storage_test::MustOpen;
+using storage_test::SqliteTaskStoreTest;
+using storage_test::WriterGate;
+
+TEST_F(SqliteTaskStoreTest, ABatchKeepsItsGoodCommitsWhenOneConflicts) {
+  WriterGate gate;
+  SqliteOptions opts;
+  gate.Install(opts);
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+
+  TaskCommit a = Create("task-a", "ctx", TaskState::kSubmitted, 1000, 1);
+  const TaskRecord a_record = a.record;
+  auto fa = CommitAsync(*store, std::move(a));
+  gate.WaitEntered();  // the writer holds batch [a]; the next ones queue up
+
+  TaskCommit b = Create("task-b", "ctx", TaskState::kSubmitted, 1000, 1);
+  TaskCommit b2 = Append(b.record, TaskState::kWorking, 2000, 2);  // same batch as b
+  const TaskRecord b2_record = b2.record;
+  auto fb = CommitAsync(*store, std::move(b));
+  auto fdup = CommitAsync(*store, Create("task-a", "other", TaskState::kFailed, 5000, 2));
+  auto fb2 = CommitAsync(*store, std::move(b2));
+  TaskRecord stale = b2_record;
+  stale.last_sequence = 0;
+  auto fstale = CommitAsync(*store, Append(stale, TaskState::kFailed, 9000));
+  auto fc = CommitAsync(*store, Create("task-c", "ctx", TaskState::kSubmitted, 1000, 1));
+  // The same idempotency key twice in one batch: the second creation is the conflict.
+  TaskCommit d = Create("task-d", "ctx", TaskState::kSubmitted, 1000, 1);
+  d.record.dedup_key = "caller\nmessage-1";
+  TaskCommit e = Create("task-e", "ctx", TaskState::kSubmitted, 1000, 2);
+  e.record.dedup_key = d.record.dedup_key;
+  auto fd = CommitAsync(*store, std::move(d));
+  auto fe = CommitAsync(*store, std::move(e));
+  gate.Release();
+
+  EXPECT_TRUE(fa.get().ok());
+  EXPECT_TRUE(fb.get().ok());
+  auto dup = fdup.get();
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, core::ErrorCode::kConflict);
+  EXPECT_TRUE(fb2.get().ok());
+  auto stale_result = fstale.get();
+  ASSERT_FALSE(stale_result.ok());
+  EXPECT_EQ(stale_result.error().code, core::ErrorCode::kConflict);
+  EXPECT_TRUE(fc.get().ok());
+  EXPECT_TRUE(fd.get().ok());
+  auto dup_key = fe.get();
+  ASSERT_FALSE(dup_key.ok());
+  EXPECT_EQ(dup_key.error().code, core::ErrorCode::kConflict);
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 7}));
+
+  EXPECT_EQ(**store->Get("task-a"), a_record);
+  EXPECT_EQ(store->ReadEvents("task-a", -1, 10)->size(), 1u);
+  EXPECT_EQ(**store->Get("task-b"), b2_record);
+  EXPECT_EQ(store->ReadEvents("task-b", -1, 10)->size(), 3u);
+  EXPECT_TRUE(store->Get("task-c")->has_value());
+  EXPECT_EQ((*store->FindByDedupKey("caller\nmessage-1"))->task.id, "task-d");
+  EXPECT_FALSE(store->Get("task-e")->has_value());
+  EXPECT_TRUE(store->ReadEvents("task-e", -1, 10)->empty());
+}
+
+TEST_F(SqliteTaskStoreTest, BatchIsCappedAtMaxBatchCommits) {
+  WriterGate gate;
+  SqliteOptions opts;
+  opts.max_batch_commits = 3;
+  gate.Install(opts);
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+  std::vector<std::future<core::Result<void>>> results;
+  results.push_back(CommitAsync(*store, Create("task-0")));
+  gate.WaitEntered();
+  for (int i = 1; i <= 7; ++i)
+    results.push_back(CommitAsync(*store, Create("task-" + std::to_string(i))));
+  gate.Release();
+  for (auto& f : results) EXPECT_TRUE(f.get().ok());
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 3, 3, 1}));
+  EXPECT_EQ(store->List(TaskQuery{})->total_size, 8);
+}
+
+TEST_F(SqliteTaskStoreTest, FailCommitHookFailsOnlyThatCommit) {
+  WriterGate gate;
+  SqliteOptions opts;
+  gate.Install(opts);
+  std::atomic<int> calls{0};
+  opts.fail_commit_hook = [&calls] { return ++calls == 3; };  // the third commit reaching SQL
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+
+  TaskCommit a = Create("task-a", "ctx", TaskState::kSubmitted, 1000, 1);
+  TaskCommit a2 = Append(a.record, TaskState::kWorking, 2000, 1);
+  const TaskRecord a_record = a.record;
+  auto fa = CommitAsync(*store, std::move(a));
+  gate.WaitEntered();
+  auto fb = CommitAsync(*store, Create("task-b"));
+  auto fa2 = CommitAsync(*store, std::move(a2));  // third: fails, rolled back alone
+  auto fc = CommitAsync(*store, Create("task-c"));
+  gate.Release();
+
+  EXPECT_TRUE(fa.get().ok());
+  EXPECT_TRUE(fb.get().ok());
+  auto failed = fa2.get();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, core::ErrorCode::kInternal);
+  EXPECT_TRUE(fc.get().ok());
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 3}));
+
+  EXPECT_EQ(**store->Get("task-a"), a_record);  // nothing of the failed commit
+  EXPECT_EQ(store->ReadEvents("task-a", -1, 10)->size(), 1u);
+  EXPECT_TRUE(store->Get("task-b")->has_value());
+  EXPECT_TRUE(store->Get("task-c")->has_value());
+  // The same change succeeds on retry.
+  EXPECT_TRUE(IsOk(CommitSync(*store, Append(a_record, TaskState::kWorking, 2000, 1))));
+}
+
+TEST_F(SqliteTaskStoreTest, FailedBatchCommitFailsEveryCommitOfTheBatch) {
+  WriterGate gate;
+  SqliteOptions opts;
+  gate.Install(opts);
+  std::atomic<int> batches{0};
+  opts.fail_batch_hook = [&batches] { return ++batches == 2; };
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+
+  auto f0 = CommitAsync(*store, Create("task-0"));
+  gate.WaitEntered();
+  auto f1 = CommitAsync(*store, Create("task-1"));
+  auto f2 = CommitAsync(*store, Create("task-2"));
+  auto fdup = CommitAsync(*store, Create("task-0"));  // fails on its own anyway
+  gate.Release();
+
+  EXPECT_TRUE(f0.get().ok());
+  for (auto* f : {&f1, &f2}) {
+    auto r = f->get();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, core::ErrorCode::kInternal);
+  }
+  auto dup = fdup.get();
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, core::ErrorCode::kConflict);  // keeps its own error
+  EXPECT_FALSE(store->Get("task-1")->has_value());
+  EXPECT_FALSE(store->Get("task-2")->has_value());
+  EXPECT_TRUE(store->ReadEvents("task-1", -1, 10)->empty());
+  // The writer recovers.
+  EXPECT_TRUE(IsOk(CommitSync(*store, Create("task-1"))));
+  EXPECT_TRUE(store->Get("task-1")->has_value());
+}
+
+}  // namespace
+}  // namespace a2ad::storage
