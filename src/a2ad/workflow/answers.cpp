@@ -181,8 +181,8 @@ core::Result<ApprovalAnswer> CheckApprovalAnswer(const json::value& answer,
                                 "' names no action; " + offered);
   out.action = in.at("action").get_string();
   if (std::find(actions.begin(), actions.end(), json::value(out.action)) == actions.end())
-    return Refuse(action_field, "action '" + out.action + "' is not offered at approval node '" +
-                                    node_id + "'; " + offered);
+    return Refuse(action_field, "'" + out.action + "' is not offered at approval node '" + node_id +
+                                    "'; " + offered);
   if (feedback) out.feedback = *feedback;
   if (out.action == "refine") {
     if (const json::value* rf = in.if_contains("refineFeedback"))
