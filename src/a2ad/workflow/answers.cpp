@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <boost/json/array.hpp>
+#include <cctype>
 #include <set>
+#include <vector>
 
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/workflow/answer_schema.hpp"
