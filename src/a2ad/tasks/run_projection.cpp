@@ -2,6 +2,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/tasks/accepted_messages.hpp"
 
 namespace a2ad::tasks {
 namespace json = boost::json;
@@ -73,11 +74,14 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
       if (!Str(p, link).empty()) run[link] = Str(p, link);
     run["engineVersion"] = "1";
     run["eventLogSchemaVersion"] = 2;
+    RecordAcceptedMessage(run, p);
     return;
   }
   if (run.empty()) return;  // not a run (a log folded without its first event)
   const std::string node = NodeOf(e);
-  if (e.type == protocol::kEvRunStarted) {
+  if (e.type == protocol::kEvMessageReceived) {
+    RecordAcceptedMessage(run, p);
+  } else if (e.type == protocol::kEvRunStarted) {
     SetStatus(run, "running");
     run["startedAt"] = when;
     if (auto* v = p.if_contains("variables"); v && v->is_object()) run["variables"] = *v;

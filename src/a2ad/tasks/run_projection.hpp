@@ -11,6 +11,9 @@
 //   interruptCounts{nodeId: n} interrupts each node has raised (the key's ordinal)
 //   nodeExecutions            node starts so far (limits.maxNodeExecutions)
 //   interrupt{nodeId, interruptId, kind, key, data, interruptToken?, expiresAt?} while waiting
+//   acceptedMessages{messageId: digest}  the user messages the task accepted (its first
+//                              message, each accepted reply): replies are idempotent by
+//                              messageId (accepted_messages.hpp)
 #include <boost/json/object.hpp>
 #include <string_view>
 

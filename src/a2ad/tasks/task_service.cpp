@@ -15,6 +15,7 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/signal.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -224,6 +225,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   {
     std::lock_guard lock(slot->mu);
+    bool head_from_store = false;
     if (!creating && (!slot->head || slot->stale.exchange(false))) {
       auto stored = store_.Get(slot->task_id);
       if (!stored) co_return std::move(stored).error();
@@ -231,9 +233,22 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
         co_return Error(ErrorCode::kTaskNotFound, "task " + slot->task_id + " not found",
                         {{"taskId", slot->task_id}});
       slot->head = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+      head_from_store = true;
     }
-    if (precondition)
+    if (precondition) {
       if (auto refused = precondition(*slot->head, step)) co_return std::move(*refused);
+      // Nothing to write (a retried reply): the answer is the newest record once it is
+      // durable. If its commit may still be in flight, the empty commit below is ordered
+      // after it and completes once it has (or fails with it).
+      if (step.empty() && !creating) {
+        bool durable = head_from_store;
+        if (!durable) {
+          std::lock_guard pub(slot->pub_mu);
+          durable = slot->published && slot->published->last_sequence >= slot->head->last_sequence;
+        }
+        if (durable) co_return slot->head;
+      }
+    }
     storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
     const int64_t expected = next.last_sequence;
     storage::TaskCommit commit;
@@ -613,22 +628,41 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     msg.context_id = rec.task.context_id;
     skill_id = rec.skill_id;
     slot = Acquire(msg.task_id);
-    if (inline_push) {  // push: vetted now, written with the task's next commit
+    // push: vetted now, written with the commit of the reply if it is accepted
+    std::optional<storage::PushConfigRecord> push_record;
+    if (inline_push) {
       auto vetted = co_await options_.vet_push_config(*inline_push, msg.task_id);
       if (!vetted) co_return std::move(vetted).error();
-      std::lock_guard lock(slot->mu);
-      slot->pending_push_configs.push_back(
-          InlinePushRecord(msg.task_id, *inline_push, clock_.NowMs()));
+      push_record = InlinePushRecord(msg.task_id, *inline_push, clock_.NowMs());
     }
     if (attach) detach = Attach(slot, attach);
-    // Checked under the task's lock: of two replies racing for one interrupt, one wins; the
-    // accepted reply moves the task to working (a2a.message.received on an interrupted task,
-    // or the executor's node.resumed).
+    // Decided under the task's lock against its newest state. A reply is idempotent by
+    // messageId (accepted_messages.hpp): a retry of an accepted reply writes nothing and is
+    // answered with the task as it is now, whatever its state. Of two different replies
+    // racing for one interrupt, one wins; the accepted reply moves the task to working
+    // (a2a.message.received on an interrupted task, or the executor's node.resumed).
     Executor* executor = ExecutorFor(skill_id);
     auto resumes = std::make_shared<bool>(true);
-    auto waiting_for_input = [task_id = msg.task_id, executor, &msg, caller, resumes](
-                                 const storage::TaskRecord& current,
-                                 std::vector<EventDraft>& step) -> std::optional<Error> {
+    auto retried = std::make_shared<bool>(false);
+    auto accept_reply = [task_id = msg.task_id, executor, &msg, caller, resumes, retried, slot,
+                         push_record = std::move(push_record)](
+                            const storage::TaskRecord& current,
+                            std::vector<EventDraft>& step) -> std::optional<Error> {
+      switch (FindAcceptedMessage(current, msg)) {
+        case PriorMessage::kSame:
+          *retried = true;
+          step.clear();
+          return std::nullopt;
+        case PriorMessage::kDifferent:
+          return Error(ErrorCode::kInvalidParams,
+                       "message.messageId: '" + msg.message_id +
+                           "' was already used for another message of task " + task_id +
+                           "; use a new messageId per message (a retry must repeat the "
+                           "message unchanged)",
+                       {{"field", "message.messageId"}});
+        case PriorMessage::kNone:
+          break;
+      }
       TaskState s = current.task.status.state;
       if (protocol::IsTerminal(s))
         return Error(ErrorCode::kUnsupportedOperation,
@@ -640,24 +674,26 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
                      "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
                          ", not waiting for input",
                      {{"taskId", task_id}});
-      if (!executor) return std::nullopt;
-      ResolveRequest rr;
-      rr.message = &msg;
-      rr.caller = caller;
-      rr.via = "a2a";
-      auto resolution = executor->Resolve(current, rr);
-      if (!resolution) return std::move(resolution).error();
-      *resumes = resolution->resumes;
-      if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
-      for (auto& e : resolution->events) step.push_back(std::move(e));
+      if (executor) {
+        ResolveRequest rr;
+        rr.message = &msg;
+        rr.caller = caller;
+        rr.via = "a2a";
+        auto resolution = executor->Resolve(current, rr);
+        if (!resolution) return std::move(resolution).error();
+        *resumes = resolution->resumes;
+        if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
+        for (auto& e : resolution->events) step.push_back(std::move(e));
+      }
+      if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
       return std::nullopt;
     };
     json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
     auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
-                                   false, waiting_for_input);
+                                   false, accept_reply);
     if (!r) co_return std::move(r).error();
     created = std::move(r).value();
-    if (!*resumes)
+    if (*retried || !*resumes)
       co_return Accepted{std::move(slot), std::move(created), std::move(skill_id),
                          std::move(detach)};
   }

@@ -111,10 +111,14 @@ class TaskService {
 
   /// message/send, SendMessage. A message without taskId creates a task (server-made id,
   /// contextId reused or generated) running the skill named by message.metadata.skillId
-  /// (else the default skill). A message with taskId continues an interrupted task.
+  /// (else the default skill). A message with taskId continues an interrupted task; such a
+  /// reply is idempotent by messageId: a retry of an accepted reply (same parts) writes
+  /// nothing and is answered with the task as it is now, whatever its state (for a blocking
+  /// send, once settled as the first answer was).
   /// Blocking (default) waits until the task is terminal or interrupted (or the blocking
   /// timeout); return_immediately returns the task as created.
-  /// Errors: kInvalidParams (role, unknown skill, contextId mismatch), kTaskNotFound,
+  /// Errors: kInvalidParams (role, unknown skill, contextId mismatch, a reply's messageId
+  /// already used for other parts of the task, an answer its executor refuses), kTaskNotFound,
   /// kUnsupportedOperation (terminal task, or a task not waiting for input),
   /// kPushNotificationNotSupported (an inline push config while push is off), an inline
   /// push config refused by vet_push_config, kUnavailable (shutting down).
@@ -189,7 +193,8 @@ class TaskService {
   struct Slot;
   /// Checked under the task's lock against its newest state before a step is applied;
   /// an error refuses the step (nothing is written). It may complete the step (e.g. with the
-  /// events that resolve an interrupt, which depend on that newest state).
+  /// events that resolve an interrupt, which depend on that newest state), or empty it:
+  /// nothing to write (a retried reply), and the newest record is returned once durable.
   using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&,
                                                                 std::vector<EventDraft>& step)>;
   /// More events for the same commit, given the record after `step` (an executor's first

@@ -238,7 +238,8 @@ HttpResponse ErrorResponse(const Error& e) { return RestErrorResponse(e); }
 
 json::object PublicRunSnapshot(const storage::TaskRecord& record) {
   json::object run = record.run;
-  for (const char* internal : {"requestDigest", "resumeValues", "interruptCounts", "inputs"})
+  for (const char* internal :
+       {"requestDigest", "resumeValues", "interruptCounts", "inputs", "acceptedMessages"})
     run.erase(internal);
   if (auto* st = run.if_contains("nodeStates"); st && st->is_object())
     for (auto& kv : st->get_object())

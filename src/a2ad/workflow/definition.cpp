@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/workflow/answers.hpp"
 
 namespace a2ad::workflow {
 namespace json = boost::json;
@@ -188,17 +189,8 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
       return CapabilityRequired(path + ".typeId", n.type_id, n.id);
     // Kind-specific configuration, checked now rather than mid-run.
     if (n.type_id == "core.approvalGate") {
-      if (const json::value* a = n.config.if_contains("actions")) {
-        if (!a->is_array() || a->get_array().empty())
-          return Bad(path + ".config.actions", "expected a non-empty array of actions");
-        for (const auto& act : a->get_array()) {
-          static const std::set<std::string> kActions = {"accept", "reject", "refine",
-                                                         "edit-accept", "ask"};
-          if (!act.is_string() || !kActions.count(std::string(act.get_string())))
-            return Bad(path + ".config.actions",
-                       "each action must be one of accept, reject, refine, edit-accept, ask");
-        }
-      }
+      auto actions = CheckActions(n.config.if_contains("actions"), path + ".config.actions");
+      if (!actions) return std::move(actions).error();
       if (const json::value* q = n.config.if_contains("requiredApprovals");
           q && !(q->is_int64() && q->as_int64() == 1))
         return Error(ErrorCode::kInvalidParams,
@@ -210,22 +202,28 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
                       {"requiredCapability", "interrupt.quorum"},
                       {"nodeId", n.id}});
     } else if (n.type_id == "core.clarificationGate") {
-      const json::value* q = n.config.if_contains("questions");
-      if (!q || !q->is_array() || q->get_array().empty())
-        return Bad(path + ".config.questions", "expected a non-empty array of {id, question}");
-      for (size_t k = 0; k < q->get_array().size(); ++k) {
-        const json::value& qq = q->get_array()[k];
-        const std::string qp = path + ".config.questions[" + std::to_string(k) + "]";
-        if (!qq.is_object()) return Bad(qp, "expected {id, question}");
-        A2AD_TRY_ASSIGN(auto qid, ReqString(qq.get_object(), "id", qp + "."));
-        A2AD_TRY_ASSIGN(auto qtext, ReqString(qq.get_object(), "question", qp + "."));
-      }
+      auto questions =
+          CheckQuestions(n.config.if_contains("questions"), path + ".config.questions", n.id);
+      if (!questions) return std::move(questions).error();
     } else if (n.type_id == "core.interrupt") {
       std::string kind = OptString(n.config, "kind");
       if (kind != "approval" && kind != "clarification" && kind != "external-event" &&
           kind != "custom")
         return Bad(path + ".config.kind",
                    "expected approval, clarification, external-event or custom");
+      const json::value* data = n.config.if_contains("data");
+      if (data && !data->is_object()) return Bad(path + ".config.data", "expected an object");
+      // What an approval or clarification answer is checked against (answers.hpp).
+      if (kind == "approval") {
+        auto actions = CheckActions(data ? data->get_object().if_contains("actions") : nullptr,
+                                    path + ".config.data.actions");
+        if (!actions) return std::move(actions).error();
+      } else if (kind == "clarification") {
+        auto questions =
+            CheckQuestions(data ? data->get_object().if_contains("questions") : nullptr,
+                           path + ".config.data.questions", n.id);
+        if (!questions) return std::move(questions).error();
+      }
     } else if (n.type_id == "core.subWorkflow") {
       A2AD_TRY_ASSIGN(auto child, ReqString(n.config, "workflowId", path + ".config."));
       if (const json::value* wfc = n.config.if_contains("waitForCompletion");

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <regex>
 
-#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/workflow/answers.hpp"
 
 namespace a2ad::workflow {
 namespace asio = boost::asio;
@@ -802,9 +803,10 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
   std::optional<json::value> value = req.resume_value;
   if (!value && req.message) value = FromMessage(*req.message);
   if (!value)
-    return Reason(ErrorCode::kInvalidParams, "validation_error",
-                  "the reply carries no answer: send a data part (or text) for the open " + kind +
-                      " interrupt at node '" + node_id + "'");
+    return Error(ErrorCode::kInvalidParams,
+                 "message.parts: the reply carries no answer for the open " + kind +
+                     " interrupt at node '" + node_id + "': send a data part (or text)",
+                 {{"field", "message.parts"}, {"reason", "validation_error"}});
 
   tasks::Resolution res;
   res.explicit_resume = true;
@@ -838,77 +840,24 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
   }
 
   if (kind == "approval") {
-    json::object in;
-    if (value->is_object()) {
-      in = value->get_object();
-    } else if (value->is_string()) {  // a plain-text reply: one word naming the action
-      std::string t(value->get_string());
-      std::transform(t.begin(), t.end(), t.begin(), ::tolower);
-      while (!t.empty() &&
-             (t.back() == '.' || t.back() == '!' || isspace(static_cast<unsigned char>(t.back()))))
-        t.pop_back();
-      if (t == "accept" || t == "approve" || t == "approved" || t == "yes")
-        in["action"] = "accept";
-      else if (t == "reject" || t == "rejected" || t == "no")
-        in["action"] = "reject";
-      else if (t == "ask")
-        in["action"] = "ask";
-    }
-    // Accepted spellings: {action}, the seed's {approve: bool}, legacy {decision}.
-    if (!in.contains("action")) {
-      if (const json::value* a = in.if_contains("approve"); a && a->is_bool()) {
-        in["action"] = a->get_bool() ? "accept" : "reject";
-      } else if (std::string_view dec = Str(in, "decision"); !dec.empty()) {
-        if (dec == "approved")
-          in["action"] = "accept";
-        else if (dec == "rejected")
-          in["action"] = Str(in, "feedback").empty() ? "reject" : "refine";
-      }
-    }
-    std::string action(Str(in, "action"));
-    json::array actions = data.contains("actions") && data.at("actions").is_array()
-                              ? data.at("actions").get_array()
-                              : json::array{"accept", "reject"};
-    std::string allowed;
-    for (const auto& a : actions) allowed += (allowed.empty() ? "" : ", ") + AsText(a);
-    if (action.empty() ||
-        std::find(actions.begin(), actions.end(), json::value(action)) == actions.end())
-      return Reason(ErrorCode::kInvalidParams, "validation_error",
-                    (action.empty() ? std::string("the answer names no action")
-                                    : "action '" + action + "' is not offered") +
-                        " at approval node '" + node_id + "'; send {\"action\": one of " + allowed +
-                        "} (or {\"approve\": true|false})");
-    json::object normalized{{"action", action}, {"decidedBy", req.caller}, {"decidedAt", now}};
-    if (auto* f = in.if_contains("feedback"); f && f->is_string()) normalized["feedback"] = *f;
-    if (action == "refine") {
-      json::object rf;
-      if (auto* r = in.if_contains("refineFeedback"); r && r->is_object())
-        rf = r->get_object();
-      else if (!Str(in, "feedback").empty())
-        rf = json::object{{"scope", "whole"}, {"text", Str(in, "feedback")}};
-      if (rf.empty())
-        return Reason(ErrorCode::kInvalidParams, "validation_error",
-                      "refine needs refineFeedback {scope, text, ...} or a feedback string");
-      normalized["refineFeedback"] = std::move(rf);
-    }
-    if (action == "edit-accept") {
-      if (!in.contains("editedArtifactData"))
-        return Reason(ErrorCode::kInvalidParams, "validation_error",
-                      "edit-accept needs editedArtifactData (the approved, edited artifact)");
-      normalized["editedArtifactData"] = in.at("editedArtifactData");
-    }
-    if (action == "ask") {
+    auto checked = CheckApprovalAnswer(*value, data, node_id);
+    if (!checked) return std::move(checked).error();
+    ApprovalAnswer& answer = checked.value();
+    if (answer.action == "ask") {
       res.resumes = false;
       res.explicit_resume = false;
-      json::value question = in.contains("question")   ? in.at("question")
-                             : in.contains("feedback") ? in.at("feedback")
-                                                       : json::value(AsText(*value));
-      res.events.push_back(
-          Ev(protocol::kEvApprovalAsked, node_id,
-             json::object{
-                 {"question", question}, {"askedBy", req.caller}, {"interruptId", interrupt_id}}));
+      res.events.push_back(Ev(protocol::kEvApprovalAsked, node_id,
+                              json::object{{"question", std::move(answer.question)},
+                                           {"askedBy", req.caller},
+                                           {"interruptId", interrupt_id}}));
       return res;
     }
+    json::object normalized{
+        {"action", answer.action}, {"decidedBy", req.caller}, {"decidedAt", now}};
+    if (answer.feedback) normalized["feedback"] = std::move(*answer.feedback);
+    if (answer.refine_feedback) normalized["refineFeedback"] = std::move(*answer.refine_feedback);
+    if (answer.edited_artifact_data)
+      normalized["editedArtifactData"] = std::move(*answer.edited_artifact_data);
     json::object received = normalized;
     received["interruptId"] = interrupt_id;
     res.events.push_back(Ev(protocol::kEvApprovalReceived, node_id, std::move(received)));
@@ -917,41 +866,13 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
   }
 
   if (kind == "clarification") {
-    json::object answers;
-    const json::value* qs = data.if_contains("questions");
-    const json::array empty_questions;
-    const json::array& questions = qs && qs->is_array() ? qs->get_array() : empty_questions;
-    if (value->is_string()) {
-      if (questions.size() != 1)
-        return Reason(ErrorCode::kInvalidParams, "validation_error",
-                      "node '" + node_id + "' asks " + std::to_string(questions.size()) +
-                          " questions; answer with a data part {\"answers\": {\"<id>\": ...}}");
-      answers[AsText(questions[0].get_object().at("id"))] = *value;
-    } else if (value->is_object() && value->get_object().contains("answers")) {
-      const json::value& a = value->get_object().at("answers");
-      if (a.is_object()) {
-        answers = a.get_object();
-      } else if (a.is_array()) {  // the spec's [{id, answer}] form
-        for (const auto& x : a.get_array())
-          if (x.is_object() && x.get_object().contains("id") && x.get_object().contains("answer"))
-            answers[AsText(x.get_object().at("id"))] = x.get_object().at("answer");
-      }
-    } else {
-      return Reason(ErrorCode::kInvalidParams, "validation_error",
-                    "a clarification answer is {\"answers\": {\"<questionId>\": ...}}");
-    }
-    std::string missing;
-    for (const auto& q : questions)
-      if (q.is_object() && !answers.contains(AsText(q.get_object().at("id"))))
-        missing += (missing.empty() ? "" : ", ") + AsText(q.get_object().at("id"));
-    if (!missing.empty())
-      return Reason(ErrorCode::kInvalidParams, "validation_error",
-                    "unanswered question(s) at node '" + node_id + "': " + missing);
-    res.events.push_back(
-        Ev(protocol::kEvClarificationResolved, node_id,
-           json::object{
-               {"answers", answers}, {"answeredBy", req.caller}, {"interruptId", interrupt_id}}));
-    resolved(json::object{{"answers", std::move(answers)}});
+    auto answers = CheckClarificationAnswer(*value, data, node_id);
+    if (!answers) return std::move(answers).error();
+    res.events.push_back(Ev(protocol::kEvClarificationResolved, node_id,
+                            json::object{{"answers", answers.value()},
+                                         {"answeredBy", req.caller},
+                                         {"interruptId", interrupt_id}}));
+    resolved(json::object{{"answers", std::move(answers).value()}});
     return res;
   }
 

@@ -1,0 +1,90 @@
+#include "a2ad/tasks/accepted_messages.hpp"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <boost/json/array.hpp>
+#include <vector>
+
+#include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+
+namespace a2ad::tasks {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kKey = "acceptedMessages";
+
+// A copy with every object's members in name order.
+json::value Sorted(const json::value& v) {
+  if (v.is_object()) {
+    std::vector<const json::key_value_pair*> members;
+    for (const auto& kv : v.get_object()) members.push_back(&kv);
+    std::sort(members.begin(), members.end(),
+              [](const auto* a, const auto* b) { return a->key() < b->key(); });
+    json::object out;
+    out.reserve(members.size());
+    for (const auto* kv : members) out.emplace(kv->key(), Sorted(kv->value()));
+    return out;
+  }
+  if (v.is_array()) {
+    json::array out;
+    out.reserve(v.get_array().size());
+    for (const auto& x : v.get_array()) out.push_back(Sorted(x));
+    return out;
+  }
+  return v;
+}
+
+std::string Digest(const json::value& parts) {
+  const std::string text = protocol::SerializeJson(Sorted(parts));
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  return core::Base64UrlEncode(
+      std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+}
+
+}  // namespace
+
+std::string MessageContentDigest(const json::value& message_json) {
+  const json::value* parts =
+      message_json.is_object() ? message_json.get_object().if_contains("parts") : nullptr;
+  return Digest(parts ? *parts : json::value(json::array()));
+}
+
+std::string MessageContentDigest(const protocol::Message& message) {
+  return MessageContentDigest(json::value(protocol::v10::MessageToJson(message)));
+}
+
+void RecordAcceptedMessage(json::object& run, const json::object& payload) {
+  const json::value* m = payload.if_contains("message");
+  if (!m || !m->is_object()) return;
+  const json::value* id = m->get_object().if_contains("messageId");
+  if (!id || !id->is_string() || id->get_string().empty()) return;
+  json::value& seen = run[kKey];
+  if (!seen.is_object()) seen = json::object();
+  seen.get_object()[id->get_string()] = MessageContentDigest(*m);
+}
+
+PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
+                                 const protocol::Message& message) {
+  std::string digest;
+  if (const json::value* seen = record.run.if_contains(kKey); seen && seen->is_object())
+    if (const json::value* d = seen->get_object().if_contains(message.message_id);
+        d && d->is_string())
+      digest = d->get_string();
+  if (digest.empty()) {
+    // A snapshot from before acceptedMessages: the history has every accepted user message.
+    auto it = std::find_if(
+        record.task.history.begin(), record.task.history.end(), [&](const protocol::Message& m) {
+          return m.role == protocol::Role::kUser && m.message_id == message.message_id;
+        });
+    if (it == record.task.history.end()) return PriorMessage::kNone;
+    digest = MessageContentDigest(*it);
+  }
+  return digest == MessageContentDigest(message) ? PriorMessage::kSame : PriorMessage::kDifferent;
+}
+
+}  // namespace a2ad::tasks

@@ -1,0 +1,51 @@
+#pragma once
+// Replies are idempotent by messageId. The run snapshot keeps, for every user message the
+// task accepted (its first message and each accepted reply), a digest of its parts under its
+// messageId: run.acceptedMessages{messageId: digest}, folded from a2a.task.submitted and
+// a2a.message.received (run_projection.hpp). It lives in the snapshot, not only in the
+// history or the log, because those are not the place to rely on for it: a task's history
+// is shaped (trimmed) on the way out and its log is pruned by retention.
+//
+// A reply whose messageId is there is a retry: with the same parts it is answered with the
+// task as it is now and writes nothing; with other parts it is refused (a reused messageId).
+// TaskService::Accept decides this under the task's lock, before anything else about the
+// reply (so two racing retries cannot both apply, and a retry finds its reply even if that
+// reply already ended the task).
+//
+// Scope: one task, and the messageId alone, because every caller is "anonymous" today. When
+// callers are told apart (tenants), the key must become (caller, messageId): the event then
+// carries the caller, and RecordAcceptedMessage / FindAcceptedMessage are the two places
+// that change.
+//
+// Thread safety: pure functions.
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+
+#include "a2ad/protocol/model.hpp"
+#include "a2ad/storage/task_store.hpp"
+
+namespace a2ad::tasks {
+
+/// The digest of a message's content: SHA-256 (base64url) of its parts (v1.0 JSON, object
+/// members sorted, so member order does not matter), whichever wire version carried it.
+std::string MessageContentDigest(const protocol::Message& message);
+/// The same for a message already in v1.0 JSON (an event's payload.message).
+std::string MessageContentDigest(const boost::json::value& message_json);
+
+/// The fold's part: records payload.message (of a2a.task.submitted or a2a.message.received)
+/// in run.acceptedMessages.
+void RecordAcceptedMessage(boost::json::object& run, const boost::json::object& payload);
+
+enum class PriorMessage {
+  kNone,       // not seen: a new reply
+  kSame,       // accepted before with the same parts: a retry
+  kDifferent,  // accepted before with other parts: a reused messageId
+};
+
+/// Whether `record`'s task accepted a user message with `message`'s messageId before.
+/// Snapshots written before run.acceptedMessages existed are answered from the history.
+PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
+                                 const protocol::Message& message);
+
+}  // namespace a2ad::tasks

@@ -1,0 +1,366 @@
+// Replies into a task are idempotent by messageId (tasks/accepted_messages.hpp): a retry of
+// an accepted reply appends nothing and is answered with the task as it is now, whatever its
+// state (even terminal); a reused messageId with other parts is refused; two identical
+// replies racing apply once, including when the first one's commit is still in flight.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/forwarding_task_store.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/tasks/accepted_messages.hpp"
+#include "a2ad/tasks/task_projection.hpp"
+#include "a2ad/tasks/task_service.hpp"
+
+namespace a2ad::tasks {
+namespace {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::ErrorCode;
+using S = protocol::TaskState;
+
+std::string TextOf(const protocol::Message& m) {
+  for (const auto& p : m.parts)
+    if (p.kind == protocol::Part::Kind::kText) return p.text;
+  return "";
+}
+
+// An approval gate in miniature: parks at once; "ask" is answered without resuming (one
+// a2ad.approval.asked event), "bad" is refused, anything else resolves it and the run
+// completes.
+class GateExecutor final : public Executor {
+ public:
+  core::Result<Resolution> Resolve(const storage::TaskRecord&, const ResolveRequest& req) override {
+    const std::string text = req.message ? TextOf(*req.message) : "";
+    if (text == "bad")
+      return core::Error(ErrorCode::kInvalidParams, "action: 'bad' is not offered",
+                         {{"field", "action"}, {"reason", "validation_error"}});
+    Resolution r;
+    if (text == "ask") {
+      r.resumes = false;
+      r.events.push_back({protocol::kEvApprovalAsked, "gate", {{"question", "which?"}}});
+    } else {
+      r.events.push_back({protocol::kEvApprovalReceived, "gate", {{"action", text}}});
+    }
+    return r;
+  }
+  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
+    ++executions;
+    std::vector<EventDraft> step;
+    if (ctx->task().status.state == S::kSubmitted) {
+      step.push_back({protocol::kEvRunStarted, "", {}});
+      step.push_back({protocol::kEvInputRequired, "gate", {{"kind", "approval"}}});
+    } else {
+      step.push_back({protocol::kEvRunCompleted, "", {}});
+    }
+    (void)co_await ctx->Commit(std::move(step));
+  }
+  std::atomic<int> executions{0};
+};
+
+// Holds commits until Release() while `hold` is set (everything else forwards).
+class HoldingStore final : public storage::ForwardingTaskStore {
+ public:
+  using ForwardingTaskStore::ForwardingTaskStore;
+  void Commit(storage::TaskCommit c, CommitCallback done) override {
+    if (!hold) return inner().Commit(std::move(c), std::move(done));
+    held_.emplace_back(std::move(c), std::move(done));
+  }
+  void Release() {
+    hold = false;
+    for (auto& [c, done] : std::exchange(held_, {})) inner().Commit(std::move(c), std::move(done));
+  }
+  size_t held() const { return held_.size(); }
+  bool hold = false;
+
+ private:
+  std::vector<std::pair<storage::TaskCommit, CommitCallback>> held_;
+};
+
+class ReplyRetryTest : public ::testing::Test {
+ protected:
+  void Make(TaskServiceOptions opts = {}) {
+    service_ = std::make_unique<TaskService>(store_, clock_, *ids_, io_.get_executor(), opts);
+    service_->RegisterSkill({"gate"}, gate_);
+  }
+
+  template <class T>
+  T Run(asio::awaitable<T> aw) {
+    std::optional<T> out;
+    asio::co_spawn(io_, std::move(aw), [&](std::exception_ptr ep, T v) {
+      if (ep) std::rethrow_exception(ep);
+      out.emplace(std::move(v));
+    });
+    io_.restart();
+    while (!out) io_.run_one();
+    return std::move(*out);
+  }
+  void Drain() {
+    io_.restart();
+    io_.run();
+  }
+
+  static protocol::SendMessageRequest Message(const std::string& id, const std::string& text,
+                                              const std::string& task_id = "") {
+    protocol::SendMessageRequest r;
+    r.message.message_id = id;
+    r.message.role = protocol::Role::kUser;
+    r.message.task_id = task_id;
+    r.message.parts.push_back(protocol::Part::Text(text));
+    if (task_id.empty()) r.message.metadata["skillId"] = "gate";
+    return r;
+  }
+
+  // A task parked at its gate.
+  std::string Parked() {
+    auto t = Run(service_->SendMessage(Message("start", "go")));
+    EXPECT_TRUE(t.ok());
+    EXPECT_EQ(t->status.state, S::kInputRequired);
+    return t->id;
+  }
+
+  std::vector<protocol::RunEvent> Events(const std::string& id) {
+    return inner_.ReadEvents(id, -1, 10000).value();
+  }
+  size_t Count(const std::string& id, std::string_view type) {
+    auto evs = Events(id);
+    return std::count_if(evs.begin(), evs.end(), [&](const auto& e) { return e.type == type; });
+  }
+  void ExpectLogFoldsToSnapshot(const std::string& id) {
+    storage::TaskRecord folded;
+    for (const auto& e : Events(id)) ASSERT_TRUE(ApplyEvent(folded, e).ok()) << e.type;
+    EXPECT_EQ(folded, *inner_.Get(id).value());
+  }
+
+  core::SystemClock clock_;
+  std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
+  storage::MemoryTaskStore inner_;
+  HoldingStore store_{inner_};
+  asio::io_context io_;
+  std::shared_ptr<GateExecutor> gate_ = std::make_shared<GateExecutor>();
+  std::unique_ptr<TaskService> service_;
+};
+
+// The issue's repro: {"action": "ask"} sent three times with one messageId.
+TEST_F(ReplyRetryTest, ARetriedReplyAppendsNothingAndReturnsTheTask) {
+  Make();
+  const std::string id = Parked();
+  const int64_t after_start = inner_.Get(id).value()->last_sequence;
+  auto first = Run(service_->SendMessage(Message("r-ask", "ask", id)));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->status.state, S::kInputRequired);
+  const int64_t after_reply = inner_.Get(id).value()->last_sequence;
+  EXPECT_EQ(after_reply, after_start + 2);  // a2a.message.received + a2ad.approval.asked
+  for (int i = 0; i < 2; ++i) {
+    auto again = Run(service_->SendMessage(Message("r-ask", "ask", id)));
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->id, id);
+    EXPECT_EQ(again->status.state, S::kInputRequired);
+    EXPECT_EQ(again->history.size(), first->history.size());
+  }
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, after_reply);
+  EXPECT_EQ(Count(id, protocol::kEvApprovalAsked), 1u);
+  EXPECT_EQ(Count(id, protocol::kEvMessageReceived), 1u);
+  Drain();
+  EXPECT_EQ(gate_->executions.load(), 1);  // nothing was resumed
+  ExpectLogFoldsToSnapshot(id);
+}
+
+TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
+  Make();
+  const std::string id = Parked();
+  auto first = Run(service_->SendMessage(Message("r-ok", "accept", id)));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->status.state, S::kCompleted);
+  const int64_t last = inner_.Get(id).value()->last_sequence;
+
+  auto blocking = Run(service_->SendMessage(Message("r-ok", "accept", id)));
+  ASSERT_TRUE(blocking.ok()) << blocking.error().message;  // not -32004
+  EXPECT_EQ(blocking->status.state, S::kCompleted);
+  EXPECT_EQ(blocking->artifacts.size(), first->artifacts.size());
+  auto immediate = Message("r-ok", "accept", id);
+  immediate.configuration.return_immediately = true;
+  immediate.configuration.history_length = 1;
+  auto shaped = Run(service_->SendMessage(std::move(immediate)));
+  ASSERT_TRUE(shaped.ok());
+  EXPECT_EQ(shaped->status.state, S::kCompleted);
+  EXPECT_EQ(shaped->history.size(), 1u);
+  // Streaming: a stream of the task, already final.
+  auto stream = Run(service_->SendStreamingMessage(Message("r-ok", "accept", id), 16));
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  ASSERT_EQ(stream->backlog.size(), 1u);
+  EXPECT_EQ(stream->backlog[0]->event.kind, protocol::StreamEvent::Kind::kTask);
+  EXPECT_EQ(stream->backlog[0]->event.task.status.state, S::kCompleted);
+  EXPECT_TRUE(stream->backlog[0]->terminal);
+
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
+  EXPECT_EQ(Count(id, protocol::kEvApprovalReceived), 1u);
+  // A new reply to the finished task is still refused as before.
+  auto late = Run(service_->SendMessage(Message("r-late", "accept", id)));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, ErrorCode::kUnsupportedOperation);
+  ExpectLogFoldsToSnapshot(id);
+}
+
+TEST_F(ReplyRetryTest, AReusedMessageIdWithOtherPartsIsRefused) {
+  Make();
+  const std::string id = Parked();
+  ASSERT_TRUE(Run(service_->SendMessage(Message("r-1", "ask", id))).ok());
+  const int64_t last = inner_.Get(id).value()->last_sequence;
+  for (const char* other : {"accept", "ask "}) {
+    SCOPED_TRACE(other);
+    auto reused = Run(service_->SendMessage(Message("r-1", other, id)));
+    ASSERT_FALSE(reused.ok());
+    EXPECT_EQ(reused.error().code, ErrorCode::kInvalidParams);
+    ASSERT_FALSE(reused.error().details.empty());
+    EXPECT_EQ(reused.error().details[0], (core::ErrorDetail{"field", "message.messageId"}));
+    EXPECT_EQ(reused.error().message.rfind("message.messageId: ", 0), 0u) << reused.error().message;
+  }
+  // The first message's id is taken too.
+  auto as_first = Run(service_->SendMessage(Message("start", "accept", id)));
+  ASSERT_FALSE(as_first.ok());
+  EXPECT_EQ(as_first.error().code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
+  // Still open: a new messageId is answered.
+  auto ok = Run(service_->SendMessage(Message("r-2", "accept", id)));
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->status.state, S::kCompleted);
+  // ... and after the end, a reused id with other parts is still named as such.
+  auto late = Run(service_->SendMessage(Message("r-2", "reject", id)));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, ErrorCode::kInvalidParams);
+}
+
+TEST_F(ReplyRetryTest, ARefusedReplyIsNotRememberedAndItsPushConfigIsNotWritten) {
+  TaskServiceOptions opts;
+  int made = 0;
+  opts.vet_push_config = [&made](protocol::PushNotificationConfig& c,
+                                 const std::string&) -> asio::awaitable<core::Result<void>> {
+    if (c.id.empty()) c.id = "cfg-" + std::to_string(++made);
+    co_return core::Ok{};
+  };
+  Make(opts);
+  const std::string id = Parked();
+  auto with_push = [&](const std::string& mid, const std::string& text) {
+    auto r = Message(mid, text, id);
+    protocol::PushNotificationConfig c;
+    c.url = "https://hooks.example/a2a";
+    r.configuration.push_notification_config = c;
+    return r;
+  };
+  const int64_t last = inner_.Get(id).value()->last_sequence;
+  for (int i = 0; i < 2; ++i) {
+    auto bad = Run(service_->SendMessage(with_push("r-bad", "bad")));
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, ErrorCode::kInvalidParams);
+    EXPECT_EQ(bad.error().details[0], (core::ErrorDetail{"field", "action"}));
+  }
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
+  EXPECT_TRUE(inner_.ListConfigs(id).value().empty());
+  // The accepted reply writes its config once; its retry writes none.
+  ASSERT_TRUE(Run(service_->SendMessage(with_push("r-ask", "ask"))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(with_push("r-ask", "ask"))).ok());
+  EXPECT_EQ(inner_.ListConfigs(id).value().size(), 1u);
+  // The refused one, sent right, is accepted: refusals are not remembered.
+  ASSERT_TRUE(Run(service_->SendMessage(Message("r-bad", "accept", id))).ok());
+}
+
+TEST_F(ReplyRetryTest, TwoConcurrentIdenticalRepliesApplyOnce) {
+  Make();
+  const std::string id = Parked();
+  std::optional<core::Result<protocol::Task>> a, b;
+  asio::co_spawn(io_, service_->SendMessage(Message("r-same", "accept", id)),
+                 [&](std::exception_ptr, auto r) { a = r; });
+  asio::co_spawn(io_, service_->SendMessage(Message("r-same", "accept", id)),
+                 [&](std::exception_ptr, auto r) { b = r; });
+  Drain();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->ok()) << a->error().message;
+  ASSERT_TRUE(b->ok()) << b->error().message;
+  EXPECT_EQ((*a)->id, id);
+  EXPECT_EQ((*b)->id, id);
+  EXPECT_EQ((*a)->status.state, S::kCompleted);
+  EXPECT_EQ((*b)->status.state, S::kCompleted);
+  EXPECT_EQ(Count(id, protocol::kEvMessageReceived), 1u);
+  EXPECT_EQ(Count(id, protocol::kEvApprovalReceived), 1u);
+  EXPECT_EQ(Count(id, protocol::kEvRunCompleted), 1u);
+  EXPECT_EQ(gate_->executions.load(), 2);  // the start and the one accepted reply
+  ExpectLogFoldsToSnapshot(id);
+}
+
+// The retry sees the first reply before it is durable: it answers once that commit is.
+TEST_F(ReplyRetryTest, ARetryRacingTheFirstRepliesCommitWaitsForIt) {
+  Make();
+  const std::string id = Parked();
+  store_.hold = true;
+  std::optional<core::Result<protocol::Task>> a, b;
+  auto first = Message("r-fly", "ask", id);
+  asio::co_spawn(io_, service_->SendMessage(first), [&](std::exception_ptr, auto r) { a = r; });
+  io_.restart();
+  for (int i = 0; i < 1000 && store_.held() == 0; ++i) io_.run_one();
+  ASSERT_EQ(store_.held(), 1u) << "the first reply's commit is in flight";
+  asio::co_spawn(io_, service_->SendMessage(first), [&](std::exception_ptr, auto r) { b = r; });
+  for (int i = 0; i < 1000 && store_.held() < 2; ++i) io_.run_one();
+  EXPECT_EQ(store_.held(), 2u) << "the retry waits behind it (an empty commit)";
+  EXPECT_FALSE(b) << "answered before the reply it repeats was durable";
+  store_.Release();
+  Drain();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->ok() && b->ok());
+  EXPECT_EQ((*b)->status.state, S::kInputRequired);
+  EXPECT_EQ(Count(id, protocol::kEvApprovalAsked), 1u);
+  ExpectLogFoldsToSnapshot(id);
+}
+
+// Snapshots written before run.acceptedMessages existed: the history answers.
+TEST_F(ReplyRetryTest, ASnapshotWithoutTheLedgerIsAnsweredFromTheHistory) {
+  Make();
+  const std::string id = Parked();
+  ASSERT_TRUE(Run(service_->SendMessage(Message("r-old", "ask", id))).ok());
+  storage::TaskCommit legacy;
+  legacy.record = *inner_.Get(id).value();
+  ASSERT_TRUE(legacy.record.run.erase("acceptedMessages"));
+  legacy.expected_last_sequence = legacy.record.last_sequence;
+  bool ok = false;
+  inner_.Commit(legacy, [&](core::Result<void> r) { ok = r.ok(); });
+  ASSERT_TRUE(ok);
+  Make();  // a new process: the service reads the snapshot from the store
+  const int64_t last = inner_.Get(id).value()->last_sequence;
+  auto again = Run(service_->SendMessage(Message("r-old", "ask", id)));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  auto other = Run(service_->SendMessage(Message("r-old", "accept", id)));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
+}
+
+TEST(AcceptedMessages, TheDigestIsOfThePartsInEitherWireVersionAndMemberOrder) {
+  protocol::Message a;
+  a.message_id = "m";
+  a.role = protocol::Role::kUser;
+  a.parts.push_back(
+      protocol::Part::Data(json::parse(R"({"action": "accept", "n": {"x": 1, "y": 2}})")));
+  protocol::Message b = a;
+  b.parts[0].data = json::parse(R"({"n": {"y": 2, "x": 1}, "action": "accept"})");
+  b.context_id = "other";  // not content
+  b.metadata["trace"] = "t";
+  EXPECT_EQ(MessageContentDigest(a), MessageContentDigest(b));
+  auto v03 = protocol::v03::MessageFromJson(protocol::v03::MessageToJson(a), "m");
+  ASSERT_TRUE(v03.ok());
+  EXPECT_EQ(MessageContentDigest(*v03), MessageContentDigest(a));
+  protocol::Message c = a;
+  c.parts[0].data = json::parse(R"({"action": "reject"})");
+  EXPECT_NE(MessageContentDigest(c), MessageContentDigest(a));
+  protocol::Message d = a;
+  d.parts.push_back(protocol::Part::Text("and a note"));
+  EXPECT_NE(MessageContentDigest(d), MessageContentDigest(a));
+}
+
+}  // namespace
+}  // namespace a2ad::tasks
