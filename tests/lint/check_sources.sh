@@ -18,4 +18,12 @@ while IFS= read -r hit; do
 done < <(grep -rnE '(boost::)?json::(parse|parser|stream_parser)\b' src --include='*.cpp' --include='*.hpp' |
          grep -vE ':[0-9]+:\s*//' || true)
 
+# Regexes over caller-supplied text run in linear time without per-character recursion
+# (workflow::CompileLinearTimeRegex): the default std::regex matcher overflows the stack on a
+# long subject, which kills the process.
+while IFS= read -r hit; do
+  violation "std::regex built around workflow::CompileLinearTimeRegex: $hit"
+done < <(grep -rnE 'std::regex([^_a-z]|$)' src --include='*.cpp' --include='*.hpp' |
+         grep -vE '^src/a2ad/workflow/answer_schema\.(cpp|hpp):' | grep -vE ':[0-9]+:\s*//' || true)
+
 exit $fail

@@ -541,6 +541,32 @@ TEST(NodeKinds, ConditionalEdgeSkipsTheOtherBranch) {
   EXPECT_EQ(h.Status(), "completed");
 }
 
+// A regex condition matches a caller's answer of any length: the default std::regex matcher
+// recursed per character and overflowed the stack (killing the server) on a long subject.
+TEST(NodeKinds, RegexConditionOnAVeryLongAnswerDoesNotOverflowTheStack) {
+  auto wf = Parse(Doc(
+      json::array{NodeDoc("gate", "core.approvalGate"), NodeDoc("yes", "core.noop"),
+                  NodeDoc("no", "core.noop")},
+      json::array{json::object{{"id", "e1"},
+                               {"sourceNodeId", "gate"},
+                               {"targetNodeId", "yes"},
+                               {"condition", json::object{{"type", "regex"},
+                                                          {"left", "output.feedback"},
+                                                          {"right", "^(a|b)+$"}}}},
+                  json::object{{"id", "e2"},
+                               {"sourceNodeId", "gate"},
+                               {"targetNodeId", "no"},
+                               {"condition", json::object{{"type", "equals"},
+                                                          {"left", "output.action"},
+                                                          {"right", "reject"}}}}}));
+  Harness h(wf);
+  h.Drive();
+  json::object answer{{"action", "accept"}, {"feedback", std::string(300000, 'a')}};
+  ASSERT_TRUE(h.Answer(answer).ok());
+  EXPECT_EQ(StrOf(h.NodeState("yes"), "status"), "completed");
+  EXPECT_EQ(StrOf(h.NodeState("no"), "status"), "skipped");
+}
+
 // ---- 3. approval actions ---------------------------------------------------------------------
 
 TEST(ApprovalActions, AcceptCompletes) {

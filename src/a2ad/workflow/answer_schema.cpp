@@ -233,16 +233,6 @@ std::string Shown(const json::value& v) {
   return text;
 }
 
-std::regex Compile(std::string_view pattern) {
-  auto flags = std::regex::ECMAScript;
-#if defined(__GLIBCXX__)
-  // The breadth-first matcher: linear in the subject, no recursion per character (the
-  // default one overflows the stack on a subject of some ten thousand characters).
-  flags |= std::regex_constants::__polynomial;
-#endif
-  return std::regex(pattern.begin(), pattern.end(), flags);
-}
-
 // ---- load-time check ---------------------------------------------------------------------------
 
 std::optional<SchemaIssue> Bad(const std::string& path, std::string_view keyword,
@@ -282,7 +272,7 @@ std::optional<SchemaIssue> CheckKeyword(const std::string& path, std::string_vie
   if (key == "pattern") {
     if (!v.is_string()) return Bad(path, key, "expected a regular expression (a string)");
     try {
-      (void)Compile(v.get_string());
+      (void)CompileLinearTimeRegex(v.get_string());
     } catch (const std::regex_error& e) {
       return Bad(path, key,
                  "'" + std::string(v.get_string()) +
@@ -385,7 +375,7 @@ std::optional<SchemaIssue> Validate(const json::value& schema, const json::value
     if (const json::value* p = s.if_contains("pattern"); p && p->is_string()) {
       bool matches = false;
       try {
-        matches = std::regex_search(text.begin(), text.end(), Compile(p->get_string()));
+        matches = std::regex_search(text.begin(), text.end(), CompileLinearTimeRegex(p->get_string()));
       } catch (const std::regex_error&) {
         matches = false;  // e.g. the matcher's complexity limit: not shown to match
       }
@@ -499,6 +489,16 @@ std::optional<SchemaIssue> CheckAnswerSchema(const json::value& schema, const st
 std::optional<SchemaIssue> ValidateAnswer(const json::value& schema, const json::value& value,
                                           const std::string& path) {
   return Validate(schema, value, path);
+}
+
+std::regex CompileLinearTimeRegex(std::string_view pattern) {
+  auto flags = std::regex::ECMAScript;
+#if defined(__GLIBCXX__)
+  // The breadth-first matcher: linear in the subject, no recursion per character (the
+  // default one overflows the stack on a subject of some ten thousand characters).
+  flags |= std::regex_constants::__polynomial;
+#endif
+  return std::regex(pattern.begin(), pattern.end(), flags);
 }
 
 }  // namespace a2ad::workflow

@@ -27,6 +27,7 @@
 // Thread safety: pure functions.
 #include <boost/json/value.hpp>
 #include <optional>
+#include <regex>
 #include <string>
 
 namespace a2ad::workflow {
@@ -53,5 +54,11 @@ std::optional<SchemaIssue> ValidateAnswer(const boost::json::value& schema,
 std::string MemberPath(const std::string& base, std::string_view member);
 /// `base` + "[" + `index` + "]".
 std::string IndexPath(const std::string& base, size_t index);
+
+/// An ECMAScript regex matched in time linear in the subject, without recursion per
+/// character: every pattern a2ad matches against caller-supplied text goes through here (the
+/// default std::regex matcher overflows the stack on a long subject and kills the process).
+/// Throws std::regex_error for a pattern it cannot compile (back-references included).
+std::regex CompileLinearTimeRegex(std::string_view pattern);
 
 }  // namespace a2ad::workflow

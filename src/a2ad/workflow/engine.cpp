@@ -8,6 +8,7 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/workflow/answer_schema.hpp"
 #include "a2ad/workflow/answers.hpp"
 
 namespace a2ad::workflow {
@@ -151,7 +152,8 @@ bool ConditionHolds(const json::object& cond, const json::object& source_outputs
   }
   if (type == "regex") {
     try {
-      return std::regex_search(AsText(*left), std::regex(AsText(right)));
+      // The subject may be a caller's answer of any length: linear time, no deep recursion.
+      return std::regex_search(AsText(*left), CompileLinearTimeRegex(AsText(right)));
     } catch (const std::regex_error&) {
       return false;
     }
