@@ -339,6 +339,23 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
   EXPECT_EQ(unknown.at("error").at("code"), -32001);
 }
 
+// The egress flags are the spelling of today (the --push-* ones above are their aliases);
+// relaxing the guard is logged as a warning at startup.
+TEST_F(PushE2E, EgressFlagsAdmitTheLoopbackWebhookWithAWarning) {
+  WebhookReceiver rx;
+  const fs::path log = dir_ / "server.log";
+  server_ = ServerProcess::Start(kBinary, (dir_ / "data").string(),
+                                 {"--egress-allow-http", "--egress-allowlist", "127.0.0.1/32"},
+                                 log.string());
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Rpc("message/send", SendParams("egress", rx.Url("/hook"), ""));
+  ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+  EXPECT_EQ(rx.WaitFor(1), 1u);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("the SSRF allow-list is ON (127.0.0.1/32)"), std::string::npos) << text;
+  EXPECT_NE(text.find("plain http destinations are allowed"), std::string::npos) << text;
+}
+
 TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {
   WebhookReceiver rx;
   Start(PushFlags());

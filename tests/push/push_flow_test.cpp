@@ -1,8 +1,9 @@
 // In process, with real parts (SQLite store, loopback HTTP, real signing): an approval-gated
 // run pushes exactly once per notified transition (input-required, then completed), each
 // push signed with a JWT that verifies against the JWKS, content-free, with the client's
-// token. The workflow engine is not on this branch, so a small executor stands in for the
-// approval gate (the same shape as the conformance tests' GateExecutor).
+// token. A 3xx is a failed attempt. The workflow engine is not on this
+// branch, so a small executor stands in for the approval gate (the same shape as the conformance
+// tests' GateExecutor).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -73,11 +74,12 @@ class PushFlow : public ::testing::Test {
     task_store_ = std::move(storage::SqliteTaskStore::Open(db)).value();
     push_store_ = std::move(storage::SqlitePushStore::Open(db)).value();
     keys_ = std::move(KeyStore::Open((dir_ / "keys").string(), clock_, 300000)).value();
-    GuardPolicy policy;
+    net::EgressPolicy policy;
     policy.allow_http = true;
     policy.allow_list = {"127.0.0.1/32"};
-    guard_ = std::make_unique<UrlGuard>(std::move(UrlGuard::Create(policy, resolver_)).value());
-    client_ = std::make_unique<WebhookClient>(WebhookClientOptions{});
+    guard_ = std::make_unique<net::UrlGuard>(
+        std::move(net::UrlGuard::Create(policy, resolver_)).value());
+    client_ = std::move(net::HttpClient::Create(*guard_)).value();
     push_ = std::make_unique<PushService>(*push_store_, *task_store_, *guard_, clock_, *ids_);
     tasks::TaskServiceOptions opts;
     PushService* p = push_.get();
@@ -94,8 +96,9 @@ class PushFlow : public ::testing::Test {
     DeliveryOptions dopts;
     dopts.issuer = "http://a2ad.test";
     dopts.poll_interval = std::chrono::milliseconds(10);
-    worker_ = std::make_shared<DeliveryWorker>(io_.get_executor(), *push_store_, *guard_, *client_,
-                                               *keys_, clock_, *ids_, dopts);
+    dopts.base_backoff = std::chrono::milliseconds(60000);  // a failed attempt stays failed here
+    worker_ = std::make_shared<DeliveryWorker>(io_.get_executor(), *push_store_, *client_, *keys_,
+                                               clock_, *ids_, dopts);
     worker_->Start();
     work_.emplace(io_.get_executor());
     for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
@@ -122,16 +125,29 @@ class PushFlow : public ::testing::Test {
     return std::move(r).value();
   }
 
+  // The task's outbox rows once every one was attempted (at most ~30 s).
+  std::vector<storage::OutboxRow> AttemptedRows(const std::string& task_id, size_t n) {
+    for (int i = 0; i < 1500; ++i) {
+      auto rows = push_->Deliveries(task_id);
+      if (rows && rows->size() == n &&
+          std::all_of(rows->begin(), rows->end(), [](const auto& r) { return r.attempts > 0; }))
+        return std::move(rows).value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return {};
+  }
+
   fs::path dir_;
   asio::io_context io_;  // first: outlives everything holding its executor
   core::SystemClock clock_;
   std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
-  SystemResolver resolver_;
+  // Names resolve only through this table (no real DNS): others do not resolve.
+  net::StaticResolver resolver_{{{"internal.example.com", {"10.0.0.5"}}}};
   std::unique_ptr<storage::SqliteTaskStore> task_store_;
   std::unique_ptr<storage::SqlitePushStore> push_store_;
   std::unique_ptr<KeyStore> keys_;
-  std::unique_ptr<UrlGuard> guard_;
-  std::unique_ptr<WebhookClient> client_;
+  std::unique_ptr<net::UrlGuard> guard_;
+  std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<PushService> push_;
   std::unique_ptr<tasks::TaskService> service_;
   std::shared_ptr<DeliveryWorker> worker_;
@@ -236,6 +252,24 @@ TEST_F(PushFlow, InlineConfigIsStoredWithTheTaskAndARefusedUrlRefusesTheSend) {
   auto stored = push_->GetConfig(t.id, "mine");
   ASSERT_TRUE(stored) << stored.error().message;
   EXPECT_EQ(stored->url, rx.Url());
+}
+
+TEST_F(PushFlow, ARedirectIsAFailedAttemptAndIsNotFollowed) {
+  testing::WebhookReceiver elsewhere;
+  testing::WebhookReceiver rx;
+  rx.Script({302});
+  rx.SetLocation(elsewhere.Url("/moved"));
+  auto req = Message("r");
+  protocol::PushNotificationConfig cfg;
+  cfg.url = rx.Url("/push");
+  req.configuration.push_notification_config = cfg;
+  protocol::Task parked = Send(std::move(req));
+  auto rows = AttemptedRows(parked.id, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, storage::OutboxState::kPending);
+  EXPECT_EQ(rows[0].last_error, "redirect (302) not followed");
+  EXPECT_EQ(rx.count(), 1u);
+  EXPECT_EQ(elsewhere.count(), 0u);
 }
 
 }  // namespace
