@@ -334,6 +334,14 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
       404);
   auto list = c.Rpc("tasks/pushNotificationConfig/list", json::object{{"id", task_id}});
   EXPECT_TRUE(list.at("result").as_array().empty());
+  // A public name this machine cannot resolve (RFC 6761 .invalid stands in for the A2A TCK's
+  // https://example.com/webhook) is accepted when set; each delivery vets it again.
+  auto unresolved = c.Rpc(
+      "tasks/pushNotificationConfig/set",
+      json::object{
+          {"taskId", task_id},
+          {"pushNotificationConfig", json::object{{"url", "https://a2ad-tck.invalid/webhook"}}}});
+  EXPECT_TRUE(unresolved.as_object().contains("result")) << json::serialize(unresolved);
   auto unknown = c.Rpc("tasks/pushNotificationConfig/get",
                        json::object{{"id", "no-such-task"}, {"pushNotificationConfigId", "x"}});
   EXPECT_EQ(unknown.at("error").at("code"), -32001);

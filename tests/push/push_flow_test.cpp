@@ -1,7 +1,8 @@
 // In process, with real parts (SQLite store, loopback HTTP, real signing): an approval-gated
 // run pushes exactly once per notified transition (input-required, then completed), each
 // push signed with a JWT that verifies against the JWKS, content-free, with the client's
-// token. A 3xx is a failed attempt. The workflow engine is not on this
+// token. Push's side of the egress guard: what set time refuses and accepts (a host that
+// does not resolve yet), and a 3xx being a failed attempt. The workflow engine is not on this
 // branch, so a small executor stands in for the approval gate (the same shape as the conformance
 // tests' GateExecutor).
 #include <gtest/gtest.h>
@@ -123,6 +124,16 @@ class PushFlow : public ::testing::Test {
     auto r = done.get_future().get();
     if (!r) throw std::runtime_error(r.error().message);
     return std::move(r).value();
+  }
+
+  template <class T>
+  T Await(asio::awaitable<T> op) {
+    std::promise<T> done;
+    asio::co_spawn(io_, std::move(op), [&](std::exception_ptr ep, T r) {
+      if (ep) std::rethrow_exception(ep);
+      done.set_value(std::move(r));
+    });
+    return done.get_future().get();
   }
 
   // The task's outbox rows once every one was attempted (at most ~30 s).
@@ -252,6 +263,52 @@ TEST_F(PushFlow, InlineConfigIsStoredWithTheTaskAndARefusedUrlRefusesTheSend) {
   auto stored = push_->GetConfig(t.id, "mine");
   ASSERT_TRUE(stored) << stored.error().message;
   EXPECT_EQ(stored->url, rx.Url());
+}
+
+// The A2A TCK issue: a client may register https://example.com/webhook on a machine that
+// cannot resolve it. Set time accepts a name that does not resolve (on every way in); each
+// delivery vets it again and fails, and is retried, like one to any unreachable host.
+TEST_F(PushFlow, AnUnresolvableHostIsAcceptedWhenSetAndFailsEachDelivery) {
+  auto req = Message("x");
+  protocol::PushNotificationConfig cfg;
+  cfg.url = "https://nowhere.example.com/webhook";  // not in the test's DNS table
+  req.configuration.push_notification_config = cfg;
+  protocol::Task parked = Send(std::move(req));  // the inline config of message/send
+  ASSERT_EQ(parked.status.state, protocol::TaskState::kInputRequired);
+
+  protocol::PushNotificationConfig later;
+  later.task_id = parked.id;
+  later.id = "later";
+  later.url = "https://also-nowhere.example.com/hook";
+  auto set = Await(push_->SetConfig(later));  // tasks/pushNotificationConfig/set
+  ASSERT_TRUE(set) << set.error().message;
+  auto hook = Await(push_->RegisterWebhook("https://nowhere.example.com/openwop", {"run.completed"},
+                                           "", ""));  // POST /v1/webhooks
+  ASSERT_TRUE(hook) << hook.error().message;
+
+  // Refused at once, as before: a name that resolves to a private address, a literal one.
+  later.url = "https://internal.example.com/hook";
+  auto private_name = Await(push_->SetConfig(later));
+  ASSERT_FALSE(private_name);
+  EXPECT_EQ(private_name.error().code, core::ErrorCode::kInvalidParams);
+  EXPECT_EQ(private_name.error().message.rfind("pushNotificationConfig.url: webhook URL", 0), 0u)
+      << private_name.error().message;
+  EXPECT_NE(private_name.error().message.find("resolves to 10.0.0.5"), std::string::npos);
+  auto literal = Await(push_->RegisterWebhook("https://10.0.0.7/hook", {"run.completed"}, "", ""));
+  ASSERT_FALSE(literal);
+  EXPECT_EQ(literal.error().message.rfind("webhook URL", 0), 0u) << literal.error().message;
+  ASSERT_FALSE(literal.error().details.empty());
+  EXPECT_EQ(literal.error().details[0],
+            core::ErrorDetail("reason", "webhook_url_rejected"));  // the wire code
+
+  // Delivery: vetted again, fails, stays pending for a retry.
+  auto rows = AttemptedRows(parked.id, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, storage::OutboxState::kPending);
+  EXPECT_EQ(rows[0].attempts, 1);
+  EXPECT_GT(rows[0].next_attempt_at_ms, rows[0].created_at_ms);
+  EXPECT_NE(rows[0].last_error.find("'nowhere.example.com' does not resolve"), std::string::npos)
+      << rows[0].last_error;
 }
 
 TEST_F(PushFlow, ARedirectIsAFailedAttemptAndIsNotFollowed) {

@@ -128,7 +128,7 @@ asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
   if (secret.size() > 512)
     co_return Error(ErrorCode::kInvalidParams, "secret: longer than 512 characters",
                     {{"field", "secret"}});
-  auto vetted = co_await guard_.Vet(url);
+  auto vetted = co_await guard_.VetAtRegistration(url);
   if (!vetted) co_return WebhookUrlError(std::move(vetted).error());
   if (secret.empty()) {
     unsigned char raw[32];
@@ -192,7 +192,7 @@ asio::awaitable<Result<void>> PushService::Vet(protocol::PushNotificationConfig&
                           "send as 'Authorization: <scheme> <credentials>'",
                       {{"field", "pushNotificationConfig.authentication"}});
   }
-  auto vetted = co_await guard_.Vet(config.url);
+  auto vetted = co_await guard_.VetAtRegistration(config.url);
   if (!vetted) {
     Error e = WebhookUrlError(std::move(vetted).error());
     e.message = "pushNotificationConfig.url: " + e.message;

@@ -4,7 +4,11 @@
 //
 // Configs: several per task, each with an id (default: the task id, as the SDKs do);
 // set/create upserts. Every URL passes the SSRF guard (net/url_guard.hpp) when it is set (a
-// clear kInvalidParams otherwise) and again at each delivery.
+// clear kInvalidParams otherwise) and again at each delivery. At set time a host name that
+// does not resolve right now is accepted (UrlGuard::VetAtRegistration: an A2A client may
+// register a public name this machine cannot resolve yet); its deliveries then fail and retry
+// like those to any unreachable host. A literal private or loopback address, an internal
+// name, or a name that resolves to a non-public address is refused at once.
 // Authentication to the webhook:
 //   - none, or scheme "Bearer" without credentials: `Authorization: Bearer <JWT>` signed
 //     by this server (signer.hpp);
