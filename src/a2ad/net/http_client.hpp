@@ -12,7 +12,9 @@
 //   plus EgressPolicy::ca_file, and against the host name (or the IP address of a literal
 //   host).
 // - Timeouts per request (defaults in HttpClientOptions): connect (per endpoint) and total
-//   (every hop of the request: vetting, connect, TLS, write, read, redirects).
+//   (every hop of the request: connect, TLS, write, read, redirects). A DNS lookup of the
+//   guard cannot be cancelled (getaddrinfo): it is bounded by the system resolver, and the
+//   time it took counts against the total (a hop whose deadline passed fails "timed out").
 // - The answer: status, headers and body, the body read up to the request's
 //   max_response_bytes (more is an error, kTooLarge). Any status is an answer, not an error:
 //   the caller judges it.
