@@ -334,9 +334,34 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
       404);
   auto list = c.Rpc("tasks/pushNotificationConfig/list", json::object{{"id", task_id}});
   EXPECT_TRUE(list.at("result").as_array().empty());
+  // A public name this machine cannot resolve (RFC 6761 .invalid stands in for the A2A TCK's
+  // https://example.com/webhook) is accepted when set; each delivery vets it again.
+  auto unresolved = c.Rpc(
+      "tasks/pushNotificationConfig/set",
+      json::object{
+          {"taskId", task_id},
+          {"pushNotificationConfig", json::object{{"url", "https://a2ad-tck.invalid/webhook"}}}});
+  EXPECT_TRUE(unresolved.as_object().contains("result")) << json::serialize(unresolved);
   auto unknown = c.Rpc("tasks/pushNotificationConfig/get",
                        json::object{{"id", "no-such-task"}, {"pushNotificationConfigId", "x"}});
   EXPECT_EQ(unknown.at("error").at("code"), -32001);
+}
+
+// The egress flags are the spelling of today (the --push-* ones above are their aliases);
+// relaxing the guard is logged as a warning at startup.
+TEST_F(PushE2E, EgressFlagsAdmitTheLoopbackWebhookWithAWarning) {
+  WebhookReceiver rx;
+  const fs::path log = dir_ / "server.log";
+  server_ = ServerProcess::Start(kBinary, (dir_ / "data").string(),
+                                 {"--egress-allow-http", "--egress-allowlist", "127.0.0.1/32"},
+                                 log.string());
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Rpc("message/send", SendParams("egress", rx.Url("/hook"), ""));
+  ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+  EXPECT_EQ(rx.WaitFor(1), 1u);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("the SSRF allow-list is ON (127.0.0.1/32)"), std::string::npos) << text;
+  EXPECT_NE(text.find("plain http destinations are allowed"), std::string::npos) << text;
 }
 
 TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {

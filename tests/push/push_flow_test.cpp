@@ -1,8 +1,10 @@
 // In process, with real parts (SQLite store, loopback HTTP, real signing): an approval-gated
 // run pushes exactly once per notified transition (input-required, then completed), each
 // push signed with a JWT that verifies against the JWKS, content-free, with the client's
-// token. The workflow engine is not on this branch, so a small executor stands in for the
-// approval gate (the same shape as the conformance tests' GateExecutor).
+// token. Push's side of the egress guard: what set time refuses and accepts (a host that
+// does not resolve yet), and a 3xx being a failed attempt. The workflow engine is not on this
+// branch, so a small executor stands in for the approval gate (the same shape as the conformance
+// tests' GateExecutor).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -73,11 +75,12 @@ class PushFlow : public ::testing::Test {
     task_store_ = std::move(storage::SqliteTaskStore::Open(db)).value();
     push_store_ = std::move(storage::SqlitePushStore::Open(db)).value();
     keys_ = std::move(KeyStore::Open((dir_ / "keys").string(), clock_, 300000)).value();
-    GuardPolicy policy;
+    net::EgressPolicy policy;
     policy.allow_http = true;
     policy.allow_list = {"127.0.0.1/32"};
-    guard_ = std::make_unique<UrlGuard>(std::move(UrlGuard::Create(policy, resolver_)).value());
-    client_ = std::make_unique<WebhookClient>(WebhookClientOptions{});
+    guard_ = std::make_unique<net::UrlGuard>(
+        std::move(net::UrlGuard::Create(policy, resolver_)).value());
+    client_ = std::move(net::HttpClient::Create(*guard_)).value();
     push_ = std::make_unique<PushService>(*push_store_, *task_store_, *guard_, clock_, *ids_);
     tasks::TaskServiceOptions opts;
     PushService* p = push_.get();
@@ -94,8 +97,9 @@ class PushFlow : public ::testing::Test {
     DeliveryOptions dopts;
     dopts.issuer = "http://a2ad.test";
     dopts.poll_interval = std::chrono::milliseconds(10);
-    worker_ = std::make_shared<DeliveryWorker>(io_.get_executor(), *push_store_, *guard_, *client_,
-                                               *keys_, clock_, *ids_, dopts);
+    dopts.base_backoff = std::chrono::milliseconds(60000);  // a failed attempt stays failed here
+    worker_ = std::make_shared<DeliveryWorker>(io_.get_executor(), *push_store_, *client_, *keys_,
+                                               clock_, *ids_, dopts);
     worker_->Start();
     work_.emplace(io_.get_executor());
     for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
@@ -122,16 +126,39 @@ class PushFlow : public ::testing::Test {
     return std::move(r).value();
   }
 
+  template <class T>
+  T Await(asio::awaitable<T> op) {
+    std::promise<T> done;
+    asio::co_spawn(io_, std::move(op), [&](std::exception_ptr ep, T r) {
+      if (ep) std::rethrow_exception(ep);
+      done.set_value(std::move(r));
+    });
+    return done.get_future().get();
+  }
+
+  // The task's outbox rows once every one was attempted (at most ~30 s).
+  std::vector<storage::OutboxRow> AttemptedRows(const std::string& task_id, size_t n) {
+    for (int i = 0; i < 1500; ++i) {
+      auto rows = push_->Deliveries(task_id);
+      if (rows && rows->size() == n &&
+          std::all_of(rows->begin(), rows->end(), [](const auto& r) { return r.attempts > 0; }))
+        return std::move(rows).value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return {};
+  }
+
   fs::path dir_;
   asio::io_context io_;  // first: outlives everything holding its executor
   core::SystemClock clock_;
   std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
-  SystemResolver resolver_;
+  // Names resolve only through this table (no real DNS): others do not resolve.
+  net::StaticResolver resolver_{{{"internal.example.com", {"10.0.0.5"}}}};
   std::unique_ptr<storage::SqliteTaskStore> task_store_;
   std::unique_ptr<storage::SqlitePushStore> push_store_;
   std::unique_ptr<KeyStore> keys_;
-  std::unique_ptr<UrlGuard> guard_;
-  std::unique_ptr<WebhookClient> client_;
+  std::unique_ptr<net::UrlGuard> guard_;
+  std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<PushService> push_;
   std::unique_ptr<tasks::TaskService> service_;
   std::shared_ptr<DeliveryWorker> worker_;
@@ -236,6 +263,70 @@ TEST_F(PushFlow, InlineConfigIsStoredWithTheTaskAndARefusedUrlRefusesTheSend) {
   auto stored = push_->GetConfig(t.id, "mine");
   ASSERT_TRUE(stored) << stored.error().message;
   EXPECT_EQ(stored->url, rx.Url());
+}
+
+// The A2A TCK issue: a client may register https://example.com/webhook on a machine that
+// cannot resolve it. Set time accepts a name that does not resolve (on every way in); each
+// delivery vets it again and fails, and is retried, like one to any unreachable host.
+TEST_F(PushFlow, AnUnresolvableHostIsAcceptedWhenSetAndFailsEachDelivery) {
+  auto req = Message("x");
+  protocol::PushNotificationConfig cfg;
+  cfg.url = "https://nowhere.example.com/webhook";  // not in the test's DNS table
+  req.configuration.push_notification_config = cfg;
+  protocol::Task parked = Send(std::move(req));  // the inline config of message/send
+  ASSERT_EQ(parked.status.state, protocol::TaskState::kInputRequired);
+
+  protocol::PushNotificationConfig later;
+  later.task_id = parked.id;
+  later.id = "later";
+  later.url = "https://also-nowhere.example.com/hook";
+  auto set = Await(push_->SetConfig(later));  // tasks/pushNotificationConfig/set
+  ASSERT_TRUE(set) << set.error().message;
+  auto hook = Await(push_->RegisterWebhook("https://nowhere.example.com/openwop", {"run.completed"},
+                                           "", ""));  // POST /v1/webhooks
+  ASSERT_TRUE(hook) << hook.error().message;
+
+  // Refused at once, as before: a name that resolves to a private address, a literal one.
+  later.url = "https://internal.example.com/hook";
+  auto private_name = Await(push_->SetConfig(later));
+  ASSERT_FALSE(private_name);
+  EXPECT_EQ(private_name.error().code, core::ErrorCode::kInvalidParams);
+  EXPECT_EQ(private_name.error().message.rfind("pushNotificationConfig.url: webhook URL", 0), 0u)
+      << private_name.error().message;
+  EXPECT_NE(private_name.error().message.find("resolves to 10.0.0.5"), std::string::npos);
+  auto literal = Await(push_->RegisterWebhook("https://10.0.0.7/hook", {"run.completed"}, "", ""));
+  ASSERT_FALSE(literal);
+  EXPECT_EQ(literal.error().message.rfind("webhook URL", 0), 0u) << literal.error().message;
+  ASSERT_FALSE(literal.error().details.empty());
+  EXPECT_EQ(literal.error().details[0],
+            core::ErrorDetail("reason", "webhook_url_rejected"));  // the wire code
+
+  // Delivery: vetted again, fails, stays pending for a retry.
+  auto rows = AttemptedRows(parked.id, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, storage::OutboxState::kPending);
+  EXPECT_EQ(rows[0].attempts, 1);
+  EXPECT_GT(rows[0].next_attempt_at_ms, rows[0].created_at_ms);
+  EXPECT_NE(rows[0].last_error.find("'nowhere.example.com' does not resolve"), std::string::npos)
+      << rows[0].last_error;
+}
+
+TEST_F(PushFlow, ARedirectIsAFailedAttemptAndIsNotFollowed) {
+  testing::WebhookReceiver elsewhere;
+  testing::WebhookReceiver rx;
+  rx.Script({302});
+  rx.SetLocation(elsewhere.Url("/moved"));
+  auto req = Message("r");
+  protocol::PushNotificationConfig cfg;
+  cfg.url = rx.Url("/push");
+  req.configuration.push_notification_config = cfg;
+  protocol::Task parked = Send(std::move(req));
+  auto rows = AttemptedRows(parked.id, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, storage::OutboxState::kPending);
+  EXPECT_EQ(rows[0].last_error, "redirect (302) not followed");
+  EXPECT_EQ(rx.count(), 1u);
+  EXPECT_EQ(elsewhere.count(), 0u);
 }
 
 }  // namespace

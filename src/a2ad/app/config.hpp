@@ -35,9 +35,13 @@ struct Config {
   // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
   std::string sqlite_synchronous = "normal";
 
+  // Egress (net/; DIGEST §6.3): every outbound call (push, webhooks, ...). The CLI's
+  // --push-allow-http, --push-allowlist and --push-ca-file are aliases of these.
+  bool egress_allow_http = false;  // plain http:// destinations (development only)
+  std::string egress_allowlist;    // comma-separated CIDRs/hosts that skip the SSRF ranges
+  std::string egress_ca_file;      // extra CA bundle (PEM) trusted for https destinations
+
   // Push notifications (issue 5; push/).
-  bool push_allow_http = false;    // plain http:// webhooks (development only)
-  std::string push_allowlist;      // comma-separated CIDRs/hosts that skip the SSRF ranges
   int push_max_attempts = 8;       // then the delivery is dead-lettered
   int64_t push_backoff_ms = 1000;  // first retry delay (doubles, with jitter)
   int64_t push_max_backoff_ms = 300000;
@@ -45,13 +49,12 @@ struct Config {
   int64_t push_timeout_ms = 10000;  // one attempt, connect to response
   int64_t push_poll_ms = 1000;      // outbox check interval (new rows wake the worker at once)
   int64_t push_token_ttl_s = 300;   // lifetime of push JWTs (and of retired keys in the JWKS)
-  std::string push_ca_file;         // extra CA bundle for https webhooks
 };
 
 /// `a2ad push listen`: a webhook receiver that verifies and prints pushes.
 struct PushListenConfig {
   std::string listen = "127.0.0.1:0";
-  std::string jwks_url;  // http://.../.well-known/jwks.json of the a2ad server
+  std::string jwks_url;  // http(s)://.../.well-known/jwks.json of the a2ad server
   std::string token;     // expected X-A2A-Notification-Token ("" = not checked)
   std::string issuer;    // expected iss ("" = not checked)
   std::string audience;  // expected aud ("" = the URL this receiver prints)

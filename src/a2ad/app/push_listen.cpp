@@ -5,66 +5,90 @@
 // (a token seen before is a replay: refused); the X-A2A-Notification-Token when --token is
 // given (constant-time compare). Accepted: 200 and one JSON line on stdout. Refused: 401
 // and one line on stderr saying why.
+// The JWKS is fetched through the egress guard and client (net/) like every outbound call,
+// with a policy of its own: this is a local development tool pointed at one a2ad server, so
+// its allow-list holds exactly the host --jwks-url names (a loopback or private address
+// included), plain http is allowed, and redirects are not followed. Any other host is refused.
 #include <openssl/crypto.h>
 
-#include <boost/asio/connect.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/json.hpp>
-#include <boost/url/parse.hpp>
 #include <csignal>
 #include <cstdio>
 #include <mutex>
 
-#include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/net/http_client.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/transport/http_server.hpp"
 
 namespace a2ad::app {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
 namespace json = boost::json;
 
 namespace {
 
-// A blocking GET of an http:// URL (the JWKS of a local or plain-http server).
-core::Result<std::string> FetchHttp(const std::string& url) {
-  auto parsed = boost::urls::parse_uri(url);
-  if (!parsed || parsed->scheme() != "http")
-    return core::Error(core::ErrorCode::kInvalidParams,
-                       "--jwks-url '" + url + "': expected an http:// URL");
-  try {
-    asio::io_context io;
-    asio::ip::tcp::resolver resolver(io);
-    std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
-    auto results = resolver.resolve(std::string(parsed->host()), port);
-    beast::tcp_stream stream(io);
-    stream.expires_after(std::chrono::seconds(10));
-    stream.connect(results);
-    std::string target = parsed->encoded_path().empty() ? "/" : std::string(parsed->encoded_path());
-    http::request<http::empty_body> req(http::verb::get, target, 11);
-    req.set(http::field::host, std::string(parsed->encoded_host_and_port()));
-    req.set(http::field::connection, "close");
-    http::write(stream, req);
-    beast::flat_buffer buf;
-    http::response<http::string_body> res;
-    http::read(stream, buf, res);
-    if (res.result_int() != 200)
-      return core::Error(core::ErrorCode::kUnavailable,
-                         "GET " + url + ": HTTP " + std::to_string(res.result_int()));
-    return res.body();
-  } catch (const std::exception& e) {
-    return core::Error(core::ErrorCode::kUnavailable, "GET " + url + ": " + e.what());
+// Blocking GETs of the JWKS URL through the egress client, with a guard that admits exactly
+// that URL's host (see the top of this file).
+class JwksFetcher {
+ public:
+  static core::Result<std::unique_ptr<JwksFetcher>> Create(const std::string& url) {
+    net::EgressPolicy lenient;
+    lenient.allow_http = true;
+    auto parsed = net::ParseUrl(url, lenient);
+    if (!parsed)
+      return core::Error(core::ErrorCode::kInvalidParams, "--jwks-url: " + parsed.error().message);
+    auto f = std::unique_ptr<JwksFetcher>(new JwksFetcher(url));
+    net::EgressPolicy policy;
+    policy.allow_http = true;
+    policy.allow_list = {parsed->host};
+    policy.redirects = net::RedirectPolicy::Never();
+    auto guard = net::UrlGuard::Create(policy, f->resolver_);
+    if (!guard)
+      return core::Error(core::ErrorCode::kInvalidParams, "--jwks-url: " + guard.error().message);
+    f->guard_ = std::make_unique<net::UrlGuard>(std::move(guard).value());
+    net::HttpClientOptions options;
+    options.total_timeout = std::chrono::seconds(10);
+    options.user_agent = "a2ad-push-listen";
+    auto client = net::HttpClient::Create(*f->guard_, options);
+    if (!client) return std::move(client).error();
+    f->client_ = std::move(client).value();
+    return f;
   }
-}
+
+  core::Result<std::string> Fetch() const {
+    net::HttpRequest req;
+    req.url = url_;
+    req.headers.emplace_back("Accept", "application/json");
+    asio::io_context io;  // its own: called from the receiver's handler, which waits
+    core::Result<net::HttpResponse> got;
+    asio::co_spawn(io, client_->Fetch(std::move(req)),
+                   [&](std::exception_ptr ep, core::Result<net::HttpResponse> r) {
+                     if (ep) std::rethrow_exception(ep);
+                     got = std::move(r);
+                   });
+    io.run();
+    if (!got)
+      return core::Error(core::ErrorCode::kUnavailable, "GET " + url_ + ": " + got.error().message);
+    if (got->status != 200)
+      return core::Error(core::ErrorCode::kUnavailable,
+                         "GET " + url_ + ": HTTP " + std::to_string(got->status));
+    return std::move(got).value().body;
+  }
+
+ private:
+  explicit JwksFetcher(std::string url) : url_(std::move(url)) {}
+  std::string url_;
+  net::SystemResolver resolver_;
+  std::unique_ptr<net::UrlGuard> guard_;
+  std::unique_ptr<net::HttpClient> client_;
+};
 
 bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -110,8 +134,13 @@ int RunPushListen(const PushListenConfig& config) {
   vopts.issuer = config.issuer;
   vopts.max_age_ms = config.max_age_s * 1000;
   std::unique_ptr<push::JwtVerifier> verifier;
+  auto jwks = JwksFetcher::Create(config.jwks_url);
+  if (!jwks) {
+    core::LogError(jwks.error().message);
+    return 2;
+  }
   auto load_jwks = [&]() -> core::Result<void> {
-    auto body = FetchHttp(config.jwks_url);
+    auto body = (*jwks)->Fetch();
     if (!body) return std::move(body).error();
     return verifier->SetJwks(*body);
   };
@@ -142,8 +171,7 @@ int RunPushListen(const PushListenConfig& config) {
     if (!claims) co_return Refuse(claims.error().message);
     auto body = protocol::ParseJson(req.body);
     if (!body) co_return Refuse("body is not JSON: " + body.error().message);
-    std::string line =
-        AcceptedLine(req.Header("X-A2A-Event-Id"), *claims, std::move(body).value());
+    std::string line = AcceptedLine(req.Header("X-A2A-Event-Id"), *claims, std::move(body).value());
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     co_return transport::JsonResponse(200, "{}");

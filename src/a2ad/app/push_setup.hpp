@@ -1,12 +1,13 @@
 #pragma once
-// Composition of push notifications (issue 5): the concrete push store, signing keys, SSRF
-// guard, webhook client, PushService and DeliveryWorker, wired from Config. Kept out of
-// server.cpp so the composition root stays readable.
+// Composition of push notifications (issue 5): the concrete push store, signing keys,
+// PushService and DeliveryWorker, wired from Config and the shared egress guard and client
+// (egress_setup.hpp). Kept out of server.cpp so the composition root stays readable.
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 #include <string>
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/app/egress_setup.hpp"
 #include "a2ad/push/delivery_worker.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/waking_task_store.hpp"
@@ -18,9 +19,7 @@ namespace a2ad::app {
 struct PushSetup {
   std::unique_ptr<storage::SqlitePushStore> store;
   std::unique_ptr<push::KeyStore> keys;
-  std::unique_ptr<push::SystemResolver> resolver;
-  std::unique_ptr<push::UrlGuard> guard;
-  std::unique_ptr<push::WebhookClient> client;
+  const net::HttpClient* client = nullptr;  // the shared egress client (and its guard)
   std::unique_ptr<push::PushService> service;
   std::shared_ptr<push::DeliveryWorker> worker;
   /// The task store TaskService must use: wakes the worker when outbox rows are durable.
@@ -34,11 +33,12 @@ struct PushSetup {
   void Stop();
 };
 
-/// Opens the push store on <data_dir>/a2ad.db (already migrated), the keys under
-/// <data_dir>/keys, and the guard (logging a warning when http or an allow-list relaxes
-/// it). Errors name the bad setting.
+/// Opens the push store on <data_dir>/a2ad.db (already migrated) and the keys under
+/// <data_dir>/keys; push URLs are vetted by `egress`'s guard and delivered through its client
+/// (`egress` must outlive the setup). Errors name the bad setting.
 core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const std::string& db_path,
                                                   storage::TaskStore& tasks,
-                                                  const core::Clock& clock, core::IdGenerator& ids);
+                                                  const core::Clock& clock, core::IdGenerator& ids,
+                                                  const EgressSetup& egress);
 
 }  // namespace a2ad::app

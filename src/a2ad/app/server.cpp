@@ -14,6 +14,7 @@
 #endif
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/app/egress_setup.hpp"
 #include "a2ad/app/push_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -155,7 +156,12 @@ int RunServer(const Config& config) {
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   svc_opts.default_skill = config.default_skill;
-  auto push = OpenPush(config, DbPath(config), *store, clock, *ids);  // push notifications
+  auto egress = OpenEgress(config);  // every outbound call: one guard, one client
+  if (!egress) {
+    core::LogError("egress: " + egress.error().message);
+    return 2;
+  }
+  auto push = OpenPush(config, DbPath(config), *store, clock, *ids, **egress);
   if (!push) {
     core::LogError("push notifications: " + push.error().message);
     return 2;

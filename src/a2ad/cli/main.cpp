@@ -1,5 +1,6 @@
 // `a2ad`: serve, migrate, keys rotate, push listen. Every flag has an A2AD_* environment variable.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "a2ad/app/config.hpp"
 
@@ -118,16 +119,41 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
 
-  // Push notifications (issue 5).
+  // Egress (DIGEST §6.3): every outbound call (push notifications, webhooks, ...).
   serve
-      ->add_flag("--push-allow-http", config.push_allow_http,
-                 "allow plain http:// webhooks (development only; logged as a warning)")
+      ->add_flag("--egress-allow-http", config.egress_allow_http,
+                 "allow plain http:// destinations for outbound calls (development only; logged "
+                 "as a warning)")
+      ->envname("A2AD_EGRESS_ALLOW_HTTP");
+  serve
+      ->add_option("--egress-allowlist", config.egress_allowlist,
+                   "comma-separated CIDRs/hosts outbound calls may reach although private or "
+                   "loopback (development and tests only; off by default, logged as a warning)")
+      ->envname("A2AD_EGRESS_ALLOWLIST");
+  serve
+      ->add_option("--egress-ca-file", config.egress_ca_file,
+                   "extra CA bundle (PEM) trusted for https destinations, next to the system "
+                   "store")
+      ->envname("A2AD_EGRESS_CA_FILE");
+  // The spellings of issue 5, kept so existing scripts keep working; merged into the above.
+  bool alias_allow_http = false;
+  std::string alias_allowlist;
+  std::string alias_ca_file;
+  serve
+      ->add_flag("--push-allow-http", alias_allow_http,
+                 "alias of --egress-allow-http (kept for existing scripts)")
       ->envname("A2AD_PUSH_ALLOW_HTTP");
   serve
-      ->add_option("--push-allowlist", config.push_allowlist,
-                   "comma-separated CIDRs/hosts webhooks may reach although private or "
-                   "loopback (development and tests only; off by default, logged as a warning)")
+      ->add_option("--push-allowlist", alias_allowlist,
+                   "alias of --egress-allowlist (kept for existing scripts; both given: the "
+                   "lists are merged)")
       ->envname("A2AD_PUSH_ALLOWLIST");
+  serve
+      ->add_option("--push-ca-file", alias_ca_file,
+                   "alias of --egress-ca-file (kept for existing scripts)")
+      ->envname("A2AD_PUSH_CA_FILE");
+
+  // Push notifications (issue 5).
   serve
       ->add_option("--push-max-attempts", config.push_max_attempts,
                    "delivery attempts before a push is dead-lettered")
@@ -166,10 +192,6 @@ int main(int argc, char** argv) {
       ->envname("A2AD_PUSH_TOKEN_TTL_S")
       ->check(CLI::Range(int64_t{10}, int64_t{86400}))
       ->capture_default_str();
-  serve
-      ->add_option("--push-ca-file", config.push_ca_file,
-                   "extra CA bundle (PEM) trusted for https webhooks")
-      ->envname("A2AD_PUSH_CA_FILE");
 
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
@@ -208,7 +230,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   listen
       ->add_option("--jwks-url", listen_cfg.jwks_url,
-                   "the server's JWKS, e.g. http://127.0.0.1:8080/.well-known/jwks.json")
+                   "the server's JWKS, e.g. http://127.0.0.1:8080/.well-known/jwks.json (fetched "
+                   "from that host only, http allowed)")
       ->required();
   listen->add_option("--token", listen_cfg.token, "expected X-A2A-Notification-Token");
   listen->add_option("--issuer", listen_cfg.issuer, "expected JWT iss (the server's base URL)");
@@ -218,7 +241,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
-  if (serve->parsed()) return a2ad::app::RunServer(config);
+  if (serve->parsed()) {
+    config.egress_allow_http = config.egress_allow_http || alias_allow_http;
+    if (!alias_allowlist.empty())
+      config.egress_allowlist += (config.egress_allowlist.empty() ? "" : ",") + alias_allowlist;
+    if (!alias_ca_file.empty()) {
+      if (!config.egress_ca_file.empty() && config.egress_ca_file != alias_ca_file) {
+        std::fprintf(stderr, "--egress-ca-file and --push-ca-file name different files\n");
+        return 2;
+      }
+      config.egress_ca_file = alias_ca_file;
+    }
+    return a2ad::app::RunServer(config);
+  }
   if (rotate->parsed()) return a2ad::app::RunKeysRotate(config);
   if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);

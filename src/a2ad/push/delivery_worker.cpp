@@ -10,8 +10,9 @@
 #include <boost/json/object.hpp>
 #include <optional>
 
-#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/push/push_service.hpp"
 
 namespace a2ad::push {
 namespace asio = boost::asio;
@@ -87,22 +88,47 @@ Headers WebhookHeaders(const storage::OutboxRow& row, const storage::WebhookReco
 }
 
 std::string Destination(const std::string& url) {
-  GuardPolicy lenient;
+  net::EgressPolicy lenient;
   lenient.allow_http = true;
-  auto parsed = ParseWebhookUrl(url, lenient);
+  auto parsed = net::ParseUrl(url, lenient);
   if (!parsed) return url;
   return parsed->host + ":" + std::to_string(parsed->port);
+}
+
+// One attempt's request (outside the coroutine: GCC 12 and braced initializers).
+net::HttpRequest AttemptRequest(const DeliveryOptions& o, std::string url, std::string body,
+                                Headers headers) {
+  net::HttpRequest req;
+  req.method = "POST";
+  req.url = std::move(url);
+  req.headers.emplace_back("User-Agent", o.user_agent);  // a webhook's own replaces it
+  for (auto& h : headers) req.headers.push_back(std::move(h));
+  req.body = std::move(body);
+  req.connect_timeout = o.connect_timeout;
+  req.total_timeout = o.total_timeout;
+  req.max_response_bytes = o.max_response_bytes;
+  req.redirects = net::RedirectPolicy::Never();  // DIGEST §6.3 item 4: a 3xx is a failure
+  return req;
+}
+
+// "" when the answer is a delivery (2xx), else why not.
+std::string Judge(const core::Result<net::HttpResponse>& answer) {
+  if (!answer) return WebhookUrlError(answer.error()).message;
+  const int status = answer->status;
+  if (status >= 200 && status < 300) return {};
+  if (status >= 300 && status < 400)
+    return "redirect (" + std::to_string(status) + ") not followed";
+  return "HTTP " + std::to_string(status);
 }
 
 }  // namespace
 
 DeliveryWorker::DeliveryWorker(asio::any_io_executor io, storage::PushStore& store,
-                               const UrlGuard& guard, WebhookClient& client, KeyStore& keys,
+                               const net::HttpClient& client, KeyStore& keys,
                                const core::Clock& clock, core::IdGenerator& ids,
                                DeliveryOptions options)
     : io_(std::move(io)),
       store_(store),
-      guard_(guard),
       client_(client),
       keys_(keys),
       clock_(clock),
@@ -279,14 +305,10 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
   std::string failure = attempt.failure;
   const bool permanent = attempt.permanent;
   if (failure.empty()) {
-    // 3. Vet again (fresh DNS), 4. POST to the vetted address only.
-    auto vetted = co_await guard_.Vet(attempt.url);
-    if (!vetted) {
-      failure = vetted.error().message;
-    } else {
-      WebhookOutcome outcome = co_await client_.Post(*vetted, row.body, std::move(attempt.headers));
-      if (!outcome.delivered) failure = outcome.error;
-    }
+    // 3. Vet again (fresh DNS), 4. POST to the vetted address only (the client's Fetch).
+    auto answer = co_await client_.Fetch(
+        AttemptRequest(options_, std::move(attempt.url), row.body, std::move(attempt.headers)));
+    failure = Judge(answer);
   }
   const int64_t now = clock_.NowMs();
   row.attempts += 1;

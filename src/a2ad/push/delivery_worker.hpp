@@ -10,12 +10,15 @@
 //      config (token, authentication), kind "webhook" the OpenWOP subscription (HMAC
 //      secret: X-openwop-Signature v1 over "<timestamp>.<body>"); a target deleted since
 //      is a dead letter;
-//   3. the URL is vetted again by the guard (fresh DNS; connect only to its answer);
+//   3. the URL is vetted again by the guard (fresh DNS; connect only to its answer): the
+//      client's Fetch (net/http_client.hpp), redirects never followed;
 //   4. a fresh JWT (jti unique per attempt; claims iss, aud = the URL, iat, exp, jti,
 //      taskId, eventId) is signed; headers X-A2A-Notification-Token, Authorization,
 //      X-A2A-Event-Id (stable across attempts: receivers de-duplicate on it);
-//   5. POST; 2xx marks the row delivered. Anything else (refused by the guard, connect
-//      error, timeout, 3xx, 4xx, 5xx) is a failed attempt: retried after
+//   5. POST (timeouts and the answer's size limit from DeliveryOptions; the answer's body is
+//      not used); 2xx marks the row delivered. Anything else (refused by the guard, a name
+//      that does not resolve, connect error, timeout, 3xx, 4xx, 5xx) is a failed attempt:
+//      retried after
 //      min(max_backoff, base_backoff * 2^(attempts-1)) with jitter (uniform in [d/2, d]),
 //      until max_attempts, then dead-lettered (state dead, last_error kept, one warning
 //      log line; listed by PushStore::ListDead and the task's deliveries).
@@ -39,9 +42,8 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/net/http_client.hpp"
 #include "a2ad/push/signer.hpp"
-#include "a2ad/push/url_guard.hpp"
-#include "a2ad/push/webhook_client.hpp"
 #include "a2ad/storage/push_store.hpp"
 
 namespace a2ad::push {
@@ -58,6 +60,11 @@ struct DeliveryOptions {
   size_t batch = 256;  // rows read per poll
   std::string issuer;  // JWT iss (the server's public base URL)
   int64_t token_lifetime_s = 300;
+  // One attempt's HTTP exchange (net::HttpRequest).
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds total_timeout{10000};  // connect to response
+  size_t max_response_bytes = 64 * 1024;           // the answer's body is read, never used
+  std::string user_agent = "a2ad-push/1";          // OpenWOP webhooks send their own
 };
 
 /// The delay before attempt `attempts + 1` (attempts >= 1), jitter drawn from `rng`.
@@ -65,8 +72,9 @@ std::chrono::milliseconds Backoff(const DeliveryOptions& o, int attempts, std::m
 
 class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
  public:
-  DeliveryWorker(boost::asio::any_io_executor io, storage::PushStore& store, const UrlGuard& guard,
-                 WebhookClient& client, KeyStore& keys, const core::Clock& clock,
+  /// `client` vets every attempt's URL with its guard (the one PushService vets with).
+  DeliveryWorker(boost::asio::any_io_executor io, storage::PushStore& store,
+                 const net::HttpClient& client, KeyStore& keys, const core::Clock& clock,
                  core::IdGenerator& ids, DeliveryOptions options);
   ~DeliveryWorker();
 
@@ -100,8 +108,7 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
 
   boost::asio::any_io_executor io_;
   storage::PushStore& store_;
-  const UrlGuard& guard_;
-  WebhookClient& client_;
+  const net::HttpClient& client_;
   KeyStore& keys_;
   const core::Clock& clock_;
   core::IdGenerator& ids_;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -19,6 +19,16 @@ using core::Error;
 using core::ErrorCode;
 using core::Result;
 using protocol::TaskState;
+
+Error WebhookUrlError(Error e) {
+  const auto kind = net::EgressFailureOf(e);
+  if (kind != net::EgressFailure::kRefused && kind != net::EgressFailure::kUnresolved) return e;
+  e.message = "webhook " + e.message;
+  std::erase_if(e.details,
+                [](const core::ErrorDetail& d) { return d.first == net::kEgressDetail; });
+  e.details.insert(e.details.begin(), {"reason", "webhook_url_rejected"});
+  return e;
+}
 
 bool IsNotifiedState(TaskState s) {
   switch (s) {
@@ -62,7 +72,8 @@ PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_ver
 }
 
 PushService::PushService(storage::PushStore& store, storage::TaskStore& tasks,
-                         const UrlGuard& guard, const core::Clock& clock, core::IdGenerator& ids)
+                         const net::UrlGuard& guard, const core::Clock& clock,
+                         core::IdGenerator& ids)
     : store_(store), tasks_(tasks), guard_(guard), clock_(clock), ids_(ids) {}
 
 Result<void> PushService::WarmCache() {
@@ -117,8 +128,8 @@ asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
   if (secret.size() > 512)
     co_return Error(ErrorCode::kInvalidParams, "secret: longer than 512 characters",
                     {{"field", "secret"}});
-  auto vetted = co_await guard_.Vet(url);
-  if (!vetted) co_return std::move(vetted).error();
+  auto vetted = co_await guard_.VetAtRegistration(url);
+  if (!vetted) co_return WebhookUrlError(std::move(vetted).error());
   if (secret.empty()) {
     unsigned char raw[32];
     RAND_bytes(raw, sizeof raw);
@@ -181,9 +192,9 @@ asio::awaitable<Result<void>> PushService::Vet(protocol::PushNotificationConfig&
                           "send as 'Authorization: <scheme> <credentials>'",
                       {{"field", "pushNotificationConfig.authentication"}});
   }
-  auto vetted = co_await guard_.Vet(config.url);
+  auto vetted = co_await guard_.VetAtRegistration(config.url);
   if (!vetted) {
-    Error e = std::move(vetted).error();
+    Error e = WebhookUrlError(std::move(vetted).error());
     e.message = "pushNotificationConfig.url: " + e.message;
     e.details.emplace_back("field", "pushNotificationConfig.url");
     co_return e;

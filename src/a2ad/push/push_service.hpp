@@ -3,8 +3,13 @@
 // rows (issue 5). One delivery engine (delivery_worker.hpp) serves every way in.
 //
 // Configs: several per task, each with an id (default: the task id, as the SDKs do);
-// set/create upserts. Every URL passes the SSRF guard when it is set (a clear
-// kInvalidParams otherwise) and again at each delivery. Authentication to the webhook:
+// set/create upserts. Every URL passes the SSRF guard (net/url_guard.hpp) when it is set (a
+// clear kInvalidParams otherwise) and again at each delivery. At set time a host name that
+// does not resolve right now is accepted (UrlGuard::VetAtRegistration: an A2A client may
+// register a public name this machine cannot resolve yet); its deliveries then fail and retry
+// like those to any unreachable host. A literal private or loopback address, an internal
+// name, or a name that resolves to a non-public address is refused at once.
+// Authentication to the webhook:
 //   - none, or scheme "Bearer" without credentials: `Authorization: Bearer <JWT>` signed
 //     by this server (signer.hpp);
 //   - any HTTP scheme WITH credentials: `Authorization: <scheme> <credentials>` as the
@@ -36,12 +41,17 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/result.hpp"
+#include "a2ad/net/url_guard.hpp"
 #include "a2ad/protocol/model.hpp"
-#include "a2ad/push/url_guard.hpp"
 #include "a2ad/storage/push_store.hpp"
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::push {
+
+/// A refusal of the egress guard in push's words (unchanged on the wire since issue 5):
+/// message "webhook URL '<url>' refused: <why>", detail reason "webhook_url_rejected" (the
+/// REST error code) in place of the guard's egress kind. Other errors pass unchanged.
+core::Error WebhookUrlError(core::Error guard_error);
 
 /// The states that produce a push.
 bool IsNotifiedState(protocol::TaskState s);
@@ -67,7 +77,7 @@ inline constexpr const char* kDefaultTenant = "default";
 
 class PushService {
  public:
-  PushService(storage::PushStore& store, storage::TaskStore& tasks, const UrlGuard& guard,
+  PushService(storage::PushStore& store, storage::TaskStore& tasks, const net::UrlGuard& guard,
               const core::Clock& clock, core::IdGenerator& ids);
 
   /// Loads every stored config into the cache. Call once before serving.
@@ -125,7 +135,7 @@ class PushService {
 
   storage::PushStore& store_;
   storage::TaskStore& tasks_;
-  const UrlGuard& guard_;
+  const net::UrlGuard& guard_;
   const core::Clock& clock_;
   core::IdGenerator& ids_;
   std::function<void()> wake_;

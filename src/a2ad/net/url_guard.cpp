@@ -1,4 +1,4 @@
-#include "a2ad/push/url_guard.hpp"
+#include "a2ad/net/url_guard.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
-namespace a2ad::push {
+namespace a2ad::net {
 namespace asio = boost::asio;
 namespace ip = boost::asio::ip;
 using core::Error;
@@ -18,10 +18,16 @@ using core::Result;
 
 namespace {
 
-Error Refused(std::string_view url, std::string why) {
-  return Error(ErrorCode::kInvalidParams,
-               "webhook URL '" + std::string(url) + "' refused: " + std::move(why),
-               {{"reason", "webhook_url_rejected"}});
+Error Refused(std::string_view url, std::string why, EgressFailure kind = EgressFailure::kRefused) {
+  return EgressError(kind, "URL '" + std::string(url) + "' refused: " + std::move(why));
+}
+
+// asio's names for "this name has no address right now" (getaddrinfo EAI_NONAME, EAI_NODATA,
+// EAI_AGAIN, EAI_FAIL).
+bool IsDnsMiss(const boost::system::error_code& ec) {
+  namespace err = boost::asio::error;
+  return ec == err::host_not_found || ec == err::host_not_found_try_again || ec == err::no_data ||
+         ec == err::no_recovery;
 }
 
 std::string Lower(std::string s) {
@@ -234,10 +240,9 @@ std::string ParsedUrl::HostHeader() const {
   return h;
 }
 
-Result<ParsedUrl> ParseWebhookUrl(std::string_view url, const GuardPolicy& policy) {
+Result<ParsedUrl> ParseUrl(std::string_view url, const EgressPolicy& policy) {
   if (url.size() > 2048) return Refused(url.substr(0, 64), "longer than 2048 characters");
-  auto parsed = boost::urls::parse_uri(url)  // a #fragment is allowed and never sent
-      ;
+  auto parsed = boost::urls::parse_uri(url);  // a #fragment is allowed and never sent
   if (!parsed) return Refused(url, "not an absolute URL (" + parsed.error().message() + ")");
   const boost::urls::url_view& u = *parsed;
   ParsedUrl out;
@@ -245,7 +250,7 @@ Result<ParsedUrl> ParseWebhookUrl(std::string_view url, const GuardPolicy& polic
   if (out.scheme != "https" && !(out.scheme == "http" && policy.allow_http))
     return Refused(url, out.scheme == "http"
                             ? "plain http is not allowed (https only; the server must be "
-                              "started with push http allowed for development)"
+                              "started with --egress-allow-http for development)"
                             : "scheme '" + out.scheme + "' is not allowed (https only)");
   if (!u.has_authority()) return Refused(url, "no host");
   if (u.has_userinfo()) return Refused(url, "user information ('user@') is not allowed in the URL");
@@ -292,7 +297,7 @@ Result<ParsedUrl> ParseWebhookUrl(std::string_view url, const GuardPolicy& polic
   return out;
 }
 
-Result<UrlGuard> UrlGuard::Create(GuardPolicy policy, Resolver& resolver) {
+Result<UrlGuard> UrlGuard::Create(EgressPolicy policy, Resolver& resolver) {
   UrlGuard g(std::move(policy), resolver);
   for (const std::string& entry : g.policy_.allow_list) {
     auto slash = entry.find('/');
@@ -306,7 +311,7 @@ Result<UrlGuard> UrlGuard::Create(GuardPolicy policy, Resolver& resolver) {
         if (len.empty() || len.size() > 3 || len.find_first_not_of("0123456789") != len.npos ||
             std::stoi(len) > max)
           return Error(ErrorCode::kInvalidParams,
-                       "push allow-list entry '" + entry + "': bad prefix length");
+                       "egress allow-list entry '" + entry + "': bad prefix length");
         bits = std::stoi(len);
       }
       g.cidrs_.push_back({addr, bits});
@@ -315,7 +320,7 @@ Result<UrlGuard> UrlGuard::Create(GuardPolicy policy, Resolver& resolver) {
     std::string host = Lower(entry);
     if (host.empty() || slash != std::string::npos ||
         host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
-      return Error(ErrorCode::kInvalidParams, "push allow-list entry '" + entry +
+      return Error(ErrorCode::kInvalidParams, "egress allow-list entry '" + entry +
                                                   "': expected a CIDR, an address or a host name");
     g.hosts_.push_back(std::move(host));
   }
@@ -332,7 +337,19 @@ bool UrlGuard::AllowedHost(std::string_view host) const {
 }
 
 asio::awaitable<Result<VettedTarget>> UrlGuard::Vet(std::string url) const {
-  auto parsed = ParseWebhookUrl(url, policy_);
+  co_return co_await Check(std::move(url), false);
+}
+
+asio::awaitable<Result<ParsedUrl>> UrlGuard::VetAtRegistration(std::string url) const {
+  auto checked = co_await Check(std::move(url), true);
+  if (!checked) co_return std::move(checked).error();
+  co_return std::move(checked).value().url;
+}
+
+// Vet; with `accept_unresolved`, a name without an address passes with no endpoints.
+asio::awaitable<Result<VettedTarget>> UrlGuard::Check(std::string url,
+                                                      bool accept_unresolved) const {
+  auto parsed = ParseUrl(url, policy_);
   if (!parsed) co_return std::move(parsed).error();
   VettedTarget out;
   out.url = std::move(parsed).value();
@@ -344,9 +361,17 @@ asio::awaitable<Result<VettedTarget>> UrlGuard::Vet(std::string url) const {
     addresses.push_back(*out.url.literal);
   } else {
     auto resolved = co_await resolver_->Resolve(out.url.host);
-    if (!resolved) co_return Refused(url, resolved.error().message);
+    if (!resolved) {
+      const auto kind = EgressFailureOf(resolved.error()).value_or(EgressFailure::kRefused);
+      if (kind == EgressFailure::kUnresolved && accept_unresolved) co_return out;
+      co_return Refused(url, resolved.error().message, kind);
+    }
     addresses = std::move(resolved).value();
-    if (addresses.empty()) co_return Refused(url, "host '" + out.url.host + "' has no address");
+    if (addresses.empty()) {
+      if (accept_unresolved) co_return out;
+      co_return Refused(url, "host '" + out.url.host + "' has no address",
+                        EgressFailure::kUnresolved);
+    }
   }
   for (const auto& a : addresses) {
     if (host_allowed || AllowedAddress(a)) continue;
@@ -367,13 +392,15 @@ asio::awaitable<Result<std::vector<ip::address>>> SystemResolver::Resolve(std::s
   auto results =
       co_await resolver.async_resolve(host, "", asio::redirect_error(asio::use_awaitable, ec));
   if (ec)
-    co_return Error(ErrorCode::kInvalidParams,
-                    "host '" + host + "' does not resolve (" + ec.message() + ")");
+    co_return EgressError(IsDnsMiss(ec) ? EgressFailure::kUnresolved : EgressFailure::kRefused,
+                          "host '" + host + "' does not resolve (" + ec.message() + ")");
   std::vector<ip::address> out;
   for (const auto& entry : results) {
     auto a = entry.endpoint().address();
     if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
   }
+  if (out.empty())
+    co_return EgressError(EgressFailure::kUnresolved, "host '" + host + "' has no address");
   co_return out;
 }
 
@@ -381,11 +408,11 @@ asio::awaitable<Result<std::vector<ip::address>>> StaticResolver::Resolve(std::s
   auto it = table_.find(host);
   if (it == table_.end()) {
     if (fallback_) co_return co_await fallback_->Resolve(std::move(host));
-    co_return Error(ErrorCode::kInvalidParams, "host '" + host + "' does not resolve");
+    co_return EgressError(EgressFailure::kUnresolved, "host '" + host + "' does not resolve");
   }
   std::vector<ip::address> out;
   for (const auto& text : it->second) out.push_back(ip::make_address(text));
   co_return out;
 }
 
-}  // namespace a2ad::push
+}  // namespace a2ad::net

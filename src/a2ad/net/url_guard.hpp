@@ -1,8 +1,10 @@
 #pragma once
-// The egress SSRF guard (issue 5; DIGEST §6.3; WIRE.md §16.2): every URL a caller names as a
-// push or webhook destination passes here when it is registered AND again at every delivery.
+// The egress SSRF guard (DIGEST §6.3; WIRE.md §16.2): every URL this server calls out to
+// passes here. Push and webhook destinations pass when they are registered (VetAtRegistration)
+// AND again at every delivery (Vet, through HttpClient::Fetch); so do peer agents, HTTP nodes
+// and JWKS issuers.
 //
-//  1. Parse with Boost.URL. Schemes: https; http only with GuardPolicy::allow_http. No
+//  1. Parse with Boost.URL. Schemes: https; http only with EgressPolicy::allow_http. No
 //     userinfo ("https://a@b" tricks), no IPvFuture/zone ids, no empty host, port 1-65535.
 //  2. Host normalisation: a host whose last label is numeric is an IPv4 address in the
 //     inet_aton sense (decimal "2130706433", octal "0177.0.0.1", hex "0x7f.1", short forms
@@ -15,12 +17,19 @@
 //     CGNAT, ULA, multicast, unspecified, reserved, documentation, cloud metadata, and the
 //     IPv4-mapped / IPv4-compatible / NAT64 / 6to4 forms of those; Teredo is refused whole).
 //  5. The caller connects ONLY to VettedTarget::endpoints (no second resolution between the
-//     check and the connect: DNS rebinding), sends Host/SNI = the original host, and never
-//     follows redirects (webhook_client.hpp).
+//     check and the connect: DNS rebinding), sends Host/SNI = the original host, and follows
+//     a redirect only as its RedirectPolicy allows, vetting the Location here again
+//     (http_client.hpp).
 //
-// GuardPolicy::allow_list (CIDRs and host names) is for local development and tests: an
+// EgressPolicy::allow_list (CIDRs and host names) is for local development and tests: an
 // address inside an allowed CIDR, or any address of an allowed host name, skips step 4 (and
 // an allowed name skips step 3). It is empty by default; app/ logs a warning when it is set.
+//
+// Errors: kInvalidParams, message "URL '<url>' refused: <why>", detail {"egress", "refused"}
+// or, when the host name has no address right now, {"egress", "unresolved"}
+// (egress_error.hpp).
+//
+// Thread safety: UrlGuard is immutable after Create; Vet may run on any thread at once.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -32,13 +41,10 @@
 #include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/net/egress_error.hpp"
+#include "a2ad/net/egress_policy.hpp"
 
-namespace a2ad::push {
-
-struct GuardPolicy {
-  bool allow_http = false;              // plain http:// destinations (development only)
-  std::vector<std::string> allow_list;  // "127.0.0.0/8", "::1/128", "10.1.2.3", "hooks.local"
-};
+namespace a2ad::net {
 
 /// A URL that passed the syntactic checks (steps 1-3). Pure value.
 struct ParsedUrl {
@@ -57,8 +63,8 @@ struct VettedTarget {
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;  // non-empty
 };
 
-/// Steps 1-3 (no DNS). kInvalidParams with a message saying what is wrong.
-core::Result<ParsedUrl> ParseWebhookUrl(std::string_view url, const GuardPolicy& policy);
+/// Steps 1-2 (no DNS; only `policy.allow_http` is read). kInvalidParams saying what is wrong.
+core::Result<ParsedUrl> ParseUrl(std::string_view url, const EgressPolicy& policy);
 
 /// inet_aton-style IPv4 parsing of a host text: 1-4 dot-separated parts, each decimal, octal
 /// (leading 0) or hex (0x); the last part fills the remaining bytes. nullopt if not numeric.
@@ -75,8 +81,9 @@ bool IsForbiddenHostName(std::string_view normalised_host);
 class Resolver {
  public:
   virtual ~Resolver() = default;
-  /// Every address of `host` (an empty vector is an error). kInvalidParams when the name does
-  /// not resolve.
+  /// Every address of `host`, non-empty. When the name has no address right now (no such
+  /// host, no data, a temporary or server DNS failure): an error with EgressFailure
+  /// kUnresolved. Other failures: kRefused.
   virtual boost::asio::awaitable<core::Result<std::vector<boost::asio::ip::address>>> Resolve(
       std::string host) = 0;
 };
@@ -89,7 +96,7 @@ class SystemResolver final : public Resolver {
 };
 
 /// Tests: a fixed name -> addresses table; other names fall through to `fallback` when set,
-/// else fail to resolve.
+/// else do not resolve (kUnresolved).
 class StaticResolver final : public Resolver {
  public:
   explicit StaticResolver(std::map<std::string, std::vector<std::string>> table,
@@ -106,29 +113,40 @@ class StaticResolver final : public Resolver {
 class UrlGuard {
  public:
   /// kInvalidParams for an allow-list entry that is neither a CIDR, an address nor a name.
-  static core::Result<UrlGuard> Create(GuardPolicy policy, Resolver& resolver);
+  /// `resolver` must outlive the guard.
+  static core::Result<UrlGuard> Create(EgressPolicy policy, Resolver& resolver);
 
-  /// Steps 1-4 with DNS. kInvalidParams naming the reason ("... resolves to 10.0.0.5, a
-  /// private (RFC 1918) address"). Thread-safe.
+  /// Steps 1-4 with DNS, at the moment of use. kInvalidParams naming the reason ("... resolves
+  /// to 10.0.0.5, which is private (RFC 1918)"); a name that does not resolve is refused
+  /// (kUnresolved): nothing can be connected to.
   boost::asio::awaitable<core::Result<VettedTarget>> Vet(std::string url) const;
 
-  const GuardPolicy& policy() const { return policy_; }
-  bool relaxed() const { return !policy_.allow_list.empty() || policy_.allow_http; }
+  /// The check when a destination is registered for later use (a push config, a webhook):
+  /// as Vet, except that a host name which does not resolve right now passes (an A2A client
+  /// may register a public name this machine cannot resolve yet; every use vets it again with
+  /// fresh DNS). A literal non-public address, an internal name, or a name that does resolve
+  /// to a non-public address is refused at once.
+  boost::asio::awaitable<core::Result<ParsedUrl>> VetAtRegistration(std::string url) const;
+
+  const EgressPolicy& policy() const { return policy_; }
+  bool relaxed() const { return policy_.relaxed(); }
 
  private:
   struct Cidr {
     boost::asio::ip::address base;
     int bits = 0;
   };
-  UrlGuard(GuardPolicy policy, Resolver& resolver)
+  UrlGuard(EgressPolicy policy, Resolver& resolver)
       : policy_(std::move(policy)), resolver_(&resolver) {}
+  boost::asio::awaitable<core::Result<VettedTarget>> Check(std::string url,
+                                                           bool accept_unresolved) const;
   bool AllowedAddress(const boost::asio::ip::address& a) const;
   bool AllowedHost(std::string_view host) const;
 
-  GuardPolicy policy_;
+  EgressPolicy policy_;
   Resolver* resolver_;
   std::vector<Cidr> cidrs_;
   std::vector<std::string> hosts_;
 };
 
-}  // namespace a2ad::push
+}  // namespace a2ad::net

@@ -1,13 +1,14 @@
-// The SSRF guard, table-driven (issue 5: at least 40 hostile URLs refused with the
-// allow-list off), plus the allow-list and the URL normalisation it relies on.
-#include "a2ad/push/url_guard.hpp"
+// The egress SSRF guard, table-driven (issue 5: at least 40 hostile URLs refused with the
+// allow-list off), plus the allow-list, the URL normalisation it relies on, and the
+// registration-time check that lets a name which does not resolve yet pass.
+#include "a2ad/net/url_guard.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-namespace a2ad::push {
+namespace a2ad::net {
 namespace {
 namespace asio = boost::asio;
 
@@ -31,15 +32,24 @@ std::map<std::string, std::vector<std::string>> DnsTable() {
   };
 }
 
-core::Result<VettedTarget> VetSync(const UrlGuard& guard, const std::string& url) {
+template <class T>
+T RunSync(asio::awaitable<T> op) {
   asio::io_context io;
-  core::Result<VettedTarget> out;
-  asio::co_spawn(io, guard.Vet(url), [&](std::exception_ptr ep, core::Result<VettedTarget> r) {
+  T out;
+  asio::co_spawn(io, std::move(op), [&](std::exception_ptr ep, T r) {
     if (ep) std::rethrow_exception(ep);
     out = std::move(r);
   });
   io.run();
   return out;
+}
+
+core::Result<VettedTarget> VetSync(const UrlGuard& guard, const std::string& url) {
+  return RunSync(guard.Vet(url));
+}
+
+core::Result<ParsedUrl> VetAtRegistrationSync(const UrlGuard& guard, const std::string& url) {
+  return RunSync(guard.VetAtRegistration(url));
 }
 
 struct Hostile {
@@ -139,11 +149,11 @@ const Hostile kHostileScheme[] = {
 
 TEST(UrlGuard, RefusesEveryHostileUrlWithTheAllowListOff) {
   StaticResolver dns(DnsTable());
-  GuardPolicy http_policy;
+  EgressPolicy http_policy;
   http_policy.allow_http = true;
   auto guard = UrlGuard::Create(http_policy, dns);
   ASSERT_TRUE(guard);
-  auto strict = UrlGuard::Create(GuardPolicy{}, dns);
+  auto strict = UrlGuard::Create(EgressPolicy{}, dns);
   ASSERT_TRUE(strict);
   size_t n = 0;
   for (const auto& h : kHostileHttp) {
@@ -152,6 +162,7 @@ TEST(UrlGuard, RefusesEveryHostileUrlWithTheAllowListOff) {
     EXPECT_NE(r.error().message.find(h.why), std::string::npos)
         << h.url << ": " << r.error().message;
     EXPECT_EQ(r.error().code, core::ErrorCode::kInvalidParams);
+    EXPECT_TRUE(EgressFailureOf(r.error())) << h.url;
     // The https form is refused for the same reason.
     std::string https = std::string("https") + (h.url + 4);
     if (std::string_view(h.url).rfind("http://", 0) == 0) {
@@ -171,7 +182,7 @@ TEST(UrlGuard, RefusesEveryHostileUrlWithTheAllowListOff) {
 
 TEST(UrlGuard, AcceptsPublicDestinationsAndPinsTheirAddresses) {
   StaticResolver dns(DnsTable());
-  auto guard = UrlGuard::Create(GuardPolicy{}, dns);
+  auto guard = UrlGuard::Create(EgressPolicy{}, dns);
   ASSERT_TRUE(guard);
   auto r = VetSync(*guard, "https://Hooks.Example.com/a2a/push?x=1#frag");
   ASSERT_TRUE(r) << r.error().message;
@@ -194,7 +205,7 @@ TEST(UrlGuard, AcceptsPublicDestinationsAndPinsTheirAddresses) {
 
 TEST(UrlGuard, AllowListAdmitsOnlyWhatItNames) {
   StaticResolver dns(DnsTable());
-  GuardPolicy p;
+  EgressPolicy p;
   p.allow_http = true;
   p.allow_list = {"127.0.0.0/8", "::1", "hooks.local-dev.test"};
   auto guard = UrlGuard::Create(p, dns);
@@ -212,7 +223,7 @@ TEST(UrlGuard, AllowListAdmitsOnlyWhatItNames) {
   EXPECT_FALSE(VetSync(*guard, "http://internal.example.com/"));
   EXPECT_FALSE(VetSync(*guard, "http://[fd00::1]/"));
 
-  GuardPolicy bad;
+  EgressPolicy bad;
   bad.allow_list = {"10.0.0.0/33"};
   EXPECT_FALSE(UrlGuard::Create(bad, dns));
   bad.allow_list = {"not a host!"};
@@ -221,23 +232,59 @@ TEST(UrlGuard, AllowListAdmitsOnlyWhatItNames) {
 
 TEST(UrlGuard, RealDnsLocalhostResolvesOnlyToForbiddenAddresses) {
   SystemResolver system;
-  asio::io_context io;
-  core::Result<std::vector<asio::ip::address>> out;
-  asio::co_spawn(io, system.Resolve("localhost"), [&](std::exception_ptr ep, auto r) {
-    if (ep) std::rethrow_exception(ep);
-    out = std::move(r);
-  });
-  io.run();
+  auto out = RunSync(system.Resolve("localhost"));
   ASSERT_TRUE(out) << out.error().message;
   ASSERT_FALSE(out->empty());
   for (const auto& a : *out) EXPECT_TRUE(ForbiddenRange(a)) << a.to_string();
   // A name refused by the allow-list-free guard whatever it resolves to, via real DNS too.
   StaticResolver fallthrough({}, &system);
-  GuardPolicy p;
+  EgressPolicy p;
   p.allow_http = true;
   auto guard = UrlGuard::Create(p, fallthrough);
   ASSERT_TRUE(guard);
   EXPECT_FALSE(VetSync(*guard, "http://localhost:8080/"));
+}
+
+TEST(UrlGuard, AnUnresolvableNameIsRefusedAtUseButPassesAtRegistration) {
+  StaticResolver dns(DnsTable());
+  auto guard = UrlGuard::Create(EgressPolicy{}, dns);
+  ASSERT_TRUE(guard);
+  // At use (a delivery): nothing to connect to, refused as unresolved.
+  auto used = VetSync(*guard, "https://nowhere.example.com/webhook");
+  ASSERT_FALSE(used);
+  EXPECT_EQ(EgressFailureOf(used.error()), EgressFailure::kUnresolved);
+  EXPECT_NE(used.error().message.find("does not resolve"), std::string::npos);
+  // At registration: accepted (the A2A TCK registers https://example.com/webhook on machines
+  // that cannot resolve it); the parsed URL comes back.
+  auto registered = VetAtRegistrationSync(*guard, "https://Nowhere.Example.com/webhook?a=1");
+  ASSERT_TRUE(registered) << registered.error().message;
+  EXPECT_EQ(registered->host, "nowhere.example.com");
+  EXPECT_EQ(registered->target, "/webhook?a=1");
+  // Still refused at once: literal non-public addresses, internal names, names resolving to
+  // a non-public address, the scheme arm, syntax.
+  for (const char* url :
+       {"https://10.0.0.5/push", "https://127.0.0.1/", "https://[::1]/", "https://2130706433/",
+        "https://localhost/", "https://metadata.google.internal/", "https://internal.example.com/",
+        "https://mixed.example.com/", "http://nowhere.example.com/",
+        "https://a@nowhere.example.com/"}) {
+    auto r = VetAtRegistrationSync(*guard, url);
+    ASSERT_FALSE(r) << url << " was accepted";
+    EXPECT_EQ(EgressFailureOf(r.error()), EgressFailure::kRefused) << url;
+  }
+  // A public name that resolves is accepted at both.
+  EXPECT_TRUE(VetAtRegistrationSync(*guard, "https://hooks.example.com/"));
+}
+
+TEST(UrlGuard, SystemResolverCallsANameWithoutAnAddressUnresolved) {
+  SystemResolver system;
+  // RFC 6761: .invalid never resolves (with or without a reachable DNS server).
+  auto out = RunSync(system.Resolve("no-such-host.invalid"));
+  ASSERT_FALSE(out);
+  EXPECT_EQ(EgressFailureOf(out.error()), EgressFailure::kUnresolved) << out.error().message;
+  auto guard = UrlGuard::Create(EgressPolicy{}, system);
+  ASSERT_TRUE(guard);
+  EXPECT_TRUE(VetAtRegistrationSync(*guard, "https://no-such-host.invalid/webhook"));
+  EXPECT_FALSE(VetSync(*guard, "https://no-such-host.invalid/webhook"));
 }
 
 TEST(UrlGuard, LooseIpv4ParsingFollowsInetAton) {
@@ -254,4 +301,4 @@ TEST(UrlGuard, LooseIpv4ParsingFollowsInetAton) {
 }
 
 }  // namespace
-}  // namespace a2ad::push
+}  // namespace a2ad::net

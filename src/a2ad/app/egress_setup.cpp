@@ -1,0 +1,59 @@
+#include "a2ad/app/egress_setup.hpp"
+
+#include "a2ad/core/log.hpp"
+
+namespace a2ad::app {
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text + ",") {
+    if (c == ',' || c == ' ') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+net::EgressPolicy EgressPolicyOf(const Config& config) {
+  net::EgressPolicy policy;
+  policy.allow_http = config.egress_allow_http;
+  policy.allow_list = SplitList(config.egress_allowlist);
+  policy.ca_file = config.egress_ca_file;
+  policy.redirects = net::RedirectPolicy::Never();
+  return policy;
+}
+
+core::Result<std::unique_ptr<EgressSetup>> OpenEgress(const Config& config) {
+  auto setup = std::make_unique<EgressSetup>();
+  setup->policy = EgressPolicyOf(config);
+  setup->resolver = std::make_unique<net::SystemResolver>();
+  auto guard = net::UrlGuard::Create(setup->policy, *setup->resolver);
+  if (!guard) {
+    core::Error e = std::move(guard).error();
+    e.message = "--egress-allowlist: " + e.message;
+    return e;
+  }
+  setup->guard = std::make_unique<net::UrlGuard>(std::move(guard).value());
+  if (!setup->policy.allow_list.empty())
+    core::LogWarn("egress: the SSRF allow-list is ON (" + config.egress_allowlist +
+                  "): outbound calls (push notifications, webhooks) may reach these private "
+                  "addresses; for development and tests only");
+  if (setup->policy.allow_http)
+    core::LogWarn(
+        "egress: plain http destinations are allowed (push notifications, webhooks); for "
+        "development and tests only");
+  auto client = net::HttpClient::Create(*setup->guard);
+  if (!client) {
+    core::Error e = std::move(client).error();
+    e.message = "--egress-ca-file: " + e.message;
+    return e;
+  }
+  setup->client = std::move(client).value();
+  return setup;
+}
+
+}  // namespace a2ad::app

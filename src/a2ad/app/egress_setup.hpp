@@ -1,0 +1,35 @@
+#pragma once
+// Composition of the egress module (net/; DIGEST §6.3): the one EgressPolicy built from
+// Config (--egress-allowlist, --egress-allow-http, --egress-ca-file and their --push-*
+// aliases), and the resolver, SSRF guard and HTTP client built from it, which every outbound
+// caller shares (push deliveries and webhook registration today). Built once at startup,
+// read-only afterwards; the guard and client are thread-safe.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "a2ad/app/config.hpp"
+#include "a2ad/core/result.hpp"
+#include "a2ad/net/http_client.hpp"
+#include "a2ad/net/url_guard.hpp"
+
+namespace a2ad::app {
+
+struct EgressSetup {
+  net::EgressPolicy policy;
+  std::unique_ptr<net::SystemResolver> resolver;
+  std::unique_ptr<net::UrlGuard> guard;
+  std::unique_ptr<net::HttpClient> client;
+};
+
+/// "a, b,c" -> {"a", "b", "c"} (commas and spaces separate; empty items dropped).
+std::vector<std::string> SplitList(const std::string& text);
+
+/// The policy the configuration asks for; redirects: never followed.
+net::EgressPolicy EgressPolicyOf(const Config& config);
+
+/// Builds the policy, guard and client, logging a warning when the allow-list or plain http
+/// relaxes the guard. Errors name the bad setting (an allow-list entry, the CA file).
+core::Result<std::unique_ptr<EgressSetup>> OpenEgress(const Config& config);
+
+}  // namespace a2ad::app

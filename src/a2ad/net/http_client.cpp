@@ -1,0 +1,287 @@
+#include "a2ad/net/http_client.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
+#include <mutex>
+
+namespace a2ad::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace ssl = boost::asio::ssl;
+using core::Error;
+using core::Result;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::chrono::milliseconds Left(Clock::time_point deadline) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+}
+
+// What a failed step was, and its words ("timed out" for either timeout).
+Error StepFailed(std::string_view step, const boost::system::error_code& ec,
+                 EgressFailure otherwise) {
+  if (ec == beast::error::timeout)
+    return EgressError(EgressFailure::kTimeout, std::string(step) + ": timed out");
+  if (ec == http::error::body_limit)
+    return EgressError(EgressFailure::kTooLarge, std::string(step) + ": " + ec.message());
+  return EgressError(otherwise, std::string(step) + ": " + ec.message());
+}
+
+// RFC 9110 token characters (a method) and a field name / value without line breaks.
+bool IsToken(std::string_view s) {
+  static constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kExtra.find(c) != kExtra.npos;
+  });
+}
+bool IsFieldValue(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+Result<http::request<http::string_body>> BuildRequest(const VettedTarget& target,
+                                                      const HttpRequest& in,
+                                                      const std::string& user_agent) {
+  if (!IsToken(in.method))
+    return EgressError(EgressFailure::kRefused, "method '" + in.method + "' is not an HTTP token");
+  http::request<http::string_body> req;
+  req.version(11);
+  req.method_string(in.method);
+  req.target(target.url.target);
+  req.set(http::field::user_agent, user_agent);
+  for (const auto& [name, value] : in.headers) {
+    if (!IsToken(name) || !IsFieldValue(value))
+      return EgressError(EgressFailure::kRefused,
+                         "header '" + name + "': not a valid field name or value");
+    req.set(name, value);
+  }
+  // The client's own: whatever the caller passed.
+  req.set(http::field::host, target.url.HostHeader());
+  req.set(http::field::connection, "close");
+  req.body() = in.body;
+  req.prepare_payload();
+  return req;
+}
+
+// Connect (each endpoint gets the connect timeout), bounded by the overall deadline.
+asio::awaitable<std::optional<Error>> ConnectPinned(beast::tcp_stream& tcp,
+                                                    const VettedTarget& target,
+                                                    Clock::time_point deadline,
+                                                    std::chrono::milliseconds connect_timeout) {
+  std::optional<Error> last = EgressError(EgressFailure::kConnect, "no endpoint");
+  for (const auto& ep : target.endpoints) {
+    auto left = Left(deadline);
+    if (left.count() <= 0) co_return EgressError(EgressFailure::kTimeout, "timed out");
+    tcp.expires_after(std::min(left, connect_timeout));
+    auto [ec] = co_await tcp.async_connect(ep, kTuple);
+    if (!ec) co_return std::nullopt;
+    last = StepFailed("connect to " + ep.address().to_string() + ":" + std::to_string(ep.port()),
+                      ec, EgressFailure::kConnect);
+    tcp.close();
+  }
+  co_return last;
+}
+
+// Write the request, read the answer (the stream is connected, TLS done).
+template <class Stream>
+asio::awaitable<Result<HttpResponse>> WriteRead(Stream& stream, beast::tcp_stream& tcp,
+                                                http::request<http::string_body>& req, size_t limit,
+                                                Clock::time_point deadline) {
+  auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
+  tcp.expires_after(remaining());
+  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
+    co_return StepFailed("write", ec, EgressFailure::kIo);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(limit);
+  parser.header_limit(16 * 1024);
+  if (req.method() == http::verb::head) parser.skip(true);
+  tcp.expires_after(remaining());
+  if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple); ec)
+    co_return StepFailed("read response", ec, EgressFailure::kIo);
+  auto& msg = parser.get();
+  HttpResponse out;
+  out.status = static_cast<int>(msg.result_int());
+  for (const auto& field : msg)
+    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  out.body = std::move(msg.body());
+  co_return out;
+}
+
+bool IsFollowable(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+// The Location resolved against the URL that answered; "" when it is not a URI reference.
+std::string ResolveLocation(const std::string& base, std::string_view location) {
+  auto b = boost::urls::parse_uri(base);
+  auto ref = boost::urls::parse_uri_reference(location);
+  if (!b || !ref) return {};
+  boost::urls::url out;
+  if (!boost::urls::resolve(*b, *ref, out)) return {};
+  out.remove_fragment();
+  return std::string(out.buffer());
+}
+
+}  // namespace
+
+std::string_view HttpResponse::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (IEquals(k, name)) return v;
+  return {};
+}
+
+struct HttpClient::Tls {
+  ssl::context ctx{ssl::context::tls_client};
+  // The system trust store is loaded at the first https request, not at startup: parsing the
+  // CA bundle costs ~40 ms, most of a2ad's start, and many servers never call out over TLS.
+  std::once_flag system_roots;
+};
+
+HttpClient::HttpClient(const UrlGuard& guard, HttpClientOptions options)
+    : guard_(guard), options_(std::move(options)), tls_(std::make_unique<Tls>()) {}
+
+HttpClient::~HttpClient() = default;
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(const UrlGuard& guard,
+                                                       HttpClientOptions options) {
+  std::unique_ptr<HttpClient> client(new HttpClient(guard, std::move(options)));
+  auto& ctx = client->tls_->ctx;
+  const std::string& ca_file = guard.policy().ca_file;
+  if (!ca_file.empty()) {  // loaded now: a wrong CA file fails at startup
+    boost::system::error_code ec;
+    ctx.load_verify_file(ca_file, ec);
+    if (ec)
+      return Error(core::ErrorCode::kInvalidParams, "CA file '" + ca_file + "': " + ec.message());
+  }
+  ctx.set_verify_mode(ssl::verify_peer);
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                  ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  return client;
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Send(const VettedTarget& target,
+                                                       HttpRequest request) const {
+  const auto deadline = Clock::now() + request.total_timeout.value_or(options_.total_timeout);
+  co_return co_await Exchange(target, request, deadline);
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Fetch(HttpRequest request) const {
+  const auto deadline = Clock::now() + request.total_timeout.value_or(options_.total_timeout);
+  const RedirectPolicy redirects = request.redirects.value_or(guard_.policy().redirects);
+  std::string url = request.url;
+  auto vetted = co_await guard_.Vet(url);
+  if (!vetted) co_return std::move(vetted).error();
+  VettedTarget current = std::move(vetted).value();
+  for (int hops = 0;; ++hops) {
+    auto answer = co_await Exchange(current, request, deadline);
+    if (!answer) co_return answer;
+    answer->url = url;
+    answer->redirects = hops;
+    const int status = answer->status;
+    const std::string_view location = answer->Header("Location");
+    if (redirects.max_redirects <= 0 || !IsFollowable(status) || location.empty()) co_return answer;
+    const std::string what = "redirect (" + std::to_string(status) + ")";
+    if (hops >= redirects.max_redirects)
+      co_return EgressError(
+          EgressFailure::kRedirect,
+          what + ": more than " + std::to_string(redirects.max_redirects) + " redirect(s)");
+    std::string next_url = ResolveLocation(url, location);
+    if (next_url.empty())
+      co_return EgressError(EgressFailure::kRedirect,
+                            what + ": Location '" + std::string(location) + "' is not a URL");
+    auto next_parsed = boost::urls::parse_uri(next_url);
+    if (current.url.scheme == "https" && next_parsed && next_parsed->scheme() != "https")
+      co_return EgressError(
+          EgressFailure::kRedirect,
+          what + " from https to " + std::string(next_parsed->scheme()) + " refused: " + next_url);
+    auto next = co_await guard_.Vet(next_url);
+    if (!next) {
+      Error e = std::move(next).error();
+      e.message = what + " to " + next_url + ": " + e.message;
+      co_return e;
+    }
+    // The method and body the next hop gets.
+    if ((status == 303 && request.method != "HEAD") ||
+        ((status == 301 || status == 302) && request.method == "POST")) {
+      request.method = "GET";
+      request.body.clear();
+      std::erase_if(request.headers, [](const auto& h) {
+        return IEquals(h.first, "Content-Type") || IEquals(h.first, "Content-Length");
+      });
+    }
+    const bool same_origin = next->url.scheme == current.url.scheme &&
+                             next->url.host == current.url.host &&
+                             next->url.port == current.url.port;
+    if (!same_origin)
+      std::erase_if(request.headers, [](const auto& h) {
+        return IEquals(h.first, "Authorization") || IEquals(h.first, "Proxy-Authorization") ||
+               IEquals(h.first, "Cookie");
+      });
+    url = std::move(next_url);
+    current = std::move(next).value();
+  }
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
+                                                           const HttpRequest& request,
+                                                           Deadline deadline) const {
+  auto executor = co_await asio::this_coro::executor;
+  auto built = BuildRequest(target, request, options_.user_agent);
+  if (!built) co_return std::move(built).error();
+  auto req = std::move(built).value();
+  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
+  const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
+
+  if (target.url.scheme == "https") {
+    std::call_once(tls_->system_roots, [this] {
+      boost::system::error_code ignored;  // no system store: only the CA file is trusted
+      tls_->ctx.set_default_verify_paths(ignored);
+    });
+    beast::ssl_stream<beast::tcp_stream> stream(executor, tls_->ctx);
+    auto& tcp = beast::get_lowest_layer(stream);
+    if (auto failed = co_await ConnectPinned(tcp, target, deadline, connect_timeout))
+      co_return std::move(*failed);
+    if (!target.url.literal) {
+      if (!SSL_set_tlsext_host_name(stream.native_handle(), target.url.host.c_str()))
+        co_return EgressError(EgressFailure::kTls, "TLS: cannot set SNI");
+    }
+    stream.set_verify_callback(ssl::host_name_verification(target.url.host));
+    tcp.expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
+    if (auto [ec] = co_await stream.async_handshake(ssl::stream_base::client, kTuple); ec)
+      co_return StepFailed("TLS handshake", ec, EgressFailure::kTls);
+    auto answer = co_await WriteRead(stream, tcp, req, limit, deadline);
+    if (answer) {
+      tcp.expires_after(std::chrono::milliseconds(500));
+      (void)co_await stream.async_shutdown(kTuple);
+    }
+    co_return answer;
+  }
+
+  beast::tcp_stream stream(executor);
+  if (auto failed = co_await ConnectPinned(stream, target, deadline, connect_timeout))
+    co_return std::move(*failed);
+  auto answer = co_await WriteRead(stream, stream, req, limit, deadline);
+  boost::system::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  co_return answer;
+}
+
+}  // namespace a2ad::net
