@@ -297,6 +297,16 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   return w;
 }
 
+core::Result<Workflow> ParseWorkflowText(std::string_view text) {
+  auto parsed = protocol::ParseJson(text, {.max_depth = 64});
+  if (!parsed) {
+    Error e = std::move(parsed).error();
+    e.message = "not JSON: " + e.message;
+    return e;
+  }
+  return ParseWorkflow(parsed.value());
+}
+
 LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
   LoadedWorkflows out;
   std::error_code ec;
@@ -314,13 +324,7 @@ LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
     std::ifstream in(f);
     std::stringstream text;
     text << in.rdbuf();
-    auto parsed = protocol::ParseJson(text.str(), {.max_depth = 64});
-    if (!parsed) {
-      out.refusals.push_back(f.string() + ": not JSON: " + parsed.error().message);
-      continue;
-    }
-    json::value doc = std::move(parsed).value();
-    auto w = ParseWorkflow(doc);
+    auto w = ParseWorkflowText(text.str());
     if (!w) {
       out.refusals.push_back(f.string() + ": " + w.error().message);
       continue;
