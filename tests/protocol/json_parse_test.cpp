@@ -72,6 +72,23 @@ TEST(ParseJson, IntegersMustFit64BitsAndAreKeptExactly) {
   EXPECT_TRUE(ParseJson("1e29"));
 }
 
+// Found by tests/fuzz/jsonrpc_fuzz (corpus: regress-long-integer-page-size): an integer
+// literal of more than 40 digits was shortened for the message ("666...") before being
+// classified, and the "..." made it look like a fraction: it was read as a double.
+TEST(ParseJson, RefusesLongIntegersAsIntegers) {
+  for (std::string digits :
+       {std::string(41, '6'), std::string(60, '6') + "101", "-" + std::string(45, '9')}) {
+    auto v = ParseJson(R"({"params":{"pageSize":)" + digits + "}}");
+    ASSERT_FALSE(v) << digits;
+    EXPECT_EQ(v.error().code, ErrorCode::kInvalidParams);
+    EXPECT_EQ(Field(v.error()), "params.pageSize");
+    EXPECT_NE(v.error().message.find("integer out of range: " + digits.substr(0, 37) + "..."),
+              std::string::npos)
+        << v.error().message;
+  }
+  EXPECT_TRUE(ParseJson("6666666666666666666666666666666666666666.5"));  // a double: fine
+}
+
 TEST(ParseJson, RefusesAMemberNameGivenTwice) {
   auto v = ParseJson(R"({"x":[{"a":1},{"a":1,"b":2,"a":3}]})");
   ASSERT_FALSE(v);
