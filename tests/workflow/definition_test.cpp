@@ -44,5 +44,26 @@ TEST(ParseWorkflowText, TextThatIsNotJsonIsRefusedAsSuch) {
       << dup.error().message;
 }
 
+// Found by tests/fuzz/workflow_fuzz (corpus: refused-timeout-huge.json): settings.timeout 1e300
+// was converted to an int64 it does not fit (undefined behaviour), and a large one overflowed
+// `started + timeout` in the engine. Durations are bounded by 2^53 - 1 ms, here and for the
+// interrupt deadline config.timeoutMs the engine reads.
+TEST(ParseWorkflowText, DurationsMustBeMillisecondsWithinTwoToThe53) {
+  EXPECT_TRUE(ParseWorkflowText(Doc(R"({"timeout":9007199254740991})")));
+  EXPECT_TRUE(ParseWorkflowText(Doc(R"({"timeout":0})", R"({"timeoutMs":0})")));
+  for (const char* timeout :
+       {"1e300", "9007199254740992", "18446744073709551615", "-1", "-0.5", "\"10s\"", "null"}) {
+    auto w = ParseWorkflowText(Doc(std::string(R"({"timeout":)") + timeout + "}"));
+    ASSERT_FALSE(w) << timeout;
+    EXPECT_EQ(w.error().code, ErrorCode::kInvalidParams);
+    EXPECT_EQ(Field(w.error()), "settings.timeout");
+    EXPECT_EQ(w.error().message,
+              "settings.timeout: expected a number of milliseconds from 0 to 9007199254740991");
+    auto n = ParseWorkflowText(Doc("{}", std::string(R"({"timeoutMs":)") + timeout + "}"));
+    ASSERT_FALSE(n) << timeout;
+    EXPECT_EQ(Field(n.error()), "nodes[0].config.timeoutMs");
+  }
+}
+
 }  // namespace
 }  // namespace a2ad::workflow

@@ -81,6 +81,16 @@ core::Result<void> CheckPortValue(const json::value& v, const std::string& path)
   return core::Ok{};
 }
 
+// A duration in milliseconds: a number from 0 to 2^53 - 1 (exact as a double, and far from
+// overflowing when added to a time), truncated to whole milliseconds.
+core::Result<int64_t> Milliseconds(const json::value& v, const std::string& path) {
+  constexpr double kMax = 9007199254740991.0;  // 2^53 - 1
+  const double ms = v.is_number() ? v.to_number<double>() : -1;
+  if (!(ms >= 0 && ms <= kMax))
+    return Bad(path, "expected a number of milliseconds from 0 to 9007199254740991");
+  return static_cast<int64_t>(ms);
+}
+
 Error CapabilityRequired(const std::string& path, const std::string& type_id,
                          const std::string& node_id) {
   return Error(ErrorCode::kInvalidParams,
@@ -133,9 +143,7 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   w.examples = Strings(metadata->if_contains("examples"));
   A2AD_TRY_ASSIGN(const json::object* settings, ReqObject(o, "settings", ""));
   if (const json::value* t = settings->if_contains("timeout")) {
-    if (!t->is_number() || t->to_number<double>() < 0)
-      return Bad("settings.timeout", "expected a number of milliseconds >= 0");
-    w.timeout_ms = static_cast<int64_t>(t->to_number<double>());
+    A2AD_TRY_ASSIGN(w.timeout_ms, Milliseconds(*t, "settings.timeout"));
   }
   A2AD_TRY_ASSIGN(const json::array* triggers, ReqArray(o, "triggers", ""));
   (void)triggers;
@@ -171,6 +179,10 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
     if (const json::value* c = no.if_contains("config")) {
       if (!c->is_object()) return Bad(path + ".config", "expected an object");
       n.config = c->get_object();
+      if (const json::value* t = n.config.if_contains("timeoutMs")) {  // interrupt deadline
+        auto ms = Milliseconds(*t, path + ".config.timeoutMs");
+        if (!ms) return std::move(ms).error();
+      }
     }
     if (const json::value* in = no.if_contains("inputs")) {
       if (!in->is_object()) return Bad(path + ".inputs", "expected an object");
