@@ -50,6 +50,25 @@ TEST(ParseJson, KeepsTheLargestFiniteDoubleAndUnderflowsToZero) {
   ASSERT_TRUE(max) << max.error().message;
   EXPECT_EQ(max->as_array()[0].as_double(), std::numeric_limits<double>::max());
   EXPECT_EQ(max->as_array()[2].as_double(), 0.0);
+  // Below the halfway point to the next power: still the largest double, which Boost 1.81
+  // reads as infinity (tests/fuzz/json_parse_fuzz, corpus: boost-misreads-negative-max).
+  auto near = ParseJson("[1.7976931348623158e308,-1.7976931348623158e308]");
+  ASSERT_TRUE(near) << near.error().message;
+  EXPECT_EQ(near->as_array()[0].as_double(), std::numeric_limits<double>::max());
+  EXPECT_EQ(near->as_array()[1].as_double(), -std::numeric_limits<double>::max());
+}
+
+// Found by tests/fuzz/json_parse_fuzz (corpus: zero-huge-exponent): Boost 1.81 reads a zero
+// with an exponent past the double range ("0e400") as NaN; it is 0, and stays a number.
+TEST(ParseJson, ReadsAZeroWithAHugeExponentAsZero) {
+  auto v = ParseJson("[0e6686666,-0.0e400,0E999]");
+  ASSERT_TRUE(v) << v.error().message;
+  for (const auto& x : v->as_array()) {
+    ASSERT_TRUE(x.is_double());
+    EXPECT_EQ(x.as_double(), 0.0);
+  }
+  EXPECT_TRUE(std::signbit(v->as_array()[1].as_double()));
+  EXPECT_EQ(SerializeJson(*v), "[0E0,-0E0,0E0]");
 }
 
 TEST(ParseJson, IntegersMustFit64BitsAndAreKeptExactly) {
