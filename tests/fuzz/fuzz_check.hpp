@@ -1,6 +1,7 @@
 #pragma once
 // Invariant checks of the fuzz targets: a broken invariant prints what broke and aborts, so
 // libFuzzer reports it as a crash and saves the input (tests/fuzz/README.md).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
