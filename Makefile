@@ -1,9 +1,11 @@
 # a2ad developer commands. Everything installs its own prerequisites via scripts/bootstrap.sh.
 #
 #   make run        build (release) and serve on http://127.0.0.1:8080
-#   make test       build (release) and run every test (unit, integration, interop)
+#   make test       build (release) and run every test (unit, integration, interop), then
+#                   every fuzz target briefly (fuzz-smoke)
 #   make sanitize   build with ASan+UBSan and run every test
 #   make tsan       build with ThreadSanitizer and run every test
+#   make fuzz       fuzz every target FUZZ_SECONDS (600) each; FUZZ_TARGETS="a_fuzz b_fuzz"
 #   make format     clang-format src/ tests/ bench/ in place; make format-check only checks
 #   make clean      remove build/
 
@@ -20,10 +22,16 @@ A2AD_RELEASE := build/release/src/a2ad/cli/a2ad
 FORMAT_FILES = $(shell find src tests bench -path '*/node_modules' -prune -o \
                  -type f \( -name '*.cpp' -o -name '*.hpp' \) -print 2>/dev/null)
 
-.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean
+# libFuzzer targets (tests/fuzz/README.md), built by the fuzz preset (clang, ASan+UBSan).
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 12
+FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard tests/fuzz/*_fuzz.cpp))))
+
+.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean \
+        fuzz fuzz-build fuzz-smoke
 
 help:
-	@sed -n '3,8p' Makefile | sed 's/^#//'
+	@sed -n '3,11p' Makefile | sed 's/^#//'
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -46,6 +54,7 @@ run: build
 
 test: build
 	ctest --preset release -j$(JOBS)
+	$(MAKE) --no-print-directory fuzz-smoke
 
 # Only the SDK interop tests (tests/interop), against the release build.
 interop: build
@@ -58,6 +67,17 @@ sanitize: bootstrap build/sanitize/build.ninja
 tsan: bootstrap build/tsan/build.ninja
 	cmake --build --preset tsan -j$(JOBS)
 	ctest --preset tsan -j$(JOBS)
+
+fuzz-build: bootstrap build/fuzz/build.ninja
+	cmake --build --preset fuzz -j$(JOBS)
+
+# Every target FUZZ_SECONDS; what they find that is new is merged into build/fuzz/corpus.
+fuzz: fuzz-build
+	JOBS=$(JOBS) bash scripts/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Every target FUZZ_SMOKE_SECONDS from its seeds (part of make test; nothing is kept).
+fuzz-smoke: fuzz-build
+	JOBS=$(JOBS) bash scripts/fuzz.sh smoke $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
 CHECK_CLANG_FORMAT = command -v clang-format >/dev/null || \
   { echo "clang-format not found: apt-get install clang-format" >&2; exit 1; }

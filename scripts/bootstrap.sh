@@ -28,6 +28,7 @@ packages=(
   libssl-dev libsqlite3-dev libpq-dev postgresql
   libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang libclang-rt-14-dev  # the fuzz preset (tests/fuzz): clang++ and libFuzzer
   curl ca-certificates python3
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which bundles npm); only fall back to

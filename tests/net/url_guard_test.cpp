@@ -135,6 +135,11 @@ const Hostile kHostileHttp[] = {
     {"http://[v1.fe80::a+en1]/", "IPvFuture"},
     {"//hooks.example.com/", "not an absolute URL"},
     {"http://hooks.example.com\\@127.0.0.1/", "not an absolute URL"},
+    // control bytes in a (percent-decoded) name; found by tests/fuzz/url_guard_fuzz
+    // (corpus: regress-control-byte-in-host): only space, tab, CR, LF and NUL were refused
+    {"http://loca%2ch%7fst/", "a host name cannot have"},
+    {"http://hooks.exa%01mple.com/", "a host name cannot have"},
+    {"http://hooks.example.com%0b/", "a host name cannot have"},
 };
 
 // With the default policy (https only): the scheme arm.

@@ -142,6 +142,20 @@ TEST(JsonRpc, IdKeepsItsJsonType) {
   EXPECT_EQ(MakeJsonRpcResult(n->id, json::object{}).at("id"), 7);
 }
 
+// Found by tests/fuzz/jsonrpc_fuzz: an integer field given as a double beyond int64
+// (historyLength 1e300) was converted before its range was checked (undefined behaviour).
+TEST(Codec, IntegerFieldsGivenAsHugeDoublesAreRefused) {
+  for (double d : {1e300, -1e300, 9.3e18, 6.6e59}) {
+    const json::value params = json::object{{"id", "t1"}, {"historyLength", d}};
+    auto r = v10::GetTaskRequestFromJson(params);
+    ASSERT_FALSE(r) << d;
+    EXPECT_EQ(r.error().message, "params.historyLength: expected an integer") << d;
+  }
+  auto ok = v10::GetTaskRequestFromJson(json::object{{"id", "t1"}, {"historyLength", 3.0}});
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->history_length, 3);
+}
+
 TEST(JsonRpc, MethodVersionByName) {
   EXPECT_EQ(MethodVersion("message/send"), WireVersion::kV03);
   EXPECT_EQ(MethodVersion("tasks/pushNotificationConfig/set"), WireVersion::kV03);

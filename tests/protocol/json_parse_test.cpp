@@ -51,6 +51,25 @@ TEST(ParseJson, KeepsTheLargestFiniteDoubleAndUnderflowsToZero) {
   ASSERT_TRUE(max) << max.error().message;
   EXPECT_EQ(max->as_array()[0].as_double(), std::numeric_limits<double>::max());
   EXPECT_EQ(max->as_array()[2].as_double(), 0.0);
+  // Below the halfway point to the next power: still the largest double, which Boost 1.81
+  // reads as infinity (tests/fuzz/json_parse_fuzz, corpus: boost-misreads-negative-max).
+  auto near = ParseJson("[1.7976931348623158e308,-1.7976931348623158e308]");
+  ASSERT_TRUE(near) << near.error().message;
+  EXPECT_EQ(near->as_array()[0].as_double(), std::numeric_limits<double>::max());
+  EXPECT_EQ(near->as_array()[1].as_double(), -std::numeric_limits<double>::max());
+}
+
+// Found by tests/fuzz/json_parse_fuzz (corpus: zero-huge-exponent): Boost 1.81 reads a zero
+// with an exponent past the double range ("0e400") as NaN; it is 0, and stays a number.
+TEST(ParseJson, ReadsAZeroWithAHugeExponentAsZero) {
+  auto v = ParseJson("[0e6686666,-0.0e400,0E999]");
+  ASSERT_TRUE(v) << v.error().message;
+  for (const auto& x : v->as_array()) {
+    ASSERT_TRUE(x.is_double());
+    EXPECT_EQ(x.as_double(), 0.0);
+  }
+  EXPECT_TRUE(std::signbit(v->as_array()[1].as_double()));
+  EXPECT_EQ(SerializeJson(*v), "[0E0,-0E0,0E0]");
 }
 
 TEST(ParseJson, IntegersMustFit64BitsAndAreKeptExactly) {
@@ -71,6 +90,23 @@ TEST(ParseJson, IntegersMustFit64BitsAndAreKeptExactly) {
   // With a fraction or an exponent it is a double, and doubles may be large.
   EXPECT_TRUE(ParseJson("123456789012345678901234567890.0"));
   EXPECT_TRUE(ParseJson("1e29"));
+}
+
+// Found by tests/fuzz/jsonrpc_fuzz (corpus: regress-long-integer-page-size): an integer
+// literal of more than 40 digits was shortened for the message ("666...") before being
+// classified, and the "..." made it look like a fraction: it was read as a double.
+TEST(ParseJson, RefusesLongIntegersAsIntegers) {
+  for (std::string digits :
+       {std::string(41, '6'), std::string(60, '6') + "101", "-" + std::string(45, '9')}) {
+    auto v = ParseJson(R"({"params":{"pageSize":)" + digits + "}}");
+    ASSERT_FALSE(v) << digits;
+    EXPECT_EQ(v.error().code, ErrorCode::kInvalidParams);
+    EXPECT_EQ(Field(v.error()), "params.pageSize");
+    EXPECT_NE(v.error().message.find("integer out of range: " + digits.substr(0, 37) + "..."),
+              std::string::npos)
+        << v.error().message;
+  }
+  EXPECT_TRUE(ParseJson("6666666666666666666666666666666666666666.5"));  // a double: fine
 }
 
 TEST(ParseJson, RefusesAMemberNameGivenTwice) {

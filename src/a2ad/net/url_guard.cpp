@@ -179,7 +179,8 @@ bool LastLabelNumeric(std::string_view host) {
   std::string_view last = dot == std::string_view::npos ? host : host.substr(dot + 1);
   if (last.empty()) return false;
   if (last.size() > 1 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X'))
-    return std::all_of(last.begin() + 2, last.end(), [](char c) { return std::isxdigit(c); });
+    return std::all_of(last.begin() + 2, last.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
   return std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
@@ -269,8 +270,12 @@ Result<ParsedUrl> ParseUrl(std::string_view url, const EgressPolicy& policy) {
       std::string name = Lower(u.host());  // percent-decoded
       if (!name.empty() && name.back() == '.') name.pop_back();
       if (name.empty()) return Refused(url, "empty host");
-      if (name.find_first_of("%/\\@ \t\r\n") != std::string::npos || name.find('\0') != name.npos)
-        return Refused(url, "host contains characters a host name cannot have");
+      // No space or control byte (a Host header and SNI carry the name), no delimiter.
+      const bool bad_char = std::any_of(name.begin(), name.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c <= 0x20 || c == 0x7f || ch == '%' || ch == '/' || ch == '\\' || ch == '@';
+      });
+      if (bad_char) return Refused(url, "host contains characters a host name cannot have");
       if (LastLabelNumeric(name)) {
         auto v4 = ParseLooseIpv4(name);
         if (!v4) return Refused(url, "numeric host '" + name + "' is not a valid IPv4 address");

@@ -93,6 +93,8 @@ class StrictBuilder {
     double exact = 0;
     const auto [end, err] = std::from_chars(literal.data(), literal.data() + literal.size(), exact);
     if (err == std::errc() && end == literal.data() + literal.size()) d = exact;
+    // Decided on the whole literal: the shortened one below ends in "...".
+    const bool integer = literal.find_first_of(".eE") == std::string::npos;
     if (literal.size() > 40) literal = literal.substr(0, 37) + "...";
     if (!std::isfinite(d)) {
       return Refuse("number out of range: " + literal +
@@ -101,7 +103,7 @@ class StrictBuilder {
                     ec) &&
              Insert(json::value(nullptr), ec);
     }
-    if (literal.find_first_of(".eE") == std::string::npos) {
+    if (integer) {
       return Refuse("integer out of range: " + literal +
                         " does not fit 64 bits (from -9223372036854775808 to "
                         "18446744073709551615); send it as a string",

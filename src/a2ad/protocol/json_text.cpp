@@ -26,10 +26,12 @@ constexpr std::array<char, 256> MakeEscapes() {
 constexpr std::array<char, 256> kEscapes = MakeEscapes();
 constexpr char kHex[] = "0123456789abcdef";
 
-// Whether any of the 8 bytes of `w` is below 0x20, '"' or '\\' (the bytes kEscapes marks).
-// The classic word-at-a-time tests: (x - 0x01..) & ~x & 0x80.. is nonzero iff some byte of
-// x is zero, and (x - 0x20..) & ~x & 0x80.. iff some byte is below 0x20. Exact for "any".
-inline bool AnyByteNeedsEscape(uint64_t w) {
+// Whether any of the 8 bytes of `w` needs a look: below 0x20, '"' or '\\' (the bytes
+// kEscapes marks), or 0x80 and above (UTF-8 to check). The classic word-at-a-time tests:
+// (x - 0x01..) & ~x & 0x80.. is nonzero iff some byte of x is zero, and (x - 0x20..) & ~x &
+// 0x80.. iff some byte is below 0x20 (or, through ~x, at least 0x80: w itself says so).
+// Exact for "any".
+inline bool AnyByteNeedsALook(uint64_t w) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHigh = 0x8080808080808080ull;
   const uint64_t quote = w ^ (kOnes * '"');
@@ -37,7 +39,40 @@ inline bool AnyByteNeedsEscape(uint64_t w) {
   const uint64_t control = (w - kOnes * 0x20) & ~w;
   const uint64_t zero_q = (quote - kOnes) & ~quote;
   const uint64_t zero_b = (backslash - kOnes) & ~backslash;
-  return ((control | zero_q | zero_b) & kHigh) != 0;
+  return ((control | zero_q | zero_b | w) & kHigh) != 0;
+}
+
+// The UTF-8 sequence starting at p[0] >= 0x80 (Unicode Table 3-7: no overlong forms, no
+// surrogates, nothing past U+10FFFF). Returns its length when it is well formed, else 0 with
+// `bad` set to the length of its maximal ill-formed subpart (at least 1), which one U+FFFD
+// replaces (Unicode's recommended practice, as the WHATWG decoder does).
+size_t Utf8Sequence(const unsigned char* p, size_t avail, size_t& bad) {
+  const unsigned char c = p[0];
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
+  } else {
+    bad = 1;  // a continuation byte, C0, C1, F5..FF
+    return 0;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    if (i >= avail || p[i] < lo || p[i] > hi) {
+      bad = i;
+      return 0;
+    }
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return n;
 }
 
 }  // namespace
@@ -47,31 +82,52 @@ void AppendJsonString(std::string& out, std::string_view s) {
   const char* run = s.data();  // start of the bytes not yet copied
   const char* p = run;
   const char* const end = p + s.size();
-  auto one = [&](const char* q) {
-    const char e = kEscapes[static_cast<unsigned char>(*q)];
-    if (e == 0) return;
-    out.append(run, static_cast<size_t>(q - run));
-    run = q + 1;
+  // Looks at the byte at p (which needs a look) and moves p past what it decided.
+  auto one = [&]() {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x80) {
+      size_t bad = 0;
+      const size_t n = Utf8Sequence(reinterpret_cast<const unsigned char*>(p),
+                                    static_cast<size_t>(end - p), bad);
+      if (n != 0) {  // well formed: stays in the run
+        p += n;
+        return;
+      }
+      out.append(run, static_cast<size_t>(p - run));
+      out.append("\xEF\xBF\xBD", 3);  // U+FFFD REPLACEMENT CHARACTER
+      p += bad;
+      run = p;
+      return;
+    }
+    const char e = kEscapes[c];
+    if (e == 0) {
+      ++p;
+      return;
+    }
+    out.append(run, static_cast<size_t>(p - run));
     if (e != 'u') {
       const char esc[2] = {'\\', e};
       out.append(esc, 2);
     } else {
-      const auto c = static_cast<unsigned char>(*q);
       const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
       out.append(esc, 6);
     }
+    ++p;
+    run = p;
   };
-  // Eight bytes at a time while none needs escaping; a word that has one goes byte by byte.
+  // Eight bytes at a time while none needs a look; a word that has one goes byte by byte (a
+  // UTF-8 sequence may end in the next word).
   while (end - p >= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
-    if (!AnyByteNeedsEscape(w)) {
+    if (!AnyByteNeedsALook(w)) {
       p += 8;
       continue;
     }
-    for (const char* q = p + 8; p != q; ++p) one(p);
+    const char* const word_end = p + 8;
+    while (p < word_end) one();
   }
-  for (; p != end; ++p) one(p);
+  while (p < end) one();
   out.append(run, static_cast<size_t>(end - run));
   out.push_back('"');
 }

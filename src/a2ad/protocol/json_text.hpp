@@ -3,10 +3,14 @@
 // (tests/lint checks that nothing calls boost::json::serialize directly).
 //
 // The output is byte-identical to boost::json::serialize (Boost 1.81) of the same content
-// (the same string escaping and number forms), with one exception that is the reason this is
-// the only writer: a non-finite double, which has no JSON spelling (Boost writes `Infinity`,
-// which no reader accepts), is written as `null`, as JSON.stringify does. ParseJson never
-// produces one, so this only guards values computed in code.
+// (the same string escaping and number forms), with two exceptions that are the reason this
+// is the only writer, both for content that has no JSON spelling (ParseJson never produces
+// either, so they only guard values made in code):
+// - a non-finite double (Boost writes `Infinity`, which no reader accepts) is written as
+//   `null`, as JSON.stringify does;
+// - bytes of a string that are not UTF-8 (Boost copies them: text no strict reader accepts,
+//   RFC 8259 §8.1) are written as U+FFFD, one per maximal ill-formed subpart. Strings that
+//   echo a header or a request target can hold any byte.
 //
 // Thread safety: a JsonTextWriter is used by one thread; the free functions are pure.
 #include <boost/json/array.hpp>
@@ -24,7 +28,8 @@ namespace a2ad::protocol {
 
 /// Appends `s` as a quoted JSON string, escaped as boost::json::serializer does: `"` and `\`
 /// backslashed; \b \t \n \f \r; any other byte below 0x20 as \u00xx (lowercase hex);
-/// every other byte (0x7F, '/', UTF-8 sequences, even invalid ones) copied as is.
+/// 0x7F, '/' and well-formed UTF-8 copied as they are. Unlike Boost, bytes that are not
+/// UTF-8 become U+FFFD (see the file comment), so the text is always valid JSON.
 void AppendJsonString(std::string& out, std::string_view s);
 
 /// Appends the decimal text of `v`, as boost::json writes an int64.

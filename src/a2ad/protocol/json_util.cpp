@@ -57,7 +57,8 @@ Result<std::optional<int64_t>> OptInt(const json::object& o, std::string_view pa
     return std::optional<int64_t>(static_cast<int64_t>(v->get_uint64()));
   if (v->is_double()) {
     double d = v->get_double();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e15 && d < 9e15)
+    // The range first: converting a double an int64 cannot hold is undefined behaviour.
+    if (d > -9e15 && d < 9e15 && d == static_cast<double>(static_cast<int64_t>(d)))
       return std::optional<int64_t>(static_cast<int64_t>(d));
   }
   if (v->is_string()) {  // ProtoJSON allows int64 as strings

@@ -1,5 +1,6 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 
+#include "a2ad/protocol/event_cursor.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
@@ -75,33 +76,16 @@ bool IsJsonContentType(std::string_view ct) {
 
 /// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
 Result<std::optional<int64_t>> Cursor(const HttpRequest& request, const json::value& params) {
-  auto parse = [](std::string_view text, std::string_view field) -> Result<std::optional<int64_t>> {
-    int64_t n = 0;
-    if (text.empty() || text.size() > 18)
-      return Error(ErrorCode::kInvalidParams,
-                   std::string(field) + ": expected an event id (a non-negative integer)",
-                   {{"field", std::string(field)}});
-    for (char ch : text) {
-      if (ch < '0' || ch > '9')
-        return Error(ErrorCode::kInvalidParams,
-                     std::string(field) + ": expected an event id (a non-negative integer), got '" +
-                         std::string(text) + "'",
-                     {{"field", std::string(field)}});
-      n = n * 10 + (ch - '0');
-    }
-    return std::optional<int64_t>(n);
+  auto cursor = [](Result<int64_t> c) -> Result<std::optional<int64_t>> {
+    if (!c) return std::move(c).error();
+    return std::optional<int64_t>(c.value());
   };
   std::string_view header = request.Header("Last-Event-ID");
-  if (!header.empty()) return parse(header, "Last-Event-ID");
+  if (!header.empty()) return cursor(protocol::ParseEventCursor(header, "Last-Event-ID"));
   if (params.is_object())
     if (auto* md = params.get_object().if_contains("metadata"); md && md->is_object())
-      if (auto* c = md->get_object().if_contains("lastEventId")) {
-        if (c->is_int64() && c->get_int64() >= 0) return std::optional<int64_t>(c->get_int64());
-        if (c->is_string()) return parse(c->get_string(), "params.metadata.lastEventId");
-        return Error(ErrorCode::kInvalidParams,
-                     "params.metadata.lastEventId: expected an event id (a non-negative integer)",
-                     {{"field", "params.metadata.lastEventId"}});
-      }
+      if (auto* c = md->get_object().if_contains("lastEventId"))
+        return cursor(protocol::EventCursorFromJson(*c, "params.metadata.lastEventId"));
   return std::optional<int64_t>();
 }
 

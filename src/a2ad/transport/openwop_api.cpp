@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <charconv>
 #include <map>
 
-#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/event_cursor.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/transport/error_body.hpp"
 
@@ -95,6 +97,14 @@ std::map<std::string, std::string> Query(std::string_view target) {
     rest = rest.substr(amp + 1);
   }
   return q;
+}
+
+// A query value that is a whole decimal integer ("-" allowed), else nullopt. Never throws.
+std::optional<int64_t> QueryInt(std::string_view text) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
 }
 
 std::optional<json::value> ParseBody(const HttpRequest& r, HttpResponse& err) {
@@ -440,13 +450,10 @@ HttpResponse OpenwopApi::ListRuns(const HttpRequest& r) {
   auto q = Query(r.target);
   storage::TaskQuery tq;
   if (q.count("pageSize")) {
-    try {
-      tq.page_size = std::stoi(q["pageSize"]);
-    } catch (...) {
-      tq.page_size = 0;
-    }
-    if (tq.page_size < 1 || tq.page_size > 100)
+    const std::optional<int64_t> size = QueryInt(q["pageSize"]);
+    if (!size || *size < 1 || *size > 100)
       return ErrorResponse(400, "validation_error", "pageSize: expected 1..100");
+    tq.page_size = static_cast<int>(*size);
   }
   tq.page_token = q["pageToken"];
   auto page = service_.ListRecords(tq);
@@ -509,14 +516,11 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
   int64_t after = -1;
   std::string last = std::string(r.Header("Last-Event-ID"));
   if (last.empty() && q.count("lastEventId")) last = q["lastEventId"];
-  if (!last.empty()) {
-    try {
-      size_t used = 0;
-      after = std::stoll(last, &used);
-      if (used != last.size() || after < -1) throw std::invalid_argument("x");
-    } catch (...) {
+  if (!last.empty() && last != "-1") {  // -1: from the start, as before
+    auto cursor = protocol::ParseEventCursor(last, "Last-Event-ID");
+    if (!cursor)
       return ErrorResponse(400, "validation_error", "Last-Event-ID: expected a sequence number");
-    }
+    after = cursor.value();
   }
   auto start_stream = service_.SubscribeRunEvents(id, after, options_.queue_limit);
   if (!start_stream) {
@@ -567,12 +571,18 @@ asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const Http
   auto q = Query(r.target);
   int64_t after = -1;
   int64_t timeout_s = 30;
-  try {
-    if (q.count("lastSequence") && !q["lastSequence"].empty())
-      after = std::stoll(q["lastSequence"]);
-    if (q.count("timeout") && !q["timeout"].empty()) timeout_s = std::stoll(q["timeout"]);
-  } catch (...) {
-    co_return ErrorResponse(400, "validation_error", "lastSequence and timeout are integers");
+  // -1 (like 0) asks for the log from its start: "nothing seen yet" (accepted since 1c072fb).
+  if (q.count("lastSequence") && !q["lastSequence"].empty() && q["lastSequence"] != "-1") {
+    auto cursor = protocol::ParseEventCursor(q["lastSequence"], "lastSequence");
+    if (!cursor)
+      co_return ErrorResponse(400, "validation_error", "lastSequence and timeout are integers");
+    after = cursor.value();
+  }
+  if (q.count("timeout") && !q["timeout"].empty()) {
+    const std::optional<int64_t> timeout = QueryInt(q["timeout"]);
+    if (!timeout)
+      co_return ErrorResponse(400, "validation_error", "lastSequence and timeout are integers");
+    timeout_s = *timeout;
   }
   if (timeout_s < 0 || timeout_s > 60)
     co_return ErrorResponse(400, "validation_error", "timeout: expected 0..60 seconds");

@@ -82,6 +82,16 @@ core::Result<void> CheckPortValue(const json::value& v, const std::string& path)
   return core::Ok{};
 }
 
+// A duration in milliseconds: a number from 0 to 2^53 - 1 (exact as a double, and far from
+// overflowing when added to a time), truncated to whole milliseconds.
+core::Result<int64_t> Milliseconds(const json::value& v, const std::string& path) {
+  constexpr double kMax = 9007199254740991.0;  // 2^53 - 1
+  const double ms = v.is_number() ? v.to_number<double>() : -1;
+  if (!(ms >= 0 && ms <= kMax))
+    return Bad(path, "expected a number of milliseconds from 0 to 9007199254740991");
+  return static_cast<int64_t>(ms);
+}
+
 Error CapabilityRequired(const std::string& path, const std::string& type_id,
                          const std::string& node_id) {
   return Error(ErrorCode::kInvalidParams,
@@ -134,9 +144,7 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   w.examples = Strings(metadata->if_contains("examples"));
   A2AD_TRY_ASSIGN(const json::object* settings, ReqObject(o, "settings", ""));
   if (const json::value* t = settings->if_contains("timeout")) {
-    if (!t->is_number() || t->to_number<double>() < 0)
-      return Bad("settings.timeout", "expected a number of milliseconds >= 0");
-    w.timeout_ms = static_cast<int64_t>(t->to_number<double>());
+    A2AD_TRY_ASSIGN(w.timeout_ms, Milliseconds(*t, "settings.timeout"));
   }
   A2AD_TRY_ASSIGN(const json::array* triggers, ReqArray(o, "triggers", ""));
   (void)triggers;
@@ -172,6 +180,10 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
     if (const json::value* c = no.if_contains("config")) {
       if (!c->is_object()) return Bad(path + ".config", "expected an object");
       n.config = c->get_object();
+      if (const json::value* t = n.config.if_contains("timeoutMs")) {  // interrupt deadline
+        auto ms = Milliseconds(*t, path + ".config.timeoutMs");
+        if (!ms) return std::move(ms).error();
+      }
     }
     if (const json::value* in = no.if_contains("inputs")) {
       if (!in->is_object()) return Bad(path + ".inputs", "expected an object");
@@ -295,6 +307,16 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   return w;
 }
 
+core::Result<Workflow> ParseWorkflowText(std::string_view text) {
+  auto parsed = protocol::ParseJson(text, {.max_depth = 64});
+  if (!parsed) {
+    Error e = std::move(parsed).error();
+    e.message = "not JSON: " + e.message;
+    return e;
+  }
+  return ParseWorkflow(parsed.value());
+}
+
 LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
   LoadedWorkflows out;
   std::error_code ec;
@@ -312,13 +334,7 @@ LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
     std::ifstream in(f);
     std::stringstream text;
     text << in.rdbuf();
-    auto parsed = protocol::ParseJson(text.str(), {.max_depth = 64});
-    if (!parsed) {
-      out.refusals.push_back(f.string() + ": not JSON: " + parsed.error().message);
-      continue;
-    }
-    json::value doc = std::move(parsed).value();
-    auto w = ParseWorkflow(doc);
+    auto w = ParseWorkflowText(text.str());
     if (!w) {
       out.refusals.push_back(f.string() + ": " + w.error().message);
       continue;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
@@ -61,6 +62,11 @@ const std::set<std::string>& SupportedNodeTypes();
 /// Parses and checks one definition. kInvalidParams with a `field` detail (and, for an
 /// unimplemented node kind, reason=capability_required + offendingTypeId + nodeId).
 core::Result<Workflow> ParseWorkflow(const boost::json::value& doc);
+
+/// One definition file's text: read strictly (protocol::ParseJson, nesting up to 64 levels),
+/// then ParseWorkflow. Text that is not (representable) JSON is refused with the reader's
+/// error, its message prefixed "not JSON: ". What LoadWorkflowDir does with each file.
+core::Result<Workflow> ParseWorkflowText(std::string_view text);
 
 struct LoadedWorkflows {
   std::vector<Workflow> workflows;

@@ -71,6 +71,8 @@ core::Result<TokenClaims> InterruptTokens::Verify(std::string_view token) const 
   auto bad = [] { return Error(ErrorCode::kInvalidParams, "not a valid interrupt token"); };
   size_t dot = token.find('.');
   if (dot == std::string_view::npos || token.size() > 4096) return bad();
+  // Mint writes no padding; Base64UrlDecode would drop it, giving the token other spellings.
+  if (token.find('=') != std::string_view::npos) return bad();
   std::string_view body = token.substr(0, dot);
   auto mac = core::Base64UrlDecode(token.substr(dot + 1));
   if (!mac) return bad();
