@@ -5,6 +5,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
@@ -16,31 +17,14 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
+using protocol::IntOr;
+using protocol::ObjOr;
+using protocol::Str;
 using tasks::EventDraft;
 
 namespace {
 
 // ---- small JSON helpers ------------------------------------------------------------------
-
-std::string_view Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
-const json::object& ObjOr(const json::object& o, std::string_view key) {
-  static const json::object kEmpty;
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? v->get_object() : kEmpty;
-}
-
-int64_t IntOr(const json::object& o, std::string_view key, int64_t fallback) {
-  const json::value* v = o.if_contains(key);
-  if (!v) return fallback;
-  if (v->is_int64()) return v->as_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->as_uint64());
-  if (v->is_double()) return static_cast<int64_t>(v->as_double());
-  return fallback;
-}
 
 EventDraft Ev(std::string type, std::string node, json::object payload) {
   EventDraft d;
