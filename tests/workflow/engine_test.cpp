@@ -2,8 +2,6 @@
 // (seed 003), every node kind, every approval action, refused answers, deterministic resume
 // keys, limits, definition refusals and interrupt tokens. The rules of every field of a gate
 // answer are in answers_test.cpp.
-#include "a2ad/workflow/engine.hpp"
-
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -22,7 +20,9 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/definition.hpp"
+#include "a2ad/workflow/executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
+#include "a2ad/workflow/plan.hpp"
 #include "harness.hpp"
 
 namespace a2ad::workflow {
@@ -544,21 +544,21 @@ TEST(NodeKinds, ConditionalEdgeSkipsTheOtherBranch) {
 // A regex condition matches a caller's answer of any length: the default std::regex matcher
 // recursed per character and overflowed the stack (killing the server) on a long subject.
 TEST(NodeKinds, RegexConditionOnAVeryLongAnswerDoesNotOverflowTheStack) {
-  auto wf = Parse(Doc(
-      json::array{NodeDoc("gate", "core.approvalGate"), NodeDoc("yes", "core.noop"),
-                  NodeDoc("no", "core.noop")},
-      json::array{json::object{{"id", "e1"},
-                               {"sourceNodeId", "gate"},
-                               {"targetNodeId", "yes"},
-                               {"condition", json::object{{"type", "regex"},
-                                                          {"left", "output.feedback"},
-                                                          {"right", "^(a|b)+$"}}}},
-                  json::object{{"id", "e2"},
-                               {"sourceNodeId", "gate"},
-                               {"targetNodeId", "no"},
-                               {"condition", json::object{{"type", "equals"},
-                                                          {"left", "output.action"},
-                                                          {"right", "reject"}}}}}));
+  auto wf =
+      Parse(Doc(json::array{NodeDoc("gate", "core.approvalGate"), NodeDoc("yes", "core.noop"),
+                            NodeDoc("no", "core.noop")},
+                json::array{json::object{{"id", "e1"},
+                                         {"sourceNodeId", "gate"},
+                                         {"targetNodeId", "yes"},
+                                         {"condition", json::object{{"type", "regex"},
+                                                                    {"left", "output.feedback"},
+                                                                    {"right", "^(a|b)+$"}}}},
+                            json::object{{"id", "e2"},
+                                         {"sourceNodeId", "gate"},
+                                         {"targetNodeId", "no"},
+                                         {"condition", json::object{{"type", "equals"},
+                                                                    {"left", "output.action"},
+                                                                    {"right", "reject"}}}}}));
   Harness h(wf);
   h.Drive();
   json::object answer{{"action", "accept"}, {"feedback", std::string(300000, 'a')}};

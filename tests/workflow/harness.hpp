@@ -16,8 +16,9 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/engine.hpp"
+#include "a2ad/workflow/executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
+#include "a2ad/workflow/plan.hpp"
 
 namespace a2ad::workflow::test_harness {
 namespace asio = boost::asio;
