@@ -1,69 +1,195 @@
-// The workflow loader on text (workflow::ParseWorkflowText, what LoadWorkflowDir does with each
-// file): what it refuses and how it names the field.
+// Loading workflow definitions (definition.cpp, and each node kind's Validate): refusals name
+// their field; a directory loads what it can and names each refused file.
 #include "a2ad/workflow/definition.hpp"
 
 #include <gtest/gtest.h>
 
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "harness.hpp"
 
 namespace a2ad::workflow {
 namespace {
-using core::ErrorCode;
+using namespace test_harness;  // NOLINT(google-build-using-namespace)
 
-std::string Field(const core::Error& e) {
-  for (const auto& [k, v] : e.details)
-    if (k == "field") return v;
-  return "<none>";
+// ---- definition refusals -----------------------------------------------------------------------
+
+core::Error Refusal(const json::object& doc) {
+  auto w = ParseWorkflow(doc);
+  if (w.ok()) {
+    ADD_FAILURE() << "accepted: " << json::serialize(doc);
+    return core::Error();
+  }
+  return w.error();
 }
 
-// A one-node workflow with `settings` and the node's `config` spliced in.
-std::string Doc(const std::string& settings, const std::string& config = "{}") {
-  return R"({"id":"wf","name":"W","version":"1.0","metadata":{},"settings":)" + settings +
-         R"(,"triggers":[],"variables":[],"nodes":[{"id":"n","typeId":"core.approvalGate",)"
-         R"("config":)" +
-         config + R"(}],"edges":[]})";
+TEST(Definition, MissingNodesIsRefusedNamingTheField) {
+  json::object doc = Doc(json::array{NodeDoc("n", "core.noop")});
+  doc.erase("nodes");
+  auto e = Refusal(doc);
+  EXPECT_EQ(e.code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(Detail(e, "field"), "nodes");
+  EXPECT_EQ(e.message.rfind("nodes", 0), 0u) << e.message;
+  auto empty = Refusal(Doc(json::array{}));
+  EXPECT_EQ(Detail(empty, "field"), "nodes");
 }
 
-TEST(ParseWorkflowText, ReadsADefinition) {
-  auto w = ParseWorkflowText(Doc(R"({"timeout":60000.7})", R"({"timeoutMs":1000})"));
-  ASSERT_TRUE(w) << w.error().message;
-  EXPECT_EQ(w->id, "wf");
-  EXPECT_EQ(w->timeout_ms, 60000);
-  ASSERT_EQ(w->nodes.size(), 1u);
-  EXPECT_EQ(w->nodes[0].type_id, "core.approvalGate");
+TEST(Definition, UnknownTypeIdIsCapabilityRequired) {
+  auto e = Refusal(Doc(json::array{NodeDoc("a", "core.noop"), NodeDoc("b", "vendor.llm")}));
+  EXPECT_EQ(e.code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(Detail(e, "reason"), "capability_required");
+  EXPECT_EQ(Detail(e, "offendingTypeId"), "vendor.llm");
+  EXPECT_EQ(Detail(e, "nodeId"), "b");
+  EXPECT_EQ(Detail(e, "field"), "nodes[1].typeId");
+  EXPECT_NE(e.message.find("nodes[1].typeId"), std::string::npos) << e.message;
 }
 
-TEST(ParseWorkflowText, TextThatIsNotJsonIsRefusedAsSuch) {
-  auto w = ParseWorkflowText(R"({"id":"wf",)");
-  ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().code, ErrorCode::kParseError);
-  EXPECT_TRUE(w.error().message.starts_with("not JSON: ")) << w.error().message;
-  auto dup = ParseWorkflowText(R"({"id":"a","id":"b"})");
-  ASSERT_FALSE(dup);
-  EXPECT_TRUE(dup.error().message.starts_with("not JSON: id: duplicate member name 'id'"))
-      << dup.error().message;
+TEST(Definition, CycleIsRefused) {
+  auto e = Refusal(Doc(json::array{NodeDoc("a", "core.noop"), NodeDoc("b", "core.noop")},
+                       json::array{EdgeDoc("e1", "a", "b"), EdgeDoc("e2", "b", "a")}));
+  EXPECT_EQ(Detail(e, "field"), "edges");
+  EXPECT_NE(e.message.find("cycle"), std::string::npos) << e.message;
 }
 
-// Found by tests/fuzz/workflow_fuzz (corpus: refused-timeout-huge.json): settings.timeout 1e300
-// was converted to an int64 it does not fit (undefined behaviour), and a large one overflowed
-// `started + timeout` in the engine. Durations are bounded by 2^53 - 1 ms, here and for the
-// interrupt deadline config.timeoutMs the engine reads.
-TEST(ParseWorkflowText, DurationsMustBeMillisecondsWithinTwoToThe53) {
-  EXPECT_TRUE(ParseWorkflowText(Doc(R"({"timeout":9007199254740991})")));
-  EXPECT_TRUE(ParseWorkflowText(Doc(R"({"timeout":0})", R"({"timeoutMs":0})")));
-  for (const char* timeout :
-       {"1e300", "9007199254740992", "18446744073709551615", "-1", "-0.5", "\"10s\"", "null"}) {
-    auto w = ParseWorkflowText(Doc(std::string(R"({"timeout":)") + timeout + "}"));
-    ASSERT_FALSE(w) << timeout;
-    EXPECT_EQ(w.error().code, ErrorCode::kInvalidParams);
-    EXPECT_EQ(Field(w.error()), "settings.timeout");
-    EXPECT_EQ(w.error().message,
-              "settings.timeout: expected a number of milliseconds from 0 to 9007199254740991");
-    auto n = ParseWorkflowText(Doc("{}", std::string(R"({"timeoutMs":)") + timeout + "}"));
-    ASSERT_FALSE(n) << timeout;
-    EXPECT_EQ(Field(n.error()), "nodes[0].config.timeoutMs");
+TEST(Definition, BadConditionTypeIsRefused) {
+  json::object edge = EdgeDoc("e1", "a", "b");
+  edge["condition"] = json::object{{"type", "expression"}, {"left", "x"}};
+  auto e = Refusal(
+      Doc(json::array{NodeDoc("a", "core.noop"), NodeDoc("b", "core.noop")}, json::array{edge}));
+  EXPECT_EQ(Detail(e, "field"), "edges[0].condition.type");
+  EXPECT_NE(e.message.find("edges[0].condition.type"), std::string::npos) << e.message;
+}
+
+TEST(Definition, QuorumApprovalsAreRefused) {
+  auto e = Refusal(Doc(
+      json::array{NodeDoc("gate", "core.approvalGate", json::object{{"requiredApprovals", 3}})}));
+  EXPECT_EQ(Detail(e, "field"), "nodes[0].config.requiredApprovals");
+  EXPECT_NE(e.message.find("nodes[0].config.requiredApprovals"), std::string::npos) << e.message;
+  EXPECT_TRUE(ParseWorkflow(Doc(json::array{NodeDoc("gate", "core.approvalGate",
+                                                    json::object{{"requiredApprovals", 1}})}))
+                  .ok());
+}
+
+TEST(Definition, OtherRefusalsNameTheirField) {
+  struct Row {
+    json::object doc;
+    std::string field;
+  };
+  json::object no_id = Doc(json::array{NodeDoc("n", "core.noop")});
+  no_id.erase("id");
+  json::object bad_id = Doc(json::array{NodeDoc("n", "core.noop")});
+  bad_id["id"] = "Has Spaces";
+  std::vector<Row> rows = {
+      {no_id, "id"},
+      {bad_id, "id"},
+      {Doc(json::array{NodeDoc("n", "core.noop"), NodeDoc("n", "core.noop")}), "nodes[1].id"},
+      {Doc(json::array{NodeDoc("n", "core.noop")}, json::array{EdgeDoc("e", "n", "ghost")}),
+       "edges[0].targetNodeId"},
+      {Doc(json::array{NodeDoc("g", "core.approvalGate",
+                               json::object{{"actions", json::array{"accept", "launch"}}})}),
+       "nodes[0].config.actions"},
+      {Doc(json::array{NodeDoc("q", "core.clarificationGate")}), "nodes[0].config.questions"},
+      {Doc(json::array{NodeDoc("i", "core.interrupt", json::object{{"kind", "auth"}})}),
+       "nodes[0].config.kind"},
+      {Doc(json::array{NodeDoc("s", "core.subWorkflow")}), "nodes[0].config.workflowId"},
+      {Doc(json::array{NodeDoc("n", "core.noop", {},
+                               json::object{{"p", json::object{{"type", "expression"}}}})}),
+       "nodes[0].inputs.p.type"},
+      {Doc(json::array{NodeDoc("n", "core.noop")}, {}, {}, json::object{{"timeout", -1}}),
+       "settings.timeout"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.field);
+    auto e = Refusal(row.doc);
+    EXPECT_EQ(Detail(e, "field"), row.field);
+    EXPECT_EQ(e.message.rfind(row.field, 0), 0u) << e.message;
   }
 }
 
+std::filesystem::path RepoWorkflows() {
+  return std::filesystem::path(A2AD_SOURCE_DIR) / "workflows";
+}
+
+TEST(Definition, EveryBundledWorkflowLoads) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(RepoWorkflows()))
+    if (entry.path().extension() == ".json") ++files;
+  ASSERT_GT(files, 0u) << RepoWorkflows();
+  LoadedWorkflows loaded = LoadWorkflowDir(RepoWorkflows());
+  EXPECT_TRUE(loaded.refusals.empty()) << [&] {
+    std::string all;
+    for (const auto& r : loaded.refusals) all += r + "\n";
+    return all;
+  }();
+  EXPECT_EQ(loaded.workflows.size(), files);
+  std::set<std::string> ids;
+  for (const auto& w : loaded.workflows) ids.insert(w.id);
+  EXPECT_TRUE(ids.count("conformance-approval"));
+  EXPECT_TRUE(ids.count("conformance-subworkflow-parent"));
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("a2ad-wf-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(Definition, ABadFileDoesNotStopTheGoodOnes) {
+  TempDir dir;
+  json::object good = Doc(json::array{NodeDoc("n", "core.noop")});
+  good["id"] = "good";
+  json::object bad = Doc(json::array{NodeDoc("n", "vendor.unknown")});
+  bad["id"] = "bad";
+  dir.Write("a-bad.json", json::serialize(bad));
+  dir.Write("b-good.json", json::serialize(good));
+  dir.Write("notes.txt", "not a workflow");
+  LoadedWorkflows loaded = LoadWorkflowDir(dir.path());
+  ASSERT_EQ(loaded.workflows.size(), 1u);
+  EXPECT_EQ(loaded.workflows[0].id, "good");
+  ASSERT_EQ(loaded.refusals.size(), 1u);
+  EXPECT_NE(loaded.refusals[0].find("a-bad.json"), std::string::npos) << loaded.refusals[0];
+  EXPECT_NE(loaded.refusals[0].find("nodes[0].typeId"), std::string::npos) << loaded.refusals[0];
+}
+
+TEST(Definition, DirectoryRefusalsNameTheFile) {
+  TempDir dir;
+  json::object a = Doc(json::array{NodeDoc("n", "core.noop")});
+  a["id"] = "same";
+  json::object parent = Doc(json::array{
+      NodeDoc("call", "core.subWorkflow", json::object{{"workflowId", "missing-child"}})});
+  parent["id"] = "parent";
+  dir.Write("1.json", json::serialize(a));
+  dir.Write("2.json", json::serialize(a));
+  dir.Write("3.json", "{not json");
+  dir.Write("4.json", json::serialize(parent));
+  LoadedWorkflows loaded = LoadWorkflowDir(dir.path());
+  ASSERT_EQ(loaded.workflows.size(), 1u);
+  EXPECT_EQ(loaded.workflows[0].id, "same");
+  ASSERT_EQ(loaded.refusals.size(), 3u);
+  std::string all;
+  for (const auto& r : loaded.refusals) all += r + "\n";
+  EXPECT_NE(all.find("2.json: id:"), std::string::npos) << all;
+  EXPECT_NE(all.find("3.json: not JSON"), std::string::npos) << all;
+  EXPECT_NE(all.find("4.json: nodes:"), std::string::npos) << all;
+  EXPECT_NE(all.find("missing-child"), std::string::npos) << all;
+}
 }  // namespace
 }  // namespace a2ad::workflow

@@ -1,8 +1,8 @@
 #pragma once
-// The workflow engine driven without a server (shared by the workflow tests): a run's record
-// is folded from the events the pure Plan() decides (tasks::ApplyEvent, exactly what the
-// service commits), answers go through WorkflowExecutor::Resolve, sleeps are simulated by
-// moving the clock.
+// The workflow engine driven without a server (shared by the workflow tests and
+// tests/tasks/run_projection_test.cpp): a run's record is folded from the events the pure
+// Plan() decides (tasks::ApplyEvent, exactly what the service commits), answers go through
+// WorkflowExecutor::Resolve, sleeps are simulated by moving the clock.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -16,8 +16,9 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/engine.hpp"
+#include "a2ad/workflow/executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
+#include "a2ad/workflow/plan.hpp"
 
 namespace a2ad::workflow::test_harness {
 namespace asio = boost::asio;

@@ -29,7 +29,7 @@
 #include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/router.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/engine.hpp"
+#include "a2ad/workflow/executor.hpp"
 
 #ifndef A2AD_VERSION
 #define A2AD_VERSION "0.0.0"

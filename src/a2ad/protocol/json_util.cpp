@@ -109,4 +109,26 @@ Result<const json::object*> AsObject(const json::value& v, std::string_view path
   return &v.get_object();
 }
 
+// ---- lenient readers -------------------------------------------------------------------------
+
+std::string_view Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+const json::object& ObjOr(const json::object& o, std::string_view key) {
+  static const json::object kEmpty;
+  const json::value* v = o.if_contains(key);
+  return v && v->is_object() ? v->get_object() : kEmpty;
+}
+
+int64_t IntOr(const json::object& o, std::string_view key, int64_t fallback) {
+  const json::value* v = o.if_contains(key);
+  if (!v) return fallback;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->as_uint64());
+  if (v->is_double()) return static_cast<int64_t>(v->as_double());
+  return fallback;
+}
+
 }  // namespace a2ad::protocol

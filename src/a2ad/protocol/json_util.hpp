@@ -1,6 +1,11 @@
 #pragma once
 // Field readers for decoders: each returns an InvalidParams error naming the JSON path of
 // the offending field ("params.message.parts[0].text: expected a string").
+// Below them, lenient readers (Str, ObjOr, IntOr) for documents a2ad wrote itself (the run
+// snapshot, event payloads, a checked workflow definition): absent or of another type, a
+// member reads as the fallback, never as an error.
+//
+// Thread safety: pure functions (ObjOr's empty object is a constant shared by all threads).
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -39,5 +44,16 @@ core::Result<std::vector<std::string>> OptStringList(const boost::json::object& 
 /// `v` must be an object; else an error "<path>: expected an object".
 core::Result<const boost::json::object*> AsObject(const boost::json::value& v,
                                                   std::string_view path);
+
+// ---- lenient readers -------------------------------------------------------------------------
+
+/// The string member `key` of `o`; "" when absent or not a string. The view points into `o`.
+std::string_view Str(const boost::json::object& o, std::string_view key);
+/// The object member `key` of `o`; an empty object when absent or not an object. The reference
+/// points into `o` (or to a static empty object).
+const boost::json::object& ObjOr(const boost::json::object& o, std::string_view key);
+/// The number member `key` of `o` as an integer (a double is truncated, a uint64 cast);
+/// `fallback` when absent or not a number.
+int64_t IntOr(const boost::json::object& o, std::string_view key, int64_t fallback);
 
 }  // namespace a2ad::protocol

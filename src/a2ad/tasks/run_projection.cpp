@@ -1,19 +1,16 @@
 #include "a2ad/tasks/run_projection.hpp"
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 
 namespace a2ad::tasks {
 namespace json = boost::json;
 using protocol::RunEvent;
+using protocol::Str;
 
 namespace {
-
-std::string_view Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
 
 json::object& Obj(json::object& o, std::string_view key) {
   json::value& v = o[key];

@@ -176,6 +176,8 @@ core::Result<ApprovalAnswer> CheckApprovalAnswer(const json::value& answer,
                                       "' is not a decision: approved or rejected; or " + offered);
       action_field = "decision";
     }
+    // Adding "action" may have rehashed `in`: the old pointer into it dangles (ASan).
+    feedback = in.if_contains("feedback");
   }
   ApprovalAnswer out;
   if (!in.contains("action"))

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "a2ad/protocol/json_parse.hpp"
-#include "a2ad/workflow/answers.hpp"
+#include "a2ad/workflow/nodes/registry.hpp"
 
 namespace a2ad::workflow {
 namespace json = boost::json;
@@ -112,13 +113,6 @@ const Node* Workflow::FindNode(std::string_view node_id) const {
   return nullptr;
 }
 
-const std::set<std::string>& SupportedNodeTypes() {
-  static const std::set<std::string> kTypes = {
-      "core.noop",         "core.identity",          "core.delay",     "core.fail",
-      "core.approvalGate", "core.clarificationGate", "core.interrupt", "core.subWorkflow"};
-  return kTypes;
-}
-
 core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   if (!doc.is_object()) return Bad("(root)", "a WorkflowDefinition must be a JSON object");
   const json::object& o = doc.as_object();
@@ -197,63 +191,11 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
     if (const json::value* d = no.if_contains("disabled"); d && d->is_bool())
       n.disabled = d->get_bool();
     if (!node_ids.insert(n.id).second) return Bad(path + ".id", "duplicate node id '" + n.id + "'");
-    if (!SupportedNodeTypes().count(n.type_id))
-      return CapabilityRequired(path + ".typeId", n.type_id, n.id);
+    const NodeKind* kind = NodeKindRegistry::BuiltIn().Find(n.type_id);
+    if (!kind) return CapabilityRequired(path + ".typeId", n.type_id, n.id);
     // Kind-specific configuration, checked now rather than mid-run.
-    if (n.type_id == "core.approvalGate") {
-      auto actions = CheckActions(n.config.if_contains("actions"), path + ".config.actions");
-      if (!actions) return std::move(actions).error();
-      if (const json::value* q = n.config.if_contains("requiredApprovals");
-          q && !(q->is_int64() && q->as_int64() == 1))
-        return Error(ErrorCode::kInvalidParams,
-                     path +
-                         ".config.requiredApprovals: quorum approvals need authenticated "
-                         "approvers, which this host does not have yet; only 1 is supported",
-                     {{"field", path + ".config.requiredApprovals"},
-                      {"reason", "capability_required"},
-                      {"requiredCapability", "interrupt.quorum"},
-                      {"nodeId", n.id}});
-    } else if (n.type_id == "core.clarificationGate") {
-      auto questions =
-          CheckQuestions(n.config.if_contains("questions"), path + ".config.questions", n.id);
-      if (!questions) return std::move(questions).error();
-    } else if (n.type_id == "core.interrupt") {
-      std::string kind = OptString(n.config, "kind");
-      if (kind != "approval" && kind != "clarification" && kind != "external-event" &&
-          kind != "custom")
-        return Bad(path + ".config.kind",
-                   "expected approval, clarification, external-event or custom");
-      const json::value* data = n.config.if_contains("data");
-      if (data && !data->is_object()) return Bad(path + ".config.data", "expected an object");
-      // What an approval or clarification answer is checked against (answers.hpp).
-      if (kind == "approval") {
-        auto actions = CheckActions(data ? data->get_object().if_contains("actions") : nullptr,
-                                    path + ".config.data.actions");
-        if (!actions) return std::move(actions).error();
-      } else if (kind == "clarification") {
-        auto questions =
-            CheckQuestions(data ? data->get_object().if_contains("questions") : nullptr,
-                           path + ".config.data.questions", n.id);
-        if (!questions) return std::move(questions).error();
-      }
-    } else if (n.type_id == "core.subWorkflow") {
-      A2AD_TRY_ASSIGN(auto child, ReqString(n.config, "workflowId", path + ".config."));
-      if (const json::value* wfc = n.config.if_contains("waitForCompletion");
-          wfc && wfc->is_bool() && !wfc->get_bool())
-        return Bad(path + ".config.waitForCompletion",
-                   "false (fire-and-forget children) is not supported by this host");
-      for (const char* m : {"inputMapping", "outputMapping"})
-        if (const json::value* mv = n.config.if_contains(m)) {
-          if (!mv->is_object()) return Bad(path + ".config." + m, "expected an object");
-          for (const auto& kv : mv->get_object())
-            if (!kv.value().is_string())
-              return Bad(path + ".config." + m + "." + std::string(kv.key()),
-                         "expected a variable name");
-        }
-      std::string policy = OptString(n.config, "onChildFailure");
-      if (!policy.empty() && policy != "fail-parent" && policy != "absorb")
-        return Bad(path + ".config.onChildFailure", "expected fail-parent or absorb");
-    }
+    auto config_ok = kind->Validate(n, path);
+    if (!config_ok) return std::move(config_ok).error();
     w.nodes.push_back(std::move(n));
   }
 
@@ -352,8 +294,10 @@ LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
     for (auto it = out.workflows.begin(); it != out.workflows.end(); ++it) {
       std::string missing;
       for (const auto& n : it->nodes) {
-        if (n.type_id != "core.subWorkflow") continue;
-        std::string child = OptString(n.config, "workflowId");
+        const NodeKind* kind = NodeKindRegistry::BuiltIn().Find(n.type_id);
+        std::optional<std::string> called = kind ? kind->CalledWorkflow(n) : std::nullopt;
+        if (!called) continue;
+        const std::string& child = *called;
         bool found = std::any_of(out.workflows.begin(), out.workflows.end(),
                                  [&](const Workflow& x) { return x.id == child; });
         if (!found) missing = "node '" + n.id + "' calls unknown workflow '" + child + "'";

@@ -2,11 +2,13 @@
 // OpenWOP WorkflowDefinition (workflow-definition.schema.json, DIGEST §5.1): parsed and
 // checked once at load, so a run never meets a malformed definition. Every refusal names
 // the field ("nodes[2].typeId: ...").
+//
+// Thread safety: ParseWorkflow is pure; LoadWorkflowDir only reads files. A loaded Workflow is
+// immutable and shared by every run of it.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,11 +58,9 @@ struct Workflow {
   const Node* FindNode(std::string_view node_id) const;
 };
 
-/// Node kinds this host executes (anything else is refused with capability_required).
-const std::set<std::string>& SupportedNodeTypes();
-
-/// Parses and checks one definition. kInvalidParams with a `field` detail (and, for an
-/// unimplemented node kind, reason=capability_required + offendingTypeId + nodeId).
+/// Parses and checks one definition. kInvalidParams with a `field` detail (and, for a node
+/// kind with no NodeKind in nodes/registry.hpp, reason=capability_required + offendingTypeId
+/// + nodeId). Each node's config is checked by its kind (NodeKind::Validate).
 core::Result<Workflow> ParseWorkflow(const boost::json::value& doc);
 
 /// One definition file's text: read strictly (protocol::ParseJson, nesting up to 64 levels),

@@ -1,0 +1,226 @@
+#include "a2ad/workflow/executor.hpp"
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_util.hpp"
+#include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/workflow/nodes/registry.hpp"
+#include "a2ad/workflow/plan.hpp"
+#include "a2ad/workflow/run_steps.hpp"
+
+namespace a2ad::workflow {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using protocol::IntOr;
+using protocol::ObjOr;
+using protocol::Str;
+using tasks::EventDraft;
+
+WorkflowExecutor::WorkflowExecutor(std::shared_ptr<const Workflow> workflow,
+                                   tasks::TaskService& service, const InterruptTokens& tokens,
+                                   const core::Clock& clock, EngineOptions options)
+    : workflow_(std::move(workflow)),
+      service_(service),
+      tokens_(tokens),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+std::optional<Error> WorkflowExecutor::CheckInputs(const json::object& inputs) const {
+  std::string missing;
+  for (const auto& v : workflow_->variables)
+    if (v.required && !v.default_value && !inputs.contains(v.name))
+      missing += (missing.empty() ? "" : ", ") + v.name;
+  if (missing.empty()) return std::nullopt;
+  return Error(ErrorCode::kInvalidParams,
+               "inputs: workflow '" + workflow_->id + "' needs the variable(s) " + missing +
+                   " (send them as fields of a data part, or in POST /v1/runs inputs)",
+               {{"field", "inputs"}, {"reason", "validation_error"}, {"missing", missing}});
+}
+
+PlanEnv WorkflowExecutor::Env() const {
+  PlanEnv env;
+  env.tokens = &tokens_;
+  env.now_ms = clock_.NowMs();
+  env.token_ttl_ms = options_.token_ttl_ms;
+  env.max_node_executions = options_.max_node_executions;
+  env.public_url = options_.public_url;
+  return env;
+}
+
+std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& current) const {
+  Decision d = Plan(*workflow_, current.task.id, current.run, Env());
+  if (d.kind != Decision::Kind::kCommit) return {};
+  return std::move(d.events);
+}
+
+// ---- Execute: the engine's I/O, and every TaskService call it makes --------------------------
+
+asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::ExecutionContext> ctx) {
+  auto rec = std::make_shared<const storage::TaskRecord>(ctx->record());
+  const std::string run_id = rec->task.id;
+  for (int guard = 0; guard < 100000; ++guard) {
+    if (ctx->cancel_requested()) co_return;
+    Decision d = Plan(*workflow_, run_id, rec->run, Env());
+    switch (d.kind) {
+      case Decision::Kind::kDone:
+        co_return;
+      case Decision::Kind::kCommit:
+        break;
+      case Decision::Kind::kSleep:
+        if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
+        if (d.events.empty()) {  // woke for the run deadline: decide again
+          auto fresh = service_.GetRecord(run_id);
+          if (!fresh || !fresh.value()) co_return;
+          rec = std::make_shared<const storage::TaskRecord>(std::move(*fresh.value()));
+          continue;
+        }
+        break;
+      case Decision::Kind::kParked: {
+        if (d.wake_at <= 0) co_return;  // nothing to time out: the answer starts a new run
+        const std::string interrupt_id(Str(ObjOr(rec->run, "interrupt"), "interruptId"));
+        if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
+        tasks::ResolveRequest timeout;
+        timeout.via = "timeout";
+        timeout.caller = "system:timeout";
+        timeout.resume_value = json::value(json::object{{"interruptId", interrupt_id}});
+        // Refused when answered meanwhile (the interrupt id no longer matches): fine.
+        (void)co_await service_.ResolveInterrupt(run_id, std::move(timeout));
+        co_return;
+      }
+      case Decision::Kind::kWaitChild: {
+        const Node& n = *d.node;
+        auto child = service_.GetRecord(d.child_run_id);
+        if (!child) co_return;
+        if (!child.value()) {
+          tasks::StartRunRequest req;
+          req.skill_id = d.child_workflow_id;
+          req.run_id = d.child_run_id;
+          req.transport = "subworkflow";
+          req.parent_run_id = run_id;
+          req.parent_node_id = n.id;
+          req.inputs = std::move(d.child_inputs);
+          auto started = co_await service_.StartRun(std::move(req));
+          if (!started) {
+            std::vector<EventDraft> fail;
+            FailNode(fail, n, ErrorObj("unknown_child_workflow", started.error().message));
+            (void)co_await ctx->Apply(std::move(fail));
+            co_return;
+          }
+        }
+        auto terminal = [](const storage::TaskRecord& r) { return tasks::IsTerminalRun(r.run); };
+        // While the child waits at a gate the parent's status mirrors it (DIGEST §5.2).
+        auto mirror_of = [](const storage::TaskRecord& r) {
+          std::string_view st = Str(r.run, "status");
+          return std::string(st.starts_with("waiting-") ? st : "running");
+        };
+        std::string mirrored(Str(rec->run, "status"));
+        if (!mirrored.starts_with("waiting-")) mirrored = "running";
+        std::shared_ptr<const storage::TaskRecord> done;
+        while (!ctx->cancel_requested()) {
+          auto seen = co_await service_.WaitForRecord(
+              d.child_run_id,
+              [&](const storage::TaskRecord& r) { return terminal(r) || mirror_of(r) != mirrored; },
+              std::chrono::milliseconds(1000));
+          if (!seen) continue;
+          if (terminal(*seen)) {
+            done = seen;
+            break;
+          }
+          if (mirror_of(*seen) == mirrored) continue;
+          mirrored = mirror_of(*seen);
+          auto step = ChildStatusStep(n, d.child_run_id, mirrored, seen->run);
+          auto applied = co_await ctx->Apply(std::move(step));
+          if (!applied) co_return;
+          rec = std::move(applied).value();
+        }
+        if (!done) co_return;  // cancelled: the cascade cancels the child
+        d.events = FinishChild(*workflow_, n, rec->run, d.child_run_id, done->run);
+        break;
+      }
+    }
+    auto next = co_await ctx->Apply(std::move(d.events));
+    if (!next) {
+      // Cancelled meanwhile, or the store is closing: stop here. Anything else is a bug.
+      if (next.error().code != ErrorCode::kUnsupportedOperation &&
+          next.error().code != ErrorCode::kUnavailable)
+        core::LogError("run " + run_id + ": step refused: " + next.error().message);
+      co_return;
+    }
+    rec = std::move(next).value();
+  }
+  core::LogError("run " + run_id + ": the engine took 100000 steps; stopping");
+}
+
+// ---- Resolve: which interrupt an answer is for; the node's kind checks the answer ------------
+
+namespace {
+
+Error Reason(ErrorCode code, std::string reason, std::string message) {
+  return Error(code, std::move(message), {{"reason", std::move(reason)}});
+}
+
+// The resume value an A2A reply carries: its first data part, else its text.
+std::optional<json::value> FromMessage(const protocol::Message& m) {
+  for (const auto& p : m.parts)
+    if (p.kind == protocol::Part::Kind::kData) return p.data;
+  std::string text;
+  for (const auto& p : m.parts)
+    if (p.kind == protocol::Part::Kind::kText) text += (text.empty() ? "" : "\n") + p.text;
+  if (text.empty()) return std::nullopt;
+  return json::value(text);
+}
+
+}  // namespace
+
+core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRecord& current,
+                                                          const tasks::ResolveRequest& req) {
+  const json::object& run = current.run;
+  const std::string run_id = current.task.id;
+  const json::value* open = run.if_contains("interrupt");
+  const std::string_view status = Str(run, "status");
+  if (!open || !open->is_object() || !status.starts_with("waiting-")) {
+    if (status == "cancelled")
+      return Reason(ErrorCode::kUnsupportedOperation, "interrupt_gone",
+                    "run " + run_id + " was cancelled; its interrupts are gone");
+    // A node whose interrupt was answered already: the second answer loses.
+    if (!req.node_id.empty()) {
+      const json::object& st = ObjOr(ObjOr(run, "nodeStates"), req.node_id);
+      if (IntOr(ObjOr(run, "interruptCounts"), req.node_id, 0) > 0 && !st.empty())
+        return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
+                      "the interrupt of node '" + req.node_id + "' was already resolved");
+    }
+    if (const json::value* w = run.if_contains("waitingOn"); w && w->is_object())
+      return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",
+                    "run " + run_id + " waits for its child run " +
+                        std::string(Str(w->get_object(), "childRunId")) +
+                        "; answer that run's interrupt");
+    if (req.via == "token" || req.via == "timeout")
+      return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
+                    "the interrupt was already resolved");
+    return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",
+                  "run " + run_id + " has no open interrupt" +
+                      (req.node_id.empty() ? "" : " at node '" + req.node_id + "'"));
+  }
+  const json::object& interrupt = open->get_object();
+  const std::string node_id(Str(interrupt, "nodeId"));
+  if (!req.node_id.empty() && req.node_id != node_id)
+    return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",
+                  "node '" + req.node_id + "' of run " + run_id +
+                      " has no open interrupt (the open one is at node '" + node_id + "')");
+  const Node* n = workflow_->FindNode(node_id);
+  if (!n) return Error(ErrorCode::kInternal, "run " + run_id + " waits at unknown node " + node_id);
+
+  std::optional<json::value> value = req.resume_value;
+  if (!value && req.message) value = FromMessage(*req.message);
+  if (!value)
+    return Error(ErrorCode::kInvalidParams,
+                 "message.parts: the reply carries no answer for the open " +
+                     std::string(Str(interrupt, "kind")) + " interrupt at node '" + node_id +
+                     "': send a data part (or text)",
+                 {{"field", "message.parts"}, {"reason", "validation_error"}});
+  return NodeKindRegistry::BuiltIn().KindOf(*n).Resolve(
+      InterruptAnswer{run_id, *n, interrupt, *value, req, clock_.NowMs()});
+}
+
+}  // namespace a2ad::workflow
