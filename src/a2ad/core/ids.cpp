@@ -1,8 +1,10 @@
 #include "a2ad/core/ids.hpp"
 
+#include <openssl/rand.h>
+
 #include <atomic>
 #include <cstdio>
-#include <random>
+#include <cstdlib>
 
 namespace a2ad::core {
 namespace {}  // namespace
@@ -25,13 +27,12 @@ class UuidV7Generator final : public IdGenerator {
  public:
   explicit UuidV7Generator(const Clock& clock) : clock_(clock) {}
   std::string Next() override {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
     uint64_t ms = static_cast<uint64_t>(clock_.NowMs());
-    uint64_t r1 = rng(), r2 = rng();
     unsigned char b[16];
     for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
-    for (int i = 6; i < 16; ++i)
-      b[i] = static_cast<unsigned char>((i < 11 ? r1 : r2) >> (8 * (i % 8)));
+    // 74 random bits from OpenSSL's CSPRNG: ids name tasks and runs that a caller must not be
+    // able to guess from ids it has seen (a seeded mt19937 can be reconstructed from output).
+    if (RAND_bytes(b + 6, 10) != 1) std::abort();  // no entropy: refuse to make guessable ids
     b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
     b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
     return FormatUuid(b);

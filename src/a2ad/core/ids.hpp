@@ -16,7 +16,8 @@ class IdGenerator {
   virtual std::string Next() = 0;
 };
 
-/// RFC 9562 UUIDv7 from `clock` and a per-thread CSPRNG-seeded generator.
+/// RFC 9562 UUIDv7 from `clock` and 74 bits of OpenSSL's CSPRNG (RAND_bytes): not guessable
+/// from other ids. Aborts if the CSPRNG cannot produce bytes.
 std::unique_ptr<IdGenerator> MakeUuidV7Generator(const Clock& clock);
 
 /// The canonical 8-4-4-4-12 lowercase form of 16 bytes (version and variant bits as given).
