@@ -473,7 +473,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slo
   // An earlier creation with the same key (or the same id) is the answer, not a new task.
   // With a key (a fresh id) the store decides atomically; only a conflict needs a read.
   auto lookup = [&]() -> Result<std::optional<storage::TaskRecord>> {
-    return dedup_key.empty() ? store_.Get(slot->task_id) : store_.FindByDedupKey(dedup_key);
+    return dedup_key.empty() ? store_.Get(slot->task_id)
+                             : store_.FindByDedupKey(storage::kDefaultTenant, dedup_key);
   };
   Result<std::optional<storage::TaskRecord>> existing = std::optional<storage::TaskRecord>();
   if (dedup_key.empty()) existing = lookup();
