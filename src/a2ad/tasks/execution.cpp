@@ -29,7 +29,8 @@ class TaskService::Context final : public ExecutionContext {
         slot_(std::move(slot)),
         record_(std::move(record)),
         message_(std::move(message)),
-        skill_id_(std::move(skill_id)) {}
+        skill_id_(std::move(skill_id)),
+        call_(RunCallContext(*record_)) {}
   const std::string& task_id() const override { return slot_->task_id; }
   const std::string& skill_id() const override { return skill_id_; }
   const Task& task() const override { return record_->task; }
@@ -63,6 +64,7 @@ class TaskService::Context final : public ExecutionContext {
     co_return !slot_->cancel_requested;
   }
   bool cancel_requested() const override { return slot_->cancel_requested.load(); }
+  const protocol::CallContext& call_context() const override { return call_; }
 
  private:
   TaskService& svc_;
@@ -70,6 +72,7 @@ class TaskService::Context final : public ExecutionContext {
   RecordPtr record_;
   protocol::Message message_;
   std::string skill_id_;
+  const protocol::CallContext call_;  // the run's own: its tenant and owner
 };
 
 void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
@@ -112,6 +115,7 @@ Result<size_t> TaskService::RecoverUnfinished() {
                           TaskState::kAuthRequired}) {
     const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
     storage::TaskQuery q;
+    q.all_tenants = true;  // each run then acts with its own context (Context::call_context)
     q.state = state;
     q.page_size = 100;
     for (;;) {
@@ -130,12 +134,7 @@ Result<size_t> TaskService::RecoverUnfinished() {
   }
   size_t n = 0;
   for (const auto& rec : unfinished) {
-    const protocol::Message* trigger = nullptr;
-    for (auto it = rec.task.history.rbegin(); it != rec.task.history.rend(); ++it)
-      if (it->role == protocol::Role::kUser) {
-        trigger = &*it;
-        break;
-      }
+    const protocol::Message* trigger = LastUserMessage(rec.task);
     if (!trigger) continue;
     StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
                    rec.skill_id);

@@ -1,6 +1,7 @@
 // The A2A operations of TaskService: message/send and message/stream (a new task, or a reply
-// to an interrupted one), tasks/get, ListTasks, tasks/cancel and resubscribe. The writer they
-// commit through is task_writer.cpp; executions start in execution.cpp.
+// to an interrupted one), tasks/get, ListTasks, tasks/cancel and resubscribe. A send reads
+// top to bottom: SendMessage -> Accept -> AcceptNew | AcceptReply -> the writer
+// (task_writer.cpp: Create / CommitRecord) -> StartExecution (execution.cpp).
 #include "a2ad/tasks/task_service.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -24,6 +26,7 @@ using protocol::TaskState;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 namespace {
+
 // Push: an inline config of message/send, to be written with the task's next commit.
 storage::PushConfigRecord InlinePushRecord(const std::string& task_id,
                                            protocol::PushNotificationConfig config,
@@ -34,33 +37,7 @@ storage::PushConfigRecord InlinePushRecord(const std::string& task_id,
   r.created_at_ms = now_ms;
   return r;
 }
-}  // namespace
 
-struct TaskService::Accepted {
-  std::shared_ptr<Slot> slot;
-  RecordPtr record;
-  std::string skill_id;
-  std::shared_ptr<void> detach;  // set when a subscription was attached
-};
-
-TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
-                         core::IdGenerator& ids, asio::any_io_executor io,
-                         TaskServiceOptions options)
-    : store_(store), clock_(clock), ids_(ids), io_(std::move(io)), options_(std::move(options)) {}
-
-TaskService::~TaskService() = default;
-
-void TaskService::RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor) {
-  executors_[info.id] = std::move(executor);
-  skill_infos_.push_back(std::move(info));
-}
-
-Executor* TaskService::ExecutorFor(const std::string& skill_id) const {
-  auto it = executors_.find(skill_id);
-  return it == executors_.end() ? nullptr : it->second.get();
-}
-
-namespace {
 // A2A message -> run inputs (issue 4): text parts joined into `prompt`, data parts' fields
 // merged in.
 json::object InputsOf(const protocol::Message& m) {
@@ -77,207 +54,66 @@ json::object InputsOf(const protocol::Message& m) {
   if (!prompt.empty() && !inputs.contains("prompt")) inputs["prompt"] = prompt;
   return inputs;
 }
+
 }  // namespace
+
+struct TaskService::Accepted {
+  std::shared_ptr<Slot> slot;
+  RecordPtr record;
+  std::string skill_id;
+  std::shared_ptr<void> detach;  // set when a subscription was attached
+};
+
+TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
+                         core::IdGenerator& ids, asio::any_io_executor io,
+                         TaskServiceOptions options)
+    : store_(store),
+      clock_(clock),
+      ids_(ids),
+      io_(std::move(io)),
+      options_(std::move(options)),
+      reads_(std::make_unique<ReadExecutor>(options_.read_threads)) {}
+
+TaskService::~TaskService() = default;
+
+void TaskService::RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor) {
+  executors_[info.id] = std::move(executor);
+  skill_infos_.push_back(std::move(info));
+}
+
+Executor* TaskService::ExecutorFor(const std::string& skill_id) const {
+  auto it = executors_.find(skill_id);
+  return it == executors_.end() ? nullptr : it->second.get();
+}
+
+std::string TaskService::AvailableSkills() const {
+  std::string available;
+  for (const auto& s : skill_infos_) available += (available.empty() ? "" : ", ") + s.id;
+  return available;
+}
 
 Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) const {
   protocol::TrimHistory(t, history_length);
   return t;
 }
 
-asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
-    protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
-    bool first_steps_inline) {
-  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
-  protocol::Message& msg = req.message;
-  if (msg.role != protocol::Role::kUser)
-    co_return Error(ErrorCode::kInvalidParams,
-                    "message.role: a client message must have the user role",
-                    {{"field", "message.role"}});
-  auto& inline_push = req.configuration.push_notification_config;  // push
-  if (inline_push && !options_.vet_push_config)
-    co_return Error(ErrorCode::kPushNotificationNotSupported,
-                    "push notifications are not enabled on this server");
-
-  const std::string caller = "anonymous";  // no authentication yet: one principal
-  std::shared_ptr<Slot> slot;
-  std::string skill_id;
-  RecordPtr created;
-  std::shared_ptr<void> detach;  // attachment of `attach`; dropped (detaching) on error
-  if (msg.task_id.empty()) {
-    // A new task.
-    skill_id = options_.default_skill;
-    const json::value* named = msg.metadata.if_contains("skillId");
-    if (!named) named = req.metadata.if_contains("skillId");
-    if (named) {
-      if (!named->is_string())
-        co_return Error(ErrorCode::kInvalidParams, "message.metadata.skillId: expected a string",
-                        {{"field", "message.metadata.skillId"}});
-      skill_id = named->get_string();
-    }
-    if (!executors_.count(skill_id)) {
-      std::string available;
-      for (const auto& s : skill_infos_) available += (available.empty() ? "" : ", ") + s.id;
-      co_return Error(ErrorCode::kInvalidParams,
-                      "message.metadata.skillId: unknown skill '" + skill_id +
-                          "'; available skills: " + available,
-                      {{"field", "message.metadata.skillId"}});
-    }
-    // The same caller's same messageId never starts a second run: the id derives from it.
-    json::object inputs = InputsOf(msg);
-    if (auto refused = ExecutorFor(skill_id)->CheckInputs(inputs)) co_return std::move(*refused);
-    const std::string dedup_key = "a2a\n" + caller + "\n" + msg.message_id;
-    std::string task_id = ids_.Next();
-    const bool context_given = !msg.context_id.empty();
-    if (!context_given) msg.context_id = ids_.Next();
-    msg.task_id = task_id;
-    slot = Acquire(task_id);
-    if (inline_push) {  // push: vetted now, written with the creating commit
-      auto vetted = co_await options_.vet_push_config(*inline_push, task_id);
-      if (!vetted) co_return std::move(vetted).error();
-      std::lock_guard lock(slot->mu);
-      slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
-    }
-    json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
-    json::object payload{{"contextId", msg.context_id},
-                         {"skillId", skill_id},
-                         {"message", protocol::v10::MessageToJson(msg)},
-                         {"transport", "a2a"},
-                         {"tags", std::move(tags)},
-                         {"inputs", std::move(inputs)}};
-    bool replayed = false;
-    Extension first_steps;
-    if (first_steps_inline)
-      first_steps = [executor = ExecutorFor(skill_id)](const storage::TaskRecord& fresh) {
-        return executor->FirstSteps(fresh);
-      };
-    auto r =
-        co_await Create(slot, dedup_key, OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
-                        replayed, std::move(first_steps));
-    if (!r) co_return std::move(r).error();
-    created = std::move(r).value();
-    // A stream attaches once the task is known: a new task has no execution yet (it starts
-    // below), so nothing can be missed; a retried send attaches to the existing task and
-    // then re-reads it, so its snapshot covers everything the stream will not see.
-    if (!replayed) {
-      if (attach) detach = Attach(slot, attach);
-    } else {
-      task_id = created->task.id;
-      slot = Acquire(task_id);
-      if (attach) {
-        detach = Attach(slot, attach);
-        auto now = store_.Get(task_id);
-        if (!now) co_return std::move(now).error();
-        if (now.value())
-          created = std::make_shared<const storage::TaskRecord>(std::move(*now.value()));
-      }
-      if (created->skill_id != skill_id ||
-          (context_given && created->task.context_id != msg.context_id)) {
-        // Not a retry of the same send: a reused messageId.
-        co_return Error(ErrorCode::kInvalidParams,
-                        "message.messageId '" + msg.message_id + "' was already used for task " +
-                            task_id +
-                            " (another skill or context); use a new messageId per message",
-                        {{"field", "message.messageId"}});
-      }
-      co_return Accepted{std::move(slot), std::move(created), std::move(skill_id),
-                         std::move(detach)};
-    }
-  } else {
-    // A reply to an existing task.
-    auto stored = store_.Get(msg.task_id);
-    if (!stored) co_return std::move(stored).error();
-    if (!stored.value())
-      co_return Error(ErrorCode::kTaskNotFound, "task " + msg.task_id + " not found",
-                      {{"taskId", msg.task_id}});
-    const storage::TaskRecord& rec = *stored.value();
-    if (!msg.context_id.empty() && msg.context_id != rec.task.context_id)
-      co_return Error(ErrorCode::kInvalidParams,
-                      "message.contextId '" + msg.context_id + "' does not match the contextId '" +
-                          rec.task.context_id + "' of task " + msg.task_id,
-                      {{"field", "message.contextId"}});
-    msg.context_id = rec.task.context_id;
-    skill_id = rec.skill_id;
-    slot = Acquire(msg.task_id);
-    // push: vetted now, written with the commit of the reply if it is accepted
-    std::optional<storage::PushConfigRecord> push_record;
-    if (inline_push) {
-      auto vetted = co_await options_.vet_push_config(*inline_push, msg.task_id);
-      if (!vetted) co_return std::move(vetted).error();
-      push_record = InlinePushRecord(msg.task_id, *inline_push, clock_.NowMs());
-    }
-    if (attach) detach = Attach(slot, attach);
-    // Decided under the task's lock against its newest state. A reply is idempotent by
-    // messageId (accepted_messages.hpp): a retry of an accepted reply writes nothing and is
-    // answered with the task as it is now, whatever its state. Of two different replies
-    // racing for one interrupt, one wins; the accepted reply moves the task to working
-    // (a2a.message.received on an interrupted task, or the executor's node.resumed).
-    Executor* executor = ExecutorFor(skill_id);
-    auto resumes = std::make_shared<bool>(true);
-    auto retried = std::make_shared<bool>(false);
-    auto accept_reply = [task_id = msg.task_id, executor, &msg, caller, resumes, retried, slot,
-                         push_record = std::move(push_record)](
-                            const storage::TaskRecord& current,
-                            std::vector<EventDraft>& step) -> std::optional<Error> {
-      switch (FindAcceptedMessage(current, msg)) {
-        case PriorMessage::kSame:
-          *retried = true;
-          step.clear();
-          return std::nullopt;
-        case PriorMessage::kDifferent:
-          return Error(ErrorCode::kInvalidParams,
-                       "message.messageId: '" + msg.message_id +
-                           "' was already used for another message of task " + task_id +
-                           "; use a new messageId per message (a retry must repeat the "
-                           "message unchanged)",
-                       {{"field", "message.messageId"}});
-        case PriorMessage::kNone:
-          break;
-      }
-      TaskState s = current.task.status.state;
-      if (protocol::IsTerminal(s))
-        return Error(ErrorCode::kUnsupportedOperation,
-                     "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
-                         " and accepts no more messages; start a new task in the same context",
-                     {{"taskId", task_id}});
-      if (!protocol::IsInterrupted(s))
-        return Error(ErrorCode::kUnsupportedOperation,
-                     "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
-                         ", not waiting for input",
-                     {{"taskId", task_id}});
-      if (executor) {
-        ResolveRequest rr;
-        rr.message = &msg;
-        rr.caller = caller;
-        rr.via = "a2a";
-        auto resolution = executor->Resolve(current, rr);
-        if (!resolution) return std::move(resolution).error();
-        *resumes = resolution->resumes;
-        if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
-        for (auto& e : resolution->events) step.push_back(std::move(e));
-      }
-      if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
-      return std::nullopt;
-    };
-    json::object payload{{"message", protocol::v10::MessageToJson(msg)}};
-    auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
-                                   false, accept_reply);
-    if (!r) co_return std::move(r).error();
-    created = std::move(r).value();
-    if (*retried || !*resumes)
-      co_return Accepted{std::move(slot), std::move(created), std::move(skill_id),
-                         std::move(detach)};
-  }
-
-  // A task its creating commit already finished (inline first steps) has nothing to run.
-  if (!protocol::IsTerminal(created->task.status.state))
-    StartExecution(slot, created, msg, skill_id);
-  co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
+asio::awaitable<Result<storage::TaskRecord>> TaskService::Visible(const CallContext& ctx,
+                                                                  const std::string& id,
+                                                                  const char* noun) {
+  auto stored = co_await Load(id);
+  if (!stored) co_return std::move(stored).error();
+  // Another tenant's task is not found: its existence is not the caller's to learn.
+  if (!stored.value() || stored.value()->tenant != ctx.tenant()) co_return NotFound(noun, id);
+  co_return std::move(*stored.value());
 }
 
-asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequest req) {
+// ---- message/send, message/stream ----------------------------------------------------------
+
+asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
+                                                       protocol::SendMessageRequest req) {
   // A blocking send waits for the outcome anyway: what the executor can decide at once is
   // committed with the task's creation (a non-blocking send returns the task as submitted).
-  auto accepted = co_await Accept(req, nullptr, !req.configuration.return_immediately);
+  auto accepted = co_await Accept(ctx, req, nullptr, !req.configuration.return_immediately);
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   if (req.configuration.return_immediately)
@@ -293,9 +129,9 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(protocol::SendMessageRequ
 }
 
 asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
-    protocol::SendMessageRequest req, size_t queue_capacity) {
+    const CallContext& ctx, protocol::SendMessageRequest req, size_t queue_capacity) {
   auto sub = std::make_shared<Subscription>(queue_capacity);
-  auto accepted = co_await Accept(req, sub);
+  auto accepted = co_await Accept(ctx, req, sub);
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   StreamStart start;
@@ -306,13 +142,202 @@ asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
   co_return start;
 }
 
-Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
-                                           std::optional<int64_t> after_sequence,
-                                           size_t queue_capacity) {
-  auto exists = store_.Get(task_id);
-  if (!exists) return std::move(exists).error();
-  if (!exists.value())
-    return Error(ErrorCode::kTaskNotFound, "task " + task_id + " not found", {{"taskId", task_id}});
+asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
+    const CallContext& ctx, protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
+    bool first_steps_inline) {
+  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
+  if (req.message.role != protocol::Role::kUser)
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.role: a client message must have the user role",
+                    {{"field", "message.role"}});
+  if (req.configuration.push_notification_config && !options_.vet_push_config)  // push
+    co_return Error(ErrorCode::kPushNotificationNotSupported,
+                    "push notifications are not enabled on this server");
+  if (req.message.task_id.empty())
+    co_return co_await AcceptNew(ctx, req, std::move(attach), first_steps_inline);
+  co_return co_await AcceptReply(ctx, req, std::move(attach));
+}
+
+asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
+    const CallContext& ctx, protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
+    bool first_steps_inline) {
+  protocol::Message& msg = req.message;
+  std::string skill_id = options_.default_skill;
+  const json::value* named = msg.metadata.if_contains("skillId");
+  if (!named) named = req.metadata.if_contains("skillId");
+  if (named) {
+    if (!named->is_string())
+      co_return Error(ErrorCode::kInvalidParams, "message.metadata.skillId: expected a string",
+                      {{"field", "message.metadata.skillId"}});
+    skill_id = named->get_string();
+  }
+  Executor* executor = ExecutorFor(skill_id);
+  if (!executor)
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.metadata.skillId: unknown skill '" + skill_id +
+                        "'; available skills: " + AvailableSkills(),
+                    {{"field", "message.metadata.skillId"}});
+  json::object inputs = InputsOf(msg);
+  if (auto refused = executor->CheckInputs(inputs)) co_return std::move(*refused);
+  // The same caller's same messageId never starts a second run: the key names the principal
+  // and the store keeps keys per tenant.
+  const std::string dedup_key = "a2a\n" + ctx.caller() + "\n" + msg.message_id;
+  std::string task_id = ids_.Next();
+  const bool context_given = !msg.context_id.empty();
+  if (!context_given) msg.context_id = ids_.Next();
+  msg.task_id = task_id;
+  auto slot = Acquire(task_id);
+  if (auto& inline_push = req.configuration.push_notification_config) {
+    // push: vetted now, written with the creating commit
+    auto vetted = co_await options_.vet_push_config(*inline_push, task_id);
+    if (!vetted) co_return std::move(vetted).error();
+    std::lock_guard lock(slot->mu);
+    slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
+  }
+  json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
+  json::object payload{{"contextId", msg.context_id},
+                       {"skillId", skill_id},
+                       {"message", protocol::v10::MessageToJson(msg)},
+                       {"transport", "a2a"},
+                       {"tags", std::move(tags)},
+                       {"inputs", std::move(inputs)}};
+  Extension first_steps;
+  if (first_steps_inline)
+    first_steps = [executor](const storage::TaskRecord& fresh) {
+      return executor->FirstSteps(fresh);
+    };
+  bool replayed = false;
+  auto r = co_await Create(slot, ctx, dedup_key,
+                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed,
+                           std::move(first_steps));
+  if (!r) co_return std::move(r).error();
+  RecordPtr created = std::move(r).value();
+  // A stream attaches once the task is known: a new task has no execution yet (it starts
+  // below), so nothing can be missed; a retried send attaches to the existing task and
+  // then re-reads it, so its snapshot covers everything the stream will not see.
+  std::shared_ptr<void> detach;  // dropped (detaching) on error
+  if (!replayed) {
+    if (attach) detach = Attach(slot, attach);
+    // A task its creating commit already finished (inline first steps) has nothing to run.
+    if (!protocol::IsTerminal(created->task.status.state))
+      StartExecution(slot, created, msg, skill_id);
+    co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
+  }
+  task_id = created->task.id;
+  slot = Acquire(task_id);
+  if (attach) {
+    detach = Attach(slot, attach);
+    auto now = co_await Load(task_id);
+    if (!now) co_return std::move(now).error();
+    if (now.value()) created = std::make_shared<const storage::TaskRecord>(std::move(*now.value()));
+  }
+  if (created->skill_id != skill_id ||
+      (context_given && created->task.context_id != msg.context_id)) {
+    // Not a retry of the same send: a reused messageId.
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.messageId '" + msg.message_id + "' was already used for task " +
+                        task_id + " (another skill or context); use a new messageId per message",
+                    {{"field", "message.messageId"}});
+  }
+  co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
+}
+
+asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
+    const CallContext& ctx, protocol::SendMessageRequest& req,
+    std::shared_ptr<Subscription> attach) {
+  protocol::Message& msg = req.message;
+  const std::string task_id = msg.task_id;
+  auto stored = co_await Visible(ctx, task_id);
+  if (!stored) co_return std::move(stored).error();
+  if (!msg.context_id.empty() && msg.context_id != stored->task.context_id)
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.contextId '" + msg.context_id + "' does not match the contextId '" +
+                        stored->task.context_id + "' of task " + task_id,
+                    {{"field", "message.contextId"}});
+  msg.context_id = stored->task.context_id;
+  std::string skill_id = stored->skill_id;
+  auto slot = Acquire(task_id);
+  // push: vetted now, written with the commit of the reply if it is accepted
+  std::optional<storage::PushConfigRecord> push_record;
+  if (auto& inline_push = req.configuration.push_notification_config) {
+    auto vetted = co_await options_.vet_push_config(*inline_push, task_id);
+    if (!vetted) co_return std::move(vetted).error();
+    push_record = InlinePushRecord(task_id, *inline_push, clock_.NowMs());
+  }
+  std::shared_ptr<void> detach;  // dropped (detaching) on error
+  if (attach) detach = Attach(slot, attach);
+  // Decided under the task's lock against its newest state. A reply is idempotent by
+  // (principal, messageId) (accepted_messages.hpp): a retry of an accepted reply writes
+  // nothing and is answered with the task as it is now, whatever its state. Of two
+  // different replies racing for one interrupt, one wins; the accepted reply moves the task
+  // to working (a2a.message.received on an interrupted task, or the executor's
+  // node.resumed).
+  Executor* executor = ExecutorFor(skill_id);
+  const std::string caller = ctx.caller();
+  auto resumes = std::make_shared<bool>(true);
+  auto retried = std::make_shared<bool>(false);
+  auto accept_reply = [&task_id, executor, &msg, &caller, resumes, retried, slot,
+                       push_record = std::move(push_record)](
+                          const storage::TaskRecord& current,
+                          std::vector<EventDraft>& step) -> std::optional<Error> {
+    switch (FindAcceptedMessage(current, msg, caller)) {
+      case PriorMessage::kSame:
+        *retried = true;
+        step.clear();
+        return std::nullopt;
+      case PriorMessage::kDifferent:
+        return Error(ErrorCode::kInvalidParams,
+                     "message.messageId: '" + msg.message_id +
+                         "' was already used for another message of task " + task_id +
+                         "; use a new messageId per message (a retry must repeat the "
+                         "message unchanged)",
+                     {{"field", "message.messageId"}});
+      case PriorMessage::kNone:
+        break;
+    }
+    TaskState s = current.task.status.state;
+    if (protocol::IsTerminal(s))
+      return Error(ErrorCode::kUnsupportedOperation,
+                   "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                       " and accepts no more messages; start a new task in the same context",
+                   {{"taskId", task_id}});
+    if (!protocol::IsInterrupted(s))
+      return Error(ErrorCode::kUnsupportedOperation,
+                   "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                       ", not waiting for input",
+                   {{"taskId", task_id}});
+    if (executor) {
+      ResolveRequest rr;
+      rr.message = &msg;
+      rr.caller = caller;
+      rr.via = "a2a";
+      auto resolution = executor->Resolve(current, rr);
+      if (!resolution) return std::move(resolution).error();
+      *resumes = resolution->resumes;
+      if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
+      for (auto& e : resolution->events) step.push_back(std::move(e));
+    }
+    if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
+    return std::nullopt;
+  };
+  json::object payload{{"message", protocol::v10::MessageToJson(msg)}, {"caller", caller}};
+  auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
+                                 false, accept_reply);
+  if (!r) co_return std::move(r).error();
+  RecordPtr after = std::move(r).value();
+  if (!*retried && *resumes && !protocol::IsTerminal(after->task.status.state))
+    StartExecution(slot, after, msg, skill_id);
+  co_return Accepted{std::move(slot), std::move(after), std::move(skill_id), std::move(detach)};
+}
+
+// ---- tasks/resubscribe, tasks/get, ListTasks, tasks/cancel ---------------------------------
+
+asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& ctx,
+                                                            std::string task_id,
+                                                            std::optional<int64_t> after_sequence,
+                                                            size_t queue_capacity) {
+  auto exists = co_await Visible(ctx, task_id);
+  if (!exists) co_return std::move(exists).error();
   // Subscribe first, then read the log: every event is in one or the other (or both, and
   // the stream skips sequences it already sent). No gap, no duplicate.
   auto slot = Acquire(task_id);
@@ -323,75 +348,79 @@ Result<StreamStart> TaskService::Subscribe(const std::string& task_id,
   if (!after_sequence) {
     // Nothing missed: the stored snapshot (read after attaching, so it covers everything the
     // subscription will not see) is where the stream starts.
-    auto rec = store_.Get(task_id);
-    if (!rec) return std::move(rec).error();
-    if (!rec.value())
-      return Error(ErrorCode::kTaskNotFound, "task " + task_id + " not found",
-                   {{"taskId", task_id}});
+    auto rec = co_await Load(task_id);
+    if (!rec) co_return std::move(rec).error();
+    if (!rec.value()) co_return NotFound("task", task_id);
     start.last_sequence = rec.value()->last_sequence;
     start.task_terminal = protocol::IsTerminal(rec.value()->task.status.state);
     start.backlog.push_back(SnapshotItem(start.last_sequence, rec.value()->task));
-    return start;
+    co_return start;
   }
-  auto events = store_.ReadEvents(task_id, -1, std::numeric_limits<size_t>::max());
-  if (!events) return std::move(events).error();
+  auto events = co_await reads_->Run(task_id, [this, &task_id] {
+    return store_.ReadEvents(task_id, -1, std::numeric_limits<size_t>::max());
+  });
+  if (!events) co_return std::move(events).error();
   const bool compacted = events->empty() || events->front().sequence != 0;
   if (compacted) {  // retention pruned the log: only the snapshot is left
-    auto rec = store_.Get(task_id);
-    if (!rec) return std::move(rec).error();
+    auto rec = co_await Load(task_id);
+    if (!rec) co_return std::move(rec).error();
+    if (!rec.value()) co_return NotFound("task", task_id);
     start.last_sequence = rec.value()->last_sequence;
     Task snapshot = std::move(rec.value()->task);
     start.task_terminal = protocol::IsTerminal(snapshot.status.state);
-    if (after_sequence && *after_sequence < start.last_sequence) {
+    if (*after_sequence < start.last_sequence) {
       start.history_compacted = true;
-      snapshot.metadata["a2ad"] =
-          json::object{{"historyCompacted", true}, {"lastEventId", *after_sequence}};
+      json::object marker;
+      marker["historyCompacted"] = true;
+      marker["lastEventId"] = *after_sequence;
+      snapshot.metadata["a2ad"] = std::move(marker);
     }
     start.backlog.push_back(SnapshotItem(start.last_sequence, snapshot));
-    return start;
+    co_return start;
   }
   storage::TaskRecord folded;
   for (const auto& e : *events) {
     auto applied = FoldCommittedEvent(folded, e);
-    if (!applied) return std::move(applied).error();
-    if (after_sequence && e.sequence > *after_sequence)
+    if (!applied) co_return std::move(applied).error();
+    if (e.sequence > *after_sequence)
       if (auto projected = ProjectEvent(folded.task, e))
         start.backlog.push_back(MakeItem(e.sequence, std::move(*projected)));
   }
   start.last_sequence = folded.last_sequence;
   start.task_terminal = protocol::IsTerminal(folded.task.status.state);
-  if (after_sequence && *after_sequence > folded.last_sequence)
-    return Error(ErrorCode::kInvalidParams,
-                 "Last-Event-ID " + std::to_string(*after_sequence) + " is past the last event (" +
-                     std::to_string(folded.last_sequence) + ") of task " + task_id,
-                 {{"field", "Last-Event-ID"}});
-  if (!after_sequence) start.backlog.push_back(SnapshotItem(folded.last_sequence, folded.task));
-  return start;
+  if (*after_sequence > folded.last_sequence)
+    co_return Error(ErrorCode::kInvalidParams,
+                    "Last-Event-ID " + std::to_string(*after_sequence) +
+                        " is past the last event (" + std::to_string(folded.last_sequence) +
+                        ") of task " + task_id,
+                    {{"field", "Last-Event-ID"}});
+  co_return start;
 }
 
-Result<Task> TaskService::GetTask(const protocol::GetTaskRequest& req) {
-  auto stored = store_.Get(req.id);
-  if (!stored) return std::move(stored).error();
-  if (!stored.value())
-    return Error(ErrorCode::kTaskNotFound, "task " + req.id + " not found", {{"taskId", req.id}});
-  return Shape(std::move(stored.value()->task), req.history_length);
+asio::awaitable<Result<Task>> TaskService::GetTask(const CallContext& ctx,
+                                                   protocol::GetTaskRequest req) {
+  auto stored = co_await Visible(ctx, req.id);
+  if (!stored) co_return std::move(stored).error();
+  co_return Shape(std::move(stored->task), req.history_length);
 }
 
-Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListTasksRequest& req) {
+asio::awaitable<Result<protocol::ListTasksResponse>> TaskService::ListTasks(
+    const CallContext& ctx, protocol::ListTasksRequest req) {
   storage::TaskQuery q;
+  q.tenant = ctx.tenant();  // the caller's tenant, never the request's
   q.context_id = req.context_id;
   q.state = req.status;
   q.updated_at_or_after_ms = req.status_timestamp_after_ms;
   q.page_size = req.page_size;
   q.page_token = req.page_token;
-  auto page = store_.List(q);
+  auto page = co_await reads_->Run([this, &q] { return store_.List(q); });
   if (!page) {
     if (page.error().code == ErrorCode::kInvalidParams)  // the only one: a bad cursor
-      return Error(
+      co_return Error(
           ErrorCode::kInvalidParams,
           "params.pageToken: not a token this server issued (" + page.error().message + ")",
           {{"field", "params.pageToken"}});
-    return std::move(page).error();
+    co_return std::move(page).error();
   }
   protocol::ListTasksResponse out;
   out.tasks.reserve(page->records.size());
@@ -404,11 +433,12 @@ Result<protocol::ListTasksResponse> TaskService::ListTasks(const protocol::ListT
   out.page_size = req.page_size;
   out.total_size = page->total_size;
   out.unreadable = std::move(page->unreadable);
-  return out;
+  co_return out;
 }
 
-asio::awaitable<Result<Task>> TaskService::CancelTask(protocol::CancelTaskRequest req) {
-  co_return co_await CancelRun(req.id, "canceled by the client");
+asio::awaitable<Result<Task>> TaskService::CancelTask(const CallContext& ctx,
+                                                      protocol::CancelTaskRequest req) {
+  co_return co_await CancelRun(ctx, req.id, "canceled by the client");
 }
 
 }  // namespace a2ad::tasks

@@ -5,13 +5,15 @@
 #include "a2ad/tasks/task_writer.hpp"
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/signal.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -32,6 +34,17 @@ std::vector<EventDraft> OneEvent(std::string type, json::object payload) {
   step[0].type = std::move(type);
   step[0].payload = std::move(payload);
   return step;
+}
+
+Error NotFound(std::string_view noun, const std::string& id) {
+  return Error(ErrorCode::kTaskNotFound, std::string(noun) + " " + id + " not found",
+               {{"taskId", id}});
+}
+
+const protocol::Message* LastUserMessage(const protocol::Task& task) {
+  for (auto it = task.history.rbegin(); it != task.history.rend(); ++it)
+    if (it->role == protocol::Role::kUser) return &*it;
+  return nullptr;
 }
 
 std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev) {
@@ -82,6 +95,17 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
   return slot;
 }
 
+std::shared_ptr<TaskService::Slot> TaskService::Find(const std::string& task_id) {
+  std::lock_guard lock(slots_mu_);
+  auto it = slots_.find(task_id);
+  return it == slots_.end() ? nullptr : it->second.lock();
+}
+
+asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
+    const std::string& id) {
+  co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });
+}
+
 asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
                                                              std::vector<EventDraft> step,
                                                              bool creating,
@@ -89,107 +113,108 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
                                                              Extension extend) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
-  {
-    std::lock_guard lock(slot->mu);
-    bool head_from_store = false;
-    if (!creating && (!slot->head || slot->stale.exchange(false))) {
-      auto stored = store_.Get(slot->task_id);
-      if (!stored) co_return std::move(stored).error();
-      if (!stored.value())
-        co_return Error(ErrorCode::kTaskNotFound, "task " + slot->task_id + " not found",
-                        {{"taskId", slot->task_id}});
-      slot->head = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+  std::unique_lock lock(slot->mu);
+  // The head to build on: the task's newest accepted record. Missing (its first commit in
+  // this process) or stale (a commit failed), it is re-read from the store without the
+  // lock, then installed under it unless another commit failed meanwhile (read again); if
+  // another commit installed a head meanwhile, that one is newer and is used.
+  bool head_from_store = false;
+  RecordPtr fresh;
+  uint64_t fresh_after = 0;  // slot->failures when `fresh` was asked for
+  while (!creating && (!slot->head || slot->stale)) {
+    if (fresh && fresh_after == slot->failures.load()) {
+      slot->head = std::move(fresh);
+      slot->stale = false;
       head_from_store = true;
+      break;
     }
-    if (precondition) {
-      if (auto refused = precondition(*slot->head, step)) co_return std::move(*refused);
-      // Nothing to write (a retried reply): the answer is the newest record once it is
-      // durable. If its commit may still be in flight, the empty commit below is ordered
-      // after it and completes once it has (or fails with it).
-      if (step.empty() && !creating) {
-        bool durable = head_from_store;
-        if (!durable) {
-          std::lock_guard pub(slot->pub_mu);
-          durable = slot->published && slot->published->last_sequence >= slot->head->last_sequence;
-        }
-        if (durable) co_return slot->head;
+    fresh_after = slot->failures.load();
+    lock.unlock();
+    auto stored = co_await Load(slot->task_id);
+    if (!stored) co_return std::move(stored).error();
+    if (!stored.value()) co_return NotFound("task", slot->task_id);
+    fresh = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+    lock.lock();
+  }
+  if (precondition) {
+    if (auto refused = precondition(*slot->head, step)) co_return std::move(*refused);
+    // Nothing to write (a retried reply): the answer is the newest record once it is
+    // durable. If its commit may still be in flight, the empty commit below is ordered
+    // after it and completes once it has (or fails with it).
+    if (step.empty() && !creating) {
+      bool durable = head_from_store;
+      if (!durable) {
+        std::lock_guard pub(slot->pub_mu);
+        durable = slot->published && slot->published->last_sequence >= slot->head->last_sequence;
       }
+      if (durable) co_return slot->head;
     }
-    storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
-    const int64_t expected = next.last_sequence;
-    storage::TaskCommit commit;
-    commit.expected_last_sequence = expected;
-    const int64_t now = clock_.NowMs();
-    // Stream items are made only when a stream is attached: most commits have no observer.
-    // A stream that attaches while this commit is in flight, and whose snapshot read misses
-    // it, gets the items made after the fact from the stored events (see the callback).
-    bool observed = false;
-    {
-      std::lock_guard pub(slot->pub_mu);
-      observed = !slot->subscribers.empty();
+  }
+  storage::TaskRecord next = creating ? storage::TaskRecord{} : *slot->head;
+  const int64_t expected = next.last_sequence;
+  storage::TaskCommit commit;
+  commit.expected_last_sequence = expected;
+  const int64_t now = clock_.NowMs();
+  // Stream items are made only when a stream is attached: most commits have no observer.
+  // A stream that attaches while this commit is in flight, and whose snapshot read misses
+  // it, gets the items made after the fact from the stored events (see FanOut).
+  bool observed = false;
+  {
+    std::lock_guard pub(slot->pub_mu);
+    observed = !slot->subscribers.empty();
+  }
+  std::vector<StreamItemPtr> items;
+  // After `step`, the executor's immediate steps ride along in the same commit: asked
+  // again after each one (on the record it left) until it has none (bounded).
+  for (int round = 0; round < 64; ++round) {
+    if (round > 0) {
+      if (!extend) break;
+      step = extend(next);
+      if (step.empty()) break;
     }
-    std::vector<StreamItemPtr> items;
-    // After `step`, the executor's immediate steps ride along in the same commit: asked
-    // again after each one (on the record it left) until it has none (bounded).
-    for (int round = 0; round < 64; ++round) {
-      if (round > 0) {
-        if (!extend) break;
-        step = extend(next);
-        if (step.empty()) break;
-      }
-      for (auto& draft : step) {
-        protocol::RunEvent e;
-        e.event_id = ids_.Next();
-        e.run_id = slot->task_id;
-        e.type = std::move(draft.type);
-        e.node_id = std::move(draft.node_id);
-        e.payload = std::move(draft.payload);
-        e.timestamp_ms = now;
-        e.sequence = next.last_sequence + 1;
-        // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
-        auto applied = FoldCommittedEvent(next, e);
-        if (!applied) co_return std::move(applied).error();
-        if (observed) items.push_back(RunItem(next, e));
-        commit.events.push_back(std::move(e));
-      }
+    for (auto& draft : step) {
+      protocol::RunEvent e;
+      e.event_id = ids_.Next();
+      e.run_id = slot->task_id;
+      e.type = std::move(draft.type);
+      e.node_id = std::move(draft.node_id);
+      e.payload = std::move(draft.payload);
+      e.timestamp_ms = now;
+      e.sequence = next.last_sequence + 1;
+      // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
+      auto applied = FoldCommittedEvent(next, e);
+      if (!applied) co_return std::move(applied).error();
+      if (observed) items.push_back(RunItem(next, e));
+      commit.events.push_back(std::move(e));
     }
-    // The state before this commit (for making stream items late); null when creating.
-    RecordPtr before = creating ? nullptr : slot->head;
-    auto record = std::make_shared<const storage::TaskRecord>(std::move(next));
-    commit.shared_record = record;
-    commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
-    if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
-    slot->head = record;
-    // A commit with events has items iff it was observed; without events it has nothing to
-    // stream either way.
-    store_.Commit(std::move(commit), [this, slot, record, signal, outcome, expected,
-                                      before = std::move(before),
-                                      items = std::move(items)](Result<void> r) mutable {
-      if (!r) {
-        slot->stale = true;
-        *outcome = std::move(r).error();
-      } else {
-        *outcome = record;
+  }
+  // The state before this commit (for making stream items late); null when creating.
+  RecordPtr before = creating ? nullptr : slot->head;
+  auto record = std::make_shared<const storage::TaskRecord>(std::move(next));
+  commit.shared_record = record;
+  commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
+  if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
+  slot->head = record;
+  // Queued under the lock (Commit does not block): the store applies one task's commits in
+  // the order of their sequences. A commit with events has items iff it was observed;
+  // without events it has nothing to stream either way.
+  store_.Commit(std::move(commit), [this, slot, record, signal, outcome, expected,
+                                    before = std::move(before),
+                                    items = std::move(items)](Result<void> r) mutable {
+    if (!r) {
+      ++slot->failures;  // before `stale`: a reader that sees it stale sees the count
+      slot->stale = true;
+      *outcome = std::move(r).error();
+    } else {
+      *outcome = record;
+      bool start_pump = false;
+      {
         std::lock_guard pub(slot->pub_mu);
         if (!slot->published || slot->published->last_sequence < record->last_sequence)
           slot->published = record;
         if (!slot->subscribers.empty() && record->last_sequence > expected) {
-          // Hand the fan-out to an I/O thread (the slot's strand keeps commit order): waking
-          // thousands of streams from the writer thread would delay the next commit.
-          if (!slot->fanout) slot->fanout.emplace(asio::make_strand(slot->io));
-          asio::post(*slot->fanout, [this, slot, expected, record, before = std::move(before),
-                                     items = std::move(items)] {
-            std::vector<std::shared_ptr<Subscription>> subs;
-            {
-              std::lock_guard fan(slot->pub_mu);  // short: attaching streams wait on it
-              std::erase_if(slot->subscribers, [](const auto& sub) { return sub->closed(); });
-              subs = slot->subscribers;
-            }
-            if (subs.empty()) return;
-            const auto made = items.empty() ? LateItems(before, *record, expected) : items;
-            for (const auto& sub : subs)
-              for (const auto& item : made) sub->Push(item);
-          });
+          slot->fanout_queue.push_back({std::move(before), record, expected, std::move(items)});
+          start_pump = !std::exchange(slot->fanout_running, true);
         }
         auto& ws = slot->waiters;
         for (auto it = ws.begin(); it != ws.end();) {
@@ -201,24 +226,57 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
           }
         }
       }
-      signal->Fire();
-    });
-  }
+      // Hand the fan-out to an I/O thread: waking thousands of streams from the writer
+      // thread would delay the next commit.
+      if (start_pump)
+        asio::post(slot->io,
+                   [this, slot] { asio::co_spawn(slot->io, PumpFanOut(slot), asio::detached); });
+    }
+    signal->Fire();
+  });
+  lock.unlock();
   co_await signal->Wait();
   co_return std::move(*outcome);
 }
 
-std::vector<StreamItemPtr> TaskService::LateItems(const RecordPtr& before,
-                                                  const storage::TaskRecord& after,
-                                                  int64_t expected) {
+asio::awaitable<void> TaskService::PumpFanOut(std::shared_ptr<Slot> slot) {
+  for (;;) {
+    Slot::FanOutJob job;
+    std::vector<std::shared_ptr<Subscription>> subs;
+    {
+      std::lock_guard pub(slot->pub_mu);  // short: attaching streams wait on it
+      if (slot->fanout_queue.empty()) {
+        slot->fanout_running = false;
+        co_return;
+      }
+      job = std::move(slot->fanout_queue.front());
+      slot->fanout_queue.pop_front();
+      std::erase_if(slot->subscribers, [](const auto& sub) { return sub->closed(); });
+      subs = slot->subscribers;
+    }
+    if (subs.empty()) continue;
+    // One job at a time, so a commit whose items are read late still reaches the streams
+    // before the next commit's.
+    std::vector<StreamItemPtr> made = std::move(job.items);
+    if (made.empty()) made = co_await LateItems(std::move(job.before), job.record, job.expected);
+    for (const auto& sub : subs)
+      for (const auto& item : made) sub->Push(item);
+  }
+}
+
+asio::awaitable<std::vector<StreamItemPtr>> TaskService::LateItems(RecordPtr before,
+                                                                   RecordPtr after,
+                                                                   int64_t expected) {
   // The commit's events, read back from the store and folded from the state before it, so
   // the items are the ones an observed commit makes. If the log was pruned meanwhile (or
   // the read fails), the stream gets the task's snapshot instead: nothing is lost.
-  auto events = store_.ReadEvents(after.task.id, expected,
-                                  static_cast<size_t>(after.last_sequence - expected));
+  const std::string id = after->task.id;
+  const auto count = static_cast<size_t>(after->last_sequence - expected);
+  auto events = co_await reads_->Run(
+      id, [this, &id, expected, count] { return store_.ReadEvents(id, expected, count); });
   std::vector<StreamItemPtr> made;
   if (events && !events->empty() && events->front().sequence == expected + 1 &&
-      events->back().sequence == after.last_sequence) {
+      events->back().sequence == after->last_sequence) {
     storage::TaskRecord folded = before ? *before : storage::TaskRecord{};
     for (const auto& e : *events) {
       if (!FoldCommittedEvent(folded, e)) {
@@ -231,33 +289,31 @@ std::vector<StreamItemPtr> TaskService::LateItems(const RecordPtr& before,
   if (made.empty()) {
     // Not the events, but the state they led to (A2A streams take a task snapshot; an
     // OpenWOP event stream, which needs the events, ends at it if the run is over).
-    auto item = SnapshotItem(after.last_sequence, after.task);
-    item->run_terminal = IsTerminalRun(after.run);
+    auto item = SnapshotItem(after->last_sequence, after->task);
+    item->run_terminal = IsTerminalRun(after->run);
     made.push_back(std::move(item));
   }
-  return made;
+  co_return made;
 }
 
 asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
-                                                      std::vector<EventDraft> step, bool creating,
-                                                      Precondition precondition) {
-  auto r =
-      co_await CommitRecord(std::move(slot), std::move(step), creating, std::move(precondition));
+                                                      std::vector<EventDraft> step) {
+  auto r = co_await CommitRecord(std::move(slot), std::move(step), false, {});
   if (!r) co_return std::move(r).error();
   co_return r.value()->task;
 }
 
 size_t TaskService::subscriber_count(const std::string& task_id) {
-  std::shared_ptr<Slot> slot;
-  {
-    std::lock_guard lock(slots_mu_);
-    auto it = slots_.find(task_id);
-    if (it != slots_.end()) slot = it->second.lock();
-  }
+  auto slot = Find(task_id);
   if (!slot) return 0;
   std::lock_guard pub(slot->pub_mu);
   return static_cast<size_t>(std::count_if(slot->subscribers.begin(), slot->subscribers.end(),
                                            [](const auto& s) { return !s->closed(); }));
+}
+
+bool TaskService::task_locked(const std::string& task_id) {
+  auto slot = Find(task_id);
+  return slot && slot->mu.held();
 }
 
 std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
@@ -294,24 +350,37 @@ asio::awaitable<RecordPtr> TaskService::WaitUntil(
 }
 
 asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slot,
+                                                       const CallContext& ctx,
                                                        std::string dedup_key,
                                                        std::vector<EventDraft> step, bool& replayed,
                                                        Extension extend) {
   replayed = false;
   // An earlier creation with the same key (or the same id) is the answer, not a new task.
   // With a key (a fresh id) the store decides atomically; only a conflict needs a read.
-  auto lookup = [&]() -> Result<std::optional<storage::TaskRecord>> {
-    return dedup_key.empty() ? store_.Get(slot->task_id)
-                             : store_.FindByDedupKey(storage::kDefaultTenant, dedup_key);
+  // Keys are the caller's tenant's; a task of another tenant with the same id is not ours.
+  const std::string tenant = ctx.tenant();
+  auto lookup = [&]() -> asio::awaitable<Result<std::optional<storage::TaskRecord>>> {
+    if (!dedup_key.empty())
+      co_return co_await reads_->Run(dedup_key, [this, &tenant, &dedup_key] {
+        return store_.FindByDedupKey(tenant, dedup_key);
+      });
+    auto found = co_await Load(slot->task_id);
+    if (found && found.value() && found.value()->tenant != tenant)
+      co_return Error(ErrorCode::kConflict, "task id " + slot->task_id + " is taken");
+    co_return found;
   };
   Result<std::optional<storage::TaskRecord>> existing = std::optional<storage::TaskRecord>();
-  if (dedup_key.empty()) existing = lookup();
+  if (dedup_key.empty()) existing = co_await lookup();
   if (!existing) co_return std::move(existing).error();
   if (!existing.value()) {
-    if (!dedup_key.empty()) step[0].payload["dedupKey"] = dedup_key;
+    // The record's tenant, owner and key come from the log (task_projection.hpp).
+    json::object& payload = step[0].payload;
+    if (!dedup_key.empty()) payload["dedupKey"] = dedup_key;
+    payload["tenant"] = tenant;
+    payload["owner"] = ctx.caller();
     auto r = co_await CommitRecord(slot, std::move(step), true, {}, std::move(extend));
     if (r || r.error().code != ErrorCode::kConflict) co_return r;
-    existing = lookup();  // lost a race with the same key: that one wins
+    existing = co_await lookup();  // lost a race with the same key: that one wins
     if (!existing) co_return std::move(existing).error();
     if (!existing.value()) co_return Error(ErrorCode::kInternal, "task vanished while created");
   }

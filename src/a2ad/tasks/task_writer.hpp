@@ -5,16 +5,22 @@
 // (Acquire, CommitRecord, the fan-out to streams, waits, idempotent creation) is
 // task_writer.cpp; see task_service.hpp for the contract.
 //
+// The lock rule: Slot::mu is held only while a commit is assigned its sequences, folded and
+// queued (TaskStore::Commit, which does not block); never across a suspension and never
+// around a store read. A head to re-read (first commit in this process, or after a failed
+// commit) is read before taking it, and re-checked after: `failures` tells whether another
+// commit failed meanwhile, making the read too old (read again).
+//
 // Thread safety: Slot's members are guarded as each one says (mu, pub_mu, sleep_mu, or
 // atomic); the helpers are pure.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/json/object.hpp>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,29 +34,57 @@
 
 namespace a2ad::tasks {
 
+/// A mutex that can tell whether it is held (TaskService::task_locked, for tests that
+/// check no store call happens under a task's lock). Lockable: use with lock_guard and
+/// unique_lock.
+class SlotMutex {
+ public:
+  void lock() {
+    mu_.lock();
+    held_ = true;
+  }
+  void unlock() {
+    held_ = false;
+    mu_.unlock();
+  }
+  bool held() const { return held_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::atomic<bool> held_{false};
+};
+
 /// Per-task state shared by everything touching one task while it is active.
 struct TaskService::Slot {
+  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
   Slot(std::string id, boost::asio::any_io_executor executor)
       : task_id(std::move(id)), io(std::move(executor)) {}
   const std::string task_id;
-  const boost::asio::any_io_executor io;
-  // Fan-out to streams runs here, off the store's writer thread, in commit order. Made when
-  // a commit first has a stream to feed (guarded by pub_mu): most tasks never do.
-  std::optional<boost::asio::strand<boost::asio::any_io_executor>> fanout;
+  const boost::asio::any_io_executor io;  // where the fan-out pump runs
 
-  std::mutex mu;  // serializes commits: sequence assignment + enqueue order
-  std::shared_ptr<const storage::TaskRecord>
-      head;                        // newest accepted record (possibly not yet durable)
-  std::atomic<bool> stale{false};  // a commit failed: reload head from the store
+  SlotMutex mu;                       // serializes commits: sequence assignment + enqueue order
+  RecordPtr head;                     // newest accepted record (possibly not yet durable)
+  std::atomic<bool> stale{false};     // a commit failed: re-read head from the store
+  std::atomic<uint64_t> failures{0};  // failed commits so far (incremented before `stale`)
 
-  std::mutex pub_mu;  // guards published + waiters (taken from the writer thread)
-  std::shared_ptr<const storage::TaskRecord> published;  // newest durable record
+  std::mutex pub_mu;    // guards what follows up to sleep_mu (taken from the writer thread)
+  RecordPtr published;  // newest durable record
   struct Waiter {
     std::function<bool(const storage::TaskRecord&)> pred;
     std::shared_ptr<Signal> signal;
   };
   std::vector<Waiter> waiters;
   std::vector<std::shared_ptr<Subscription>> subscribers;
+  // Commits to hand to the subscribers, in commit order, by one pump coroutine at a time on
+  // `io` (off the writer thread; late items are read on the read executor).
+  struct FanOutJob {
+    RecordPtr before;  // the state before the commit (null when creating)
+    RecordPtr record;  // the state after it
+    int64_t expected = -1;
+    std::vector<StreamItemPtr> items;  // empty: make them late
+  };
+  std::deque<FanOutJob> fanout_queue;
+  bool fanout_running = false;
 
   std::atomic<bool> cancel_requested{false};
   // Durable-timer sleeps of the execution, woken early by a cancel.
@@ -67,6 +101,12 @@ struct TaskService::Slot {
 // A one-event step. (Built outside co_await expressions: GCC 12 mis-compiles braced
 // initializers holding string literals inside coroutines.)
 std::vector<EventDraft> OneEvent(std::string type, boost::json::object payload);
+
+/// kTaskNotFound "<noun> <id> not found" with a taskId detail.
+core::Error NotFound(std::string_view noun, const std::string& id);
+
+/// The newest user message of `task`'s history (what starts an execution again), or null.
+const protocol::Message* LastUserMessage(const protocol::Task& task);
 
 /// The stream item of an A2A stream event at `sequence`.
 std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev);
