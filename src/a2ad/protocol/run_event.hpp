@@ -2,6 +2,8 @@
 // The OpenWOP RunEventDoc envelope (DIGEST §3.2, run-event.schema.json): one entry of a
 // run's append-only event log. Task id == run id. A2A status and artifact updates are
 // projections of these entries (tasks/task_projection.hpp).
+//
+// Thread safety: plain values and pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>

@@ -261,9 +261,8 @@ class TaskService {
   /// Number of executions still running.
   size_t running_executions() const { return running_.load(); }
 
-  struct Slot;  // task_writer.hpp
-
  private:
+  struct Slot;  // the per-task state of the writer (task_writer.hpp)
   class Context;
   struct Accepted;
   /// Checked under the task's lock against its newest state before a step is applied;

@@ -2,6 +2,8 @@
 // MemoryTaskStore: a TaskStore in process memory, for unit tests (STYLE.md #2). Nothing
 // survives the object. Same contract as every TaskStore (task_store.hpp) and the same
 // page-token format as the SQL backends (page_cursor.hpp).
+//
+// Thread safety: every member may be called from any thread (one mutex; see the class).
 #include <map>
 #include <mutex>
 #include <string>
