@@ -17,7 +17,7 @@
 #include "a2ad/push/signer.hpp"
 #include "a2ad/net/url_guard.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/openwop_api.hpp"

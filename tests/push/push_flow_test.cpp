@@ -116,7 +116,7 @@ class PushFlow : public ::testing::Test {
 
   protocol::Task Send(protocol::SendMessageRequest req) {
     std::promise<core::Result<protocol::Task>> done;
-    asio::co_spawn(io_, service_->SendMessage(std::move(req)),
+    asio::co_spawn(io_, service_->SendMessage(ctx_, std::move(req)),
                    [&](std::exception_ptr ep, core::Result<protocol::Task> r) {
                      if (ep) std::rethrow_exception(ep);
                      done.set_value(std::move(r));
@@ -161,6 +161,8 @@ class PushFlow : public ::testing::Test {
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<PushService> push_;
   std::unique_ptr<tasks::TaskService> service_;
+  const protocol::CallContext ctx_ =
+      protocol::CallContext::Anonymous(protocol::Binding::kInternal, protocol::WireVersion::kV10);
   std::shared_ptr<DeliveryWorker> worker_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;
@@ -245,7 +247,7 @@ TEST_F(PushFlow, InlineConfigIsStoredWithTheTaskAndARefusedUrlRefusesTheSend) {
   cfg.url = "http://10.0.0.7/hook";
   req.configuration.push_notification_config = cfg;
   std::promise<core::Result<protocol::Task>> done;
-  asio::co_spawn(io_, service_->SendMessage(std::move(req)),
+  asio::co_spawn(io_, service_->SendMessage(ctx_, std::move(req)),
                  [&](std::exception_ptr, core::Result<protocol::Task> r) { done.set_value(r); });
   auto r = done.get_future().get();
   ASSERT_FALSE(r);

@@ -250,12 +250,19 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   {
     // Back to exactly what schema version 1 wrote.
     RawDb raw(path_);
+    raw.Exec("DROP INDEX tasks_by_tenant_state");  // schema version 6
+    raw.Exec("DROP INDEX tasks_by_updated");
+    raw.Exec("DROP INDEX tasks_by_context");
+    raw.Exec("DROP INDEX tasks_by_dedup_key");
+    raw.Exec("ALTER TABLE tasks DROP COLUMN tenant");
+    raw.Exec("ALTER TABLE tasks DROP COLUMN owner");
+    raw.Exec("CREATE INDEX tasks_by_updated ON tasks(updated_at_ms DESC, id DESC)");
+    raw.Exec("CREATE INDEX tasks_by_context ON tasks(context_id, updated_at_ms DESC, id DESC)");
     raw.Exec("DROP TABLE quarantined_tasks");  // schema version 5
     raw.Exec("DROP TABLE push_outbox");        // schema version 4
     raw.Exec("DROP TABLE push_configs");
     raw.Exec("DROP TABLE push_webhooks");
     raw.Exec("DROP INDEX tasks_prunable");
-    raw.Exec("DROP INDEX tasks_by_dedup_key");
     raw.Exec("ALTER TABLE tasks DROP COLUMN pruned_through");
     raw.Exec("ALTER TABLE tasks DROP COLUMN run");
     raw.Exec("ALTER TABLE tasks DROP COLUMN a2a_state");

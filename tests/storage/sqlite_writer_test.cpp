@@ -75,7 +75,7 @@ TEST_F(SqliteTaskStoreTest, ABatchKeepsItsGoodCommitsWhenOneConflicts) {
   EXPECT_EQ(**store->Get("task-b"), b2_record);
   EXPECT_EQ(store->ReadEvents("task-b", -1, 10)->size(), 3u);
   EXPECT_TRUE(store->Get("task-c")->has_value());
-  EXPECT_EQ((*store->FindByDedupKey("caller\nmessage-1"))->task.id, "task-d");
+  EXPECT_EQ((*store->FindByDedupKey("default", "caller\nmessage-1"))->task.id, "task-d");
   EXPECT_FALSE(store->Get("task-e")->has_value());
   EXPECT_TRUE(store->ReadEvents("task-e", -1, 10)->empty());
 }

@@ -119,7 +119,7 @@ class ReplyRetryTest : public ::testing::Test {
 
   // A task parked at its gate.
   std::string Parked() {
-    auto t = Run(service_->SendMessage(Message("start", "go")));
+    auto t = Run(service_->SendMessage(ctx_, Message("start", "go")));
     EXPECT_TRUE(t.ok());
     EXPECT_EQ(t->status.state, S::kInputRequired);
     return t->id;
@@ -145,6 +145,9 @@ class ReplyRetryTest : public ::testing::Test {
   asio::io_context io_;
   std::shared_ptr<GateExecutor> gate_ = std::make_shared<GateExecutor>();
   std::unique_ptr<TaskService> service_;
+  // The caller of every request: the anonymous caller of the default tenant.
+  const protocol::CallContext ctx_ =
+      protocol::CallContext::Anonymous(protocol::Binding::kInternal, protocol::WireVersion::kV10);
 };
 
 // The repro: {"action": "ask"} sent three times with one messageId.
@@ -152,13 +155,13 @@ TEST_F(ReplyRetryTest, ARetriedReplyAppendsNothingAndReturnsTheTask) {
   Make();
   const std::string id = Parked();
   const int64_t after_start = inner_.Get(id).value()->last_sequence;
-  auto first = Run(service_->SendMessage(Message("r-ask", "ask", id)));
+  auto first = Run(service_->SendMessage(ctx_, Message("r-ask", "ask", id)));
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->status.state, S::kInputRequired);
   const int64_t after_reply = inner_.Get(id).value()->last_sequence;
   EXPECT_EQ(after_reply, after_start + 2);  // a2a.message.received + a2ad.approval.asked
   for (int i = 0; i < 2; ++i) {
-    auto again = Run(service_->SendMessage(Message("r-ask", "ask", id)));
+    auto again = Run(service_->SendMessage(ctx_, Message("r-ask", "ask", id)));
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(again->id, id);
     EXPECT_EQ(again->status.state, S::kInputRequired);
@@ -175,24 +178,24 @@ TEST_F(ReplyRetryTest, ARetriedReplyAppendsNothingAndReturnsTheTask) {
 TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
   Make();
   const std::string id = Parked();
-  auto first = Run(service_->SendMessage(Message("r-ok", "accept", id)));
+  auto first = Run(service_->SendMessage(ctx_, Message("r-ok", "accept", id)));
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->status.state, S::kCompleted);
   const int64_t last = inner_.Get(id).value()->last_sequence;
 
-  auto blocking = Run(service_->SendMessage(Message("r-ok", "accept", id)));
+  auto blocking = Run(service_->SendMessage(ctx_, Message("r-ok", "accept", id)));
   ASSERT_TRUE(blocking.ok()) << blocking.error().message;  // not -32004
   EXPECT_EQ(blocking->status.state, S::kCompleted);
   EXPECT_EQ(blocking->artifacts.size(), first->artifacts.size());
   auto immediate = Message("r-ok", "accept", id);
   immediate.configuration.return_immediately = true;
   immediate.configuration.history_length = 1;
-  auto shaped = Run(service_->SendMessage(std::move(immediate)));
+  auto shaped = Run(service_->SendMessage(ctx_, std::move(immediate)));
   ASSERT_TRUE(shaped.ok());
   EXPECT_EQ(shaped->status.state, S::kCompleted);
   EXPECT_EQ(shaped->history.size(), 1u);
   // Streaming: a stream of the task, already final.
-  auto stream = Run(service_->SendStreamingMessage(Message("r-ok", "accept", id), 16));
+  auto stream = Run(service_->SendStreamingMessage(ctx_, Message("r-ok", "accept", id), 16));
   ASSERT_TRUE(stream.ok()) << stream.error().message;
   ASSERT_EQ(stream->backlog.size(), 1u);
   EXPECT_EQ(stream->backlog[0]->event.kind, protocol::StreamEvent::Kind::kTask);
@@ -202,7 +205,7 @@ TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
   EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
   EXPECT_EQ(Count(id, protocol::kEvApprovalReceived), 1u);
   // A new reply to the finished task is still refused as before.
-  auto late = Run(service_->SendMessage(Message("r-late", "accept", id)));
+  auto late = Run(service_->SendMessage(ctx_, Message("r-late", "accept", id)));
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, ErrorCode::kUnsupportedOperation);
   ExpectLogFoldsToSnapshot(id);
@@ -211,11 +214,11 @@ TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
 TEST_F(ReplyRetryTest, AReusedMessageIdWithOtherPartsIsRefused) {
   Make();
   const std::string id = Parked();
-  ASSERT_TRUE(Run(service_->SendMessage(Message("r-1", "ask", id))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-1", "ask", id))).ok());
   const int64_t last = inner_.Get(id).value()->last_sequence;
   for (const char* other : {"accept", "ask "}) {
     SCOPED_TRACE(other);
-    auto reused = Run(service_->SendMessage(Message("r-1", other, id)));
+    auto reused = Run(service_->SendMessage(ctx_, Message("r-1", other, id)));
     ASSERT_FALSE(reused.ok());
     EXPECT_EQ(reused.error().code, ErrorCode::kInvalidParams);
     ASSERT_FALSE(reused.error().details.empty());
@@ -223,16 +226,16 @@ TEST_F(ReplyRetryTest, AReusedMessageIdWithOtherPartsIsRefused) {
     EXPECT_EQ(reused.error().message.rfind("message.messageId: ", 0), 0u) << reused.error().message;
   }
   // The first message's id is taken too.
-  auto as_first = Run(service_->SendMessage(Message("start", "accept", id)));
+  auto as_first = Run(service_->SendMessage(ctx_, Message("start", "accept", id)));
   ASSERT_FALSE(as_first.ok());
   EXPECT_EQ(as_first.error().code, ErrorCode::kInvalidParams);
   EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
   // Still open: a new messageId is answered.
-  auto ok = Run(service_->SendMessage(Message("r-2", "accept", id)));
+  auto ok = Run(service_->SendMessage(ctx_, Message("r-2", "accept", id)));
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->status.state, S::kCompleted);
   // ... and after the end, a reused id with other parts is still named as such.
-  auto late = Run(service_->SendMessage(Message("r-2", "reject", id)));
+  auto late = Run(service_->SendMessage(ctx_, Message("r-2", "reject", id)));
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, ErrorCode::kInvalidParams);
 }
@@ -256,7 +259,7 @@ TEST_F(ReplyRetryTest, ARefusedReplyIsNotRememberedAndItsPushConfigIsNotWritten)
   };
   const int64_t last = inner_.Get(id).value()->last_sequence;
   for (int i = 0; i < 2; ++i) {
-    auto bad = Run(service_->SendMessage(with_push("r-bad", "bad")));
+    auto bad = Run(service_->SendMessage(ctx_, with_push("r-bad", "bad")));
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().code, ErrorCode::kInvalidParams);
     EXPECT_EQ(bad.error().details[0], (core::ErrorDetail{"field", "action"}));
@@ -264,20 +267,20 @@ TEST_F(ReplyRetryTest, ARefusedReplyIsNotRememberedAndItsPushConfigIsNotWritten)
   EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);
   EXPECT_TRUE(inner_.ListConfigs(id).value().empty());
   // The accepted reply writes its config once; its retry writes none.
-  ASSERT_TRUE(Run(service_->SendMessage(with_push("r-ask", "ask"))).ok());
-  ASSERT_TRUE(Run(service_->SendMessage(with_push("r-ask", "ask"))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, with_push("r-ask", "ask"))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, with_push("r-ask", "ask"))).ok());
   EXPECT_EQ(inner_.ListConfigs(id).value().size(), 1u);
   // The refused one, sent right, is accepted: refusals are not remembered.
-  ASSERT_TRUE(Run(service_->SendMessage(Message("r-bad", "accept", id))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-bad", "accept", id))).ok());
 }
 
 TEST_F(ReplyRetryTest, TwoConcurrentIdenticalRepliesApplyOnce) {
   Make();
   const std::string id = Parked();
   std::optional<core::Result<protocol::Task>> a, b;
-  asio::co_spawn(io_, service_->SendMessage(Message("r-same", "accept", id)),
+  asio::co_spawn(io_, service_->SendMessage(ctx_, Message("r-same", "accept", id)),
                  [&](std::exception_ptr, auto r) { a = r; });
-  asio::co_spawn(io_, service_->SendMessage(Message("r-same", "accept", id)),
+  asio::co_spawn(io_, service_->SendMessage(ctx_, Message("r-same", "accept", id)),
                  [&](std::exception_ptr, auto r) { b = r; });
   Drain();
   ASSERT_TRUE(a && b);
@@ -301,11 +304,13 @@ TEST_F(ReplyRetryTest, ARetryRacingTheFirstRepliesCommitWaitsForIt) {
   store_.hold = true;
   std::optional<core::Result<protocol::Task>> a, b;
   auto first = Message("r-fly", "ask", id);
-  asio::co_spawn(io_, service_->SendMessage(first), [&](std::exception_ptr, auto r) { a = r; });
+  asio::co_spawn(io_, service_->SendMessage(ctx_, first),
+                 [&](std::exception_ptr, auto r) { a = r; });
   io_.restart();
   for (int i = 0; i < 1000 && store_.held() == 0; ++i) io_.run_one();
   ASSERT_EQ(store_.held(), 1u) << "the first reply's commit is in flight";
-  asio::co_spawn(io_, service_->SendMessage(first), [&](std::exception_ptr, auto r) { b = r; });
+  asio::co_spawn(io_, service_->SendMessage(ctx_, first),
+                 [&](std::exception_ptr, auto r) { b = r; });
   for (int i = 0; i < 1000 && store_.held() < 2; ++i) io_.run_one();
   EXPECT_EQ(store_.held(), 2u) << "the retry waits behind it (an empty commit)";
   EXPECT_FALSE(b) << "answered before the reply it repeats was durable";
@@ -322,7 +327,7 @@ TEST_F(ReplyRetryTest, ARetryRacingTheFirstRepliesCommitWaitsForIt) {
 TEST_F(ReplyRetryTest, ASnapshotWithoutTheLedgerIsAnsweredFromTheHistory) {
   Make();
   const std::string id = Parked();
-  ASSERT_TRUE(Run(service_->SendMessage(Message("r-old", "ask", id))).ok());
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-old", "ask", id))).ok());
   storage::TaskCommit legacy;
   legacy.record = *inner_.Get(id).value();
   ASSERT_TRUE(legacy.record.run.erase("acceptedMessages"));
@@ -332,9 +337,9 @@ TEST_F(ReplyRetryTest, ASnapshotWithoutTheLedgerIsAnsweredFromTheHistory) {
   ASSERT_TRUE(ok);
   Make();  // a new process: the service reads the snapshot from the store
   const int64_t last = inner_.Get(id).value()->last_sequence;
-  auto again = Run(service_->SendMessage(Message("r-old", "ask", id)));
+  auto again = Run(service_->SendMessage(ctx_, Message("r-old", "ask", id)));
   ASSERT_TRUE(again.ok()) << again.error().message;
-  auto other = Run(service_->SendMessage(Message("r-old", "accept", id)));
+  auto other = Run(service_->SendMessage(ctx_, Message("r-old", "accept", id)));
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code, ErrorCode::kInvalidParams);
   EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);

@@ -18,7 +18,7 @@
 #include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 
 namespace a2ad::tasks {
@@ -132,11 +132,14 @@ class TaskServiceTest : public ::testing::Test {
       std::make_shared<SlowExecutor>(std::chrono::milliseconds(200));
   std::shared_ptr<ParkExecutor> park_ = std::make_shared<ParkExecutor>();
   std::unique_ptr<TaskService> service_;
+  // The caller of every request: the anonymous caller of the default tenant.
+  const protocol::CallContext ctx_ =
+      protocol::CallContext::Anonymous(protocol::Binding::kInternal, protocol::WireVersion::kV10);
 };
 
 TEST_F(TaskServiceTest, BlockingEchoCompletesAndTheLogFoldsToTheSnapshot) {
   Make();
-  auto t = Run(service_->SendMessage(Send("hello")));
+  auto t = Run(service_->SendMessage(ctx_, Send("hello")));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->status.state, S::kCompleted);
   ASSERT_EQ(t->artifacts.size(), 1u);
@@ -172,18 +175,18 @@ class TaskServiceCommitCountTest : public TaskServiceTest {
 // (one commit, not two); a non-blocking send still answers with the task as submitted.
 TEST_F(TaskServiceCommitCountTest, ABlockingEchoIsOneTransaction) {
   Make();
-  auto t = Run(service_->SendMessage(Send("one")));
+  auto t = Run(service_->SendMessage(ctx_, Send("one")));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->status.state, S::kCompleted);
   Drain();
   EXPECT_EQ(counting_.commits.load(), 1);
   ExpectLogFoldsToSnapshot(t->id);
-  auto n = Run(service_->SendMessage(Send("two", "", true)));
+  auto n = Run(service_->SendMessage(ctx_, Send("two", "", true)));
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->status.state, S::kSubmitted);
   Drain();
   EXPECT_EQ(counting_.commits.load(), 3);
-  EXPECT_EQ(service_->GetTask({"", n->id, {}})->status.state, S::kCompleted);
+  EXPECT_EQ(Run(service_->GetTask(ctx_, {"", n->id, {}}))->status.state, S::kCompleted);
 }
 
 // Holds commits until Release() (everything else forwards): a commit "in flight".
@@ -217,14 +220,14 @@ class TaskServiceInFlightTest : public TaskServiceTest {
 // commit's own events, the same ones an observed commit produces, not a gap.
 TEST_F(TaskServiceInFlightTest, AStreamAttachingDuringACommitGetsItsEvents) {
   Make();
-  auto t = Run(service_->SendMessage(Send("x", "park")));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "park")));
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->status.state, S::kInputRequired);
   const int64_t before = inner_.Get(t->id).value()->last_sequence;
 
   holding_.hold = true;
   std::optional<core::Result<protocol::Task>> canceled;
-  asio::co_spawn(io_, service_->CancelTask({"", t->id, {}}),
+  asio::co_spawn(io_, service_->CancelTask(ctx_, {"", t->id, {}}),
                  [&](std::exception_ptr ep, core::Result<protocol::Task> r) {
                    if (ep) std::rethrow_exception(ep);
                    canceled.emplace(std::move(r));
@@ -233,8 +236,8 @@ TEST_F(TaskServiceInFlightTest, AStreamAttachingDuringACommitGetsItsEvents) {
   for (int i = 0; i < 1000 && holding_.held() == 0; ++i) io_.run_one();
   ASSERT_EQ(holding_.held(), 1u) << "the cancel's commit is in flight";
 
-  auto a2a = service_->Subscribe(t->id, std::nullopt, 16);
-  auto raw = service_->SubscribeRunEvents(t->id, before, 16);
+  auto a2a = Run(service_->Subscribe(ctx_, t->id, std::nullopt, 16));
+  auto raw = Run(service_->SubscribeRunEvents(ctx_, t->id, before, 16));
   ASSERT_TRUE(a2a.ok() && raw.ok());
   EXPECT_EQ(a2a->last_sequence, before);  // the snapshot does not have the cancel yet
   holding_.Release();
@@ -259,28 +262,29 @@ TEST_F(TaskServiceTest, BlockingSendReturnsTheWorkingTaskAfterTheTimeout) {
   TaskServiceOptions o;
   o.blocking_timeout = std::chrono::milliseconds(30);
   Make(o);
-  auto t = Run(service_->SendMessage(Send("x", "slow")));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "slow")));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->status.state, S::kWorking);
   Drain();  // the run goes on and completes
-  EXPECT_EQ(service_->GetTask({"", t->id, std::nullopt})->status.state, S::kCompleted);
+  EXPECT_EQ(Run(service_->GetTask(ctx_, {"", t->id, std::nullopt}))->status.state, S::kCompleted);
   EXPECT_EQ(service_->running_executions(), 0u);
 }
 
 TEST_F(TaskServiceTest, CancelWhileWorkingWinsAndTheExecutionStops) {
   Make();
-  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "slow", true)));
   ASSERT_TRUE(t.ok());
   // Let the execution commit run.started, then cancel before it finishes its delay.
-  for (int i = 0; i < 100 && service_->GetTask({"", t->id, {}})->status.state != S::kWorking; ++i)
+  for (int i = 0;
+       i < 100 && Run(service_->GetTask(ctx_, {"", t->id, {}}))->status.state != S::kWorking; ++i)
     io_.run_one();
-  auto c = Run(service_->CancelTask({"", t->id, {}}));
+  auto c = Run(service_->CancelTask(ctx_, {"", t->id, {}}));
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->status.state, S::kCanceled);
   Drain();
   EXPECT_FALSE(slow_->last_commit_ok.load());
   EXPECT_EQ(slow_->last_error.load(), core::ErrorCode::kUnsupportedOperation);
-  EXPECT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kCanceled);
+  EXPECT_EQ(Run(service_->GetTask(ctx_, {"", t->id, {}}))->status.state, S::kCanceled);
   ExpectLogFoldsToSnapshot(t->id);
 }
 
@@ -308,7 +312,7 @@ TEST_F(TaskServiceTest, RecoverUnfinishedReDrivesSubmittedTasks) {
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n.value(), 1u);
   Drain();
-  auto t = service_->GetTask({"", "orphan", {}});
+  auto t = Run(service_->GetTask(ctx_, {"", "orphan", {}}));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->status.state, S::kCompleted);
   EXPECT_EQ(t->artifacts.at(0).parts.at(0).text, "still here");
@@ -317,11 +321,11 @@ TEST_F(TaskServiceTest, RecoverUnfinishedReDrivesSubmittedTasks) {
 
 TEST_F(TaskServiceTest, AThrowingExecutorFailsTheTaskWithTheReason) {
   Make();
-  auto t = Run(service_->SendMessage(Send("x", "throws", true)));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "throws", true)));
   ASSERT_TRUE(t.ok());
   Drain();
   EXPECT_EQ(service_->running_executions(), 0u);
-  auto after = service_->GetTask({"", t->id, {}});
+  auto after = Run(service_->GetTask(ctx_, {"", t->id, {}}));
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->status.state, S::kFailed);
   EXPECT_EQ(after->metadata.at("openwop").at("error").at("message"), "bug in a node");
@@ -330,7 +334,7 @@ TEST_F(TaskServiceTest, AThrowingExecutorFailsTheTaskWithTheReason) {
 
 TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
   Make();
-  auto t = Run(service_->SendMessage(Send("q", "park")));
+  auto t = Run(service_->SendMessage(ctx_, Send("q", "park")));
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->status.state, S::kInputRequired);
   auto reply = [&](const std::string& text) {
@@ -340,9 +344,9 @@ TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
   };
   // Both start before either commits: the check happens under the task's lock.
   std::optional<core::Result<protocol::Task>> a, b;
-  asio::co_spawn(io_, service_->SendMessage(reply("first")),
+  asio::co_spawn(io_, service_->SendMessage(ctx_, reply("first")),
                  [&](std::exception_ptr, auto r) { a = r; });
-  asio::co_spawn(io_, service_->SendMessage(reply("second")),
+  asio::co_spawn(io_, service_->SendMessage(ctx_, reply("second")),
                  [&](std::exception_ptr, auto r) { b = r; });
   Drain();
   ASSERT_TRUE(a && b);
@@ -352,7 +356,7 @@ TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
   EXPECT_NE(b->error().message.find("not waiting for input"), std::string::npos)
       << b->error().message;
   EXPECT_EQ(park_->executions.load(), 2);  // the start and the one accepted reply
-  auto now = service_->GetTask({"", t->id, {}});
+  auto now = Run(service_->GetTask(ctx_, {"", t->id, {}}));
   EXPECT_EQ(now->status.state, S::kWorking);
   EXPECT_EQ(now->history.back().parts.at(0).text, "first");
   ExpectLogFoldsToSnapshot(t->id);
@@ -360,9 +364,9 @@ TEST_F(TaskServiceTest, OfTwoRepliesToOneInterruptOnlyTheFirstIsAccepted) {
 
 TEST_F(TaskServiceTest, ACursorIntoAPrunedLogGetsTheSnapshotMarkedCompacted) {
   Make();
-  auto t = Run(service_->SendMessage(Send("old")));
+  auto t = Run(service_->SendMessage(ctx_, Send("old")));
   ASSERT_TRUE(t.ok());
-  auto replay = service_->Subscribe(t->id, 0, 16);
+  auto replay = Run(service_->Subscribe(ctx_, t->id, 0, 16));
   ASSERT_TRUE(replay.ok());
   EXPECT_FALSE(replay->history_compacted);
   EXPECT_EQ(replay->backlog.size(), 3u);  // working, artifact, completed
@@ -370,7 +374,7 @@ TEST_F(TaskServiceTest, ACursorIntoAPrunedLogGetsTheSnapshotMarkedCompacted) {
   auto pruned = store_->PruneEvents(clock_.NowMs() + 1);
   ASSERT_TRUE(pruned.ok());
   EXPECT_EQ(pruned.value(), 4u);
-  auto after = service_->Subscribe(t->id, 0, 16);
+  auto after = Run(service_->Subscribe(ctx_, t->id, 0, 16));
   ASSERT_TRUE(after.ok());
   EXPECT_TRUE(after->history_compacted);
   EXPECT_TRUE(after->task_terminal);
@@ -381,18 +385,18 @@ TEST_F(TaskServiceTest, ACursorIntoAPrunedLogGetsTheSnapshotMarkedCompacted) {
   EXPECT_EQ(snap.task.metadata.at("a2ad").at("historyCompacted"), true);
   EXPECT_EQ(after->backlog[0]->sequence, 3);
   // Without a cursor nothing was missed: the plain snapshot.
-  auto plain = service_->Subscribe(t->id, std::nullopt, 16);
+  auto plain = Run(service_->Subscribe(ctx_, t->id, std::nullopt, 16));
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->history_compacted);
   EXPECT_FALSE(plain->backlog[0]->event.task.metadata.contains("a2ad"));
   // Get is unaffected by pruning.
-  EXPECT_EQ(service_->GetTask({"", t->id, {}})->artifacts.size(), 1u);
+  EXPECT_EQ(Run(service_->GetTask(ctx_, {"", t->id, {}}))->artifacts.size(), 1u);
 }
 
 TEST_F(TaskServiceTest, StopAcceptingRefusesSends) {
   Make();
   service_->StopAccepting();
-  auto t = Run(service_->SendMessage(Send("x")));
+  auto t = Run(service_->SendMessage(ctx_, Send("x")));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, core::ErrorCode::kUnavailable);
 }
@@ -405,7 +409,7 @@ TEST_F(TaskServiceTest, ConcurrentSendsFromManyThreads) {
   std::atomic<int> done{0};
   std::vector<std::string> ids(200);
   for (int i = 0; i < 200; ++i) {
-    asio::co_spawn(io_, service_->SendMessage(Send("n" + std::to_string(i))),
+    asio::co_spawn(io_, service_->SendMessage(ctx_, Send("n" + std::to_string(i))),
                    [&, i](std::exception_ptr, core::Result<protocol::Task> r) {
                      if (r.ok() && r->status.state == S::kCompleted)
                        ids[static_cast<size_t>(i)] = r->id;
@@ -460,18 +464,18 @@ class TaskServiceSqliteTest : public SqliteHolder, public TaskServiceTest {
 
 TEST_F(TaskServiceSqliteTest, AFailedCommitIsReportedAndTheNextOneStartsFromTheStore) {
   Make();
-  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "slow", true)));
   ASSERT_TRUE(t.ok());
   Drain();
-  ASSERT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kCompleted);
+  ASSERT_EQ(Run(service_->GetTask(ctx_, {"", t->id, {}}))->status.state, S::kCompleted);
 
   fail_next_ = true;  // the creation commit of the next task fails
-  auto failed = Run(service_->SendMessage(Send("y")));
+  auto failed = Run(service_->SendMessage(ctx_, Send("y")));
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, core::ErrorCode::kInternal);
   EXPECT_EQ(store_->List({}).value().total_size, 1);
 
-  auto ok = Run(service_->SendMessage(Send("z")));
+  auto ok = Run(service_->SendMessage(ctx_, Send("z")));
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->status.state, S::kCompleted);
   ExpectLogFoldsToSnapshot(ok->id);
@@ -479,16 +483,17 @@ TEST_F(TaskServiceSqliteTest, AFailedCommitIsReportedAndTheNextOneStartsFromTheS
 
 TEST_F(TaskServiceSqliteTest, AFailedStepLeavesTheTaskAtItsLastCommittedState) {
   Make();
-  auto t = Run(service_->SendMessage(Send("x", "slow", true)));
+  auto t = Run(service_->SendMessage(ctx_, Send("x", "slow", true)));
   ASSERT_TRUE(t.ok());
-  for (int i = 0; i < 100 && service_->GetTask({"", t->id, {}})->status.state != S::kWorking; ++i)
+  for (int i = 0;
+       i < 100 && Run(service_->GetTask(ctx_, {"", t->id, {}}))->status.state != S::kWorking; ++i)
     io_.run_one();
   fail_next_ = true;  // run.completed fails to commit
   Drain();
   EXPECT_FALSE(slow_->last_commit_ok.load());
-  EXPECT_EQ(service_->GetTask({"", t->id, {}})->status.state, S::kWorking);
+  EXPECT_EQ(Run(service_->GetTask(ctx_, {"", t->id, {}}))->status.state, S::kWorking);
   // The service reloads the task from the store: a cancel now commits on top of it.
-  auto c = Run(service_->CancelTask({"", t->id, {}}));
+  auto c = Run(service_->CancelTask(ctx_, {"", t->id, {}}));
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->status.state, S::kCanceled);
   ExpectLogFoldsToSnapshot(t->id);

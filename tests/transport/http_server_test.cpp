@@ -19,7 +19,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/router.hpp"

@@ -11,7 +11,7 @@
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/router.hpp"
 

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 #include <set>
 #include <thread>
@@ -16,7 +18,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
@@ -129,7 +131,7 @@ class StreamingTest : public ::testing::Test {
   }
   void WaitTerminal(const std::string& id) {
     for (int i = 0; i < 500; ++i) {
-      auto t = service_.GetTask({"", id, {}});
+      auto t = asio::co_spawn(io_, service_.GetTask(ctx_, {"", id, {}}), asio::use_future).get();
       if (t.ok() && protocol::IsTerminal(t->status.state)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -159,6 +161,8 @@ class StreamingTest : public ::testing::Test {
   storage::MemoryTaskStore store_;
   asio::io_context io_;
   tasks::TaskService service_{store_, clock_, *ids_, io_.get_executor(), {}};
+  const protocol::CallContext ctx_ =
+      protocol::CallContext::Anonymous(protocol::Binding::kInternal, protocol::WireVersion::kV10);
   std::shared_ptr<ChunksExecutor> chunks_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> server_;

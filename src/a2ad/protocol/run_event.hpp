@@ -2,6 +2,8 @@
 // The OpenWOP RunEventDoc envelope (DIGEST §3.2, run-event.schema.json): one entry of a
 // run's append-only event log. Task id == run id. A2A status and artifact updates are
 // projections of these entries (tasks/task_projection.hpp).
+//
+// Thread safety: plain values and pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -28,8 +30,8 @@ bool RunEventFromJson(const boost::json::object& o, RunEvent& out);
 // Event types this host writes. OpenWOP types where one exists; `a2a.*` vendor types for
 // A2A facts OpenWOP has no type for (the vendor pattern of run-event.schema.json).
 inline constexpr const char* kEvTaskSubmitted =
-    "a2a.task.submitted";  // {contextId, message, skillId}
-inline constexpr const char* kEvMessageReceived = "a2a.message.received";  // {message}
+    "a2a.task.submitted";  // {contextId, message, skillId, dedupKey?, tenant?, owner?}
+inline constexpr const char* kEvMessageReceived = "a2a.message.received";  // {message, caller?}
 inline constexpr const char* kEvRunStarted = "run.started";  // {workflowId, transport, tags}
 inline constexpr const char* kEvArtifactCreated =
     "artifact.created";  // {artifactId, artifactType, artifact, append, lastChunk}
@@ -41,7 +43,7 @@ inline constexpr const char* kEvRunFailed = "run.failed";        // {error{code,
 inline constexpr const char* kEvRunCancelled = "run.cancelled";  // {reason, cancelledBy}
 inline constexpr const char* kEvRunRejected = "a2a.task.rejected";  // {reason}
 // Written by the workflow engine (DIGEST §3.3 payloads).
-inline constexpr const char* kEvNodeStarted = "node.started";  // {nodeId, typeId, attempt, ...}
+inline constexpr const char* kEvNodeStarted = "node.started";      // {nodeId, typeId, attempt, ...}
 inline constexpr const char* kEvNodeCompleted = "node.completed";  // {nodeId, outputs, durationMs}
 inline constexpr const char* kEvNodeFailed = "node.failed";        // {nodeId, error, attempts}
 inline constexpr const char* kEvNodeSkipped = "node.skipped";      // {nodeId, reason}
@@ -55,7 +57,8 @@ inline constexpr const char* kEvClarificationRequested = "clarification.requeste
 inline constexpr const char* kEvClarificationResolved = "clarification.resolved";
 inline constexpr const char* kEvCapBreached = "cap.breached";
 // Vendor: an approver's question on an open approval ("ask"; does not resolve it).
-inline constexpr const char* kEvApprovalAsked = "a2ad.approval.asked";  // {nodeId, question, askedBy}
+inline constexpr const char* kEvApprovalAsked =
+    "a2ad.approval.asked";  // {nodeId, question, askedBy}
 // Vendor: a sub-workflow node's child run started or stopped waiting; the parent's status
 // mirrors the child's waiting status (DIGEST §5.2). {childRunId, status, interrupt?}
 inline constexpr const char* kEvChildStatus = "a2ad.child.status";

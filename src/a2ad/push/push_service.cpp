@@ -295,12 +295,13 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
 void PushService::AddWebhookRows(storage::TaskCommit& commit) {
   std::vector<std::pair<std::string, std::string>> targets;  // (webhook id, url) per event
   const int64_t at = clock_.NowMs();
+  const std::string& tenant = commit.Record().tenant;  // only the run's tenant's webhooks
   for (const auto& e : commit.events) {
     targets.clear();
     {
       std::lock_guard lock(mu_);
       for (const auto& [id, w] : webhooks_) {
-        if (w.tenant_id != kDefaultTenant) continue;  // every run is in the default tenant
+        if (w.tenant_id != tenant) continue;
         if (std::find(w.events.begin(), w.events.end(), e.type) != w.events.end())
           targets.emplace_back(id, w.url);
       }
@@ -312,7 +313,7 @@ void PushService::AddWebhookRows(storage::TaskCommit& commit) {
       row.task_id = commit.Record().task.id;
       row.target_id = id;
       row.url = url;
-      row.body = protocol::SerializeJson(WebhookBody(kDefaultTenant, e));
+      row.body = protocol::SerializeJson(WebhookBody(tenant, e));
       row.content_type = "application/json";
       row.created_at_ms = at;
       row.next_attempt_at_ms = at;

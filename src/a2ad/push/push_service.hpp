@@ -71,8 +71,8 @@ struct WebhookRegistration {
   std::string secret_fingerprint;  // first 8 hex of SHA-256(secret)
 };
 
-/// The tenant every run of this host belongs to (no multi-tenancy yet): webhooks of other
-/// tenants never receive its events.
+/// The tenant of a webhook registered without one, and of every run created without a
+/// tenant (storage::kDefaultTenant). A webhook receives only its own tenant's runs' events.
 inline constexpr const char* kDefaultTenant = "default";
 
 class PushService {

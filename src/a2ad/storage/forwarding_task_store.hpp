@@ -2,6 +2,8 @@
 // ForwardingTaskStore: a TaskStore that hands every call to another one. Decorators derive
 // from it and override what they change (push::WakingTaskStore wraps Commit; tests count or
 // hold commits); the contract stays the wrapped store's (task_store.hpp).
+//
+// Thread safety: that of the wrapped store (every call forwards; no state of its own).
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage {
@@ -16,8 +18,9 @@ class ForwardingTaskStore : public TaskStore {
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override {
     return inner_.Get(task_id);
   }
-  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override {
-    return inner_.FindByDedupKey(key);
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
+                                                         std::string_view key) override {
+    return inner_.FindByDedupKey(tenant, key);
   }
   core::Result<TaskPage> List(const TaskQuery& query) override { return inner_.List(query); }
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,

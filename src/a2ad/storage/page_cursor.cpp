@@ -52,6 +52,9 @@ bool IsAfterCursor(const PageCursor& cursor, int64_t updated_at_ms, std::string_
 core::Result<std::optional<PageCursor>> StartPage(const TaskQuery& query) {
   if (query.page_size < 1)
     return core::Error(core::ErrorCode::kInvalidParams, "pageSize: must be at least 1");
+  if (!query.all_tenants && query.tenant.empty())
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "task query: a tenant is required (or all_tenants for a server scan)");
   if (query.page_token.empty()) return std::optional<PageCursor>();
   auto decoded = DecodePageToken(query.page_token);
   if (!decoded) return std::move(decoded).error();

@@ -1,6 +1,8 @@
 #pragma once
 // PageCursor: where the next ListTasks page starts, and its opaque `page_token` form.
 // Shared by every TaskStore backend, so a token means the same thing on each engine.
+//
+// Thread safety: pure functions.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,8 +30,9 @@ std::string EncodePageToken(const PageCursor& cursor);
 core::Result<PageCursor> DecodePageToken(std::string_view token);
 
 struct TaskQuery;
-/// The checks every TaskStore::List starts with: page_size at least 1, and the query's
-/// page_token decoded (nullopt for the first page). kInvalidParams otherwise.
+/// The checks every TaskStore::List starts with: page_size at least 1, a tenant (unless
+/// all_tenants), and the query's page_token decoded (nullopt for the first page). kInvalidParams
+/// otherwise.
 core::Result<std::optional<PageCursor>> StartPage(const TaskQuery& query);
 
 /// True if the record keyed (updated_at_ms, task_id) comes strictly after `cursor` in

@@ -6,6 +6,18 @@
 //
 // Implementations: storage/memory (tests), storage/sqlite (embedded default).
 // Only app/ names a concrete class (STYLE.md #2).
+//
+// Tenants: every task belongs to one tenant (TaskRecord::tenant, set at creation and never
+// changed). Lists are always scoped to one tenant (TaskQuery::tenant) unless the server scans
+// for itself (TaskQuery::all_tenants); idempotency keys are unique per tenant. Get and
+// ReadEvents take a task id alone (ids are unique across tenants): deciding who may see a
+// task is the service's job (tasks::TaskService answers "not found" for another tenant's).
+//
+// Threads: every member is thread-safe. Commit must not block (it queues or applies in
+// memory): TaskService calls it under a task's lock, which is what orders one task's
+// commits. Every other call may block (a network database, a busy SQLite file):
+// TaskService never calls them on an I/O thread nor under a task's lock; it runs them on its
+// read executor (tasks/read_executor.hpp).
 #include <boost/json/object.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +35,12 @@
 
 namespace a2ad::storage {
 
+/// TaskRecord::tenant of a task created without a tenant (and of every task stored before
+/// tenants existed); the tenant of protocol::CallContext's anonymous principal.
+inline constexpr const char* kDefaultTenant = "default";
+/// TaskRecord::owner of a task created without authentication.
+inline constexpr const char* kAnonymousOwner = "anonymous";
+
 /// The stored snapshot of one task plus the bookkeeping the service needs.
 struct TaskRecord {
   protocol::Task task;   // full snapshot: status, history, artifacts, metadata, context
@@ -37,8 +55,15 @@ struct TaskRecord {
   /// content-free projection, rewritten with every commit that changes it.
   boost::json::object a2a_state;
   /// Set at creation for idempotent creation (the same caller's same A2A messageId or
-  /// Idempotency-Key): unique among all tasks; "" for none.
+  /// Idempotency-Key): unique among the tasks of `tenant`; "" for none.
   std::string dedup_key;
+  /// The tenant the task belongs to (protocol::CallContext::tenant() of its creator); tasks
+  /// stored before tenants existed are "default". Written by the creating commit only: a
+  /// later commit's tenant and owner are ignored (a task never changes hands).
+  std::string tenant = kDefaultTenant;
+  /// The principal that created the task (CallContext::caller()); "anonymous" for tasks
+  /// created without authentication (and for every task stored before owners existed).
+  std::string owner = kAnonymousOwner;
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
@@ -61,6 +86,13 @@ struct TaskCommit {
 /// Filters of ListTasks (WIRE.md §11.2). Results are ordered by updated_at_ms descending,
 /// then task id descending.
 struct TaskQuery {
+  /// Required: only this tenant's tasks match (an empty tenant is kInvalidParams), unless
+  /// all_tenants is set.
+  std::string tenant = kDefaultTenant;
+  /// Every tenant's tasks: for the server's own scans (recovery after a restart), never for
+  /// a request. `tenant` is then ignored.
+  bool all_tenants = false;
+  std::string owner;                         // empty: any
   std::string context_id;                    // empty: any
   std::optional<protocol::TaskState> state;  // nullopt: any
   std::optional<int64_t> updated_at_or_after_ms;
@@ -102,12 +134,15 @@ class TaskStore {
   /// a `taskId` detail: it is quarantined in place, the rest of the store is unaffected.
   virtual core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) = 0;
 
-  /// The task created with `dedup_key` (TaskRecord::dedup_key), or nullopt. Creating a second
-  /// task with a key already used fails with kConflict. Thread-safe.
-  virtual core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) = 0;
+  /// The task of `tenant` created with `dedup_key` (TaskRecord::dedup_key), or nullopt.
+  /// Creating a second task of one tenant with a key that tenant already used fails with
+  /// kConflict; another tenant may use the same key. Thread-safe.
+  virtual core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
+                                                                 std::string_view key) = 0;
 
-  /// A page of tasks matching `query`. kInvalidParams for a malformed page_token. Records
-  /// that cannot be read are skipped and named in TaskPage::unreadable, never an error.
+  /// A page of tasks matching `query`. kInvalidParams for a malformed page_token or an empty
+  /// tenant (without all_tenants). Records that cannot be read are skipped and named in
+  /// TaskPage::unreadable, never an error.
   virtual core::Result<TaskPage> List(const TaskQuery& query) = 0;
 
   /// Events of `task_id` with sequence > after_sequence, ascending, at most `limit`.

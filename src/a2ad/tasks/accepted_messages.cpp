@@ -58,6 +58,20 @@ std::string MessageContentDigest(const protocol::Message& message) {
   return MessageContentDigest(json::value(protocol::v10::MessageToJson(message)));
 }
 
+namespace {
+
+constexpr std::string_view kAnonymous = "anonymous";
+
+std::string_view SenderOf(const json::object& payload) {
+  for (const char* key : {"caller", "owner"})
+    if (const json::value* v = payload.if_contains(key);
+        v && v->is_string() && !v->get_string().empty())
+      return v->get_string();
+  return kAnonymous;
+}
+
+}  // namespace
+
 void RecordAcceptedMessage(json::object& run, const json::object& payload) {
   const json::value* m = payload.if_contains("message");
   if (!m || !m->is_object()) return;
@@ -65,26 +79,47 @@ void RecordAcceptedMessage(json::object& run, const json::object& payload) {
   if (!id || !id->is_string() || id->get_string().empty()) return;
   json::value& seen = run[kKey];
   if (!seen.is_object()) seen = json::object();
-  seen.get_object()[id->get_string()] = MessageContentDigest(*m);
+  json::value& entry = seen.get_object()[id->get_string()];
+  const std::string digest = MessageContentDigest(*m);
+  const std::string_view sender = SenderOf(payload);
+  if (sender == kAnonymous && !entry.is_object()) {
+    entry = digest;  // the shape every snapshot had before callers were told apart
+    return;
+  }
+  if (!entry.is_object()) {
+    json::object by_sender;
+    if (entry.is_string()) by_sender[kAnonymous] = entry;  // the anonymous caller's, before
+    entry = std::move(by_sender);
+  }
+  entry.get_object()[sender] = digest;
 }
 
 PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
-                                 const protocol::Message& message) {
-  std::string digest;
+                                 const protocol::Message& message, std::string_view caller) {
+  if (caller.empty()) caller = kAnonymous;
+  const std::string content = MessageContentDigest(message);
+  auto compare = [&content](const json::value& digest) {
+    return digest.is_string() && digest.get_string() == content ? PriorMessage::kSame
+                                                                : PriorMessage::kDifferent;
+  };
   if (const json::value* seen = record.run.if_contains(kKey); seen && seen->is_object())
-    if (const json::value* d = seen->get_object().if_contains(message.message_id);
-        d && d->is_string())
-      digest = d->get_string();
-  if (digest.empty()) {
-    // A snapshot from before acceptedMessages: the history has every accepted user message.
-    auto it = std::find_if(
-        record.task.history.begin(), record.task.history.end(), [&](const protocol::Message& m) {
-          return m.role == protocol::Role::kUser && m.message_id == message.message_id;
-        });
-    if (it == record.task.history.end()) return PriorMessage::kNone;
-    digest = MessageContentDigest(*it);
-  }
-  return digest == MessageContentDigest(message) ? PriorMessage::kSame : PriorMessage::kDifferent;
+    if (const json::value* entry = seen->get_object().if_contains(message.message_id)) {
+      if (entry->is_object()) {
+        const json::value* mine = entry->get_object().if_contains(caller);
+        return mine ? compare(*mine) : PriorMessage::kNone;
+      }
+      return caller == kAnonymous ? compare(*entry) : PriorMessage::kNone;
+    }
+  // Not recorded for anyone. A snapshot older than acceptedMessages (or a task created
+  // before it) still has the message in its history, where every message is the
+  // anonymous caller's.
+  if (caller != kAnonymous) return PriorMessage::kNone;
+  auto it = std::find_if(
+      record.task.history.begin(), record.task.history.end(), [&](const protocol::Message& m) {
+        return m.role == protocol::Role::kUser && m.message_id == message.message_id;
+      });
+  if (it == record.task.history.end()) return PriorMessage::kNone;
+  return MessageContentDigest(*it) == content ? PriorMessage::kSame : PriorMessage::kDifferent;
 }
 
 }  // namespace a2ad::tasks

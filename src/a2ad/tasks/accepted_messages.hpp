@@ -8,19 +8,22 @@
 //
 // A reply whose messageId is there is a retry: with the same parts it is answered with the
 // task as it is now and writes nothing; with other parts it is refused (a reused messageId).
-// TaskService::Accept decides this under the task's lock, before anything else about the
-// reply (so two racing retries cannot both apply, and a retry finds its reply even if that
-// reply already ended the task).
+// TaskService::AcceptReply decides this under the task's lock, before anything else about
+// the reply (so two racing retries cannot both apply, and a retry finds its reply even if
+// that reply already ended the task).
 //
-// Scope: one task, and the messageId alone, because every caller is "anonymous" today. When
-// callers are told apart (tenants), the key must become (caller, messageId): the event then
-// carries the caller, and RecordAcceptedMessage / FindAcceptedMessage are the two places
-// that change.
+// Scope: one task (so one tenant), and the (principal, messageId) pair: two callers may
+// each use a messageId once. The events carry the principal (a2a.task.submitted: owner;
+// a2a.message.received: caller). Stored shape, kept readable by snapshots written before
+// callers were told apart (every one of them "anonymous"): acceptedMessages{messageId:
+// digest} while only the anonymous principal used that messageId, else acceptedMessages{
+// messageId: {principal: digest, ...}}.
 //
 // Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
 
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/storage/task_store.hpp"
@@ -34,7 +37,8 @@ std::string MessageContentDigest(const protocol::Message& message);
 std::string MessageContentDigest(const boost::json::value& message_json);
 
 /// The fold's part: records payload.message (of a2a.task.submitted or a2a.message.received)
-/// in run.acceptedMessages.
+/// in run.acceptedMessages under its sender (payload.caller, else payload.owner, else
+/// "anonymous").
 void RecordAcceptedMessage(boost::json::object& run, const boost::json::object& payload);
 
 enum class PriorMessage {
@@ -43,9 +47,10 @@ enum class PriorMessage {
   kDifferent,  // accepted before with other parts: a reused messageId
 };
 
-/// Whether `record`'s task accepted a user message with `message`'s messageId before.
-/// Snapshots written before run.acceptedMessages existed are answered from the history.
+/// Whether `record`'s task accepted a user message with `message`'s messageId from
+/// `caller` (a principal id) before. Snapshots written before run.acceptedMessages existed
+/// are answered from the history (for the anonymous caller, the only one there was).
 PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
-                                 const protocol::Message& message);
+                                 const protocol::Message& message, std::string_view caller);
 
 }  // namespace a2ad::tasks

@@ -3,6 +3,11 @@
 // runs a task in steps; each step is a list of run events committed atomically through the
 // ExecutionContext. It may stop at an interrupt (node.suspended => input-required) and is
 // started again with the client's reply; it may be asked to cancel.
+//
+// Thread safety: an ExecutionContext is used by its one execution (a coroutine on its own
+// strand); cancel_requested() may be read from anywhere. Executor's methods other than
+// Execute() are called concurrently from any I/O thread (Resolve under the task's lock):
+// they must be pure functions of their arguments (no store calls, no blocking).
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <memory>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/storage/task_store.hpp"
 
@@ -48,15 +54,31 @@ class ExecutionContext {
       std::vector<EventDraft> step) = 0;
   /// True once a cancel was requested; executors check it between steps.
   virtual bool cancel_requested() const = 0;
+  /// The context the server's own work for this run acts with (RunCallContext of its
+  /// record): child runs, interrupt timeouts, re-reads go through TaskService with it, so
+  /// they stay in the run's tenant whoever triggered this execution.
+  virtual const protocol::CallContext& call_context() const = 0;
 };
+
+/// The context of work the server does for a run on its own (recovery, durable timers,
+/// child runs, interrupt timeouts): the run's tenant, its owner as the principal, every
+/// scope, the internal binding. Never the default tenant by accident.
+inline protocol::CallContext RunCallContext(const storage::TaskRecord& run) {
+  protocol::CallContext ctx;
+  ctx.principal.id = run.owner;
+  ctx.principal.tenant = run.tenant;
+  ctx.binding = protocol::Binding::kInternal;
+  return ctx;
+}
 
 /// A caller's answer to a run's open interrupt: an A2A reply message, or a REST resume value.
 struct ResolveRequest {
   std::string node_id;                             // empty: whichever node is waiting
   std::optional<boost::json::value> resume_value;  // REST / interrupt token
   const protocol::Message* message = nullptr;      // A2A reply (resume value derived from it)
-  std::string caller;                              // the authenticated principal: decidedBy
-  std::string via;                                 // "a2a" | "rest" | "token"
+  std::string caller;  // the answering principal (decidedBy): set by TaskService from the call's
+                       // context (protocol::CallContext::caller())
+  std::string via;     // "a2a" | "rest" | "token"
 };
 
 /// What resolving an interrupt commits (after the reply message, for A2A).
@@ -74,7 +96,8 @@ class Executor {
  public:
   virtual ~Executor() = default;
   /// Checks an answer against the open interrupt of `current` (called under the task's lock,
-  /// so racing answers are decided one at a time) and returns the events that resolve it.
+  /// so racing answers are decided one at a time: pure, no store calls, no blocking) and
+  /// returns the events that resolve it.
   /// An error refuses the answer and nothing is written. The default accepts any A2A reply.
   virtual core::Result<Resolution> Resolve(const storage::TaskRecord& current,
                                            const ResolveRequest& request) {

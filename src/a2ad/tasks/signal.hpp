@@ -1,7 +1,17 @@
 #pragma once
-// Signal: a thread-safe, one-shot event a coroutine can co_await. Fire() may be called from
-// any thread (e.g. the store's writer thread) any number of times; the first call wakes the
-// waiter on the waiter's own executor, later calls are no-ops. At most one waiter.
+// Signal: a thread-safe, one-shot event a coroutine can co_await: the bridge from a callback
+// on another thread (the store's commit callback on its writer thread, a timer, a cancel)
+// back into the coroutine that waits for it. TaskService uses it for "commit durable",
+// waits on a task's published record (WaitUntil) and durable-timer sleeps.
+//
+// Contract: Fire() may be called from any thread, any number of times, before or after
+// Wait(); the first call wakes the waiter, later calls are no-ops. The waiter resumes by a
+// post to its own executor (never inline inside Fire(), so a writer-thread callback never
+// runs the waiter's code). At most one Wait() per Signal. Wait() cannot be cancelled: to
+// bound it, arrange for a timer to call Fire() (see TaskService::WaitUntil). The Signal must
+// outlive a pending Wait(): keep it in a shared_ptr held by both sides.
+//
+// Thread safety: Fire() and Wait() may run concurrently on different threads (one mutex).
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>

@@ -63,6 +63,11 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     t.context_id = StringField(e.payload, "contextId");
     next.skill_id = StringField(e.payload, "skillId");
     next.dedup_key = StringField(e.payload, "dedupKey");
+    // Logs written before tenants and owners: the default tenant's anonymous caller.
+    next.tenant = StringField(e.payload, "tenant");
+    if (next.tenant.empty()) next.tenant = storage::kDefaultTenant;
+    next.owner = StringField(e.payload, "owner");
+    if (next.owner.empty()) next.owner = storage::kAnonymousOwner;
     next.created_at_ms = e.timestamp_ms;
     t.history.push_back(std::move(*msg));
     t.status.state = TaskState::kSubmitted;

@@ -1,12 +1,14 @@
 #pragma once
 // The task snapshot is the fold of its run event log; A2A stream events are projections of
-// single log entries. Both are pure functions (STYLE.md #4).
+// single log entries. Both are pure functions (STYLE.md #4). Thread safety: pure functions.
 //
 // Event -> effect on the A2A task (payload fields in camelCase, messages and artifacts in
 // v1.0 JSON):
-//   a2a.task.submitted   {contextId, skillId, message}  task created, state submitted,
-//                                                        message appended to history
-//   a2a.message.received {message}                      message appended to history; an
+//   a2a.task.submitted   {contextId, skillId, message,  task created, state submitted,
+//                         dedupKey?, tenant?, owner?}   message appended to history; the
+//                                                        record's dedup key, tenant
+//                                                        ("default") and owner ("anonymous")
+//   a2a.message.received {message, caller?}             message appended to history; an
 //                                                        interrupted task becomes working
 //   run.started, node.resumed  {message?}               state working
 //   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required

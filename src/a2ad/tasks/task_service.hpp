@@ -4,6 +4,28 @@
 // TaskStore in one transaction, and only then tells waiters. It hands tasks to executors
 // (executor.hpp) and serializes all mutations of one task.
 //
+// Where each part lives: task_service.cpp (the A2A operations), run_requests.cpp (the
+// OpenWOP side: runs, interrupts, records, events), task_writer.cpp (the writer: per-task
+// slots, commits, fan-out to streams, waits), execution.cpp (executions and recovery).
+//
+// Callers: every request method takes the protocol::CallContext of the request first. A
+// task belongs to the tenant of the context that created it and is owned by its principal
+// (TaskRecord::tenant / owner); another tenant's task is "not found" (kTaskNotFound) for
+// every method, lists are the caller's tenant's, and idempotency (an A2A messageId, an
+// Idempotency-Key, a reply's messageId) is per (tenant, principal). Answers record the
+// context's principal (decidedBy / resolvedBy). Work the server starts itself (recovery,
+// durable timers, child runs, interrupt timeouts) acts with the run's own context
+// (RunCallContext in executor.hpp). The context is read during the call only, but the
+// methods are coroutines: `ctx` (like every reference argument) must outlive the returned
+// awaitable; co_await it where it is made, or keep the context alive (co_spawn).
+//
+// Threads and locks: the store calls that may block (reads) run on the service's read
+// executor (read_executor.hpp, TaskServiceOptions::read_threads), never on an I/O thread and
+// never under a task's lock; the awaiting coroutine resumes on its own executor. A task's
+// lock (Slot::mu, task_writer.hpp) is held only to assign sequences and queue the commit
+// (TaskStore::Commit, which does not block); a stale cached head is re-read before it is
+// taken. Commit callbacks run on the store's thread (SQLite: its writer) and only publish.
+//
 // Thread safety: every public member is safe to call from any I/O thread concurrently.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
@@ -20,12 +42,15 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/result.hpp"
+#include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/storage/task_store.hpp"
 #include "a2ad/tasks/executor.hpp"
 #include "a2ad/tasks/subscription.hpp"
 
 namespace a2ad::tasks {
+
+class ReadExecutor;
 
 struct TaskServiceOptions {
   /// Skill used when a message names none (message.metadata.skillId).
@@ -45,6 +70,11 @@ struct TaskServiceOptions {
   /// (nullptr when creating) and the commit about to be written: adds push outbox rows to
   /// commit.outbox (same transaction). Must not block.
   std::function<void(const storage::TaskRecord* previous, storage::TaskCommit& commit)> on_commit;
+
+  /// Threads of the read executor (read_executor.hpp) that runs every store read. At least
+  /// 1; a few suffice for SQLite (its reader pool bounds parallel reads anyway), a network
+  /// database wants about as many as the requests it should serve in parallel.
+  size_t read_threads = 4;
 };
 
 /// How a stream begins: the items to send first (a snapshot, or the events a cursor
@@ -81,8 +111,9 @@ struct StartRunRequest {
   /// atomic through the store's primary key.
   std::string run_id;
   std::string request_digest;  // kept with the run; compared on replay by the caller
-  /// Idempotent creation by key (e.g. an Idempotency-Key): a run created with the same key
-  /// is returned (replayed) instead of starting another.
+  /// Idempotent creation by key (e.g. "rest\n<caller>\nPOST /v1/runs\n<Idempotency-Key>"):
+  /// a run of the caller's tenant created with the same key is returned (replayed) instead
+  /// of starting another. The key names the principal; the service scopes it to the tenant.
   std::string dedup_key;
   std::string parent_run_id;
   std::string parent_node_id;
@@ -99,8 +130,12 @@ std::string NameBasedId(std::string_view name);
 
 class TaskService {
  public:
+  using CallContext = protocol::CallContext;
+  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
   TaskService(storage::TaskStore& store, const core::Clock& clock, core::IdGenerator& ids,
               boost::asio::any_io_executor io, TaskServiceOptions options);
+  /// Waits for the store reads in flight (read_executor.hpp).
   ~TaskService();
   TaskService(const TaskService&) = delete;
   TaskService& operator=(const TaskService&) = delete;
@@ -109,129 +144,199 @@ class TaskService {
   void RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor);
   const std::vector<SkillInfo>& skills() const { return skill_infos_; }
 
-  /// message/send, SendMessage. A message without taskId creates a task (server-made id,
-  /// contextId reused or generated) running the skill named by message.metadata.skillId
-  /// (else the default skill). A message with taskId continues an interrupted task; such a
-  /// reply is idempotent by messageId: a retry of an accepted reply (same parts) writes
-  /// nothing and is answered with the task as it is now, whatever its state (for a blocking
-  /// send, once settled as the first answer was).
-  /// Blocking (default) waits until the task is terminal or interrupted (or the blocking
-  /// timeout); return_immediately returns the task as created.
+  // ---- A2A (task_service.cpp) -------------------------------------------------------------
+
+  /// message/send, SendMessage. A message without taskId creates a task of ctx's tenant,
+  /// owned by ctx's principal (server-made id, contextId reused or generated) running the
+  /// skill named by message.metadata.skillId (else the default skill); the same principal's
+  /// same messageId in the same tenant is the same task (a retry). A message with taskId
+  /// continues an interrupted task; such a reply is idempotent by (principal, messageId): a
+  /// retry of an accepted reply (same parts) writes nothing and is answered with the task as
+  /// it is now, whatever its state (for a blocking send, once settled as the first answer
+  /// was). Blocking (default) waits until the task is terminal or interrupted (or the
+  /// blocking timeout); return_immediately returns the task as created.
   /// Errors: kInvalidParams (role, unknown skill, contextId mismatch, a reply's messageId
-  /// already used for other parts of the task, an answer its executor refuses), kTaskNotFound,
-  /// kUnsupportedOperation (terminal task, or a task not waiting for input),
-  /// kPushNotificationNotSupported (an inline push config while push is off), an inline
-  /// push config refused by vet_push_config, kUnavailable (shutting down).
+  /// already used for other parts of the task, an answer its executor refuses), kTaskNotFound
+  /// (also another tenant's task), kUnsupportedOperation (terminal task, or a task not
+  /// waiting for input), kPushNotificationNotSupported (an inline push config while push is
+  /// off), an inline push config refused by vet_push_config, kUnavailable (shutting down).
   boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(
-      protocol::SendMessageRequest req);
+      const CallContext& ctx, protocol::SendMessageRequest req);
 
   /// message/stream, SendStreamingMessage: SendMessage, but returns a stream that begins with
   /// the accepted task's snapshot and follows its execution. Same errors as SendMessage.
   boost::asio::awaitable<core::Result<StreamStart>> SendStreamingMessage(
-      protocol::SendMessageRequest req, size_t queue_capacity);
+      const CallContext& ctx, protocol::SendMessageRequest req, size_t queue_capacity);
 
   /// tasks/resubscribe, SubscribeToTask: a read-only stream of an existing task. With
   /// `after_sequence` (Last-Event-ID) the backlog is every projected event after it (or, if
   /// those events were pruned by retention, the snapshot with history_compacted); without,
-  /// the current snapshot. Never re-executes anything. kTaskNotFound; kInvalidParams for a
-  /// cursor beyond the task's last event.
-  core::Result<StreamStart> Subscribe(const std::string& task_id,
-                                      std::optional<int64_t> after_sequence, size_t queue_capacity);
+  /// the current snapshot. Never re-executes anything. kTaskNotFound (also another tenant's
+  /// task); kInvalidParams for a cursor beyond the task's last event.
+  boost::asio::awaitable<core::Result<StreamStart>> Subscribe(const CallContext& ctx,
+                                                              std::string task_id,
+                                                              std::optional<int64_t> after_sequence,
+                                                              size_t queue_capacity);
 
-  /// tasks/get, GetTask. kTaskNotFound.
-  core::Result<protocol::Task> GetTask(const protocol::GetTaskRequest& req);
+  /// tasks/get, GetTask. kTaskNotFound (also another tenant's task).
+  boost::asio::awaitable<core::Result<protocol::Task>> GetTask(const CallContext& ctx,
+                                                               protocol::GetTaskRequest req);
 
-  /// ListTasks. Newest status first; cursor pagination.
-  core::Result<protocol::ListTasksResponse> ListTasks(const protocol::ListTasksRequest& req);
+  /// ListTasks: ctx's tenant's tasks. Newest status first; cursor pagination.
+  boost::asio::awaitable<core::Result<protocol::ListTasksResponse>> ListTasks(
+      const CallContext& ctx, protocol::ListTasksRequest req);
 
   /// tasks/cancel, CancelTask. Commits run.cancelled and tells the execution to stop.
-  /// Canceling a canceled task returns it unchanged. kTaskNotFound, kTaskNotCancelable.
-  boost::asio::awaitable<core::Result<protocol::Task>> CancelTask(protocol::CancelTaskRequest req);
+  /// Canceling a canceled task returns it unchanged. kTaskNotFound (also another tenant's
+  /// task), kTaskNotCancelable.
+  boost::asio::awaitable<core::Result<protocol::Task>> CancelTask(const CallContext& ctx,
+                                                                  protocol::CancelTaskRequest req);
 
-  /// Starts the execution of every task found `submitted` or `working` (call once, after a
-  /// restart). Returns how many were re-driven.
-  core::Result<size_t> RecoverUnfinished();
+  // ---- OpenWOP (run_requests.cpp) -----------------------------------------------------------
 
-  /// Starts a run of `req.skill_id` (no A2A message: the task's history gets a user message
-  /// carrying the inputs as a data part). kInvalidParams for an unknown skill.
-  boost::asio::awaitable<core::Result<StartedRun>> StartRun(StartRunRequest req);
+  /// Starts a run of `req.skill_id` for ctx's tenant, owned by ctx's principal (no A2A
+  /// message: the task's history gets a user message carrying the inputs as a data part).
+  /// kInvalidParams for an unknown skill.
+  boost::asio::awaitable<core::Result<StartedRun>> StartRun(const CallContext& ctx,
+                                                            StartRunRequest req);
 
-  /// Resolves the open interrupt of run `run_id` (REST, interrupt token). Errors carry a
-  /// `reason` detail with the OpenWOP code (interrupt_not_found, interrupt_already_resolved,
-  /// validation_error); kTaskNotFound for an unknown run.
-  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> ResolveInterrupt(
-      const std::string& run_id, ResolveRequest req);
+  /// Resolves the open interrupt of run `run_id` (REST, interrupt token, timeout) as ctx's
+  /// principal (ResolveRequest::caller is set from it: decidedBy / resolvedBy). Errors carry
+  /// a `reason` detail with the OpenWOP code (interrupt_not_found,
+  /// interrupt_already_resolved, validation_error); kTaskNotFound for an unknown run (also
+  /// another tenant's).
+  boost::asio::awaitable<core::Result<RecordPtr>> ResolveInterrupt(const CallContext& ctx,
+                                                                   std::string run_id,
+                                                                   ResolveRequest req);
 
   /// Cancels a run (and, depth first, its unfinished child runs with reason
   /// "parent-cancelled"). Same results as CancelTask.
-  boost::asio::awaitable<core::Result<protocol::Task>> CancelRun(std::string run_id,
+  boost::asio::awaitable<core::Result<protocol::Task>> CancelRun(const CallContext& ctx,
+                                                                 std::string run_id,
                                                                  std::string reason,
                                                                  std::string parent_run_id = {});
 
-  /// The stored record (task + run snapshot), or nullopt.
-  core::Result<std::optional<storage::TaskRecord>> GetRecord(const std::string& id);
-  core::Result<storage::TaskPage> ListRecords(const storage::TaskQuery& q);
-  core::Result<std::vector<protocol::RunEvent>> ReadEvents(const std::string& id,
-                                                           int64_t after_sequence, size_t limit);
+  /// The stored record (task + run snapshot), or nullopt (also for another tenant's).
+  boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> GetRecord(
+      const CallContext& ctx, std::string id);
+  /// A page of ctx's tenant's records (the query's tenant is ctx's, whatever it says).
+  boost::asio::awaitable<core::Result<storage::TaskPage>> ListRecords(const CallContext& ctx,
+                                                                      storage::TaskQuery q);
+  /// The logged events of `id` after `after_sequence`, at most `limit`; empty for an
+  /// unknown run or another tenant's.
+  boost::asio::awaitable<core::Result<std::vector<protocol::RunEvent>>> ReadEvents(
+      const CallContext& ctx, std::string id, int64_t after_sequence, size_t limit);
   /// Waits (at most `timeout`) until the published record of `id` satisfies `pred`;
-  /// returns the newest published record (nullptr if none was published since start).
-  boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitForRecord(
-      const std::string& id, std::function<bool(const storage::TaskRecord&)> pred,
+  /// returns the newest published record (nullptr if none was published since start, or the
+  /// run is another tenant's).
+  boost::asio::awaitable<RecordPtr> WaitForRecord(
+      const CallContext& ctx, std::string id, std::function<bool(const storage::TaskRecord&)> pred,
       std::chrono::milliseconds timeout);
-  /// A stream of the raw run events of `id` (every StreamItem has run_event set) after
-  /// `after_sequence` (-1: from the start): the backlog read from the log, then live.
-  core::Result<StreamStart> SubscribeRunEvents(const std::string& id, int64_t after_sequence,
-                                               size_t queue_capacity);
+  /// A stream of the raw run events of `id` after `after_sequence` (-1: from the start):
+  /// the backlog read from the log, then live (every StreamItem has run_event set).
+  /// kTaskNotFound (also another tenant's run).
+  boost::asio::awaitable<core::Result<StreamStart>> SubscribeRunEvents(const CallContext& ctx,
+                                                                       std::string id,
+                                                                       int64_t after_sequence,
+                                                                       size_t queue_capacity);
+
+  // ---- the server's own work (execution.cpp) ------------------------------------------------
+
+  /// Starts the execution of every task of every tenant found `submitted` or `working` (and
+  /// parked ones whose executor asks for it), each acting with its own run's context. Call
+  /// once, after a restart, before serving: it blocks on store reads (not on an I/O thread).
+  /// Returns how many were re-driven.
+  core::Result<size_t> RecoverUnfinished();
 
   /// Refuses new sends from now on (kUnavailable).
   void StopAccepting() { accepting_ = false; }
-  /// Streams currently attached to `task_id` (observability and tests).
+
+  // ---- observability and tests ---------------------------------------------------------------
+
+  /// Streams currently attached to `task_id`.
   size_t subscriber_count(const std::string& task_id);
+  /// True while some coroutine holds `task_id`'s lock (TaskStore test doubles assert it is
+  /// not held when they are called).
+  bool task_locked(const std::string& task_id);
   /// Number of executions still running.
   size_t running_executions() const { return running_.load(); }
 
-  struct Slot;
+ private:
+  struct Slot;  // the per-task state of the writer (task_writer.hpp)
+  class Context;
+  struct Accepted;
   /// Checked under the task's lock against its newest state before a step is applied;
   /// an error refuses the step (nothing is written). It may complete the step (e.g. with the
   /// events that resolve an interrupt, which depend on that newest state), or empty it:
   /// nothing to write (a retried reply), and the newest record is returned once durable.
+  /// Pure: it must not call the store (it runs under the task's lock).
   using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&,
                                                                 std::vector<EventDraft>& step)>;
   /// More events for the same commit, given the record after `step` (an executor's first
   /// steps riding along with a task's creation).
   using Extension = std::function<std::vector<EventDraft>(const storage::TaskRecord&)>;
 
-  /// Commits one step for the slot's task (used by ExecutionContext and the request paths).
-  boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
-                                                                  std::vector<EventDraft> step,
-                                                                  bool creating = false,
-                                                                  Precondition precondition = {});
-
- private:
-  class Context;
-  struct Accepted;
+  // The writer (task_writer.cpp).
   std::shared_ptr<Slot> Acquire(const std::string& task_id);
-  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> CommitRecord(
-      std::shared_ptr<Slot> slot, std::vector<EventDraft> step, bool creating,
-      Precondition precondition, Extension extend = {});
-  boost::asio::awaitable<core::Result<Accepted>> Accept(protocol::SendMessageRequest& req,
-                                                        std::shared_ptr<Subscription> attach,
-                                                        bool first_steps_inline = false);
+  std::shared_ptr<Slot> Find(const std::string& task_id);
+  boost::asio::awaitable<core::Result<RecordPtr>> CommitRecord(std::shared_ptr<Slot> slot,
+                                                               std::vector<EventDraft> step,
+                                                               bool creating,
+                                                               Precondition precondition,
+                                                               Extension extend = {});
+  boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
+                                                                  std::vector<EventDraft> step);
+  /// Creates the slot's task for ctx's tenant and principal, or finds the one created
+  /// before with the same dedup key (or, without a key, the same id): `replayed`.
+  boost::asio::awaitable<core::Result<RecordPtr>> Create(std::shared_ptr<Slot> slot,
+                                                         const CallContext& ctx,
+                                                         std::string dedup_key,
+                                                         std::vector<EventDraft> step,
+                                                         bool& replayed, Extension extend = {});
   std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
                                const std::shared_ptr<Subscription>& sub);
-  void StartExecution(std::shared_ptr<Slot> slot, std::shared_ptr<const storage::TaskRecord> rec,
-                      const protocol::Message& message, const std::string& skill_id);
-  boost::asio::awaitable<std::shared_ptr<const storage::TaskRecord>> WaitUntil(
-      std::shared_ptr<Slot> slot, std::function<bool(const storage::TaskRecord&)> pred,
-      std::chrono::milliseconds timeout);
-  boost::asio::awaitable<core::Result<std::shared_ptr<const storage::TaskRecord>>> Create(
-      std::shared_ptr<Slot> slot, std::string dedup_key, std::vector<EventDraft> step,
-      bool& replayed, Extension extend = {});
+  boost::asio::awaitable<RecordPtr> WaitUntil(std::shared_ptr<Slot> slot,
+                                              std::function<bool(const storage::TaskRecord&)> pred,
+                                              std::chrono::milliseconds timeout);
+  /// Hands a commit's stream items to the slot's subscribers, in commit order.
+  void FanOut(std::shared_ptr<Slot> slot, RecordPtr before, RecordPtr record, int64_t expected,
+              std::vector<StreamItemPtr> items);
+  boost::asio::awaitable<void> PumpFanOut(std::shared_ptr<Slot> slot);
   /// The stream items of a commit made without them (no stream was attached when it was
-  /// made; one attached while it was in flight).
-  std::vector<StreamItemPtr> LateItems(const std::shared_ptr<const storage::TaskRecord>& before,
-                                       const storage::TaskRecord& after, int64_t expected);
+  /// made; one attached while it was in flight). Reads the store: on the read executor.
+  boost::asio::awaitable<std::vector<StreamItemPtr>> LateItems(RecordPtr before, RecordPtr after,
+                                                               int64_t expected);
+
+  // Reads (off the I/O threads, read_executor.hpp).
+  /// The record of `id` if ctx's tenant may see it; kTaskNotFound ("<noun> <id> not found")
+  /// otherwise.
+  boost::asio::awaitable<core::Result<storage::TaskRecord>> Visible(const CallContext& ctx,
+                                                                    const std::string& id,
+                                                                    const char* noun = "task");
+  /// store_.Get(id) on the read executor.
+  boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> Load(
+      const std::string& id);
+
+  // The A2A send (task_service.cpp).
+  boost::asio::awaitable<core::Result<Accepted>> AcceptNew(const CallContext& ctx,
+                                                           protocol::SendMessageRequest& req,
+                                                           std::shared_ptr<Subscription> attach,
+                                                           bool first_steps_inline);
+  boost::asio::awaitable<core::Result<Accepted>> AcceptReply(const CallContext& ctx,
+                                                             protocol::SendMessageRequest& req,
+                                                             std::shared_ptr<Subscription> attach);
+  boost::asio::awaitable<core::Result<Accepted>> Accept(const CallContext& ctx,
+                                                        protocol::SendMessageRequest& req,
+                                                        std::shared_ptr<Subscription> attach,
+                                                        bool first_steps_inline = false);
+
+  // Executions (execution.cpp).
+  void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
+                      const std::string& skill_id);
+
   Executor* ExecutorFor(const std::string& skill_id) const;
+  /// The registered skill ids, comma-separated (for "unknown skill" messages).
+  std::string AvailableSkills() const;
   protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
 
   storage::TaskStore& store_;
@@ -245,6 +350,8 @@ class TaskService {
   std::atomic<size_t> running_{0};
   std::mutex slots_mu_;
   std::unordered_map<std::string, std::weak_ptr<Slot>> slots_;
+  // Last member: destroyed (joined) first, while everything its reads use still exists.
+  std::unique_ptr<ReadExecutor> reads_;
 };
 
 }  // namespace a2ad::tasks

@@ -1,6 +1,7 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 
 #include "a2ad/protocol/event_cursor.hpp"
+#include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
@@ -208,6 +209,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   const protocol::JsonRpcRequest& rpc = parsed.value();
   const std::string& m = rpc.method;
   const WireVersion v = protocol::MethodVersion(m);
+  // Who calls: the anonymous caller until the auth layer fills it in.
+  const auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kJsonRpc, v);
   auto fail = [&](const Error& e) { return JsonRpcErrorResponse(rpc.id, e, v); };
   auto ok = [&](json::value result) {
     return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
@@ -264,7 +267,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     auto req = v == WireVersion::kV03 ? protocol::v03::SendMessageRequestFromJson(params)
                                       : protocol::v10::SendMessageRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto task = co_await service_.SendMessage(std::move(req).value());
+    auto task = co_await service_.SendMessage(ctx, std::move(req).value());
     if (!task) co_return fail(task.error());
     co_return ok_task(task.value(), v == WireVersion::kV10);
   }
@@ -273,7 +276,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     auto req = v == WireVersion::kV03 ? protocol::v03::GetTaskRequestFromJson(params)
                                       : protocol::v10::GetTaskRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto task = service_.GetTask(req.value());
+    auto task = co_await service_.GetTask(ctx, std::move(req).value());
     if (!task) co_return fail(task.error());
     co_return ok_task(task.value(), false);
   }
@@ -282,7 +285,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     auto req = v == WireVersion::kV03 ? protocol::v03::CancelTaskRequestFromJson(params)
                                       : protocol::v10::CancelTaskRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto task = co_await service_.CancelTask(std::move(req).value());
+    auto task = co_await service_.CancelTask(ctx, std::move(req).value());
     if (!task) co_return fail(task.error());
     co_return ok_task(task.value(), false);
   }
@@ -292,11 +295,12 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
           Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
     auto req = protocol::v10::ListTasksRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto page = service_.ListTasks(req.value());
+    auto page = co_await service_.ListTasks(ctx, std::move(req).value());
     if (!page) co_return fail(page.error());
     auto answer = ok(protocol::v10::ListTasksResponseToJson(page.value()));
     if (!page->unreadable.empty())
-      answer.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
+      answer.headers.emplace_back(kSkippedUnreadableHeader,
+                                  std::to_string(page->unreadable.size()));
     co_return answer;
   }
   if (m == "message/stream" || m == "SendStreamingMessage") {
@@ -304,8 +308,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     auto req = v == WireVersion::kV03 ? protocol::v03::SendMessageRequestFromJson(params)
                                       : protocol::v10::SendMessageRequestFromJson(params);
     if (!req) co_return fail(req.error());
-    auto start =
-        co_await service_.SendStreamingMessage(std::move(req).value(), stream_options_.queue_limit);
+    auto start = co_await service_.SendStreamingMessage(ctx, std::move(req).value(),
+                                                        stream_options_.queue_limit);
     if (!start) co_return fail(start.error());
     co_return StreamResponse({std::move(start).value(), v, rpc.id, true}, stream_options_);
   }
@@ -315,7 +319,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (!task_id) co_return fail(task_id.error());
     auto cursor = Cursor(request, params);
     if (!cursor) co_return fail(cursor.error());
-    auto start = service_.Subscribe(task_id.value(), cursor.value(), stream_options_.queue_limit);
+    auto start = co_await service_.Subscribe(ctx, task_id.value(), cursor.value(),
+                                             stream_options_.queue_limit);
     if (!start) co_return fail(start.error());
     if (v == WireVersion::kV10 && start->task_terminal && !cursor.value())
       co_return fail(Error(ErrorCode::kUnsupportedOperation,

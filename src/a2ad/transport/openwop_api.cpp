@@ -274,8 +274,13 @@ OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
   openapi_body_ = OpenApi(options_);
 }
 
+OpenwopApi::CallContext OpenwopApi::Caller(const HttpRequest&) {
+  return CallContext::Anonymous(protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
+}
+
 asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpRequest& r) {
   const std::string_view path = r.Path();
+  const CallContext ctx = Caller(r);
   const auto seg = Split(path);
   const std::string& m = r.method;
   auto method_not_allowed = [](std::string allow) {
@@ -308,41 +313,41 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   }
   if (seg.size() >= 2 && seg[1] == "runs") {
     if (seg.size() == 2) {
-      if (m == "POST") co_return co_await CreateRun(r);
-      if (m == "GET") co_return ListRuns(r);
+      if (m == "POST") co_return co_await CreateRun(ctx, r);
+      if (m == "GET") co_return co_await ListRuns(ctx, r);
       co_return method_not_allowed("GET, POST");
     }
     const std::string& id = seg[2];
     if (seg.size() == 3) {
       if (m != "GET") co_return method_not_allowed("GET");
-      co_return GetRun(id);
+      co_return co_await GetRun(ctx, id);
     }
     if (seg.size() == 4 && seg[3] == "cancel") {
       if (m != "POST") co_return method_not_allowed("POST");
-      co_return co_await CancelRun(id, r);
+      co_return co_await CancelRun(ctx, id, r);
     }
     if (seg.size() == 4 && seg[3] == "events") {
       if (m != "GET") co_return method_not_allowed("GET");
-      co_return Events(id, r);
+      co_return co_await Events(ctx, id, r);
     }
     if (seg.size() == 5 && seg[3] == "events" && seg[4] == "poll") {
       if (m != "GET") co_return method_not_allowed("GET");
-      co_return co_await Poll(id, r);
+      co_return co_await Poll(ctx, id, r);
     }
     if (seg.size() == 5 && (seg[3] == "interrupts" || seg[3] == "approvals")) {
       if (m != "POST") co_return method_not_allowed("POST");
-      co_return co_await ResolveAtNode(id, seg[4], r);
+      co_return co_await ResolveAtNode(ctx, id, seg[4], r);
     }
   }
   if (seg.size() >= 3 && seg[1] == "interrupts" && seg.size() <= 4) {
     if (seg.size() == 4 && seg[3] != "resolve") co_return std::nullopt;
-    co_return co_await Token(seg[2], r);
+    co_return co_await Token(ctx, seg[2], r);
   }
   if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") ||
       (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
        seg[4] == "tasks")) {
     if (m != "GET") co_return method_not_allowed("GET");
-    co_return TaskState(seg.back());
+    co_return co_await TaskState(ctx, seg.back());
   }
   co_return std::nullopt;
 }
@@ -362,7 +367,7 @@ HttpResponse OpenwopApi::Workflows(const std::string& id) {
   return ErrorResponse(404, "not_found", "no workflow '" + id + "'");
 }
 
-asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const CallContext& ctx, const HttpRequest& r) {
   HttpResponse err;
   auto body = ParseBody(r, err);
   if (!body) co_return err;
@@ -415,9 +420,11 @@ asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const HttpRequest& r) {
   const std::string_view key = r.Header("Idempotency-Key");
   if (key.size() > 255)
     co_return ErrorResponse(400, "validation_error", "Idempotency-Key: at most 255 characters");
-  if (!key.empty()) req.dedup_key = "rest\nanonymous\nPOST /v1/runs\n" + std::string(key);
+  // Per caller: the key names the principal, the service keeps keys per tenant.
+  if (!key.empty())
+    req.dedup_key = "rest\n" + ctx.caller() + "\nPOST /v1/runs\n" + std::string(key);
   const std::string digest = req.request_digest;
-  auto started = co_await service_.StartRun(std::move(req));
+  auto started = co_await service_.StartRun(ctx, std::move(req));
   if (!started) co_return ErrorResponse(started.error());
   const auto& rec = *started->record;
   if (started->replayed) {
@@ -438,26 +445,26 @@ asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const HttpRequest& r) {
   co_return resp;
 }
 
-HttpResponse OpenwopApi::GetRun(const std::string& id) {
-  auto rec = service_.GetRecord(id);
-  if (!rec) return ErrorResponse(rec.error());
+asio::awaitable<HttpResponse> OpenwopApi::GetRun(const CallContext& ctx, const std::string& id) {
+  auto rec = co_await service_.GetRecord(ctx, id);
+  if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value() || rec.value()->run.empty())
-    return ErrorResponse(404, "not_found", "no run '" + id + "'");
-  return Json(200, PublicRunSnapshot(*rec.value()));
+    co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
+  co_return Json(200, PublicRunSnapshot(*rec.value()));
 }
 
-HttpResponse OpenwopApi::ListRuns(const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const HttpRequest& r) {
   auto q = Query(r.target);
   storage::TaskQuery tq;
   if (q.count("pageSize")) {
     const std::optional<int64_t> size = QueryInt(q["pageSize"]);
     if (!size || *size < 1 || *size > 100)
-      return ErrorResponse(400, "validation_error", "pageSize: expected 1..100");
+      co_return ErrorResponse(400, "validation_error", "pageSize: expected 1..100");
     tq.page_size = static_cast<int>(*size);
   }
   tq.page_token = q["pageToken"];
-  auto page = service_.ListRecords(tq);
-  if (!page) return ErrorResponse(page.error());
+  auto page = co_await service_.ListRecords(ctx, tq);
+  if (!page) co_return ErrorResponse(page.error());
   json::array runs;
   for (const auto& rec : page->records) {
     if (rec.run.empty()) continue;
@@ -467,22 +474,23 @@ HttpResponse OpenwopApi::ListRuns(const HttpRequest& r) {
   }
   json::object out{{"runs", std::move(runs)}};
   if (!page->next_page_token.empty()) out["nextPageToken"] = page->next_page_token;
-  if (page->unreadable.empty()) return Json(200, out);
+  if (page->unreadable.empty()) co_return Json(200, out);
   // Damaged records are left out, and said so (the store logged them; `a2ad doctor`).
   out["skippedUnreadable"] = page->unreadable.size();
   auto resp = Json(200, out);
   resp.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
-  return resp;
+  co_return resp;
 }
 
-asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const std::string& id, const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, const std::string& id,
+                                                    const HttpRequest& r) {
   HttpResponse err;
   auto body = ParseBody(r, err);
   if (!body) co_return err;
   std::string reason = "cancelled through POST /v1/runs/{runId}/cancel";
   if (auto* rs = body->get_object().if_contains("reason"); rs && rs->is_string())
     reason = std::string(rs->get_string());
-  auto done = co_await service_.CancelRun(id, reason);
+  auto done = co_await service_.CancelRun(ctx, id, reason);
   if (!done) {
     if (done.error().code == ErrorCode::kTaskNotCancelable)
       co_return ErrorResponse(409, "run_terminal", done.error().message);
@@ -491,7 +499,8 @@ asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const std::string& id, const
   co_return Json(200, json::object{{"runId", id}, {"status", "cancelled"}});
 }
 
-HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const std::string& id,
+                                                 const HttpRequest& r) {
   auto q = Query(r.target);
   bool debug = false;
   std::string modes = q.count("streamMode") ? q["streamMode"] : "updates";
@@ -508,7 +517,7 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
           json::object{{"error", "unsupported_stream_mode"},
                        {"message", "streamMode '" + mode + "' is not supported"},
                        {"details", json::object{{"supported", json::array{"updates", "debug"}}}}});
-      return e;
+      co_return e;
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -519,14 +528,14 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
   if (!last.empty() && last != "-1") {  // -1: from the start, as before
     auto cursor = protocol::ParseEventCursor(last, "Last-Event-ID");
     if (!cursor)
-      return ErrorResponse(400, "validation_error", "Last-Event-ID: expected a sequence number");
+      co_return ErrorResponse(400, "validation_error", "Last-Event-ID: expected a sequence number");
     after = cursor.value();
   }
-  auto start_stream = service_.SubscribeRunEvents(id, after, options_.queue_limit);
+  auto start_stream = co_await service_.SubscribeRunEvents(ctx, id, after, options_.queue_limit);
   if (!start_stream) {
     if (start_stream.error().code == ErrorCode::kTaskNotFound)
-      return ErrorResponse(404, "not_found", "no run '" + id + "'");
-    return ErrorResponse(start_stream.error());
+      co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
+    co_return ErrorResponse(start_stream.error());
   }
   auto plan = std::make_shared<tasks::StreamStart>(std::move(start_stream).value());
   const auto heartbeat = options_.heartbeat;
@@ -564,10 +573,11 @@ HttpResponse OpenwopApi::Events(const std::string& id, const HttpRequest& r) {
       if (item->run_terminal) co_return;
     }
   };
-  return resp;
+  co_return resp;
 }
 
-asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::Poll(const CallContext& ctx, const std::string& id,
+                                               const HttpRequest& r) {
   auto q = Query(r.target);
   int64_t after = -1;
   int64_t timeout_s = 30;
@@ -588,20 +598,20 @@ asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const Http
     co_return ErrorResponse(400, "validation_error", "timeout: expected 0..60 seconds");
   if (after == 0) after = -1;  // lastSequence=0 means "from the start" (DIGEST §2.4)
   auto terminal = [](const storage::TaskRecord& rec) { return tasks::IsTerminalRun(rec.run); };
-  auto rec = service_.GetRecord(id);
+  auto rec = co_await service_.GetRecord(ctx, id);
   if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value() || rec.value()->run.empty())
     co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
   if (rec.value()->last_sequence <= after && !terminal(*rec.value()) && timeout_s > 0)
     (void)co_await service_.WaitForRecord(
-        id,
+        ctx, id,
         [after, terminal](const storage::TaskRecord& x) {
           return x.last_sequence > after || terminal(x);
         },
         std::chrono::seconds(timeout_s));
-  auto events = service_.ReadEvents(id, after, 1000);
+  auto events = co_await service_.ReadEvents(ctx, id, after, 1000);
   if (!events) co_return ErrorResponse(events.error());
-  auto now = service_.GetRecord(id);
+  auto now = co_await service_.GetRecord(ctx, id);
   json::array list;
   for (const auto& e : *events) list.push_back(protocol::RunEventToJson(e));
   const bool complete = now && now.value() && terminal(*now.value()) &&
@@ -609,7 +619,8 @@ asio::awaitable<HttpResponse> OpenwopApi::Poll(const std::string& id, const Http
   co_return Json(200, json::object{{"events", std::move(list)}, {"isComplete", complete}});
 }
 
-asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const std::string& run_id,
+asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const CallContext& ctx,
+                                                        const std::string& run_id,
                                                         const std::string& node_id,
                                                         const HttpRequest& r) {
   HttpResponse err;
@@ -626,9 +637,8 @@ asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const std::string& run_i
   tasks::ResolveRequest req;
   req.node_id = node_id;
   req.resume_value = b.at("resumeValue");
-  req.caller = "anonymous";
-  req.via = "rest";
-  auto done = co_await service_.ResolveInterrupt(run_id, std::move(req));
+  req.via = "rest";  // the caller (resolvedBy) is the context's principal
+  auto done = co_await service_.ResolveInterrupt(ctx, run_id, std::move(req));
   if (!done) {
     if (done.error().code == ErrorCode::kTaskNotFound && done.error().details.empty())
       co_return ErrorResponse(404, "not_found", "no run '" + run_id + "'");
@@ -639,7 +649,8 @@ asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const std::string& run_i
                {"runId", run_id}, {"nodeId", node_id}, {"status", done.value()->run.at("status")}});
 }
 
-asio::awaitable<HttpResponse> OpenwopApi::Token(const std::string& token, const HttpRequest& r) {
+asio::awaitable<HttpResponse> OpenwopApi::Token(const CallContext& ctx, const std::string& token,
+                                                const HttpRequest& r) {
   if (r.method != "GET" && r.method != "POST") {
     auto resp = ErrorResponse(405, "method_not_allowed", "use GET or POST");
     resp.headers.emplace_back("Allow", "GET, POST");
@@ -651,7 +662,7 @@ asio::awaitable<HttpResponse> OpenwopApi::Token(const std::string& token, const 
   if (!claims) co_return ErrorResponse(401, "unauthenticated", "not a valid interrupt token");
   if (claims->expires_at_ms <= clock_.NowMs())
     co_return ErrorResponse(410, "interrupt_expired", "this interrupt token has expired");
-  auto rec = service_.GetRecord(claims->run_id);
+  auto rec = co_await service_.GetRecord(ctx, claims->run_id);
   if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value()) co_return ErrorResponse(404, "interrupt_not_found", "the run no longer exists");
   const json::object& run = rec.value()->run;
@@ -682,23 +693,25 @@ asio::awaitable<HttpResponse> OpenwopApi::Token(const std::string& token, const 
   // {resumeValue} per the spec; a flat body is taken as the value (the suite sends one).
   req.resume_value =
       b.contains("resumeValue") && b.size() == 1 ? b.at("resumeValue") : json::value(b);
-  req.caller = "token:" + claims->interrupt_id;
   req.via = "token";
-  auto done = co_await service_.ResolveInterrupt(claims->run_id, std::move(req));
+  // The token is the credential: its holder answers as "token:<interruptId>".
+  CallContext holder = ctx;
+  holder.principal.id = "token:" + claims->interrupt_id;
+  auto done = co_await service_.ResolveInterrupt(holder, claims->run_id, std::move(req));
   if (!done) co_return ErrorResponse(done.error());
   co_return Json(200, json::object());
 }
 
-HttpResponse OpenwopApi::TaskState(const std::string& id) {
-  auto rec = service_.GetRecord(id);
-  if (!rec) return ErrorResponse(rec.error());
-  if (!rec.value()) return ErrorResponse(404, "not_found", "no task '" + id + "'");
+asio::awaitable<HttpResponse> OpenwopApi::TaskState(const CallContext& ctx, const std::string& id) {
+  auto rec = co_await service_.GetRecord(ctx, id);
+  if (!rec) co_return ErrorResponse(rec.error());
+  if (!rec.value()) co_return ErrorResponse(404, "not_found", "no task '" + id + "'");
   json::object state = rec.value()->a2a_state;
   // The push config lives with the push store (with its raw token, which never leaves it);
   // the state carries the URL and the token's fingerprint only.
   if (options_.push_config_of)
     if (auto pc = options_.push_config_of(id)) state["pushConfig"] = std::move(*pc);
-  return Json(200, state);
+  co_return Json(200, state);
 }
 
 }  // namespace a2ad::transport

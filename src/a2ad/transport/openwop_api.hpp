@@ -3,6 +3,9 @@
 // long-poll), interrupt resolution (run-scoped and by signed token), the RFC 0100 task-state
 // read seam, and /v1/openapi.json. Every non-2xx answer is the closed error envelope
 // {error, message, details?} of §2.3.
+//
+// Thread safety: Handle may run concurrently on any I/O threads (the state it reads after
+// construction is immutable; TaskService is thread-safe).
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <chrono>
@@ -13,6 +16,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/result.hpp"
+#include "a2ad/protocol/call_context.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/http_types.hpp"
 
@@ -50,17 +54,27 @@ class OpenwopApi {
   const boost::json::object& discovery() const { return discovery_; }
 
  private:
-  boost::asio::awaitable<HttpResponse> CreateRun(const HttpRequest& request);
-  HttpResponse GetRun(const std::string& id);
-  HttpResponse ListRuns(const HttpRequest& request);
-  boost::asio::awaitable<HttpResponse> CancelRun(const std::string& id, const HttpRequest& request);
-  HttpResponse Events(const std::string& id, const HttpRequest& request);
-  boost::asio::awaitable<HttpResponse> Poll(const std::string& id, const HttpRequest& request);
-  boost::asio::awaitable<HttpResponse> ResolveAtNode(const std::string& run_id,
+  using CallContext = protocol::CallContext;
+  /// Who calls: the anonymous caller of the default tenant until the auth layer fills it in.
+  static CallContext Caller(const HttpRequest& request);
+
+  boost::asio::awaitable<HttpResponse> CreateRun(const CallContext& ctx,
+                                                 const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> GetRun(const CallContext& ctx, const std::string& id);
+  boost::asio::awaitable<HttpResponse> ListRuns(const CallContext& ctx, const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> CancelRun(const CallContext& ctx, const std::string& id,
+                                                 const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Events(const CallContext& ctx, const std::string& id,
+                                              const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Poll(const CallContext& ctx, const std::string& id,
+                                            const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> ResolveAtNode(const CallContext& ctx,
+                                                     const std::string& run_id,
                                                      const std::string& node_id,
                                                      const HttpRequest& request);
-  boost::asio::awaitable<HttpResponse> Token(const std::string& token, const HttpRequest& request);
-  HttpResponse TaskState(const std::string& id);
+  boost::asio::awaitable<HttpResponse> Token(const CallContext& ctx, const std::string& token,
+                                             const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> TaskState(const CallContext& ctx, const std::string& id);
   HttpResponse Workflows(const std::string& id);
 
   tasks::TaskService& service_;

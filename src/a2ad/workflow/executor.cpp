@@ -70,7 +70,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
       case Decision::Kind::kSleep:
         if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
         if (d.events.empty()) {  // woke for the run deadline: decide again
-          auto fresh = service_.GetRecord(run_id);
+          auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);
           if (!fresh || !fresh.value()) co_return;
           rec = std::make_shared<const storage::TaskRecord>(std::move(*fresh.value()));
           continue;
@@ -82,15 +82,17 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
         tasks::ResolveRequest timeout;
         timeout.via = "timeout";
-        timeout.caller = "system:timeout";
         timeout.resume_value = json::value(json::object{{"interruptId", interrupt_id}});
+        // The server answers, in the run's tenant (decidedBy "system:timeout").
+        protocol::CallContext by_timeout = ctx->call_context();
+        by_timeout.principal.id = "system:timeout";
         // Refused when answered meanwhile (the interrupt id no longer matches): fine.
-        (void)co_await service_.ResolveInterrupt(run_id, std::move(timeout));
+        (void)co_await service_.ResolveInterrupt(by_timeout, run_id, std::move(timeout));
         co_return;
       }
       case Decision::Kind::kWaitChild: {
         const Node& n = *d.node;
-        auto child = service_.GetRecord(d.child_run_id);
+        auto child = co_await service_.GetRecord(ctx->call_context(), d.child_run_id);
         if (!child) co_return;
         if (!child.value()) {
           tasks::StartRunRequest req;
@@ -100,7 +102,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
           req.parent_run_id = run_id;
           req.parent_node_id = n.id;
           req.inputs = std::move(d.child_inputs);
-          auto started = co_await service_.StartRun(std::move(req));
+          auto started = co_await service_.StartRun(ctx->call_context(), std::move(req));
           if (!started) {
             std::vector<EventDraft> fail;
             FailNode(fail, n, ErrorObj("unknown_child_workflow", started.error().message));
@@ -119,7 +121,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         std::shared_ptr<const storage::TaskRecord> done;
         while (!ctx->cancel_requested()) {
           auto seen = co_await service_.WaitForRecord(
-              d.child_run_id,
+              ctx->call_context(), d.child_run_id,
               [&](const storage::TaskRecord& r) { return terminal(r) || mirror_of(r) != mirrored; },
               std::chrono::milliseconds(1000));
           if (!seen) continue;

@@ -31,7 +31,8 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
                              std::to_string(commit.expected_last_sequence) + ")");
     }
     if (!commit.Record().dedup_key.empty()) {
-      auto [d, fresh] = dedup_.emplace(commit.Record().dedup_key, id);
+      auto [d, fresh] =
+          dedup_.emplace(std::make_pair(commit.Record().tenant, commit.Record().dedup_key), id);
       if (!fresh)
         return core::Error(core::ErrorCode::kConflict,
                            "dedup key already used by task " + d->second);
@@ -51,10 +52,16 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
   for (PushConfigRecord& c : commit.push_configs) configs_[{id, c.config.id}] = std::move(c);
   for (OutboxRow& row : commit.outbox) outbox_.push_back(std::move(row));
   Entry& entry = it->second;
+  const bool created = entry.record.task.id.empty();
+  std::string tenant = std::move(entry.record.tenant), owner = std::move(entry.record.owner);
   if (commit.shared_record)
     entry.record = *commit.shared_record;
   else
     entry.record = std::move(commit.record);
+  if (!created) {  // a task keeps the tenant and owner it was created with
+    entry.record.tenant = std::move(tenant);
+    entry.record.owner = std::move(owner);
+  }
   std::move(commit.events.begin(), commit.events.end(), std::back_inserter(entry.events));
   return core::Ok{};
 }
@@ -67,10 +74,11 @@ core::Result<std::optional<TaskRecord>> MemoryTaskStore::Get(std::string_view ta
   return std::optional<TaskRecord>(it->second.record);
 }
 
-core::Result<std::optional<TaskRecord>> MemoryTaskStore::FindByDedupKey(std::string_view key) {
+core::Result<std::optional<TaskRecord>> MemoryTaskStore::FindByDedupKey(std::string_view tenant,
+                                                                        std::string_view key) {
   std::lock_guard lock(mu_);
   if (closed_) return Closed();
-  auto d = dedup_.find(key);
+  auto d = dedup_.find(std::make_pair(std::string(tenant), std::string(key)));
   if (d == dedup_.end()) return std::optional<TaskRecord>();
   auto it = tasks_.find(d->second);
   if (it == tasks_.end()) return std::optional<TaskRecord>();
@@ -87,6 +95,8 @@ core::Result<TaskPage> MemoryTaskStore::List(const TaskQuery& query) {
   std::vector<const TaskRecord*> matches;
   for (const auto& [id, entry] : tasks_) {
     const TaskRecord& r = entry.record;
+    if (!query.all_tenants && r.tenant != query.tenant) continue;
+    if (!query.owner.empty() && r.owner != query.owner) continue;
     if (!query.context_id.empty() && r.task.context_id != query.context_id) continue;
     if (query.state && r.task.status.state != *query.state) continue;
     if (query.updated_at_or_after_ms && r.updated_at_ms < *query.updated_at_or_after_ms) continue;

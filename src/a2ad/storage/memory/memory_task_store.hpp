@@ -2,6 +2,8 @@
 // MemoryTaskStore: a TaskStore in process memory, for unit tests (STYLE.md #2). Nothing
 // survives the object. Same contract as every TaskStore (task_store.hpp) and the same
 // page-token format as the SQL backends (page_cursor.hpp).
+//
+// Thread safety: every member may be called from any thread (one mutex; see the class).
 #include <map>
 #include <mutex>
 #include <string>
@@ -23,7 +25,8 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
 
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
-  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override;
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
+                                                         std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,
@@ -63,7 +66,8 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
 
   std::mutex mu_;
   std::map<std::string, Entry, std::less<>> tasks_;
-  std::map<std::string, std::string, std::less<>> dedup_;  // dedup key -> task id
+  // (tenant, dedup key) -> task id
+  std::map<std::pair<std::string, std::string>, std::string, std::less<>> dedup_;
   bool closed_ = false;
   std::map<std::pair<std::string, std::string>, PushConfigRecord> configs_;  // (task, id)
   std::vector<OutboxRow> outbox_;

@@ -36,6 +36,8 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
   if (!a2a_state) return Unreadable(row.id, "a2a_state: " + a2a_state.error().message);
   record.a2a_state = std::move(a2a_state).value();
   record.dedup_key = std::string(row.dedup_key);
+  record.tenant = std::string(row.tenant);
+  record.owner = std::string(row.owner);
   return record;
 }
 

@@ -25,6 +25,8 @@ struct StoredTask {
   std::string_view run;        // the OpenWOP RunSnapshot JSON object
   std::string_view a2a_state;  // the RFC 0100 A2ATaskState JSON object
   std::string_view dedup_key;
+  std::string_view tenant;
+  std::string_view owner;
 };
 
 /// The record a row stores; kDataCorrupt when a column does not read.

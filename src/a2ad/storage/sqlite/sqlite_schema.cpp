@@ -1,6 +1,7 @@
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "a2ad/protocol/model.hpp"
@@ -61,8 +62,8 @@ ALTER TABLE tasks ADD COLUMN dedup_key TEXT;
 CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(dedup_key) WHERE dedup_key IS NOT NULL;
 )sql";
 
-// Schema version 4 — push notifications (issue 5): configs with their raw tokens (only here: the snapshot
-// never carries them) and the delivery outbox, whose rows TaskStore::Commit writes in the
+// Schema version 4 — push notifications (issue 5): configs with their raw tokens (only here: the
+// snapshot never carries them) and the delivery outbox, whose rows TaskStore::Commit writes in the
 // state change's transaction. State numbers are storage::OutboxState.
 constexpr const char* kV4 = R"sql(
 CREATE TABLE push_configs (
@@ -116,6 +117,28 @@ CREATE TABLE quarantined_tasks (
 CREATE INDEX quarantined_tasks_by_task ON quarantined_tasks(task_id);
 )sql";
 
+// Tenants and owners. Columns added with the values every task stored before belongs to;
+// the List indexes rebuilt to lead with the tenant (tasks_by_state stays: the server's own
+// scans of every tenant); idempotency keys unique per tenant.
+constexpr const char* kV6 = R"sql(
+ALTER TABLE tasks ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT 'anonymous';
+DROP INDEX tasks_by_updated;
+CREATE INDEX tasks_by_updated ON tasks(tenant, updated_at_ms DESC, id DESC);
+DROP INDEX tasks_by_context;
+CREATE INDEX tasks_by_context ON tasks(tenant, context_id, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_tenant_state ON tasks(tenant, state, updated_at_ms DESC, id DESC);
+DROP INDEX tasks_by_dedup_key;
+CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(tenant, dedup_key) WHERE dedup_key IS NOT NULL;
+)sql";
+
+constexpr const char* kCreateComponentMigrationsTable =
+    "CREATE TABLE IF NOT EXISTS component_migrations ("
+    "  component TEXT NOT NULL,"
+    "  version INTEGER NOT NULL,"
+    "  applied_at_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (component, version)) WITHOUT ROWID, STRICT";
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -131,15 +154,80 @@ core::Result<int> ReadVersion(Connection& db) {
   return static_cast<int>(stmt.Int(0));
 }
 
+core::Result<int> ReadComponentVersion(Connection& db, std::string_view component) {
+  auto prepared =
+      db.Prepare("SELECT COALESCE(MAX(version), 0) FROM component_migrations WHERE component = ?1");
+  if (!prepared) return std::move(prepared).error();
+  Stmt stmt(*prepared);
+  stmt.Bind(1, component);
+  const int rc = stmt.Step();
+  if (rc != SQLITE_ROW) return db.Fail("read version of component " + std::string(component), rc);
+  return static_cast<int>(stmt.Int(0));
+}
+
+core::Result<bool> TableExists(Connection& db, const char* name) {
+  auto prepared =
+      db.Prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  if (!prepared) return std::move(prepared).error();
+  Stmt stmt(*prepared);
+  stmt.Bind(1, std::string_view(name));
+  const int rc = stmt.Step();
+  if (rc != SQLITE_ROW) return db.Fail("read schema", rc);
+  return stmt.Int(0) != 0;
+}
+
+// How one ordered list of migrations is kept: the core schema's or a component's.
+struct Ledger {
+  std::string name;  // for messages: "schema" or "component 'x'" (+ " version N")
+  std::function<core::Result<int>()> read_version;
+  std::function<core::Result<void>(int version)> record;
+  std::function<core::Error(int found)> newer;
+};
+
+// Applies the steps of `steps` above the ledger's version, each in its own IMMEDIATE
+// transaction with its ledger row, re-reading the version inside it (another process may
+// have migrated between our read and our write lock).
+core::Result<int> Apply(Connection& db, const Ledger& ledger, const std::vector<Migration>& steps) {
+  const int latest = steps.empty() ? 0 : steps.back().version;
+  auto current = ledger.read_version();
+  if (!current) return current;
+  if (*current > latest) return ledger.newer(*current);
+  for (const Migration& step : steps) {
+    if (step.version <= *current) continue;
+    const std::string what =
+        "migration to " + ledger.name + " version " + std::to_string(step.version);
+    if (auto begun = db.Exec("BEGIN IMMEDIATE", what); !begun) return std::move(begun).error();
+    auto rollback = [&db](core::Error e) -> core::Result<int> {
+      (void)db.Exec("ROLLBACK", "rollback");
+      return e;
+    };
+    auto now = ledger.read_version();
+    if (!now) return rollback(std::move(now).error());
+    if (*now > latest) return rollback(ledger.newer(*now));
+    if (*now >= step.version) {
+      *current = *now;
+      if (auto ended = db.Exec("COMMIT", what); !ended) return rollback(std::move(ended).error());
+      continue;
+    }
+    if (auto applied = db.Exec(step.sql, what); !applied) {
+      return rollback(std::move(applied).error());
+    }
+    if (auto recorded = ledger.record(step.version); !recorded) {
+      return rollback(std::move(recorded).error());
+    }
+    if (auto committed = db.Exec("COMMIT", what); !committed) {
+      return rollback(std::move(committed).error());
+    }
+    *current = step.version;
+  }
+  return *current;
+}
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kV1},
-      {2, kV2},
-      {3, kV3},
-      {4, kV4},
-      {5, kV5},
+      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6},
   };
   return kMigrations;
 }
@@ -173,47 +261,67 @@ core::Result<int> MigrateToLatest(Connection& db) {
   if (auto made = db.Exec(kCreateMigrationsTable, "create schema_migrations"); !made) {
     return std::move(made).error();
   }
-  auto current = ReadVersion(db);
-  if (!current) return current;
-  if (*current > LatestVersion()) return NewerSchemaError(db.path(), *current);
-
-  for (const Migration& step : Migrations()) {
-    if (step.version <= *current) continue;
-    const std::string what = "migration to schema version " + std::to_string(step.version);
-    if (auto begun = db.Exec("BEGIN IMMEDIATE", what); !begun) return std::move(begun).error();
-    auto rollback = [&db](core::Error e) -> core::Result<int> {
-      (void)db.Exec("ROLLBACK", "rollback");
-      return e;
-    };
-    // Another process may have migrated between our read and our write lock.
-    auto now = ReadVersion(db);
-    if (!now) return rollback(std::move(now).error());
-    if (*now > LatestVersion()) return rollback(NewerSchemaError(db.path(), *now));
-    if (*now >= step.version) {
-      *current = *now;
-      if (auto ended = db.Exec("COMMIT", what); !ended) return rollback(std::move(ended).error());
-      continue;
-    }
-    if (auto applied = db.Exec(step.sql, what); !applied) {
-      return rollback(std::move(applied).error());
-    }
+  Ledger ledger;
+  ledger.name = "schema";
+  ledger.read_version = [&db] { return ReadVersion(db); };
+  ledger.record = [&db](int version) -> core::Result<void> {
     auto prepared =
         db.Prepare("INSERT INTO schema_migrations(version, applied_at_ms) VALUES (?1, ?2)");
-    if (!prepared) return rollback(std::move(prepared).error());
-    {
-      Stmt insert(*prepared);
-      insert.Bind(1, int64_t{step.version});
-      insert.Bind(2, NowMs());
-      if (const int rc = insert.Step(); rc != SQLITE_DONE) {
-        return rollback(db.Fail(what + ": record version", rc));
-      }
-    }
-    if (auto committed = db.Exec("COMMIT", what); !committed) {
-      return rollback(std::move(committed).error());
-    }
-    *current = step.version;
-  }
-  return *current;
+    if (!prepared) return std::move(prepared).error();
+    Stmt insert(*prepared);
+    insert.Bind(1, int64_t{version});
+    insert.Bind(2, NowMs());
+    if (const int rc = insert.Step(); rc != SQLITE_DONE)
+      return db.Fail("record schema version " + std::to_string(version), rc);
+    return core::Ok{};
+  };
+  ledger.newer = [&db](int found) { return NewerSchemaError(db.path(), found); };
+  return Apply(db, ledger, Migrations());
+}
+
+core::Result<int> ComponentVersion(Connection& db, std::string_view component) {
+  auto exists = TableExists(db, "component_migrations");
+  if (!exists) return std::move(exists).error();
+  if (!*exists) return 0;
+  return ReadComponentVersion(db, component);
+}
+
+core::Result<int> MigrateComponent(Connection& db, std::string_view component,
+                                   const std::vector<Migration>& migrations) {
+  if (component.empty())
+    return core::Error(core::ErrorCode::kInvalidParams, "sqlite: a component needs a name");
+  for (size_t i = 0; i < migrations.size(); ++i)
+    if (migrations[i].version != static_cast<int>(i) + 1 || migrations[i].sql == nullptr)
+      return core::Error(core::ErrorCode::kInvalidParams,
+                         "sqlite: the migrations of component '" + std::string(component) +
+                             "' must be versions 1..N in order, each with its SQL");
+  if (auto made = db.Exec(kCreateComponentMigrationsTable, "create component_migrations"); !made)
+    return std::move(made).error();
+  const std::string name(component);
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  Ledger ledger;
+  ledger.name = "component '" + name + "'";
+  ledger.read_version = [&db, &name] { return ReadComponentVersion(db, name); };
+  ledger.record = [&db, &name](int version) -> core::Result<void> {
+    auto prepared = db.Prepare(
+        "INSERT INTO component_migrations(component, version, applied_at_ms) VALUES (?1, ?2, ?3)");
+    if (!prepared) return std::move(prepared).error();
+    Stmt insert(*prepared);
+    insert.Bind(1, std::string_view(name));
+    insert.Bind(2, int64_t{version});
+    insert.Bind(3, NowMs());
+    if (const int rc = insert.Step(); rc != SQLITE_DONE)
+      return db.Fail("record version " + std::to_string(version) + " of component " + name, rc);
+    return core::Ok{};
+  };
+  ledger.newer = [&db, &name, known](int found) {
+    return core::Error(core::ErrorCode::kInternal,
+                       "sqlite '" + db.path() + "': component '" + name + "' is at version " +
+                           std::to_string(found) + ", newer than this build knows (" +
+                           std::to_string(known) + ")",
+                       {{"component", name}, {"componentVersion", std::to_string(found)}});
+  };
+  return Apply(db, ledger, migrations);
 }
 
 }  // namespace a2ad::storage::sqlite

@@ -50,17 +50,31 @@
 //   quarantined_tasks(task_id, quarantined_at_ms, problem, record TEXT) STRICT: tasks set
 //     aside because their stored text could not be read or rebuilt; `record` is a JSON
 //     object of the row, its events and push configs as the text they held.
+//
+// Version 6 (tenants and owners, TaskRecord::tenant / owner):
+//   tasks.tenant TEXT NOT NULL DEFAULT 'default', tasks.owner TEXT NOT NULL DEFAULT
+//     'anonymous' (what every task stored before belongs to), written at creation only.
+//   The List indexes lead with the tenant, since every request's list is one tenant's:
+//     tasks_by_updated(tenant, updated_at_ms DESC, id DESC), tasks_by_context(tenant,
+//     context_id, ...) and the new tasks_by_tenant_state(tenant, state, ...).
+//     tasks_by_state(state, ...) stays for the server's scans of every tenant (recovery).
+//   tasks_by_dedup_key becomes UNIQUE (tenant, dedup_key): idempotency keys are per tenant.
+//
+// Extensions keep their own tables through per-component migrations
+// (sqlite_migration.hpp, MigrateComponent below), applied after these.
+//
+// Thread safety: the functions use only the connection they are given (one thread at a
+// time, sqlite_connection.hpp).
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_migration.hpp"
+#include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage::sqlite {
-
-struct Migration {
-  int version;
-  const char* sql;  // one or more statements
-};
 
 /// The prune candidates (schema version 2): terminal tasks with events left and
 /// updated_at_ms < ?1, oldest first, at most ?2. Forced onto tasks_prunable (the planner
@@ -86,5 +100,22 @@ core::Result<int> MigrateToLatest(Connection& db);
 
 /// The error for a database newer than this build.
 core::Error NewerSchemaError(const std::string& path, int found);
+
+/// The version of `component` recorded in component_migrations; 0 if none (or no table).
+core::Result<int> ComponentVersion(Connection& db, std::string_view component);
+
+/// Brings `component` to the last version of `migrations` (the core schema must be current).
+/// Returns the resulting version. kInvalidParams for an empty name or versions that are not
+/// 1..N in order; kInternal if the database holds a newer version of the component than
+/// `migrations` knows (nothing changed) or a step fails (that step is rolled back; earlier
+/// steps stay applied). Same crash safety as MigrateToLatest.
+core::Result<int> MigrateComponent(Connection& db, std::string_view component,
+                                   const std::vector<Migration>& migrations);
+
+/// The SQL of TaskStore::List for `query`'s filters: the page (with the keyset cursor's
+/// term when `with_cursor`) or, with `count`, the count of every match. Named parameters
+/// :tenant, :owner, :ctx, :state, :after, :cursor_updated, :cursor_id, :limit (those of the
+/// filters in use). Exposed so a test can check the plans.
+std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count);
 
 }  // namespace a2ad::storage::sqlite

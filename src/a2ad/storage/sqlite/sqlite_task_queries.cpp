@@ -17,6 +17,7 @@
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 #include "a2ad/storage/sqlite/sqlite_records.hpp"
+#include "a2ad/storage/sqlite/sqlite_schema.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
 
 namespace a2ad::storage {
@@ -28,13 +29,13 @@ using sqlite::Stmt;
 
 constexpr const char* kRecordColumns =
     "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key";
+    " dedup_key, tenant, owner";
 constexpr const char* kSelectTask =
     "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key FROM tasks WHERE id = ?1";
+    " dedup_key, tenant, owner FROM tasks WHERE id = ?1";
 constexpr const char* kSelectByDedupKey =
     "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key FROM tasks WHERE dedup_key = ?1";
+    " dedup_key, tenant, owner FROM tasks WHERE tenant = ?1 AND dedup_key = ?2";
 constexpr const char* kSelectEvents =
     "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
@@ -51,6 +52,8 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row) {
   stored.run = row.Text(6);
   stored.a2a_state = row.Text(7);
   stored.dedup_key = row.Text(8);
+  stored.tenant = row.Text(9);
+  stored.owner = row.Text(10);
   return sqlite::DecodeStoredTask(stored);
 }
 
@@ -78,6 +81,30 @@ class ReadTransaction {
 };
 
 }  // namespace
+
+namespace sqlite {
+
+std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count) {
+  // One SQL text per filter combination, so each shape gets its own cached plan and the
+  // planner sees plain equality/range terms it can serve from an index: the tenant leads
+  // every List index (schema version 6); a scan of every tenant uses tasks_by_state.
+  std::string where;
+  auto add = [&where](const char* term) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += term;
+  };
+  if (!query.all_tenants) add("tenant = :tenant");
+  if (!query.owner.empty()) add("owner = :owner");
+  if (!query.context_id.empty()) add("context_id = :ctx");
+  if (query.state) add("state = :state");
+  if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
+  if (count) return "SELECT count(*) FROM tasks" + where;
+  if (with_cursor) add("(updated_at_ms, id) < (:cursor_updated, :cursor_id)");
+  return std::string("SELECT ") + kRecordColumns + " FROM tasks" + where +
+         " ORDER BY updated_at_ms DESC, id DESC LIMIT :limit";
+}
+
+}  // namespace sqlite
 
 core::Error SqliteTaskStore::Impl::Quarantined(core::Error e) {
   std::string task_id;
@@ -112,14 +139,15 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_v
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(
-    std::string_view key) {
+    std::string_view tenant, std::string_view key) {
   auto lease = readers_.Acquire();
   if (!lease) return std::move(lease).error();
   Connection& db = lease->connection();
   auto prepared = db.Prepare(kSelectByDedupKey);
   if (!prepared) return std::move(prepared).error();
   Stmt select(*prepared);
-  select.Bind(1, key);
+  select.Bind(1, tenant);
+  select.Bind(2, key);
   const int rc = select.Step();
   if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
   if (rc != SQLITE_ROW) return db.Fail("read task by dedup key", rc);
@@ -133,21 +161,11 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
   if (!started) return std::move(started).error();
   std::optional<PageCursor> cursor = std::move(started).value();
 
-  // One SQL text per filter combination, so each shape gets its own cached plan and the
-  // planner sees plain equality/range terms it can serve from an index.
-  std::string where;
-  auto add = [&where](const char* term) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += term;
-  };
-  if (!query.context_id.empty()) add("context_id = :ctx");
-  if (query.state) add("state = :state");
-  if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
-  const std::string count_sql = "SELECT count(*) FROM tasks" + where;
-  if (cursor) add("(updated_at_ms, id) < (:cursor_updated, :cursor_id)");
-  const std::string page_sql = std::string("SELECT ") + kRecordColumns + " FROM tasks" + where +
-                               " ORDER BY updated_at_ms DESC, id DESC LIMIT :limit";
+  const std::string count_sql = sqlite::ListTasksSql(query, false, true);
+  const std::string page_sql = sqlite::ListTasksSql(query, cursor.has_value(), false);
   auto bind_filters = [&](Stmt& stmt) {
+    if (!query.all_tenants) stmt.Bind(":tenant", query.tenant);
+    if (!query.owner.empty()) stmt.Bind(":owner", query.owner);
     if (!query.context_id.empty()) stmt.Bind(":ctx", query.context_id);
     if (query.state) stmt.Bind(":state", static_cast<int64_t>(*query.state));
     if (query.updated_at_or_after_ms) stmt.Bind(":after", *query.updated_at_or_after_ms);

@@ -140,6 +140,9 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
   }
   if (opts.migrate_on_open) {
     if (auto migrated = sqlite::MigrateToLatest(db); !migrated) return std::move(migrated).error();
+    for (const auto& c : opts.components)
+      if (auto migrated = sqlite::MigrateComponent(db, c.component, c.migrations); !migrated)
+        return std::move(migrated).error();
   } else {
     auto version = sqlite::CurrentVersion(db);
     if (!version) return std::move(version).error();
@@ -148,6 +151,15 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
       return Internal("sqlite '" + path + "': database schema version " + std::to_string(*version) +
                       " is older than " + std::to_string(sqlite::LatestVersion()) +
                       "; run `a2ad migrate`");
+    }
+    for (const auto& c : opts.components) {
+      auto at = sqlite::ComponentVersion(db, c.component);
+      if (!at) return std::move(at).error();
+      const int latest = c.migrations.empty() ? 0 : c.migrations.back().version;
+      if (*at != latest)
+        return Internal("sqlite '" + path + "': component '" + c.component + "' is at version " +
+                        std::to_string(*at) + ", this build uses " + std::to_string(latest) +
+                        "; run its migration");
     }
   }
   // What the writer connection really runs with (PRAGMA synchronous reads back 1 or 2).
@@ -167,7 +179,9 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
   return store;
 }
 
-core::Result<int> SqliteTaskStore::Migrate(const std::string& path) {
+namespace {
+// A read-write connection to `path` (created if missing, in WAL mode) for a migration.
+core::Result<std::unique_ptr<Connection>> OpenForMigration(const std::string& path) {
   if (path.empty() || path == ":memory:") {
     return core::Error(core::ErrorCode::kInvalidParams,
                        "sqlite: a database file path is required (not '" + path + "')");
@@ -178,10 +192,33 @@ core::Result<int> SqliteTaskStore::Migrate(const std::string& path) {
   if (auto configured = ConfigureReadWrite(**db, std::nullopt); !configured) {
     return std::move(configured).error();
   }
+  return db;
+}
+}  // namespace
+
+int SqliteTaskStore::LatestSchemaVersion() { return sqlite::LatestVersion(); }
+
+core::Result<int> SqliteTaskStore::Migrate(const std::string& path) {
+  auto db = OpenForMigration(path);
+  if (!db) return std::move(db).error();
   return sqlite::MigrateToLatest(**db);
 }
 
-int SqliteTaskStore::LatestSchemaVersion() { return sqlite::LatestVersion(); }
+core::Result<int> SqliteTaskStore::MigrateComponent(
+    const std::string& path, std::string_view component,
+    const std::vector<sqlite::Migration>& migrations) {
+  auto db = OpenForMigration(path);
+  if (!db) return std::move(db).error();
+  if (auto core = sqlite::MigrateToLatest(**db); !core) return std::move(core).error();
+  return sqlite::MigrateComponent(**db, component, migrations);
+}
+
+core::Result<int> SqliteTaskStore::ComponentVersion(const std::string& path,
+                                                    std::string_view component) {
+  auto db = OpenForMigration(path);
+  if (!db) return std::move(db).error();
+  return sqlite::ComponentVersion(**db, component);
+}
 
 void SqliteTaskStore::Commit(TaskCommit commit, CommitCallback done) {
   impl_->Commit(std::move(commit), std::move(done));
@@ -193,8 +230,9 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Get(std::string_view ta
 
 core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) { return impl_->List(query); }
 
-core::Result<std::optional<TaskRecord>> SqliteTaskStore::FindByDedupKey(std::string_view key) {
-  return impl_->FindByDedupKey(key);
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::FindByDedupKey(std::string_view tenant,
+                                                                        std::string_view key) {
+  return impl_->FindByDedupKey(tenant, key);
 }
 
 core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::ReadEvents(std::string_view task_id,

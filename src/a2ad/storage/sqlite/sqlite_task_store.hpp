@@ -32,12 +32,19 @@
 // proportional to what it deletes. The calling thread waits for the last batch.
 //
 // Durability: see SqliteOptions::synchronous_full.
+//
+// Thread safety: every TaskStore member may be called from any thread (PruneEvents and
+// Close not from a commit callback); the static functions too (each opens its own
+// connection).
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/storage/sqlite/sqlite_migration.hpp"
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage {
@@ -67,6 +74,10 @@ struct SqliteOptions {
   /// Open() applies pending migrations. If false, a database below the latest version is
   /// refused (run `a2ad migrate`).
   bool migrate_on_open = true;
+  /// Extensions' own tables (sqlite_migration.hpp): Open() brings each component to its
+  /// latest version after the core schema, in this order (with migrate_on_open false, a
+  /// component below its latest version is refused like the core schema).
+  std::vector<sqlite::ComponentMigrations> components;
 
   // ---- fault injection and observation for tests (STYLE.md #5). Run on the writer thread.
   /// Consulted once per commit that passed its checks, after its rows were written inside
@@ -107,6 +118,19 @@ class SqliteTaskStore final : public TaskStore {
   /// The schema version this build writes and reads.
   static int LatestSchemaVersion();
 
+  /// Brings the tables of extension `component` in the database at `path` to the last
+  /// version of `migrations` (sqlite_migration.hpp), after bringing the core schema to
+  /// LatestSchemaVersion(); returns the component's resulting version. For an extension's
+  /// `migrate`; Open() does the same for SqliteOptions::components. May run while a server
+  /// has the database open. Errors: those of Migrate(); kInvalidParams for an empty name or
+  /// versions not 1..N in order; kInternal if the database holds a newer version of the
+  /// component (nothing changed) or a step fails (rolled back; earlier steps stay).
+  static core::Result<int> MigrateComponent(const std::string& path, std::string_view component,
+                                            const std::vector<sqlite::Migration>& migrations);
+
+  /// The version of `component` recorded in the database at `path` (0: never migrated).
+  static core::Result<int> ComponentVersion(const std::string& path, std::string_view component);
+
   /// PRAGMA synchronous of the writer connection as SQLite reports it after Open:
   /// "normal" or "full" (SqliteOptions::synchronous_full).
   const std::string& synchronous() const { return synchronous_; }
@@ -117,7 +141,8 @@ class SqliteTaskStore final : public TaskStore {
   /// After Close(), `done` runs inline on the calling thread with kUnavailable.
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
-  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key) override;
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
+                                                         std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence,

@@ -76,7 +76,8 @@ class SqliteTaskStore::Impl {
 
   void Commit(TaskCommit commit, CommitCallback done);
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
-  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view key);
+  core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
+                                                         std::string_view key);
   core::Result<TaskPage> List(const TaskQuery& query);
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence, size_t limit);
@@ -104,7 +105,7 @@ class SqliteTaskStore::Impl {
   };
   struct Pending {
     std::string text;
-    Span id, context_id, skill_id, dedup_key, snapshot, run, a2a_state;
+    Span id, context_id, skill_id, dedup_key, tenant, owner, snapshot, run, a2a_state;
     int64_t state = 0;
     int64_t created_at_ms = 0;
     int64_t updated_at_ms = 0;

@@ -36,8 +36,8 @@ using sqlite::Stmt;
 constexpr const char* kSelectLastSequence = "SELECT last_sequence FROM tasks WHERE id = ?1";
 constexpr const char* kInsertTask =
     "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
-    " last_sequence, snapshot, run, a2a_state, dedup_key)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 constexpr const char* kUpdateTask =
     "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
     " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
@@ -134,6 +134,8 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.context_id = p.Append(r.task.context_id);
     p.skill_id = p.Append(r.skill_id);
     p.dedup_key = p.Append(r.dedup_key);
+    p.tenant = p.Append(r.tenant);
+    p.owner = p.Append(r.owner);
     p.snapshot = p.Appended([&] { protocol::v10::AppendTaskJson(p.text, r.task); });
     p.run = p.Appended([&] { json.Object(r.run); });
     p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
@@ -346,11 +348,13 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
         write.BindNull(11);
       else
         write.BindStatic(11, p.View(p.dedup_key));
+      write.BindStatic(12, p.View(p.tenant));
+      write.BindStatic(13, p.View(p.owner));
     } else {
       write.Bind(11, p.expected_last_sequence);
     }
     const int rc = write.Step();
-    // The primary key is the task id; the only other unique index is the dedup key.
+    // The primary key is the task id; the only other unique index is (tenant, dedup key).
     if (creating && rc == SQLITE_CONSTRAINT_PRIMARYKEY)
       return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");
     if (creating && rc == SQLITE_CONSTRAINT_UNIQUE)

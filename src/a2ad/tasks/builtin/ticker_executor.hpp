@@ -4,6 +4,8 @@
 // ticks) sets the pace. Each chunk is a data part {"tick": i, "emittedAtUs": <Unix µs>} so
 // a client can see streaming and resumption at work (and benchmarks can measure delivery
 // latency). On a restart it resumes after the last committed tick.
+//
+// Thread safety: stateless; one instance serves every task concurrently.
 #include "a2ad/tasks/executor.hpp"
 
 namespace a2ad::tasks {

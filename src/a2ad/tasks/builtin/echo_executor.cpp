@@ -1,4 +1,4 @@
-#include "a2ad/tasks/echo_executor.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>

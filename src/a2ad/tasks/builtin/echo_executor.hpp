@@ -4,6 +4,8 @@
 // with a delay (to try cancel, non-blocking sends and restarts by hand) it commits
 // run.started, waits, then commits the artifact and completion. Either way a restart
 // re-drives it from its last committed state with nothing repeated.
+//
+// Thread safety: stateless after construction; one instance serves every task concurrently.
 #include <chrono>
 
 #include "a2ad/tasks/executor.hpp"

@@ -1,4 +1,4 @@
-#include "a2ad/tasks/ticker_executor.hpp"
+#include "a2ad/tasks/builtin/ticker_executor.hpp"
 
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>

@@ -1,0 +1,37 @@
+#pragma once
+// Migrations of a SQLite schema, as an extension declares them (public: the type of
+// SqliteOptions::components and SqliteTaskStore::MigrateComponent).
+//
+// The core schema (tasks, events, push, quarantine) has one ordered list, recorded in
+// schema_migrations (sqlite_schema.hpp). An extension that keeps its own tables in the task
+// store's database (Objective-Plan-Task, later) owns them through a *component*: a name and
+// its own ordered list, recorded per component in
+//   component_migrations(component TEXT, version INTEGER, applied_at_ms INTEGER,
+//                        PRIMARY KEY(component, version))   -- WITHOUT ROWID, STRICT
+// (created by the first component migration). A component is migrated after the core
+// schema, so its tables may reference `tasks`; the core never references a component's.
+//
+// Crash safety is the core's: step N of a component moves it from N-1 to N in its own
+// IMMEDIATE transaction together with its component_migrations row, so a crash leaves the
+// component at a whole version; each step re-reads the version inside its transaction, so
+// two processes migrating at once apply every step once.
+//
+// Rules for a list: versions are 1, 2, ..., N in that order; a step's SQL is frozen once
+// released (a change is a new step). Thread safety: plain values.
+#include <string>
+#include <vector>
+
+namespace a2ad::storage::sqlite {
+
+struct Migration {
+  int version;
+  const char* sql;  // one or more statements; text with static lifetime
+};
+
+/// One extension's tables: its name (non-empty, unique among components) and its steps.
+struct ComponentMigrations {
+  std::string component;
+  std::vector<Migration> migrations;
+};
+
+}  // namespace a2ad::storage::sqlite

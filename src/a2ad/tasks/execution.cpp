@@ -1,0 +1,146 @@
+// How tasks run: the ExecutionContext an executor gets (commits, durable sleeps, cancel),
+// starting an execution on its own strand (a throwing executor fails its task), and
+// re-driving unfinished tasks after a restart.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/tasks/task_writer.hpp"
+
+namespace a2ad::tasks {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::Task;
+using protocol::TaskState;
+using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
+class TaskService::Context final : public ExecutionContext {
+ public:
+  Context(TaskService& svc, std::shared_ptr<Slot> slot, RecordPtr record, protocol::Message message,
+          std::string skill_id)
+      : svc_(svc),
+        slot_(std::move(slot)),
+        record_(std::move(record)),
+        message_(std::move(message)),
+        skill_id_(std::move(skill_id)),
+        call_(RunCallContext(*record_)) {}
+  const std::string& task_id() const override { return slot_->task_id; }
+  const std::string& skill_id() const override { return skill_id_; }
+  const Task& task() const override { return record_->task; }
+  const storage::TaskRecord& record() const override { return *record_; }
+  const protocol::Message& message() const override { return message_; }
+  asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
+    return svc_.CommitStep(slot_, std::move(step));
+  }
+  asio::awaitable<Result<RecordPtr>> Apply(std::vector<EventDraft> step) override {
+    return svc_.CommitRecord(slot_, std::move(step), false, {});
+  }
+  asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
+    auto signal = std::make_shared<Signal>();
+    {
+      std::lock_guard lock(slot_->sleep_mu);
+      if (slot_->cancel_requested) co_return false;
+      slot_->sleepers.push_back(signal);
+    }
+    const int64_t left = epoch_ms - svc_.clock_.NowMs();
+    asio::steady_timer timer(co_await asio::this_coro::executor,
+                             std::chrono::milliseconds(std::max<int64_t>(left, 0)));
+    timer.async_wait([signal](boost::system::error_code ec) {
+      if (!ec) signal->Fire();
+    });
+    co_await signal->Wait();
+    timer.cancel();
+    {
+      std::lock_guard lock(slot_->sleep_mu);
+      std::erase(slot_->sleepers, signal);
+    }
+    co_return !slot_->cancel_requested;
+  }
+  bool cancel_requested() const override { return slot_->cancel_requested.load(); }
+  const protocol::CallContext& call_context() const override { return call_; }
+
+ private:
+  TaskService& svc_;
+  std::shared_ptr<Slot> slot_;
+  RecordPtr record_;
+  protocol::Message message_;
+  std::string skill_id_;
+  const protocol::CallContext call_;  // the run's own: its tenant and owner
+};
+
+void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
+                                 const protocol::Message& message, const std::string& skill_id) {
+  auto it = executors_.find(skill_id);
+  if (it == executors_.end()) {
+    core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
+                   "'; not executed");
+    return;
+  }
+  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id);
+  ++running_;
+  asio::co_spawn(
+      asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
+        if (ep) {
+          std::string what = "unknown exception";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
+          // A bug must not leave the task hanging: fail it (if it is not final yet).
+          json::object error{{"code", "executor_error"}, {"message", what}};
+          asio::co_spawn(
+              io_,
+              CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}})),
+              [this](std::exception_ptr, Result<Task>) { --running_; });
+          return;
+        }
+        --running_;
+      });
+}
+
+Result<size_t> TaskService::RecoverUnfinished() {
+  // Collect first, then start: a started execution changes the states being listed.
+  std::vector<storage::TaskRecord> unfinished;
+  for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking, TaskState::kInputRequired,
+                          TaskState::kAuthRequired}) {
+    const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
+    storage::TaskQuery q;
+    q.all_tenants = true;  // each run then acts with its own context (Context::call_context)
+    q.state = state;
+    q.page_size = 100;
+    for (;;) {
+      auto page = store_.List(q);
+      if (!page) return std::move(page).error();
+      for (const auto& id : page->unreadable)  // the store logged why; the rest recovers
+        core::LogWarn("recovery: task " + id + " is skipped: its stored record does not read");
+      for (auto& rec : page->records) {
+        Executor* ex = ExecutorFor(rec.skill_id);
+        if (parked && (!ex || !ex->RecoversParked())) continue;
+        unfinished.push_back(std::move(rec));
+      }
+      if (page->next_page_token.empty()) break;
+      q.page_token = page->next_page_token;
+    }
+  }
+  size_t n = 0;
+  for (const auto& rec : unfinished) {
+    const protocol::Message* trigger = LastUserMessage(rec.task);
+    if (!trigger) continue;
+    StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
+                   rec.skill_id);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace a2ad::tasks

@@ -1,0 +1,109 @@
+#pragma once
+// ReadExecutor: where TaskService runs the store calls that may block (TaskStore::Get, List,
+// ReadEvents, FindByDedupKey; task_store.hpp "Threads"), so that no I/O thread ever waits for
+// a database: a few dedicated threads (an asio::thread_pool) run them, and the coroutine that
+// asked resumes on its own executor with the result. On SQLite a read is fast and this costs
+// two posts; on a network database it is what keeps one slow query from stalling every
+// connection served by that I/O thread.
+//
+// Contract of Run(fn): `fn` (a callable returning core::Result<T>, which must not touch
+// anything the I/O threads change without a lock) runs once on a pool thread; its result is
+// delivered by a post to the awaiting coroutine's executor (never inline on the pool
+// thread). An exception thrown by `fn` becomes kInternal. Not cancellable; the awaiting
+// coroutine keeps `fn` (and what it captures by reference) alive until it resumes.
+//
+// Order: Run(key, fn) runs the reads of one key (a task id) one after the other, in the
+// order they were asked, and posts their results in that order (a strand per stripe of
+// keys): two requests on one task resume in arrival order on a single-threaded loop, as
+// they would without the pool, and "of two racing replies the first wins" stays true there.
+// Reads of different tasks run in parallel. Run(fn) has no order.
+//
+// Thread safety: Run may be called from any thread. The destructor waits for the reads in
+// flight (they must end: a read blocked forever blocks it) and drops their results.
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::tasks {
+
+class ReadExecutor {
+ public:
+  /// `threads` at least 1.
+  explicit ReadExecutor(size_t threads) : pool_(threads < 1 ? 1 : threads) {
+    stripes_.reserve(kStripes);
+    for (size_t i = 0; i < kStripes; ++i)
+      stripes_.push_back(boost::asio::make_strand(pool_.get_executor()));
+  }
+  ~ReadExecutor() { pool_.join(); }
+  ReadExecutor(const ReadExecutor&) = delete;
+  ReadExecutor& operator=(const ReadExecutor&) = delete;
+
+  /// Runs `fn` on a read thread after the reads of `key` asked before; completes with its
+  /// result on the caller's executor.
+  template <class Fn>
+  auto Run(std::string_view key, Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
+    return On(stripes_[std::hash<std::string_view>()(key) % kStripes], std::move(fn));
+  }
+
+  /// Runs `fn` on a read thread (no order); completes with its result on the caller's
+  /// executor.
+  template <class Fn>
+  auto Run(Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
+    return On(pool_.get_executor(), std::move(fn));
+  }
+
+  /// True on one of this executor's threads (for checks and tests).
+  bool running_in_this_thread() { return pool_.get_executor().running_in_this_thread(); }
+
+ private:
+  static constexpr size_t kStripes = 64;
+  using Stripe = boost::asio::strand<boost::asio::thread_pool::executor_type>;
+
+  template <class Executor, class Fn>
+  auto On(Executor ex, Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
+    using R = std::invoke_result_t<Fn&>;
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(R)>(
+        [ex](auto handler, Fn f) {
+          auto resume_on = boost::asio::get_associated_executor(handler);
+          boost::asio::post(ex, [f = std::move(f), handler = std::move(handler),
+                                 resume_on = std::move(resume_on)]() mutable {
+            R result = Invoke(f);
+            boost::asio::post(resume_on,
+                              [handler = std::move(handler), result = std::move(result)]() mutable {
+                                std::move(handler)(std::move(result));
+                              });
+          });
+        },
+        boost::asio::use_awaitable, std::move(fn));
+  }
+
+  template <class Fn>
+  static std::invoke_result_t<Fn&> Invoke(Fn& f) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      return core::Error(core::ErrorCode::kInternal, std::string("store read threw: ") + e.what());
+    } catch (...) {
+      return core::Error(core::ErrorCode::kInternal, "store read threw");
+    }
+  }
+
+  boost::asio::thread_pool pool_;
+  std::vector<Stripe> stripes_;
+};
+
+}  // namespace a2ad::tasks
