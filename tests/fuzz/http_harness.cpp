@@ -13,9 +13,9 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/net/url_guard.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/signer.hpp"
-#include "a2ad/net/url_guard.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -209,6 +209,7 @@ struct World::Parts {
 World::World(WorldOptions options) : parts_(std::make_unique<Parts>()) {
   Parts& p = *parts_;
   tasks::TaskServiceOptions svc;
+  svc.read_threads = 0;  // reads inline: Poll() must see every answer before it returns
   if (options.push) {
     auto guard = net::UrlGuard::Create({}, p.resolver);
     FUZZ_CHECK(guard.ok(), guard.error().message);
@@ -266,19 +267,27 @@ World::~World() {
   // Nothing may be left waiting (a frame waiting on a signal would never be freed): cancel
   // every unfinished task, which settles every wait, then let it all run out.
   Parts& p = *parts_;
-  storage::TaskQuery q;
-  q.page_size = 100;
+  // Every caller here is anonymous (tenant ""), so the anonymous context sees every task.
+  const auto ctx =
+      protocol::CallContext::Anonymous(protocol::Binding::kJsonRpc, protocol::WireVersion::kV10);
   std::vector<std::string> ids;
-  for (;;) {
-    auto page = p.service->ListRecords(q);
-    FUZZ_CHECK(page.ok(), page.error().message);
-    for (const auto& rec : page->records)
-      if (!protocol::IsTerminal(rec.task.status.state)) ids.push_back(rec.task.id);
-    if (page->next_page_token.empty()) break;
-    q.page_token = page->next_page_token;
-  }
-  for (const auto& id : ids)
-    asio::co_spawn(p.io, p.service->CancelRun(id, "fuzz world teardown"), asio::detached);
+  asio::co_spawn(
+      p.io,
+      [&]() -> asio::awaitable<void> {
+        storage::TaskQuery q;
+        q.page_size = 100;
+        for (;;) {
+          auto page = co_await p.service->ListRecords(ctx, q);
+          FUZZ_CHECK(page.ok(), page.error().message);
+          for (const auto& rec : page->records)
+            if (!protocol::IsTerminal(rec.task.status.state)) ids.push_back(rec.task.id);
+          if (page->next_page_token.empty()) break;
+          q.page_token = page->next_page_token;
+        }
+        for (const auto& id : ids)
+          (void)co_await p.service->CancelRun(ctx, id, "fuzz world teardown");
+      },
+      asio::detached);
   Poll();
   FUZZ_CHECK(p.service->running_executions() == 0,
              std::to_string(p.service->running_executions()) +

@@ -16,6 +16,7 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/workflow/definition.hpp"
+#include "a2ad/workflow/nodes/registry.hpp"
 #include "fuzz_check.hpp"
 
 namespace a2ad::fuzz {
@@ -83,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::set<std::string> ids;
   for (const auto& n : wf.nodes) {
     FUZZ_CHECK(ids.insert(n.id).second, "duplicate node id '" + n.id + "'");
-    FUZZ_CHECK(workflow::SupportedNodeTypes().count(n.type_id), "node kind '" + n.type_id + "'");
+    FUZZ_CHECK(workflow::NodeKindRegistry::BuiltIn().Find(n.type_id) != nullptr,
+               "node kind '" + n.type_id + "'");
     FUZZ_CHECK(wf.FindNode(n.id) != nullptr, n.id);
   }
   for (const auto& e : wf.edges)

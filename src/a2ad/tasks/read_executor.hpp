@@ -18,6 +18,10 @@
 // they would without the pool, and "of two racing replies the first wins" stays true there.
 // Reads of different tasks run in parallel. Run(fn) has no order.
 //
+// Inline mode: with 0 threads, Run(fn) calls `fn` in the awaiting coroutine, at once. That
+// is for single-threaded deterministic harnesses (the fuzz targets drive one io_context by
+// polling it and must see every answer before they move on); a server uses >= 1 thread.
+//
 // Thread safety: Run may be called from any thread. The destructor waits for the reads in
 // flight (they must end: a read blocked forever blocks it) and drops their results.
 #include <boost/asio/associated_executor.hpp>
@@ -30,6 +34,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -42,13 +47,17 @@ namespace a2ad::tasks {
 
 class ReadExecutor {
  public:
-  /// `threads` at least 1.
-  explicit ReadExecutor(size_t threads) : pool_(threads < 1 ? 1 : threads) {
+  /// `threads` 0 for inline mode (above).
+  explicit ReadExecutor(size_t threads) {
+    if (threads == 0) return;
+    pool_.emplace(threads);
     stripes_.reserve(kStripes);
     for (size_t i = 0; i < kStripes; ++i)
-      stripes_.push_back(boost::asio::make_strand(pool_.get_executor()));
+      stripes_.push_back(boost::asio::make_strand(pool_->get_executor()));
   }
-  ~ReadExecutor() { pool_.join(); }
+  ~ReadExecutor() {
+    if (pool_) pool_->join();
+  }
   ReadExecutor(const ReadExecutor&) = delete;
   ReadExecutor& operator=(const ReadExecutor&) = delete;
 
@@ -56,6 +65,7 @@ class ReadExecutor {
   /// result on the caller's executor.
   template <class Fn>
   auto Run(std::string_view key, Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
+    if (!pool_) return Inline(std::move(fn));
     return On(stripes_[std::hash<std::string_view>()(key) % kStripes], std::move(fn));
   }
 
@@ -63,11 +73,12 @@ class ReadExecutor {
   /// executor.
   template <class Fn>
   auto Run(Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
-    return On(pool_.get_executor(), std::move(fn));
+    if (!pool_) return Inline(std::move(fn));
+    return On(pool_->get_executor(), std::move(fn));
   }
 
   /// True on one of this executor's threads (for checks and tests).
-  bool running_in_this_thread() { return pool_.get_executor().running_in_this_thread(); }
+  bool running_in_this_thread() { return pool_ && pool_->get_executor().running_in_this_thread(); }
 
  private:
   static constexpr size_t kStripes = 64;
@@ -92,6 +103,11 @@ class ReadExecutor {
   }
 
   template <class Fn>
+  static auto Inline(Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
+    co_return Invoke(fn);
+  }
+
+  template <class Fn>
   static std::invoke_result_t<Fn&> Invoke(Fn& f) {
     try {
       return f();
@@ -102,7 +118,7 @@ class ReadExecutor {
     }
   }
 
-  boost::asio::thread_pool pool_;
+  std::optional<boost::asio::thread_pool> pool_;
   std::vector<Stripe> stripes_;
 };
 

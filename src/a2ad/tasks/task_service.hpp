@@ -71,8 +71,8 @@ struct TaskServiceOptions {
   /// commit.outbox (same transaction). Must not block.
   std::function<void(const storage::TaskRecord* previous, storage::TaskCommit& commit)> on_commit;
 
-  /// Threads of the read executor (read_executor.hpp) that runs every store read. At least
-  /// 1; a few suffice for SQLite (its reader pool bounds parallel reads anyway), a network
+  /// Threads of the read executor (read_executor.hpp) that runs every store read. 0 runs
+  /// reads inline (only for single-threaded deterministic harnesses); a few suffice for SQLite (its reader pool bounds parallel reads anyway), a network
   /// database wants about as many as the requests it should serve in parallel.
   size_t read_threads = 4;
 };
