@@ -2,8 +2,8 @@
 // referencing each other by $id): the discovery document, the RFC 0100 A2ATaskState of a run
 // parked at an approval gate and after it was accepted, every RunEventDoc of that run, its
 // RunSnapshot, and an error body. The server serves the repository's bundled workflows/.
-// The schemas live in the shared reference folder beside the repository
-// (<repo>/../shared/reference/openwop/schemas); set OPENWOP_SCHEMA_DIR to use another copy.
+// The schemas are copies kept in tests/interop/schemas/openwop (README there); set
+// OPENWOP_SCHEMA_DIR to use another copy.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ const { default: addFormats } = await loadDep('ajv-formats');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const schemaDir = process.env.OPENWOP_SCHEMA_DIR
-  ?? path.resolve(repoRoot, '..', 'shared', 'reference', 'openwop', 'schemas');
+  ?? path.resolve(here, 'schemas', 'openwop');
 const BASE = 'https://openwop.dev/spec/v1/';
 
 if (!existsSync(path.join(schemaDir, 'run-event.schema.json'))) {

@@ -3,8 +3,8 @@
 //   a2a-v1.0.schema.json  (non-normative bundle generated from the v1.0 proto, draft 2020-12;
 //                          definitions are keyed by title, e.g. "Agent Card", and reference each
 //                          other by file name, e.g. "lf.a2a.v1.AgentCard.jsonschema.json")
-// The schemas live in the shared reference folder beside the repository
-// (<repo>/../shared/reference/a2a); set A2A_SCHEMA_DIR to use another copy.
+// The schemas are copies kept in tests/interop/schemas/a2a (README there); set A2A_SCHEMA_DIR
+// to use another copy.
 //
 // The v1.0 bundle has no `required` lists (proto3 presence), so REQUIRED fields from the proto
 // (WIRE.md §2.3, §10, §11.2) are checked by hand below.
@@ -23,7 +23,7 @@ const { default: addFormats } = await loadDep('ajv-formats');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const schemaDir = process.env.A2A_SCHEMA_DIR
-  ?? path.resolve(here, '..', '..', '..', 'shared', 'reference', 'a2a');
+  ?? path.resolve(here, 'schemas', 'a2a');
 
 function readSchema(file) {
   const p = path.join(schemaDir, file);
