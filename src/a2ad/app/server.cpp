@@ -138,8 +138,12 @@ int RunServer(const Config& config) {
     return 2;
   }
   if (!EnsureDir(config.data_dir)) return 1;
+  // The A2A extensions served (their operations, card entries and tables). None yet: the
+  // Objective-Plan-Task extension will be the first to Register here.
+  transport::ExtensionRegistry extensions;
   storage::SqliteOptions sqlite_options;
   sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
+  sqlite_options.components = extensions.Migrations();
   auto opened = storage::SqliteTaskStore::Open(DbPath(config), sqlite_options);
   if (!opened) {
     core::LogError("cannot open the task store: " + opened.error().message);
@@ -267,9 +271,10 @@ int RunServer(const Config& config) {
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
+  card.extensions = extensions.CardEntries();
   router = std::make_unique<transport::Router>(service,
                                                transport::BuildAgentCard(card, service.skills()),
-                                               stream_opts, jsonrpc_path, &openwop);
+                                               stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 

@@ -30,6 +30,7 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},
                                       {"extendedAgentCard", false}};
+  if (!c.extensions.empty()) card["capabilities"].as_object()["extensions"] = c.extensions;
   card["defaultInputModes"] = json::array{"text/plain", "application/json"};
   card["defaultOutputModes"] = json::array{"text/plain", "application/json"};
   json::array sk;

@@ -2,6 +2,7 @@
 // The hybrid v0.3 + v1.0 agent card (WIRE.md §2.4): v1.0 `supportedInterfaces` plus the
 // v0.3 `url`/`preferredTransport`/`protocolVersion`/`additionalInterfaces`, one skill per
 // registered skill. Served at /.well-known/agent-card.json and /.well-known/agent.json.
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct AgentCardConfig {
   std::string jsonrpc_path = "/v1/a2a";
   bool streaming = true;
   bool push_notifications = false;
+  /// capabilities.extensions (ExtensionRegistry::CardEntries); left out when empty.
+  boost::json::array extensions;
 };
 
 boost::json::object BuildAgentCard(const AgentCardConfig& config,

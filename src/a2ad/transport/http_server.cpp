@@ -20,8 +20,8 @@
 #include <unordered_set>
 
 #include "a2ad/core/log.hpp"
-#include "a2ad/transport/error_body.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;

@@ -1,13 +1,21 @@
 #pragma once
-// The one JSON-RPC endpoint serving A2A v0.3 and v1.0 (WIRE.md §1.3, §5, §11, §19.2):
-// decode -> TaskService -> encode. The wire version comes from the method name; the
-// `A2A-Version` header must agree (absent = 0.3), else VersionNotSupported (-32009).
-// Every error is a JSON-RPC error with HTTP 200.
+// The JSON-RPC binding of A2A v0.3 and v1.0 (WIRE.md §1.3, §5, §11, §19.2): one endpoint,
+// dispatching over the operation table (a2a_operations.hpp). Per request: Content-Type,
+// envelope (protocol/jsonrpc.hpp), method -> operation (-32601 when none), the wire version
+// from the method name (the `A2A-Version` header must agree, absent = 0.3, else -32009),
+// extensions activated once (extensions.hpp), params checked by the operation's rule, the
+// handler, and its result wrapped in the envelope or pumped as SSE (sse_pump.hpp). Every
+// error is a JSON-RPC error with HTTP 200.
+//
+// Thread safety: built and configured (EnablePush, extensions) before serving; Handle may
+// then run concurrently on any I/O thread.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
 
 #include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/extensions.hpp"
 #include "a2ad/transport/http_types.hpp"
 
 namespace a2ad::push {
@@ -32,16 +40,19 @@ struct StreamOptions {
 /// the client missed first. A stream too slow to keep up ends with an `event: error`.
 class JsonRpcHandler {
  public:
-  explicit JsonRpcHandler(tasks::TaskService& service, StreamOptions stream_options = {})
-      : service_(service), stream_options_(stream_options) {}
+  /// `extensions` (may be null: none) must outlive the handler; their operations join the
+  /// table here.
+  explicit JsonRpcHandler(tasks::TaskService& service, StreamOptions stream_options = {},
+                          const ExtensionRegistry* extensions = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
-  /// Serves the push-config methods (push_rpc.hpp); without it they answer -32003.
-  void EnablePush(push::PushService* push) { push_ = push; }
+  /// Serves the push-config methods (push_operations.cpp); without it they answer -32003.
+  void EnablePush(push::PushService& push) { AddPushOperations(operations_, push); }
+  const OperationTable& operations() const { return operations_; }
 
  private:
-  tasks::TaskService& service_;
   StreamOptions stream_options_;
-  push::PushService* push_ = nullptr;
+  const ExtensionRegistry* extensions_;
+  OperationTable operations_;
 };
 
 }  // namespace a2ad::transport

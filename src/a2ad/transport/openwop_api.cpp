@@ -6,10 +6,11 @@
 #include <map>
 
 #include "a2ad/protocol/event_cursor.hpp"
-#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/transport/error_body.hpp"
+#include "a2ad/transport/sse_pump.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -537,43 +538,24 @@ asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const s
       co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
     co_return ErrorResponse(start_stream.error());
   }
-  auto plan = std::make_shared<tasks::StreamStart>(std::move(start_stream).value());
-  const auto heartbeat = options_.heartbeat;
-  HttpResponse resp;
-  resp.content_type = "text/event-stream";
-  resp.stream = [plan, debug, heartbeat](SseSink& sink) -> asio::awaitable<void> {
-    auto sub = plan->subscription;
-    sink.OnClientGone([sub] { sub->Close(); });
-    sink.OnServerStopping([sub] { sub->Close(); });
-    auto frame = [](const protocol::RunEvent& e) {
-      return "id: " + std::to_string(e.sequence) + "\nevent: " + e.type +
-             "\ndata: " + protocol::SerializeJson(protocol::RunEventToJson(e)) + "\n\n";
-    };
-    int64_t last_seq = plan->last_sequence;
-    for (const auto& item : plan->backlog) {
-      if (debug || InUpdates(item->run_event->type))
-        if (!co_await sink.Write(frame(*item->run_event))) co_return;
-    }
-    if (plan->task_terminal) co_return;  // the server closes after the terminal event
-    for (;;) {
-      auto item = co_await sub->Next(heartbeat);
-      if (!item) {
-        if (sub->closed()) co_return;
-        if (!co_await sink.Write(":keepalive\n\n")) co_return;
-        continue;
-      }
-      if (item->sequence <= last_seq) continue;
-      if (!item->run_event) {  // a snapshot standing for events no longer in the log
-        if (item->run_terminal) co_return;
-        continue;
-      }
-      last_seq = item->sequence;
-      if (debug || InUpdates(item->run_event->type))
-        if (!co_await sink.Write(frame(*item->run_event))) co_return;
-      if (item->run_terminal) co_return;
-    }
+  // One SSE event per logged event (DIGEST §2.4): `id:` its sequence, `event:` its type;
+  // streamMode=updates leaves out the node-level ones. The server closes after the event that
+  // ends the run.
+  SsePumpSpec spec;
+  spec.heartbeat = options_.heartbeat;
+  spec.keep_alive = ":keepalive\n\n";
+  spec.closes = [](const tasks::StreamItem& item) { return item.run_terminal; };
+  spec.frame = [debug](const tasks::StreamItem& item) {
+    std::string out;
+    // No run_event: a snapshot standing for events no longer in the log.
+    if (!item.run_event || !(debug || InUpdates(item.run_event->type))) return out;
+    const protocol::RunEvent& e = *item.run_event;
+    out.append("id: ").append(std::to_string(e.sequence)).append("\nevent: ").append(e.type);
+    out.append("\ndata: ").append(protocol::SerializeJson(protocol::RunEventToJson(e)));
+    out.append("\n\n");
+    return out;
   };
-  co_return resp;
+  co_return SseResponse(std::move(start_stream).value(), std::move(spec));
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::Poll(const CallContext& ctx, const std::string& id,

@@ -1,78 +1,91 @@
-#include "a2ad/transport/push_rpc.hpp"
-
+// The push-config operations of both wire versions (WIRE.md §5, §11.2, §16):
+// tasks/pushNotificationConfig/{set,get,list,delete} and
+// {Create,Get,List,Delete}TaskPushNotificationConfig, decoded, served by push::PushService,
+// encoded. Unknown task: -32001; unknown config: -32602 naming the config id; a refused URL:
+// -32602 with the guard's reason.
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 #include "a2ad/push/push_service.hpp"
-#include "a2ad/transport/error_body.hpp"
+#include "a2ad/transport/a2a_operations.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using core::Error;
-using core::ErrorCode;
+using core::Result;
 using protocol::WireVersion;
 
 namespace {
-HttpResponse Reply(const json::object& envelope) {
-  return JsonResponse(200, protocol::SerializeJson(envelope));
-}
+
+using Awaitable = asio::awaitable<Result<OperationResult>>;
 
 json::value ConfigJson(const protocol::PushNotificationConfig& c, WireVersion v) {
   return v == WireVersion::kV03 ? protocol::v03::TaskPushConfigToJson(c)
                                 : protocol::v10::TaskPushConfigToJson(c);
 }
+
+OperationResult Json(const json::value& result) {
+  OperationResult r;
+  r.result_json = protocol::SerializeJson(result);
+  return r;
+}
+
+Result<protocol::PushConfigRef> Ref(const OperationCall& call, bool id_required) {
+  return call.ctx.version == WireVersion::kV03
+             ? protocol::v03::PushConfigRefFromJson(call.params, id_required)
+             : protocol::v10::PushConfigRefFromJson(call.params, id_required);
+}
+
+Awaitable Create(push::PushService* push, const OperationCall& call) {
+  const WireVersion v = call.ctx.version;
+  auto cfg = v == WireVersion::kV03
+                 ? protocol::v03::SetPushConfigParamsFromJson(call.params)
+                 : protocol::v10::PushConfigFromJson(call.params, "params", true);
+  if (!cfg) co_return std::move(cfg).error();
+  auto stored = co_await push->SetConfig(std::move(cfg).value());
+  if (!stored) co_return std::move(stored).error();
+  co_return Json(ConfigJson(stored.value(), v));
+}
+
+// v0.3 get may omit the config id (the config whose id is the task id); v1.0 needs it.
+Awaitable Get(push::PushService* push, const OperationCall& call) {
+  auto ref = Ref(call, call.ctx.version == WireVersion::kV10);
+  if (!ref) co_return std::move(ref).error();
+  auto got = push->GetConfig(ref->task_id, ref->config_id);
+  if (!got) co_return std::move(got).error();
+  co_return Json(ConfigJson(got.value(), call.ctx.version));
+}
+
+Awaitable Delete(push::PushService* push, const OperationCall& call) {
+  auto ref = Ref(call, true);
+  if (!ref) co_return std::move(ref).error();
+  auto deleted = push->DeleteConfig(ref->task_id, ref->config_id);
+  if (!deleted) co_return std::move(deleted).error();
+  co_return Json(nullptr);
+}
+
+Awaitable List(push::PushService* push, const OperationCall& call) {
+  auto ref = Ref(call, false);
+  if (!ref) co_return std::move(ref).error();
+  auto list = push->ListConfigs(ref->task_id);
+  if (!list) co_return std::move(list).error();
+  json::array configs;
+  for (const auto& c : list.value()) configs.push_back(ConfigJson(c, call.ctx.version));
+  if (call.ctx.version == WireVersion::kV03) co_return Json(configs);  // a bare array (§5)
+  co_return Json(json::object{{"configs", std::move(configs)}, {"nextPageToken", ""}});
+}
+
 }  // namespace
 
-asio::awaitable<HttpResponse> HandlePushConfigRpc(push::PushService* push,
-                                                  const protocol::JsonRpcRequest& rpc,
-                                                  WireVersion v) {
-  const std::string& m = rpc.method;
-  auto fail = [&](const Error& e) { return JsonRpcErrorResponse(rpc.id, e, v); };
-  auto ok = [&](json::value result) {
-    return Reply(protocol::MakeJsonRpcResult(rpc.id, std::move(result)));
-  };
-  if (!push)
-    co_return fail(Error(ErrorCode::kPushNotificationNotSupported,
-                         m + ": push notifications are not enabled on this server"));
-  const json::value& params = rpc.params;
-  if (!params.is_object())
-    co_return fail(
-        Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
-
-  if (m == "tasks/pushNotificationConfig/set" || m == "CreateTaskPushNotificationConfig") {
-    auto cfg = v == WireVersion::kV03 ? protocol::v03::SetPushConfigParamsFromJson(params)
-                                      : protocol::v10::PushConfigFromJson(params, "params", true);
-    if (!cfg) co_return fail(cfg.error());
-    auto stored = co_await push->SetConfig(std::move(cfg).value());
-    if (!stored) co_return fail(stored.error());
-    co_return ok(ConfigJson(stored.value(), v));
-  }
-  const bool is_get =
-      m == "tasks/pushNotificationConfig/get" || m == "GetTaskPushNotificationConfig";
-  const bool is_delete =
-      m == "tasks/pushNotificationConfig/delete" || m == "DeleteTaskPushNotificationConfig";
-  // v0.3 get may omit the config id (the config whose id is the task id); delete needs it.
-  const bool id_required = v == WireVersion::kV10 ? (is_get || is_delete) : is_delete;
-  auto ref = v == WireVersion::kV03 ? protocol::v03::PushConfigRefFromJson(params, id_required)
-                                    : protocol::v10::PushConfigRefFromJson(params, id_required);
-  if (!ref) co_return fail(ref.error());
-  if (is_get) {
-    auto got = push->GetConfig(ref->task_id, ref->config_id);
-    if (!got) co_return fail(got.error());
-    co_return ok(ConfigJson(got.value(), v));
-  }
-  if (is_delete) {
-    auto deleted = push->DeleteConfig(ref->task_id, ref->config_id);
-    if (!deleted) co_return fail(deleted.error());
-    co_return ok(nullptr);
-  }
-  // list
-  auto list = push->ListConfigs(ref->task_id);
-  if (!list) co_return fail(list.error());
-  json::array configs;
-  for (const auto& c : list.value()) configs.push_back(ConfigJson(c, v));
-  if (v == WireVersion::kV03) co_return ok(std::move(configs));  // a bare array (WIRE.md §5)
-  co_return ok(json::object{{"configs", std::move(configs)}, {"nextPageToken", ""}});
+void AddPushOperations(OperationTable& table, push::PushService& service) {
+  push::PushService* push = &service;
+  table.Replace("CreateTaskPushNotificationConfig", ParamsRule::kObject,
+                [push](const OperationCall& c) { return Create(push, c); });
+  table.Replace("GetTaskPushNotificationConfig", ParamsRule::kObject,
+                [push](const OperationCall& c) { return Get(push, c); });
+  table.Replace("ListTaskPushNotificationConfigs", ParamsRule::kObject,
+                [push](const OperationCall& c) { return List(push, c); });
+  table.Replace("DeleteTaskPushNotificationConfig", ParamsRule::kObject,
+                [push](const OperationCall& c) { return Delete(push, c); });
 }
 
 }  // namespace a2ad::transport

@@ -28,8 +28,9 @@ TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path) {
 }
 
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
-               StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop)
-    : jsonrpc_(service, stream_options),
+               StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop,
+               const ExtensionRegistry* extensions)
+    : jsonrpc_(service, stream_options, extensions),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
       card_body_(protocol::SerializeJson(agent_card)),
@@ -37,7 +38,7 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
                         storage::PushStore& store) {
-  jsonrpc_.EnablePush(&service);
+  jsonrpc_.EnablePush(service);
   push_routes_ = std::make_unique<PushRoutes>(service, keys, store);
 }
 

@@ -28,7 +28,7 @@ class Router {
   /// `agent_card` is served as-is with an ETag derived from its bytes.
   Router(tasks::TaskService& service, const boost::json::object& agent_card,
          StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
-         OpenwopApi* openwop = nullptr);
+         OpenwopApi* openwop = nullptr, const ExtensionRegistry* extensions = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
   /// serving.

@@ -16,22 +16,13 @@
 // component at a whole version; each step re-reads the version inside its transaction, so
 // two processes migrating at once apply every step once.
 //
-// Rules for a list: versions are 1, 2, ..., N in that order; a step's SQL is frozen once
-// released (a change is a new step). Thread safety: plain values.
-#include <string>
-#include <vector>
+// The types are storage/schema_migrations.hpp's (store-neutral, so an extension declared
+// above the storage layer can carry them).
+#include "a2ad/storage/schema_migrations.hpp"
 
 namespace a2ad::storage::sqlite {
 
-struct Migration {
-  int version;
-  const char* sql;  // one or more statements; text with static lifetime
-};
-
-/// One extension's tables: its name (non-empty, unique among components) and its steps.
-struct ComponentMigrations {
-  std::string component;
-  std::vector<Migration> migrations;
-};
+using storage::ComponentMigrations;
+using storage::Migration;
 
 }  // namespace a2ad::storage::sqlite

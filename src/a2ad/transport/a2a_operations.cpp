@@ -1,0 +1,229 @@
+#include "a2ad/transport/a2a_operations.hpp"
+
+#include <stdexcept>
+
+#include "a2ad/protocol/event_cursor.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_util.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/transport/http_types.hpp"
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::WireVersion;
+
+void OperationTable::Add(Operation op) {
+  const size_t index = ops_.size();
+  auto claim = [&](const std::string& name, WireVersion v) {
+    if (name.empty()) return;
+    if (!by_rpc_name_.emplace(name, std::make_pair(index, v)).second)
+      throw std::logic_error("A2A operation name '" + name + "' registered twice");
+  };
+  claim(op.name, WireVersion::kV10);
+  claim(op.v03_name, WireVersion::kV03);
+  ops_.push_back(std::move(op));
+}
+
+void OperationTable::Replace(std::string_view name, ParamsRule params, OperationHandler handler) {
+  for (auto& op : ops_)
+    if (op.name == name) {
+      op.params = params;
+      op.handler = std::move(handler);
+      return;
+    }
+  throw std::logic_error("no A2A operation '" + std::string(name) + "' to replace");
+}
+
+std::optional<OperationTable::Match> OperationTable::FindJsonRpc(std::string_view method) const {
+  auto it = by_rpc_name_.find(method);
+  if (it == by_rpc_name_.end()) return std::nullopt;
+  return Match{&ops_[it->second.first], it->second.second};
+}
+
+const Operation* OperationTable::Find(std::string_view name) const {
+  auto it = by_rpc_name_.find(name);
+  if (it == by_rpc_name_.end() || it->second.second != WireVersion::kV10) return nullptr;
+  return &ops_[it->second.first];
+}
+
+namespace {
+
+/// A task result written straight as text (protocol::v*::AppendTaskJson): the same bytes as
+/// SerializeJson(TaskToJson(task)) without building the DOM. v1.0 SendMessage wraps it in
+/// {"task": ...}.
+OperationResult TaskResult(const protocol::Task& task, WireVersion v, bool wrap) {
+  OperationResult r;
+  std::string& out = r.result_json;
+  out.reserve(protocol::EstimateTaskJsonSize(task) + 16);
+  if (wrap) out += "{\"task\":";
+  if (v == WireVersion::kV03)
+    protocol::v03::AppendTaskJson(out, task);
+  else
+    protocol::v10::AppendTaskJson(out, task);
+  if (wrap) out += "}";
+  return r;
+}
+
+Result<protocol::SendMessageRequest> DecodeSend(const OperationCall& call) {
+  return call.ctx.version == WireVersion::kV03
+             ? protocol::v03::SendMessageRequestFromJson(call.params)
+             : protocol::v10::SendMessageRequestFromJson(call.params);
+}
+
+/// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
+Result<std::optional<int64_t>> Cursor(const OperationCall& call) {
+  auto cursor = [](Result<int64_t> c) -> Result<std::optional<int64_t>> {
+    if (!c) return std::move(c).error();
+    return std::optional<int64_t>(c.value());
+  };
+  if (!call.last_event_id.empty())
+    return cursor(protocol::ParseEventCursor(call.last_event_id, "Last-Event-ID"));
+  if (call.params.is_object())
+    if (auto* md = call.params.get_object().if_contains("metadata"); md && md->is_object())
+      if (auto* c = md->get_object().if_contains("lastEventId"))
+        return cursor(protocol::EventCursorFromJson(*c, "params.metadata.lastEventId"));
+  return std::optional<int64_t>();
+}
+
+// Each handler is a coroutine function whose parameters live in its frame (a lambda that is
+// itself a coroutine would read its captures through the std::function holding it).
+using Awaitable = asio::awaitable<Result<OperationResult>>;
+
+Awaitable Refuse(Error e) { co_return e; }
+
+Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
+  auto req = DecodeSend(call);
+  if (!req) co_return std::move(req).error();
+  auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
+  if (!task) co_return std::move(task).error();
+  co_return TaskResult(task.value(), call.ctx.version, call.ctx.version == WireVersion::kV10);
+}
+
+Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
+  auto req = DecodeSend(call);
+  if (!req) co_return std::move(req).error();
+  auto start = co_await svc->SendStreamingMessage(call.ctx, std::move(req).value(), queue_limit);
+  if (!start) co_return std::move(start).error();
+  OperationResult r;
+  r.stream = std::move(start).value();
+  r.stream_closes_on_interrupt = true;
+  co_return r;
+}
+
+Awaitable Get(tasks::TaskService* svc, const OperationCall& call) {
+  auto req = call.ctx.version == WireVersion::kV03
+                 ? protocol::v03::GetTaskRequestFromJson(call.params)
+                 : protocol::v10::GetTaskRequestFromJson(call.params);
+  if (!req) co_return std::move(req).error();
+  auto task = co_await svc->GetTask(call.ctx, std::move(req).value());
+  if (!task) co_return std::move(task).error();
+  co_return TaskResult(task.value(), call.ctx.version, false);
+}
+
+Awaitable List(tasks::TaskService* svc, const OperationCall& call) {
+  auto req = protocol::v10::ListTasksRequestFromJson(call.params);
+  if (!req) co_return std::move(req).error();
+  auto page = co_await svc->ListTasks(call.ctx, std::move(req).value());
+  if (!page) co_return std::move(page).error();
+  OperationResult r;
+  r.result_json = protocol::SerializeJson(protocol::v10::ListTasksResponseToJson(*page));
+  if (!page->unreadable.empty())
+    r.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
+  co_return r;
+}
+
+Awaitable Cancel(tasks::TaskService* svc, const OperationCall& call) {
+  auto req = call.ctx.version == WireVersion::kV03
+                 ? protocol::v03::CancelTaskRequestFromJson(call.params)
+                 : protocol::v10::CancelTaskRequestFromJson(call.params);
+  if (!req) co_return std::move(req).error();
+  auto task = co_await svc->CancelTask(call.ctx, std::move(req).value());
+  if (!task) co_return std::move(task).error();
+  co_return TaskResult(task.value(), call.ctx.version, false);
+}
+
+Awaitable Subscribe(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
+  auto task_id = protocol::ReqString(call.params.get_object(), "params", "id");
+  if (!task_id) co_return std::move(task_id).error();
+  auto cursor = Cursor(call);
+  if (!cursor) co_return std::move(cursor).error();
+  auto start = co_await svc->Subscribe(call.ctx, task_id.value(), cursor.value(), queue_limit);
+  if (!start) co_return std::move(start).error();
+  if (call.ctx.version == WireVersion::kV10 && start->task_terminal && !cursor.value())
+    co_return Error(ErrorCode::kUnsupportedOperation,
+                    "task " + task_id.value() +
+                        " is in a terminal state; SubscribeToTask follows live tasks (use "
+                        "GetTask, or send Last-Event-ID to replay what you missed)",
+                    {{"taskId", task_id.value()}});
+  OperationResult r;
+  r.stream = std::move(start).value();
+  co_return r;
+}
+
+/// The method's name as the caller's wire version spells it.
+std::string NameFor(const OperationCall& call, const char* v10, const char* v03) {
+  return call.ctx.version == WireVersion::kV03 ? v03 : v10;
+}
+
+}  // namespace
+
+OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit) {
+  tasks::TaskService* svc = &service;
+  OperationTable t;
+  t.Add({"SendMessage", "message/send", "POST", "/message:send", false, kScopeTasksWrite, "",
+         ParamsRule::kObject, [svc](const OperationCall& c) { return Send(svc, c); }});
+  t.Add({"SendStreamingMessage", "message/stream", "POST", "/message:stream", true,
+         kScopeTasksWrite, "", ParamsRule::kObject, [svc, queue_limit](const OperationCall& c) {
+           return SendStreaming(svc, queue_limit, c);
+         }});
+  t.Add({"GetTask", "tasks/get", "GET", "/tasks/{id}", false, kScopeTasksRead, "",
+         ParamsRule::kObject, [svc](const OperationCall& c) { return Get(svc, c); }});
+  t.Add({"ListTasks", "", "GET", "/tasks", false, kScopeTasksRead, "", ParamsRule::kObjectOrAbsent,
+         [svc](const OperationCall& c) { return List(svc, c); }});
+  t.Add({"CancelTask", "tasks/cancel", "POST", "/tasks/{id}:cancel", false, kScopeTasksWrite, "",
+         ParamsRule::kObject, [svc](const OperationCall& c) { return Cancel(svc, c); }});
+  t.Add({"SubscribeToTask", "tasks/resubscribe", "POST", "/tasks/{id}:subscribe", true,
+         kScopeTasksRead, "", ParamsRule::kObject,
+         [svc, queue_limit](const OperationCall& c) { return Subscribe(svc, queue_limit, c); }});
+
+  // Push configs: refused until AddPushOperations (push_operations.cpp) serves them.
+  struct PushOp {
+    const char* name;
+    const char* v03_name;
+    const char* method;
+    const char* path;
+  };
+  for (const PushOp& p : {
+           PushOp{"CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", "POST",
+                  "/tasks/{id}/pushNotificationConfigs"},
+           PushOp{"GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get", "GET",
+                  "/tasks/{id}/pushNotificationConfigs/{configId}"},
+           PushOp{"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list", "GET",
+                  "/tasks/{id}/pushNotificationConfigs"},
+           PushOp{"DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete",
+                  "DELETE", "/tasks/{id}/pushNotificationConfigs/{configId}"},
+       })
+    t.Add({p.name, p.v03_name, p.method, p.path, false, kScopePushManage, "",
+           ParamsRule::kUnchecked, [p](const OperationCall& c) {
+             return Refuse(Error(ErrorCode::kPushNotificationNotSupported,
+                                 NameFor(c, p.name, p.v03_name) +
+                                     ": push notifications are not enabled on this server"));
+           }});
+
+  t.Add({"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard", "GET", "/extendedAgentCard",
+         false, kScopeTasksRead, "", ParamsRule::kUnchecked, [](const OperationCall& c) {
+           return Refuse(
+               Error(ErrorCode::kUnsupportedOperation,
+                     NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
+                         ": this agent has no extended agent card "
+                         "(capabilities.extendedAgentCard is false)"));
+         }});
+  return t;
+}
+
+}  // namespace a2ad::transport

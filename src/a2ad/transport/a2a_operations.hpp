@@ -1,0 +1,114 @@
+#pragma once
+// The one table of A2A operations (WIRE.md §5, §11): what each binding serves, named once.
+//
+// An Operation is transport-neutral: its names on each wire (the A2A 1.0 name, which is also
+// the gRPC method; the A2A 0.3 JSON-RPC name; the REST route), whether it streams, the scope
+// a caller needs, the extension that adds it, and a handler that takes the decoded call
+// (CallContext + params in the JSON shape of the call's wire version) and returns the result
+// as JSON text, or a stream to pump. A binding only frames: JSON-RPC (jsonrpc_handler.cpp)
+// looks a method up by name, checks the version and params, calls the handler and wraps the
+// result in its envelope; the REST and gRPC bindings map their routes and messages onto the
+// same entries.
+//
+// Adding an A2A method: one Operation in a2a_operations.cpp (core A2A) or in an extension's
+// list (extensions.hpp), with a test in tests/transport/. Nothing else names a method.
+//
+// Thread safety: a table is built before serving and immutable afterwards; Find* may be
+// called from any thread. Handlers run on the calling connection's executor.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/protocol/call_context.hpp"
+#include "a2ad/protocol/jsonrpc.hpp"
+#include "a2ad/tasks/task_service.hpp"
+
+namespace a2ad::push {
+class PushService;
+}
+
+namespace a2ad::transport {
+
+/// What a handler is given.
+struct OperationCall {
+  const protocol::CallContext& ctx;  // ctx.version: the wire version of params and result
+  const boost::json::value& params;  // an object, or null when the operation allows none
+  std::string_view last_event_id;    // the Last-Event-ID header; "" when absent
+};
+
+/// What a handler returns on success.
+struct OperationResult {
+  std::string result_json;  // the result, as JSON text (unary operations)
+  std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
+  std::optional<tasks::StreamStart> stream;                  // streaming operations
+  /// A stream that ends at input-required / auth-required too (message/stream: one cycle),
+  /// not only at a terminal state (resubscribe).
+  bool stream_closes_on_interrupt = false;
+};
+
+using OperationHandler =
+    std::function<boost::asio::awaitable<core::Result<OperationResult>>(const OperationCall&)>;
+
+/// What the binding checks of `params` before the handler runs.
+enum class ParamsRule {
+  kObject,          // an object; else kInvalidParams naming "params"
+  kObjectOrAbsent,  // an object or absent (null)
+  kUnchecked,       // the handler decides (an operation that is refused whatever it gets)
+};
+
+struct Operation {
+  std::string name;         // A2A 1.0 JSON-RPC and gRPC name: "SendMessage"
+  std::string v03_name;     // A2A 0.3 JSON-RPC name: "message/send"; "" when 0.3 lacks it
+  std::string http_method;  // REST binding: "POST"
+  std::string rest_path;    // REST binding, {id} for path parameters: "/tasks/{id}:cancel"
+  bool streaming = false;   // answers with a stream (SSE; gRPC server streaming)
+  std::string scope;        // the scope a caller needs (the auth layer enforces it)
+  std::string extension;    // URI of the extension that adds it; "" for core A2A
+  ParamsRule params = ParamsRule::kObject;
+  OperationHandler handler;
+};
+
+class OperationTable {
+ public:
+  /// Adds `op`. A name (either version's) already taken is a programming error:
+  /// std::logic_error, at startup.
+  void Add(Operation op);
+  /// Replaces the handler and params rule of the operation named `name` (EnablePush).
+  void Replace(std::string_view name, ParamsRule params, OperationHandler handler);
+
+  struct Match {
+    const Operation* op;
+    protocol::WireVersion version;  // the version the name belongs to
+  };
+  /// The operation a JSON-RPC method names (a 1.0 or a 0.3 name); nullopt when none does.
+  std::optional<Match> FindJsonRpc(std::string_view method) const;
+  /// By A2A 1.0 name; nullptr when none.
+  const Operation* Find(std::string_view name) const;
+  const std::vector<Operation>& operations() const { return ops_; }
+
+ private:
+  std::vector<Operation> ops_;
+  std::map<std::string, std::pair<size_t, protocol::WireVersion>, std::less<>> by_rpc_name_;
+};
+
+/// The core A2A operations (WIRE.md §5): message send and stream, tasks get, list, cancel and
+/// subscribe, the four push-config methods (answering PushNotificationNotSupported until
+/// AddPushOperations) and the extended card (UnsupportedOperation: this agent has none).
+OperationTable CoreA2aOperations(tasks::TaskService& service, size_t stream_queue_limit);
+
+/// Serves the push-config operations of `table` with `push` (push_operations.cpp).
+void AddPushOperations(OperationTable& table, push::PushService& push);
+
+/// Scopes of the core operations (the auth issue enforces them).
+inline constexpr const char* kScopeTasksRead = "tasks:read";
+inline constexpr const char* kScopeTasksWrite = "tasks:write";
+inline constexpr const char* kScopePushManage = "push:manage";
+
+}  // namespace a2ad::transport

@@ -1,0 +1,251 @@
+// The A2A operation table and the extension registry: each core method is named once per
+// wire version, an extension adds a method, a card entry and tables through one Register,
+// and the A2A-Extensions header is read once per request and echoed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <set>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/extensions.hpp"
+#include "a2ad/transport/router.hpp"
+
+namespace a2ad::transport {
+namespace {
+namespace json = boost::json;
+namespace asio = boost::asio;
+using protocol::WireVersion;
+
+constexpr const char* kGeo = "https://example.com/ext/geo/v1";
+
+asio::awaitable<core::Result<OperationResult>> Where(const OperationCall& call) {
+  OperationResult r;
+  json::object o{{"activated", call.ctx.Activated(kGeo)}};
+  if (call.params.is_object())
+    if (auto* p = call.params.get_object().if_contains("place")) o["place"] = *p;
+  r.result_json = protocol::SerializeJson(o);
+  co_return r;
+}
+
+Extension Geo(bool required) {
+  Extension e;
+  e.uri = kGeo;
+  e.description = "where a task runs";
+  e.required = required;
+  e.params = json::object{{"precision", "city"}};
+  e.operations.push_back({"GeoWhere", "geo/where", "POST", "/geo:where", false, kScopeTasksRead, "",
+                          ParamsRule::kObjectOrAbsent, Where});
+  e.migrations.push_back(
+      {"geo", {{1, "CREATE TABLE geo_places(task_id TEXT PRIMARY KEY, place TEXT NOT NULL)"}}});
+  return e;
+}
+
+struct Server {
+  core::ManualClock clock;
+  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
+  storage::MemoryTaskStore store;
+  boost::asio::io_context io;
+  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
+  ExtensionRegistry extensions;
+  std::unique_ptr<Router> router;
+
+  explicit Server(std::optional<Extension> ext) {
+    service.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
+                          std::make_shared<tasks::EchoExecutor>());
+    if (ext) extensions.Register(std::move(*ext));
+    AgentCardConfig card;
+    card.base_url = "http://127.0.0.1:1";
+    card.extensions = extensions.CardEntries();
+    router = std::make_unique<Router>(service, BuildAgentCard(card, service.skills()),
+                                      StreamOptions{}, "/v1/a2a", nullptr, &extensions);
+  }
+
+  HttpResponse Call(HttpRequest r) {
+    HttpResponse out;
+    boost::asio::co_spawn(io, router->Handle(std::move(r)),
+                          [&](std::exception_ptr ep, HttpResponse resp) {
+                            if (ep) std::rethrow_exception(ep);
+                            out = std::move(resp);
+                          });
+    io.restart();
+    io.run();
+    return out;
+  }
+
+  HttpResponse Rpc(std::string body, std::vector<std::pair<std::string, std::string>> headers) {
+    HttpRequest r;
+    r.method = "POST";
+    r.target = "/v1/a2a";
+    r.headers = std::move(headers);
+    r.body = std::move(body);
+    return Call(std::move(r));
+  }
+};
+
+std::string HeaderOf(const HttpResponse& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return v;
+  return "(absent)";
+}
+
+json::value Body(const HttpResponse& r) {
+  auto v = protocol::ParseJson(r.body);
+  EXPECT_TRUE(v) << r.body;
+  return v ? *v : json::value();
+}
+
+TEST(OperationTable, EveryCoreMethodIsNamedOncePerVersion) {
+  core::ManualClock clock;
+  auto ids = core::MakeSequentialIdGenerator("id");
+  storage::MemoryTaskStore store;
+  boost::asio::io_context io;
+  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
+  const OperationTable t = CoreA2aOperations(service, 16);
+  // WIRE.md §5: the eleven v1.0 methods and their v0.3 names (ListTasks has none).
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"SendMessage", "message/send"},
+      {"SendStreamingMessage", "message/stream"},
+      {"GetTask", "tasks/get"},
+      {"ListTasks", ""},
+      {"CancelTask", "tasks/cancel"},
+      {"SubscribeToTask", "tasks/resubscribe"},
+      {"CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set"},
+      {"GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"},
+      {"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"},
+      {"DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete"},
+      {"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"}};
+  ASSERT_EQ(t.operations().size(), want.size());
+  std::set<std::string> routes;
+  for (const auto& [v10, v03] : want) {
+    auto m = t.FindJsonRpc(v10);
+    ASSERT_TRUE(m) << v10;
+    EXPECT_EQ(m->version, WireVersion::kV10);
+    EXPECT_EQ(m->op->v03_name, v03);
+    EXPECT_EQ(t.Find(v10), m->op);
+    if (!v03.empty()) {
+      auto old = t.FindJsonRpc(v03);
+      ASSERT_TRUE(old) << v03;
+      EXPECT_EQ(old->version, WireVersion::kV03);
+      EXPECT_EQ(old->op, m->op);
+      EXPECT_EQ(t.Find(v03), nullptr) << "Find takes 1.0 names only";
+    }
+    EXPECT_FALSE(m->op->scope.empty()) << v10;
+    EXPECT_TRUE(m->op->extension.empty()) << v10;
+    EXPECT_EQ(m->op->streaming, v10 == "SendStreamingMessage" || v10 == "SubscribeToTask");
+    routes.insert(m->op->http_method + " " + m->op->rest_path);
+  }
+  EXPECT_EQ(routes.size(), want.size()) << "two operations share a REST route";
+  EXPECT_FALSE(t.FindJsonRpc("tasks/list"));
+  EXPECT_FALSE(t.FindJsonRpc("sendmessage")) << "names are case-sensitive";
+}
+
+TEST(OperationTable, ANameTakenTwiceIsRefusedAtStartup) {
+  OperationTable t;
+  t.Add({"A", "a/b", "POST", "/a", false, kScopeTasksRead, "", ParamsRule::kObject, Where});
+  EXPECT_THROW(
+      t.Add({"B", "a/b", "POST", "/b", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
+      std::logic_error);
+  EXPECT_THROW(
+      t.Add({"A", "", "POST", "/c", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
+      std::logic_error);
+  ExtensionRegistry r;
+  r.Register(Geo(false));
+  EXPECT_THROW(r.Register(Geo(true)), std::logic_error);
+}
+
+TEST(Extensions, AMethodACardEntryAndTablesComeWithOneRegister) {
+  Server s(Geo(false));
+  // The card.
+  HttpRequest card;
+  card.method = "GET";
+  card.target = "/.well-known/agent-card.json";
+  const json::value c = Body(s.Call(card));
+  const json::array& exts = c.at("capabilities").at("extensions").as_array();
+  ASSERT_EQ(exts.size(), 1u);
+  EXPECT_EQ(exts[0].at("uri"), kGeo);
+  EXPECT_EQ(exts[0].at("required"), false);
+  EXPECT_EQ(exts[0].at("params").at("precision"), "city");
+  // The method, under both version's names, with params as the operation's rule allows.
+  json::value r =
+      Body(s.Rpc(R"({"jsonrpc":"2.0","id":1,"method":"GeoWhere","params":{"place":"Oslo"}})",
+                 {{"A2A-Version", "1.0"}}));
+  EXPECT_EQ(r.at("result").at("place"), "Oslo");
+  EXPECT_EQ(r.at("result").at("activated"), false);
+  r = Body(s.Rpc(R"({"jsonrpc":"2.0","id":2,"method":"geo/where"})", {}));
+  EXPECT_EQ(r.at("result").at("activated"), false);
+  // Its tables: what the registry hands the store is migrated when the store opens.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("a2ad-ext-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  storage::SqliteOptions opts;
+  opts.components = s.extensions.Migrations();
+  auto opened = storage::SqliteTaskStore::Open((dir / "a2ad.db").string(), opts);
+  ASSERT_TRUE(opened) << opened.error().message;
+  opened->reset();
+  auto version = storage::SqliteTaskStore::ComponentVersion((dir / "a2ad.db").string(), "geo");
+  ASSERT_TRUE(version) << version.error().message;
+  EXPECT_EQ(*version, 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Extensions, ActivationIsReadOnceAndEchoedUnderTheVersionsHeader) {
+  Server s(Geo(false));
+  const std::string v10 = R"({"jsonrpc":"2.0","id":1,"method":"GeoWhere","params":{}})";
+  const std::string v03 = R"({"jsonrpc":"2.0","id":1,"method":"geo/where","params":{}})";
+  // Requested with an unknown one, spaces and a repeat: only the supported one is active.
+  HttpResponse r = s.Rpc(
+      v10, {{"A2A-Version", "1.0"},
+            {"A2A-Extensions", " https://other.example/x/v2 , " + std::string(kGeo) + "," + kGeo}});
+  EXPECT_EQ(Body(r).at("result").at("activated"), true);
+  EXPECT_EQ(HeaderOf(r, "A2A-Extensions"), kGeo);
+  // v0.3 names the header X-A2A-Extensions, both ways.
+  r = s.Rpc(v03, {{"x-a2a-extensions", kGeo}});
+  EXPECT_EQ(Body(r).at("result").at("activated"), true);
+  EXPECT_EQ(HeaderOf(r, "X-A2A-Extensions"), kGeo);
+  // Nothing requested, nothing echoed.
+  r = s.Rpc(v10, {{"A2A-Version", "1.0"}});
+  EXPECT_EQ(Body(r).at("result").at("activated"), false);
+  EXPECT_EQ(HeaderOf(r, "A2A-Extensions"), "(absent)");
+  // Only unsupported ones requested: ignored, not an error.
+  r = s.Rpc(v10, {{"A2A-Version", "1.0"}, {"A2A-Extensions", "https://other.example/x/v2"}});
+  EXPECT_EQ(Body(r).at("result").at("activated"), false);
+  EXPECT_EQ(HeaderOf(r, "A2A-Extensions"), "(absent)");
+}
+
+TEST(Extensions, ARequiredExtensionNotActivatedRefusesTheCall) {
+  Server s(Geo(true));
+  const std::string send =
+      R"({"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"m1",)"
+      R"("role":"ROLE_USER","parts":[{"text":"hi"}]}}})";
+  json::value r = Body(s.Rpc(send, {{"A2A-Version", "1.0"}}));
+  EXPECT_EQ(r.at("error").at("code"), -32008) << r;
+  EXPECT_EQ(r.at("id"), 7);
+  EXPECT_NE(json::value_to<std::string>(r.at("error").at("message")).find(kGeo), std::string::npos);
+  r = Body(s.Rpc(send, {{"A2A-Version", "1.0"}, {"A2A-Extensions", kGeo}}));
+  EXPECT_EQ(r.at("result").at("task").at("status").at("state"), "TASK_STATE_COMPLETED") << r;
+}
+
+TEST(Extensions, WithoutAnyTheCardHasNoExtensionsMember) {
+  Server s(std::nullopt);
+  HttpRequest card;
+  card.method = "GET";
+  card.target = "/.well-known/agent-card.json";
+  const json::value c = Body(s.Call(card));
+  EXPECT_FALSE(c.at("capabilities").as_object().contains("extensions"));
+}
+
+}  // namespace
+}  // namespace a2ad::transport
