@@ -2,6 +2,10 @@
 
 namespace a2ad::protocol {
 
+// HTTP and gRPC columns: the A2A 1.0 specification's binding tables (§10.6, §11.6), as the
+// official TCK checks them: TaskNotCancelable 409, ContentTypeNotSupported 415,
+// InvalidAgentResponse 502; PushNotificationNotSupported, UnsupportedOperation and
+// VersionNotSupported are UNIMPLEMENTED on gRPC.
 const ErrorMapping& MapError(core::ErrorCode code) {
   using core::ErrorCode;
   static const ErrorMapping kParse{-32700, 400, "INVALID_ARGUMENT", "Invalid JSON payload",
@@ -13,21 +17,21 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                     "validation_error"};
   static const ErrorMapping kInternal{-32603, 500, "INTERNAL", "Internal error", "internal_error"};
   static const ErrorMapping kNotFound{-32001, 404, "NOT_FOUND", "Task not found", "not_found"};
-  static const ErrorMapping kNotCancelable{-32002, 400, "FAILED_PRECONDITION",
+  static const ErrorMapping kNotCancelable{-32002, 409, "FAILED_PRECONDITION",
                                            "Task cannot be canceled", "run_terminal"};
-  static const ErrorMapping kPush{-32003, 400, "FAILED_PRECONDITION",
+  static const ErrorMapping kPush{-32003, 400, "UNIMPLEMENTED",
                                   "Push Notification is not supported", "capability_required"};
-  static const ErrorMapping kUnsupported{-32004, 400, "FAILED_PRECONDITION",
+  static const ErrorMapping kUnsupported{-32004, 400, "UNIMPLEMENTED",
                                          "This operation is not supported", "run_terminal"};
-  static const ErrorMapping kContentType{-32005, 400, "INVALID_ARGUMENT",
+  static const ErrorMapping kContentType{-32005, 415, "INVALID_ARGUMENT",
                                          "Incompatible content types", "unsupported_media_type"};
-  static const ErrorMapping kAgentResponse{-32006, 500, "INTERNAL", "Invalid agent response",
+  static const ErrorMapping kAgentResponse{-32006, 502, "INTERNAL", "Invalid agent response",
                                            "internal_error"};
   static const ErrorMapping kCard{-32007, 400, "FAILED_PRECONDITION",
                                   "Extended Agent Card not configured", "not_found"};
   static const ErrorMapping kExtension{-32008, 400, "FAILED_PRECONDITION",
                                        "Extension support required", "capability_required"};
-  static const ErrorMapping kVersion{-32009, 400, "FAILED_PRECONDITION", "Version not supported",
+  static const ErrorMapping kVersion{-32009, 400, "UNIMPLEMENTED", "Version not supported",
                                      "version_not_supported"};
   static const ErrorMapping kTooLarge{-32600, 413, "RESOURCE_EXHAUSTED", "Request body too large",
                                       "payload_too_large"};

@@ -1,6 +1,5 @@
 #include "a2ad/protocol/jsonrpc.hpp"
 
-
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 
@@ -66,33 +65,37 @@ json::object MakeJsonRpcResult(const json::value& id, json::value result) {
   return o;
 }
 
+json::array ErrorDetailsJson(const Error& error, std::string_view message) {
+  json::array data;
+  json::object info;
+  info["@type"] = "type.googleapis.com/google.rpc.ErrorInfo";
+  info["reason"] = core::ErrorCodeName(error.code);
+  info["domain"] = "a2a-protocol.org";
+  json::object md;
+  std::string field;
+  for (const auto& [k, v] : error.details) {
+    md[k] = v;
+    if (k == "field") field = v;
+  }
+  info["metadata"] = std::move(md);
+  data.emplace_back(std::move(info));
+  if (!field.empty()) {
+    json::object violation{{"field", field}, {"description", message}};
+    json::object bad;
+    bad["@type"] = "type.googleapis.com/google.rpc.BadRequest";
+    bad["fieldViolations"] = json::array{std::move(violation)};
+    data.emplace_back(std::move(bad));
+  }
+  return data;
+}
+
 json::object MakeJsonRpcError(const json::value& id, const Error& error, WireVersion version) {
   const ErrorMapping& m = MapError(error.code);
   json::object err;
   err["code"] = m.jsonrpc_code;
   err["message"] = error.message.empty() ? std::string(m.default_message) : error.message;
   if (version == WireVersion::kV10) {
-    json::array data;
-    json::object info;
-    info["@type"] = "type.googleapis.com/google.rpc.ErrorInfo";
-    info["reason"] = core::ErrorCodeName(error.code);
-    info["domain"] = "a2a-protocol.org";
-    json::object md;
-    std::string field;
-    for (const auto& [k, v] : error.details) {
-      md[k] = v;
-      if (k == "field") field = v;
-    }
-    info["metadata"] = std::move(md);
-    data.emplace_back(std::move(info));
-    if (!field.empty()) {
-      json::object violation{{"field", field}, {"description", err["message"]}};
-      json::object bad;
-      bad["@type"] = "type.googleapis.com/google.rpc.BadRequest";
-      bad["fieldViolations"] = json::array{std::move(violation)};
-      data.emplace_back(std::move(bad));
-    }
-    err["data"] = std::move(data);
+    err["data"] = ErrorDetailsJson(error, err["message"].as_string());
   } else if (!error.details.empty()) {
     json::object data;
     for (const auto& [k, v] : error.details) data[k] = v;

@@ -1,5 +1,6 @@
 #pragma once
 // JSON-RPC 2.0 envelope (WIRE.md §5, §12.2, §19.2). Pure functions over text and JSON.
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>
@@ -30,6 +31,12 @@ boost::json::object MakeJsonRpcResult(const boost::json::value& id, boost::json:
 /// v0.3: `data` is an object of the error's details (omitted when there are none).
 boost::json::object MakeJsonRpcError(const boost::json::value& id, const core::Error& error,
                                      WireVersion version);
+
+/// The A2A 1.0 error details of `error` (JSON-RPC `data`, REST `details`, gRPC status
+/// details): a google.rpc.ErrorInfo {reason: the code's UPPER_SNAKE name, domain
+/// "a2a-protocol.org", metadata: the error's details}, plus a google.rpc.BadRequest whose
+/// violation is `message` when a detail names a "field".
+boost::json::array ErrorDetailsJson(const core::Error& error, std::string_view message);
 
 /// Which wire version a method name belongs to ("message/send" -> v0.3, "SendMessage" -> v1.0).
 WireVersion MethodVersion(std::string_view method);

@@ -1,5 +1,6 @@
 #include "a2ad/transport/a2a_operations.hpp"
 
+#include <cctype>
 #include <stdexcept>
 
 #include "a2ad/protocol/event_cursor.hpp"
@@ -16,6 +17,32 @@ using core::Error;
 using core::ErrorCode;
 using core::Result;
 using protocol::WireVersion;
+
+/// "1.0" -> 1, "0.3" -> 0 (major); -1 when malformed. Only Major.Minor is meaningful.
+int A2aVersionMajor(std::string_view v, int& minor) {
+  auto dot = v.find('.');
+  std::string_view maj = v.substr(0, dot);
+  std::string_view min = dot == std::string_view::npos ? "0" : v.substr(dot + 1);
+  auto num = [](std::string_view s) {
+    if (s.empty() || s.size() > 4) return -1;
+    int n = 0;
+    for (char ch : s) {
+      if (ch < '0' || ch > '9') return -1;
+      n = n * 10 + (ch - '0');
+    }
+    return n;
+  };
+  minor = num(min);
+  return minor < 0 ? -1 : num(maj);
+}
+
+bool IsJsonContentType(std::string_view ct) {
+  if (ct.empty()) return true;  // lenient: curl without -H
+  std::string lower(ct.substr(0, ct.find(';')));
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  while (!lower.empty() && lower.back() == ' ') lower.pop_back();
+  return lower == "application/json" || lower == "application/a2a+json";
+}
 
 void OperationTable::Add(Operation op) {
   const size_t index = ops_.size();

@@ -106,6 +106,13 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t stream_queu
 /// Serves the push-config operations of `table` with `push` (push_operations.cpp).
 void AddPushOperations(OperationTable& table, push::PushService& push);
 
+/// Binding helpers. The major version of an A2A-Version value ("1.0" -> 1, "0.3" -> 0, a
+/// missing minor is 0), its minor in `minor`; -1 when malformed.
+int A2aVersionMajor(std::string_view version, int& minor);
+/// True for a JSON request Content-Type (application/json, application/a2a+json, any
+/// parameters) or none (curl without -H).
+bool IsJsonContentType(std::string_view content_type);
+
 /// Scopes of the core operations (the auth issue enforces them).
 inline constexpr const char* kScopeTasksRead = "tasks:read";
 inline constexpr const char* kScopeTasksWrite = "tasks:write";

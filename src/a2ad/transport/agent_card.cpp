@@ -20,6 +20,9 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
   // v1.0: ordered, first = preferred. Both versions share one JSON-RPC URL (method names differ).
   card["supportedInterfaces"] = json::array{
       json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}},
+      json::object{{"url", c.base_url + c.rest_path},
+                   {"protocolBinding", "HTTP+JSON"},
+                   {"protocolVersion", "1.0"}},
       json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
   // v0.3 compatibility fields.
   card["url"] = rpc_url;

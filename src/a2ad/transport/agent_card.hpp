@@ -19,6 +19,7 @@ struct AgentCardConfig {
   std::string version;   // the agent's own version
   std::string base_url;  // e.g. "http://127.0.0.1:8080" (no trailing slash)
   std::string jsonrpc_path = "/v1/a2a";
+  std::string rest_path = "/a2a/rest";  // the A2A 1.0 HTTP+JSON binding (a2a_rest.hpp)
   bool streaming = true;
   bool push_notifications = false;
   /// capabilities.extensions (ExtensionRegistry::CardEntries); left out when empty.

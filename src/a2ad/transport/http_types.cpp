@@ -35,4 +35,43 @@ std::string WeakEtag(std::string_view body) {
   return "W/\"" + Sha256Hex(body).substr(0, 16) + "\"";
 }
 
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
+std::map<std::string, std::string> QueryParams(std::string_view target) {
+  std::map<std::string, std::string> q;
+  size_t qm = target.find('?');
+  if (qm == std::string_view::npos) return q;
+  std::string_view rest = target.substr(qm + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    size_t eq = pair.find('=');
+    q[PercentDecode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return q;
+}
+
 }  // namespace a2ad::transport

@@ -2,6 +2,7 @@
 // Transport-neutral request/response values, so handlers need no Beast headers.
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,6 +57,13 @@ inline constexpr const char* kSkippedUnreadableHeader = "A2AD-Skipped-Unreadable
 std::string Sha256Hex(std::string_view bytes);
 /// A weak validator for a fixed body: W/"<first 16 hex digits of its SHA-256>".
 std::string WeakEtag(std::string_view body);
+
+/// `s` with %XX escapes decoded and '+' read as a space (query strings); a malformed escape
+/// stays as written.
+std::string PercentDecode(std::string_view s);
+/// The query parameters of `target` (after '?'), decoded; a repeated name keeps its last
+/// value; a name without '=' has value "".
+std::map<std::string, std::string> QueryParams(std::string_view target);
 
 /// A JSON response with `status`.
 HttpResponse JsonResponse(int status, std::string body);

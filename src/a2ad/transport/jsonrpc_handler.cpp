@@ -18,29 +18,11 @@ using protocol::WireVersion;
 
 namespace {
 
-/// "1.0" -> 1, "0.3" -> 0 (major); -1 when malformed. Only Major.Minor is meaningful.
-int VersionMajor(std::string_view v, int& minor) {
-  auto dot = v.find('.');
-  std::string_view maj = v.substr(0, dot);
-  std::string_view min = dot == std::string_view::npos ? "0" : v.substr(dot + 1);
-  auto num = [](std::string_view s) {
-    if (s.empty() || s.size() > 4) return -1;
-    int n = 0;
-    for (char ch : s) {
-      if (ch < '0' || ch > '9') return -1;
-      n = n * 10 + (ch - '0');
-    }
-    return n;
-  };
-  minor = num(min);
-  return minor < 0 ? -1 : num(maj);
-}
-
 std::optional<Error> CheckVersion(std::string_view header, WireVersion method_version,
                                   std::string_view method) {
   std::string requested = header.empty() ? "0.3" : std::string(header);
   int minor = 0;
-  int major = VersionMajor(requested, minor);
+  int major = A2aVersionMajor(requested, minor);
   bool supported = (major == 1) || (major == 0 && minor == 3);
   if (!supported)
     return Error(ErrorCode::kVersionNotSupported,
@@ -59,14 +41,6 @@ std::optional<Error> CheckVersion(std::string_view header, WireVersion method_ve
                  {{"supportedVersions", "0.3,1.0"}, {"requestedVersion", requested}});
   }
   return std::nullopt;
-}
-
-bool IsJsonContentType(std::string_view ct) {
-  if (ct.empty()) return true;  // lenient: curl without -H
-  std::string lower(ct.substr(0, ct.find(';')));
-  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  while (!lower.empty() && lower.back() == ' ') lower.pop_back();
-  return lower == "application/json" || lower == "application/a2a+json";
 }
 
 /// The SSE frames of one JSON-RPC stream: every event is a JSON-RPC response with the

@@ -61,45 +61,6 @@ std::vector<std::string> Split(std::string_view path) {
   return out;
 }
 
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-      };
-      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i] == '+' ? ' ' : s[i];
-  }
-  return out;
-}
-
-std::map<std::string, std::string> Query(std::string_view target) {
-  std::map<std::string, std::string> q;
-  size_t qm = target.find('?');
-  if (qm == std::string_view::npos) return q;
-  std::string_view rest = target.substr(qm + 1);
-  while (!rest.empty()) {
-    size_t amp = rest.find('&');
-    std::string_view pair = rest.substr(0, amp);
-    size_t eq = pair.find('=');
-    q[PercentDecode(pair.substr(0, eq))] =
-        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-  return q;
-}
-
 // A query value that is a whole decimal integer ("-" allowed), else nullopt. Never throws.
 std::optional<int64_t> QueryInt(std::string_view text) {
   int64_t n = 0;
@@ -455,7 +416,7 @@ asio::awaitable<HttpResponse> OpenwopApi::GetRun(const CallContext& ctx, const s
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const HttpRequest& r) {
-  auto q = Query(r.target);
+  auto q = QueryParams(r.target);
   storage::TaskQuery tq;
   if (q.count("pageSize")) {
     const std::optional<int64_t> size = QueryInt(q["pageSize"]);
@@ -502,7 +463,7 @@ asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, cons
 
 asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const std::string& id,
                                                  const HttpRequest& r) {
-  auto q = Query(r.target);
+  auto q = QueryParams(r.target);
   bool debug = false;
   std::string modes = q.count("streamMode") ? q["streamMode"] : "updates";
   size_t start = 0;
@@ -560,7 +521,7 @@ asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const s
 
 asio::awaitable<HttpResponse> OpenwopApi::Poll(const CallContext& ctx, const std::string& id,
                                                const HttpRequest& r) {
-  auto q = Query(r.target);
+  auto q = QueryParams(r.target);
   int64_t after = -1;
   int64_t timeout_s = 30;
   // -1 (like 0) asks for the log from its start: "nothing seen yet" (accepted since 1c072fb).

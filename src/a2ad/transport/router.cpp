@@ -31,6 +31,7 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
                StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop,
                const ExtensionRegistry* extensions)
     : jsonrpc_(service, stream_options, extensions),
+      rest_(jsonrpc_.operations(), kA2aRestPath, stream_options, extensions),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
       card_body_(protocol::SerializeJson(agent_card)),
@@ -75,6 +76,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     }
     co_return co_await jsonrpc_.Handle(std::move(request));
   }
+  if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (push_routes_)
     if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "a2ad/transport/a2a_rest.hpp"
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/push_routes.hpp"
@@ -38,6 +39,7 @@ class Router {
   HttpResponse Card(const HttpRequest& request) const;
 
   JsonRpcHandler jsonrpc_;
+  A2aRestBinding rest_;  // over jsonrpc_'s operation table
   OpenwopApi* openwop_;
   std::string jsonrpc_path_;
   std::string card_body_;
