@@ -1,5 +1,12 @@
 #pragma once
 // Server configuration: flags of `a2ad serve`, each with an A2AD_* environment variable.
+// The Run* functions are the `a2ad` subcommands: each runs on the calling thread until it is
+// done and returns the process exit code.
+//
+// Thread safety: the structs are plain values and ParseListen is pure. Call the Run*
+// functions from the main thread, one at a time: RunServer sets process-wide state (log
+// level, allocator tuning, the calling thread's name), and RunServer and RunPushListen
+// handle SIGINT/SIGTERM until they return.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -2,6 +2,14 @@
 // Composition of push notifications (issue 5): the concrete push store, signing keys,
 // PushService and DeliveryWorker, wired from Config and the shared egress guard and client
 // (egress_setup.hpp). Kept out of server.cpp so the composition root stays readable.
+//
+// Ownership: OpenPush's `tasks`, `clock`, `ids` and `egress`, and Start's `clock` and `ids`,
+// are held by reference: they must outlive the setup.
+//
+// Thread safety: not thread-safe: one owner, the composition root on its thread, in order:
+// OpenPush; Connect (before TaskService is built from the options); Start, before the first
+// commit (task_store's wake hook reads `worker` on the store's thread); Stop at shutdown
+// (stops the worker, closes the push store). The parts are thread-safe as their headers say.
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 #include <string>

@@ -1,6 +1,9 @@
 #pragma once
 // Injected time (STYLE.md #5): code that stamps or waits takes a Clock&, tests pass a
 // ManualClock. Times are Unix epoch milliseconds, UTC.
+//
+// Thread safety: NowMs of every Clock may be called from any thread at once, and so may
+// ManualClock's Advance and Set (one atomic). FormatTimestamp and ParseTimestamp are pure.
 #include <atomic>
 #include <cstdint>
 #include <string>

@@ -1,5 +1,7 @@
 #pragma once
 // Byte encodings shared by page tokens, interrupt tokens, JWS/JWKS and derived ids.
+//
+// Thread safety: pure functions.
 #include <optional>
 #include <string>
 #include <string_view>

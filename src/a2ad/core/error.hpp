@@ -2,6 +2,8 @@
 // Protocol-neutral error vocabulary. Domain code returns Result<T> carrying an ErrorCode;
 // protocol/error_table.hpp maps each code once to its JSON-RPC code, HTTP status and gRPC
 // status (STYLE.md #3). Expected failures are values; exceptions are for bugs.
+//
+// Thread safety: plain values; ErrorCodeName is pure.
 #include <string>
 #include <string_view>
 #include <utility>

@@ -1,6 +1,10 @@
 #pragma once
 // Identifier generation (STYLE.md #5: injected randomness). Task ids, context ids, event
 // ids and message ids are UUIDv7 strings: time-ordered, so B-tree inserts stay local.
+//
+// Thread safety: Next() of both generators here may be called from any thread at once
+// (OpenSSL's RAND_bytes; an atomic counter); FormatUuid is pure. MakeUuidV7Generator keeps
+// `clock` by reference: it must outlive the generator.
 #include <cstdint>
 #include <memory>
 #include <string>

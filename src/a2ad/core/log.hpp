@@ -1,5 +1,9 @@
 #pragma once
 // Logging: spdlog behind a tiny facade so modules need not include spdlog headers.
+// One logger, made on first use, writes "<UTC time> <level> <message>" lines to stderr.
+//
+// Thread safety: every function may be called from any thread at once (spdlog's
+// thread-safe logger; its level is atomic). SetThreadName names the calling thread only.
 #include <string_view>
 
 namespace a2ad::core {

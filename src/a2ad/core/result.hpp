@@ -1,5 +1,10 @@
 #pragma once
 // Result<T>: a value or an Error. A small stand-in for std::expected (C++23).
+// Reading the value of an error, or the error of a value, is a bug: it asserts in debug
+// builds.
+//
+// Thread safety: plain values (as std::variant): concurrent const access is safe; a
+// Result being changed has one owner.
 #include <cassert>
 #include <type_traits>
 #include <utility>

@@ -7,6 +7,14 @@
 //      wrapped as TaskPushNotificationConfig {taskId, pushNotificationConfig}.
 // v1.0 TaskPushNotificationConfig, flattened: {tenant?, id?, taskId, url, token?,
 //      authentication?{scheme, credentials?}}.
+//
+// Decoders refuse, with kInvalidParams naming the field (json_util.hpp), a missing or
+// mistyped member, an empty v0.3 `schemes`, a url over 2048 characters, a token over 4096,
+// an id over 256, an authentication scheme that is not an HTTP token (at most 64
+// characters), and a token or credentials holding a line break. They do not vet the URL
+// (push::PushService does).
+//
+// Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <optional>

@@ -28,6 +28,14 @@
 // rows for other destinations are never hidden behind them) and starts the moment a slot of
 // its destination frees; past the queue it is deferred by `busy_defer`. A slow or dead webhook thus
 // occupies only its own slots and queue and never holds back deliveries to others.
+//
+// Ownership: `store`, `client`, `keys`, `clock` and `ids` are held by reference and must
+// outlive the worker, which must be owned by a shared_ptr (its methods use shared_from_this).
+//
+// Thread safety: Stop, WakeUp, delivered() and dead_lettered() may be called from any
+// thread; Start once. The poll loop runs on a strand of `io` and the deliveries on `io`
+// itself, so `store`, `client` and `keys` are used from several threads at once; the
+// worker's shared state is guarded by one mutex. Backoff is pure but for drawing from `rng`.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -14,6 +14,10 @@
 //
 // Receivers verify with JwtVerifier: signature against the JWKS by kid, alg pinned to
 // ES256, iss/aud equality, iat/exp with a small skew, and jti never seen before.
+//
+// Thread safety: KeyStore and JwtVerifier lock internally: every member may be called from
+// any thread at once. TokenFingerprint, HmacSha256Hex and JwtKid are pure. Both classes keep
+// `clock` by reference: it must outlive them.
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <map>

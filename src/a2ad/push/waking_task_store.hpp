@@ -3,6 +3,9 @@
 // durable" the moment a commit carrying them succeeds, so a push leaves right after its
 // state change instead of at the worker's next poll. Everything else is forwarded as is;
 // the contract is the wrapped store's (task_store.hpp).
+//
+// Thread safety: that of the wrapped store (`inner`, which must outlive this one). `wake`
+// runs after `done`, on the thread that completes the commit (SQLite: its writer thread).
 #include <functional>
 
 #include "a2ad/storage/forwarding_task_store.hpp"

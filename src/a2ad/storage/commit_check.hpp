@@ -1,6 +1,8 @@
 #pragma once
 // The preconditions of TaskStore::Commit that do not depend on stored state. Every backend
 // checks them the same way before touching storage.
+//
+// Thread safety: pure function.
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/task_store.hpp"
 

@@ -14,6 +14,8 @@
 //   acceptedMessages{messageId: digest}  the user messages the task accepted (its first
 //                              message, each accepted reply): replies are idempotent by
 //                              messageId (accepted_messages.hpp)
+//
+// Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <string_view>
 

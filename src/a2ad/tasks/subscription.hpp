@@ -3,6 +3,10 @@
 // observer's bounded queue of StreamItems, filled by TaskService after each commit and
 // drained by one stream writer. Memory is bounded: past `capacity` queued items the
 // subscription closes itself as overflowed (the client resumes from its last event id).
+//
+// Thread safety: Push, Close, closed() and overflowed() may be called from any thread (one
+// mutex); Next and TryNext belong to the one consumer. A StreamItem is immutable once
+// shared: Json() may be called from any thread (each form is serialized once).
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -3,6 +3,12 @@
 // /v1/interrupts/{token}. token = base64url(claims JSON) "." base64url(HMAC-SHA256(secret,
 // base64url(claims JSON))); claims {runId, nodeId, interruptId, expiresAt (epoch ms), intent,
 // kid}. The secret lives in the data directory (created once, 0600).
+//
+// Open fails with kInternal naming the key file (shorter than 32 bytes, not writable) or
+// when no random bytes can be drawn.
+//
+// Thread safety: an InterruptTokens is immutable once made; Mint and Verify may be called
+// from any thread at once.
 #include <cstdint>
 #include <filesystem>
 #include <string>

@@ -2,6 +2,10 @@
 // A2A v0.3 JSON-RPC JSON (types.ts shapes, WIRE.md §4-§7) <-> the internal model.
 // Every object carries its `kind`; enums are lowercase-hyphen; `historyLength: 0` means
 // unlimited (decoded as nullopt); `blocking` defaults to true.
+// Decoders report the first offending field by its JSON path (kInvalidParams with a `field`
+// detail, json_util.hpp); encoders do not fail.
+//
+// Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>

@@ -2,6 +2,8 @@
 // A2A v1.0 JSON (ProtoJSON of a2a.proto, WIRE.md §10-§13) <-> the internal model.
 // Also the storage form of snapshots. Decoders accept camelCase and proto snake_case
 // names and integer enums; they report the first offending field by its JSON path.
+//
+// Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>

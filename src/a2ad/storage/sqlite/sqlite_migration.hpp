@@ -18,6 +18,8 @@
 //
 // The types are storage/schema_migrations.hpp's (store-neutral, so an extension declared
 // above the storage layer can carry them).
+//
+// Thread safety: plain values.
 #include "a2ad/storage/schema_migrations.hpp"
 
 namespace a2ad::storage::sqlite {

@@ -4,6 +4,10 @@
 // mutex; its writes are short single-row statements that take SQLite's write lock between
 // the task store's group commits (busy_timeout waits for it). Open it after
 // SqliteTaskStore::Open has migrated the file.
+//
+// Thread safety: every member, Close included, may be called from any thread (the mutex
+// serializes them on the connection). WritePushRows uses only the connection it is given
+// (one thread at a time, sqlite_connection.hpp).
 #include <memory>
 #include <mutex>
 #include <string>
