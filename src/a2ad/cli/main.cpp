@@ -1,4 +1,4 @@
-// `a2ad`: serve, migrate, keys rotate, push listen. Every flag has an A2AD_* environment variable.
+// `a2ad`: serve, migrate, doctor, keys rotate, push listen. Every flag has an A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 

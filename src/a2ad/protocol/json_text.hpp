@@ -21,7 +21,6 @@
 #include <string_view>
 #include <vector>
 
-#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/model.hpp"
 
 namespace a2ad::protocol {

@@ -298,9 +298,6 @@ class TaskService {
   boost::asio::awaitable<RecordPtr> WaitUntil(std::shared_ptr<Slot> slot,
                                               std::function<bool(const storage::TaskRecord&)> pred,
                                               std::chrono::milliseconds timeout);
-  /// Hands a commit's stream items to the slot's subscribers, in commit order.
-  void FanOut(std::shared_ptr<Slot> slot, RecordPtr before, RecordPtr record, int64_t expected,
-              std::vector<StreamItemPtr> items);
   boost::asio::awaitable<void> PumpFanOut(std::shared_ptr<Slot> slot);
   /// The stream items of a commit made without them (no stream was attached when it was
   /// made; one attached while it was in flight). Reads the store: on the read executor.

@@ -142,10 +142,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     if (task_id.empty())
       return Error(400, "validation_error", "query parameter taskId is required");
     auto rows = service_.Deliveries(task_id);
-    if (!rows) {
-      const auto& m = protocol::MapError(rows.error().code);
-      return Error(m.http_status, "task_not_found", rows.error().message);
-    }
+    if (!rows) return RestErrorResponse(rows.error());  // ClientFacing (error_body.hpp)
     json::array out;
     for (const auto& row : rows.value()) out.push_back(RowJson(row));
     return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));

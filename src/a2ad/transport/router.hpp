@@ -1,6 +1,9 @@
 #pragma once
-#include "a2ad/transport/openwop_api.hpp"
-// Routes HTTP requests to the well-known documents and the JSON-RPC endpoint.
+// Routes HTTP requests: the agent card (well-known paths), the A2A JSON-RPC endpoint, the A2A
+// HTTP+JSON binding (a2a_rest.hpp), /healthz, push routes and the OpenWOP REST surface.
+//
+// Thread safety: configure (EnablePush) before serving; Handle may then run concurrently on
+// any I/O thread.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <memory>
@@ -10,6 +13,7 @@
 #include "a2ad/transport/a2a_rest.hpp"
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
+#include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/push_routes.hpp"
 
 namespace a2ad::transport {

@@ -172,10 +172,10 @@ core::Result<std::unique_ptr<SqlitePushStore>> SqlitePushStore::Open(const std::
   if (!db) return std::move(db).error();
   auto version = sqlite::CurrentVersion(**db);
   if (!version) return std::move(version).error();
-  if (*version < 3) {
+  if (*version < 4) {
     return core::Error(core::ErrorCode::kInternal,
                        "sqlite '" + path + "': schema version " + std::to_string(*version) +
-                           " has no push tables (version 3); run `a2ad migrate`");
+                           " has no push tables (version 4); run `a2ad migrate`");
   }
   if (auto fk = (*db)->Exec("PRAGMA foreign_keys=ON", "enable foreign keys"); !fk)
     return std::move(fk).error();

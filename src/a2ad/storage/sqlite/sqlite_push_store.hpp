@@ -1,6 +1,6 @@
 #pragma once
 // SqlitePushStore: PushStore (push_store.hpp) on the same SQLite file as SqliteTaskStore
-// (schema version 3, sqlite_schema.hpp). It has its own read-write connection, guarded by a
+// (schema version 4, sqlite_schema.hpp). It has its own read-write connection, guarded by a
 // mutex; its writes are short single-row statements that take SQLite's write lock between
 // the task store's group commits (busy_timeout waits for it). Open it after
 // SqliteTaskStore::Open has migrated the file.
@@ -29,7 +29,7 @@ extern const char* const kActiveConfigsQuery;
 
 class SqlitePushStore final : public PushStore {
  public:
-  /// kInternal if the file cannot be opened or is below schema version 3.
+  /// kInternal if the file cannot be opened or is below schema version 4.
   static core::Result<std::unique_ptr<SqlitePushStore>> Open(const std::string& path,
                                                              int busy_timeout_ms = 5000);
   ~SqlitePushStore() override;

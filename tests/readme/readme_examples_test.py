@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Runs every ```sh example of README.md as written, against the real server.
+
+Usage: readme_examples_test.py <repo root> <a2ad binary>
+
+The only rewrites are where the README names a fixed address: port 8080 (the default) and the
+push receiver's 9000 become free loopback ports, `a2ad` is the built binary, and `./data` a
+fresh directory. Examples that start servers in the background (`... &`) are run with a wait
+for each server to answer before the next line, as a reader typing them would. Every example
+must exit 0 and its output must show what the README says it does (checked per example below);
+a README example with no check here fails the test, so a new example cannot go untested.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT, BIN = sys.argv[1], sys.argv[2]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status < 500:
+                    return
+        except Exception:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answered at {url} within {timeout} s")
+
+
+def wait_port(port, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port} within {timeout} s")
+
+
+def blocks(readme):
+    out, cur, line_no = [], None, 0
+    for n, line in enumerate(readme.splitlines(), 1):
+        if cur is None and line.strip() == "```sh":
+            cur, line_no = [], n
+        elif cur is not None and line.strip() == "```":
+            out.append((line_no, "\n".join(cur)))
+            cur = None
+        elif cur is not None:
+            cur.append(line)
+    return out
+
+
+class Server:
+    """`a2ad serve` on a free port with the repository's workflows."""
+
+    def __init__(self, tmp):
+        self.port = free_port()
+        self.data = os.path.join(tmp, f"data-{self.port}")
+        os.makedirs(self.data)
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data,
+             "--workflows-dir", os.path.join(ROOT, "workflows")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_http(f"http://127.0.0.1:{self.port}/healthz")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def run(script, env=None, timeout=60):
+    r = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
+                       timeout=timeout, env={**os.environ, **(env or {})})
+    assert r.returncode == 0, f"exit {r.returncode}\nscript:\n{script}\nstderr:\n{r.stderr}"
+    return r.stdout
+
+
+def rpc(port, method, params):
+    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/a2a", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def sse_data(text):
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def example_make(code, tmp):
+    # `make run` serves on embedded defaults; LISTEN and DATA_DIR move it off 8080 and ./data.
+    # (`make test` is what CI runs: this test is part of it.)
+    assert "make run" in code and "make test" in code, code
+    port = free_port()
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "-C", ROOT, "run", f"LISTEN=127.0.0.1:{port}",
+         f"DATA_DIR={os.path.join(tmp, 'make-run-data')}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=600)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/.well-known/agent-card.json") as r:
+            card = json.loads(r.read())
+        skills = {s["id"] for s in card["skills"]}
+        assert {"echo", "campaign-brief"} <= skills, skills
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def example_campaign_brief(code, tmp):
+    s = Server(tmp)
+    try:
+        out = run(code.replace("localhost:8080", f"127.0.0.1:{s.port}"))
+        task = json.loads(out)["result"]
+        assert task["status"]["state"] == "input-required", out
+        # "then answer it": the reply the comment sketches, on the same task.
+        answer = rpc(s.port, "message/send", {"message": {
+            "kind": "message", "messageId": "m2", "role": "user", "taskId": task["id"],
+            "parts": [{"kind": "data", "data": {"action": "accept"}}]}})
+        assert "result" in answer, answer
+        after = answer["result"]
+        assert after["id"] == task["id"], answer
+        assert after["status"]["state"] in ("working", "completed", "input-required"), answer
+        assert "m2" in [m["messageId"] for m in after.get("history", [])], answer
+    finally:
+        s.stop()
+
+
+def example_ticker(code, tmp):
+    s = Server(tmp)
+    try:
+        out = run(code.replace("127.0.0.1:8080", f"127.0.0.1:{s.port}"))
+        events = [e["result"] for e in sse_data(out)]
+        chunks = [e for e in events if e.get("kind") == "artifact-update"]
+        assert len(chunks) == 5, out
+        assert events[-1]["status"]["state"] == "completed" and events[-1]["final"], out
+    finally:
+        s.stop()
+
+
+def example_push(code, tmp):
+    port, hook = free_port(), free_port()
+    data = os.path.join(tmp, "push-data")
+    os.makedirs(data)
+    script = (code.replace("8080", str(port)).replace("9000", str(hook))
+              .replace("./data", data))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines, current = [], []
+    # One command per logical line (continuations end without '&' and the curl spans lines).
+    for line in script.splitlines():
+        current.append(line)
+        if line.rstrip().endswith("&") or line.rstrip().endswith("'"):
+            lines.append("\n".join(current))
+            current = []
+    if current:
+        lines.append("\n".join(current))
+    procs = []
+    listen_out = os.path.join(tmp, "push-listen.out")
+    try:
+        for cmd in lines:
+            if cmd.rstrip().endswith("&"):
+                is_listener = " push listen " in cmd
+                procs.append(subprocess.Popen(
+                    ["bash", "-c", "exec " + cmd.rstrip()[:-1]],
+                    stdout=open(listen_out if is_listener else os.devnull, "w"),
+                    stderr=subprocess.DEVNULL, env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"}))
+                wait_port(hook if is_listener else port)
+            else:
+                out = run(cmd)
+                task = json.loads(out)["result"]
+                assert task["status"]["state"] == "completed", out
+        # The receiver prints each push it verified.
+        end = time.time() + 20
+        while time.time() < end and task["id"] not in open(listen_out).read():
+            time.sleep(0.2)
+        got = open(listen_out).read()
+        assert task["id"] in got, f"no verified push for {task['id']}:\n{got}"
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+
+
+CHECKS = [
+    ("make run", example_make),
+    ('"skillId":"campaign-brief"', example_campaign_brief),
+    ('"skillId":"ticker"', example_ticker),
+    ("push listen", example_push),
+]
+
+
+def main():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    found = blocks(readme)
+    assert found, "README.md has no ```sh examples"
+    failures = 0
+    tmp = tempfile.mkdtemp(prefix="a2ad-readme-")
+    try:
+        for line_no, code in found:
+            check = next((f for key, f in CHECKS if key in code), None)
+            name = f"README.md:{line_no}"
+            if check is None:
+                print(f"FAIL {name}: an example with no check in {__file__}")
+                failures += 1
+                continue
+            try:
+                check(code, tmp)
+                print(f"ok   {name} ({check.__name__})")
+            except Exception as e:  # report every example, then fail
+                print(f"FAIL {name} ({check.__name__}): {e}")
+                failures += 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
