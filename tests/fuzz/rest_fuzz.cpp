@@ -6,7 +6,9 @@
 //  - no exception escapes a handler, and no request is answered 500;
 //  - every JSON body (and every SSE data line) is strict JSON;
 //  - every non-2xx answer is the closed error envelope {"error": "<string>", "message":
-//    "<string>", "details"?: {...}} with no other member (a 304 has no body).
+//    "<string>", "details"?: {...}} with no other member (a 304 has no body); under the A2A
+//    HTTP+JSON binding (/a2a/rest) it is google.rpc.Status: {"error": {"code": <the HTTP
+//    status>, "status": "<GRPC_CODE>", "message": "<string>", "details": [...]}}.
 //
 // Known exception, reported and being fixed elsewhere: the push routes (/v1/webhooks...,
 // /v1/host/sample/a2a/tasks/push-config, /v1/push/..., /.well-known/jwks.json) answer errors
@@ -58,6 +60,24 @@ void CheckEnvelope(const std::string& what, const json::value& v) {
   }
 }
 
+void CheckRpcStatus(const std::string& what, int http_status, const json::value& v) {
+  FUZZ_CHECK(v.is_object() && v.get_object().size() == 1, what + ": not {\"error\": {...}}");
+  const json::value* error = v.get_object().if_contains("error");
+  FUZZ_CHECK(error && error->is_object(), what + ": \"error\" is not an object");
+  const json::object& e = error->get_object();
+  const json::value* code = e.if_contains("code");
+  FUZZ_CHECK(code && code->is_int64() && code->get_int64() == http_status,
+             what + ": error.code is not the HTTP status");
+  const json::value* status = e.if_contains("status");
+  FUZZ_CHECK(status && status->is_string() && !status->get_string().empty(),
+             what + ": error.status is not a gRPC code name");
+  const json::value* message = e.if_contains("message");
+  FUZZ_CHECK(message && message->is_string(), what + ": error.message is not a string");
+  const json::value* details = e.if_contains("details");
+  FUZZ_CHECK(details && details->is_array() && !details->get_array().empty(),
+             what + ": error.details has no ErrorInfo");
+}
+
 void CheckAnswer(const std::string& method, const std::string& target, const Exchange& ex) {
   const transport::HttpResponse& r = ex.response;
   const std::string what =
@@ -94,6 +114,10 @@ void CheckAnswer(const std::string& method, const std::string& target, const Exc
   const std::string_view path = std::string_view(target).substr(0, target.find('?'));
   if (IsPushRoute(path) && !CheckPushEnvelope()) return;
   FUZZ_CHECK(json_body, what + ": an error answer that is not JSON (" + r.content_type + ")");
+  if (path == "/a2a/rest" || path.starts_with("/a2a/rest/")) {
+    CheckRpcStatus(what, r.status, v);
+    return;
+  }
   CheckEnvelope(what, v);
 }
 

@@ -165,6 +165,7 @@ describe('a2ad REST binding with @a2a-js/sdk 1.3.0 RestTransport', () => {
     res = await fetch(`${restUrl}/message:send`, { method: 'GET' });
     assert.equal(res.status, 405);
     assert.equal(res.headers.get('allow'), 'POST');
+    assert.equal((await res.json()).error.code, 405, 'error.code is the HTTP status');
     res = await fetch(`${restUrl}/no-such-route`);
     assert.equal(res.status, 404);
     res = await fetch(`${restUrl}/tasks`, { headers: { 'A2A-Version': '99.0' } });

@@ -19,21 +19,29 @@ using core::Error;
 using core::ErrorCode;
 using protocol::WireVersion;
 
-std::string A2aRestErrorText(const Error& error) {
-  const Error e = ClientFacing(error);
+namespace {
+
+/// google.rpc.Status text of `e` (already ClientFacing) with `http` and `grpc` as its codes.
+std::string StatusText(const Error& e, int http, std::string_view grpc) {
   const protocol::ErrorMapping& m = protocol::MapError(e.code);
   const std::string message = e.message.empty() ? std::string(m.default_message) : e.message;
-  json::object status{{"code", m.http_status},
-                      {"status", m.grpc_status},
+  json::object status{{"code", http},
+                      {"status", grpc},
                       {"message", message},
                       {"details", protocol::ErrorDetailsJson(e, message)}};
   return protocol::SerializeJson(json::object{{"error", std::move(status)}});
 }
 
+}  // namespace
+
+std::string A2aRestErrorText(const Error& error) {
+  const Error e = ClientFacing(error);
+  const protocol::ErrorMapping& m = protocol::MapError(e.code);
+  return StatusText(e, m.http_status, m.grpc_status);
+}
+
 HttpResponse A2aRestErrorResponse(const Error& e) {
-  HttpResponse r =
-      JsonResponse(protocol::MapError(ClientFacing(e).code).http_status, A2aRestErrorText(e));
-  return r;
+  return JsonResponse(protocol::MapError(ClientFacing(e).code).http_status, A2aRestErrorText(e));
 }
 
 namespace {
@@ -138,10 +146,11 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
   }
   if (!op) {
     if (!allowed.empty()) {
-      HttpResponse r = A2aRestErrorResponse(
-          Error(ErrorCode::kMethodNotFound,
-                request.method + " is not served on " + std::string(request.Path())));
-      r.status = 405;
+      // 405 has no A2A error of its own: METHOD_NOT_FOUND's details, the HTTP status 405.
+      HttpResponse r = JsonResponse(
+          405, StatusText(Error(ErrorCode::kMethodNotFound, request.method + " is not served on " +
+                                                                std::string(request.Path())),
+                          405, "UNIMPLEMENTED"));
       r.headers.emplace_back("Allow", allowed);
       co_return r;
     }
