@@ -272,9 +272,14 @@ int RunServer(const Config& config) {
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
   card.extensions = extensions.CardEntries();
+  const bool v10_only = config.a2a_versions == "1.0";
+  stream_opts.serve_v03 = !v10_only;
+  card.serves_v03 = !v10_only;
   router = std::make_unique<transport::Router>(service,
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
+  router->SetV10Card(transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10),
+                     v10_only);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 

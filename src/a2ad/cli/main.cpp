@@ -1,4 +1,5 @@
-// `a2ad`: serve, migrate, doctor, keys rotate, push listen. Every flag has an A2AD_* environment variable.
+// `a2ad`: serve, migrate, doctor, keys rotate, push listen. Every flag has an A2AD_* environment
+// variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -82,6 +83,14 @@ int main(int argc, char** argv) {
       ->add_option("--stream-heartbeat-ms", config.stream_heartbeat_ms,
                    "send a keep-alive comment on streams idle this long")
       ->envname("A2AD_STREAM_HEARTBEAT_MS")
+      ->capture_default_str();
+  serve
+      ->add_option("--a2a-versions", config.a2a_versions,
+                   "A2A versions served: 0.3,1.0 (the card has both forms; a request with "
+                   "A2A-Version: 1.x gets the 1.0 card) or 1.0 (the 1.0 card for every request; "
+                   "0.3 methods answer VersionNotSupported)")
+      ->envname("A2AD_A2A_VERSIONS")
+      ->check(CLI::IsMember({"0.3,1.0", "1.0"}))
       ->capture_default_str();
   serve
       ->add_option("--stream-queue-limit", config.stream_queue_limit,

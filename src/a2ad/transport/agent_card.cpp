@@ -11,7 +11,8 @@ json::array Strings(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::SkillInfo>& skills) {
+json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::SkillInfo>& skills,
+                            CardForm form) {
   const std::string rpc_url = c.base_url + c.jsonrpc_path;
   json::object card;
   card["name"] = c.name;
@@ -24,12 +25,18 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
                    {"protocolBinding", "HTTP+JSON"},
                    {"protocolVersion", "1.0"}},
       json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
-  // v0.3 compatibility fields.
-  card["url"] = rpc_url;
-  card["preferredTransport"] = "JSONRPC";
-  card["protocolVersion"] = "0.3.0";
-  card["additionalInterfaces"] =
-      json::array{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}}};
+  if (!c.serves_v03) {
+    json::array& ifaces = card["supportedInterfaces"].as_array();
+    ifaces.erase(ifaces.end() - 1);  // the 0.3 JSON-RPC entry (last)
+  }
+  if (form == CardForm::kHybrid && c.serves_v03) {
+    // v0.3 compatibility fields.
+    card["url"] = rpc_url;
+    card["preferredTransport"] = "JSONRPC";
+    card["protocolVersion"] = "0.3.0";
+    card["additionalInterfaces"] =
+        json::array{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}}};
+  }
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},
                                       {"extendedAgentCard", false}};

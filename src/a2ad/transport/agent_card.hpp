@@ -22,11 +22,22 @@ struct AgentCardConfig {
   std::string rest_path = "/a2a/rest";  // the A2A 1.0 HTTP+JSON binding (a2a_rest.hpp)
   bool streaming = true;
   bool push_notifications = false;
+  /// false when the server serves A2A 1.0 only: no 0.3 interface is listed.
+  bool serves_v03 = true;
   /// capabilities.extensions (ExtensionRegistry::CardEntries); left out when empty.
   boost::json::array extensions;
 };
 
+/// kHybrid: the card above, readable by v0.3 and v1.0 clients. kV10: without the top-level
+/// v0.3 fields (url, preferredTransport, protocolVersion, additionalInterfaces), which a
+/// strict 1.0 schema refuses; its supportedInterfaces still list the 0.3 JSON-RPC interface
+/// while the server serves 0.3 (a 1.x SDK in legacy mode picks it from there). Served to
+/// requests that send `A2A-Version: 1.x`, and to every request when the server serves 1.0
+/// only (`--a2a-versions 1.0`, with serves_v03 false: then no 0.3 interface either).
+enum class CardForm { kHybrid, kV10 };
+
 boost::json::object BuildAgentCard(const AgentCardConfig& config,
-                                   const std::vector<tasks::SkillInfo>& skills);
+                                   const std::vector<tasks::SkillInfo>& skills,
+                                   CardForm form = CardForm::kHybrid);
 
 }  // namespace a2ad::transport

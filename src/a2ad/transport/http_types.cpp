@@ -3,6 +3,9 @@
 #include <openssl/sha.h>
 #include <strings.h>
 
+#include <cstdio>
+#include <ctime>
+
 #include "a2ad/core/encoding.hpp"
 
 namespace a2ad::transport {
@@ -72,6 +75,20 @@ std::map<std::string, std::string> QueryParams(std::string_view target) {
     rest = rest.substr(amp + 1);
   }
   return q;
+}
+
+std::string HttpDate(std::chrono::system_clock::time_point t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday],
+                tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                tm.tm_sec);
+  return out;
 }
 
 }  // namespace a2ad::transport

@@ -1,6 +1,7 @@
 #pragma once
 // Transport-neutral request/response values, so handlers need no Beast headers.
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -64,6 +65,9 @@ std::string PercentDecode(std::string_view s);
 /// The query parameters of `target` (after '?'), decoded; a repeated name keeps its last
 /// value; a name without '=' has value "".
 std::map<std::string, std::string> QueryParams(std::string_view target);
+
+/// `t` as an HTTP date (IMF-fixdate, RFC 9110 §5.6.7): "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string HttpDate(std::chrono::system_clock::time_point t);
 
 /// A JSON response with `status`.
 HttpResponse JsonResponse(int status, std::string body);

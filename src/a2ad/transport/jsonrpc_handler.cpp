@@ -116,6 +116,10 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
     return r;
   };
+  if (v == WireVersion::kV03 && !stream_options_.serve_v03)
+    co_return fail(Error(ErrorCode::kVersionNotSupported,
+                         m + " is an A2A 0.3 method; this server serves A2A 1.0 only",
+                         {{"supportedVersions", "1.0"}, {"requestedVersion", "0.3"}}));
   if (auto e = CheckVersion(version_header, v, m)) co_return fail(*e);
   if (extensions_)
     if (auto e = extensions_->CheckRequired(ctx)) co_return fail(*e);

@@ -34,8 +34,16 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
       rest_(jsonrpc_.operations(), kA2aRestPath, stream_options, extensions),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
-      card_body_(protocol::SerializeJson(agent_card)),
-      card_etag_(WeakEtag(card_body_)) {}
+      card_{protocol::SerializeJson(agent_card), {}},
+      last_modified_(HttpDate(std::chrono::system_clock::now())) {
+  card_.etag = WeakEtag(card_.body);
+}
+
+void Router::SetV10Card(const boost::json::object& card, bool only) {
+  v10_card_ = CardBody{protocol::SerializeJson(card), {}};
+  v10_card_->etag = WeakEtag(v10_card_->body);
+  v10_only_ = only;
+}
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
                         storage::PushStore& store) {
@@ -44,16 +52,24 @@ void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
 }
 
 HttpResponse Router::Card(const HttpRequest& request) const {
+  const bool v10 = v10_card_ && (v10_only_ || request.Header("A2A-Version").starts_with("1"));
+  const CardBody& card = v10 ? *v10_card_ : card_;
   HttpResponse r;
-  r.headers = {{"ETag", card_etag_}, {"Cache-Control", "public, max-age=300"}};
-  std::string_view inm = request.Header("If-None-Match");
-  if (!inm.empty() &&
-      (inm == card_etag_ || inm == "*" || inm.find(card_etag_) != std::string_view::npos)) {
+  r.headers = {{"ETag", card.etag},
+               {"Last-Modified", last_modified_},
+               {"Cache-Control", "public, max-age=300"}};
+  if (v10_card_ && !v10_only_) r.headers.emplace_back("Vary", "A2A-Version");
+  const std::string_view inm = request.Header("If-None-Match");
+  const std::string_view ims = request.Header("If-Modified-Since");
+  const bool not_modified = !inm.empty() ? (inm == card.etag || inm == "*" ||
+                                            inm.find(card.etag) != std::string_view::npos)
+                                         : (!ims.empty() && ims == last_modified_);
+  if (not_modified) {
     r.status = 304;
     r.content_type.clear();
     return r;
   }
-  r.body = card_body_;
+  r.body = card.body;
   return r;
 }
 
@@ -68,7 +84,10 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     }
     co_return Card(request);
   }
-  if (path == jsonrpc_path_) {
+  // The endpoint with a trailing '/' too: clients (the A2A TCK's among them) join the
+  // interface URL and "/".
+  if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
+                                path.starts_with(jsonrpc_path_) && path.back() == '/')) {
     if (request.method != "POST") {
       auto r = RestErrorResponse(405, "method_not_allowed", "the A2A JSON-RPC endpoint takes POST");
       r.headers.emplace_back("Allow", "POST");

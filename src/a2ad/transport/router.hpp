@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,19 +36,29 @@ class Router {
          StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
          OpenwopApi* openwop = nullptr, const ExtensionRegistry* extensions = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+  /// The A2A 1.0 form of the card (agent_card.hpp CardForm::kV10), served to requests with
+  /// `A2A-Version: 1.x`, or to every request when `only` (the server serves 1.0 only).
+  /// Without it every request gets the card given to the constructor. Call before serving.
+  void SetV10Card(const boost::json::object& card, bool only);
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
   /// serving.
   void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);
 
  private:
+  struct CardBody {
+    std::string body;
+    std::string etag;
+  };
   HttpResponse Card(const HttpRequest& request) const;
 
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;  // over jsonrpc_'s operation table
   OpenwopApi* openwop_;
   std::string jsonrpc_path_;
-  std::string card_body_;
-  std::string card_etag_;
+  CardBody card_;
+  std::optional<CardBody> v10_card_;
+  bool v10_only_ = false;
+  std::string last_modified_;  // when the cards were made (they do not change while serving)
   std::unique_ptr<PushRoutes> push_routes_;
 };
 

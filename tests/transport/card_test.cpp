@@ -1,0 +1,138 @@
+// The agent card: its hybrid (v0.3 + v1.0) and strict 1.0 forms, which request gets which,
+// caching validators (ETag, Last-Modified), and the JSON-RPC endpoint with a trailing '/'.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
+#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/router.hpp"
+
+namespace a2ad::transport {
+namespace {
+namespace json = boost::json;
+
+struct Server {
+  core::ManualClock clock;
+  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
+  storage::MemoryTaskStore store;
+  boost::asio::io_context io;
+  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
+  std::unique_ptr<Router> router;
+
+  explicit Server(bool v10_only) {
+    service.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
+                          std::make_shared<tasks::EchoExecutor>());
+    AgentCardConfig card;
+    card.base_url = "http://127.0.0.1:1";
+    card.serves_v03 = !v10_only;
+    StreamOptions options;
+    options.serve_v03 = !v10_only;
+    router = std::make_unique<Router>(service, BuildAgentCard(card, service.skills()), options);
+    router->SetV10Card(BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
+  }
+
+  HttpResponse Call(HttpRequest r) {
+    HttpResponse out;
+    boost::asio::co_spawn(io, router->Handle(std::move(r)),
+                          [&](std::exception_ptr ep, HttpResponse resp) {
+                            if (ep) std::rethrow_exception(ep);
+                            out = std::move(resp);
+                          });
+    io.restart();
+    io.run();
+    return out;
+  }
+  HttpResponse Get(std::vector<std::pair<std::string, std::string>> headers) {
+    HttpRequest r;
+    r.method = "GET";
+    r.target = "/.well-known/agent-card.json";
+    r.headers = std::move(headers);
+    return Call(std::move(r));
+  }
+};
+
+std::string HeaderOf(const HttpResponse& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return v;
+  return "";
+}
+
+json::object Body(const HttpResponse& r) {
+  auto v = protocol::ParseJsonObject(r.body, "card");
+  EXPECT_TRUE(v) << r.body;
+  return v ? *v : json::object();
+}
+
+TEST(Card, AVersionOneRequestGetsTheStrictForm) {
+  Server s(false);
+  const json::object hybrid = Body(s.Get({}));
+  EXPECT_TRUE(hybrid.contains("url"));
+  EXPECT_TRUE(hybrid.contains("additionalInterfaces"));
+  EXPECT_EQ(hybrid.at("supportedInterfaces").as_array().size(), 3u);
+  const HttpResponse r = s.Get({{"A2A-Version", "1.0"}});
+  const json::object v10 = Body(r);
+  for (const char* v03_only :
+       {"url", "preferredTransport", "protocolVersion", "additionalInterfaces"})
+    EXPECT_FALSE(v10.contains(v03_only)) << v03_only;
+  // The 0.3 interface stays listed: a 1.x SDK in legacy mode picks it from here.
+  EXPECT_EQ(v10.at("supportedInterfaces").as_array().size(), 3u);
+  EXPECT_EQ(HeaderOf(r, "Vary"), "A2A-Version");
+  EXPECT_NE(HeaderOf(r, "ETag"), HeaderOf(s.Get({}), "ETag")) << "two forms, two validators";
+}
+
+TEST(Card, OneZeroOnlyServesTheStrictFormToEveryone) {
+  Server s(true);
+  const HttpResponse r = s.Get({});
+  const json::object card = Body(r);
+  EXPECT_FALSE(card.contains("url"));
+  for (const auto& i : card.at("supportedInterfaces").as_array())
+    EXPECT_EQ(i.at("protocolVersion"), "1.0") << i;
+  EXPECT_EQ(HeaderOf(r, "Vary"), "");
+  // ... and its JSON-RPC endpoint refuses 0.3 methods as an unsupported version.
+  HttpRequest rpc;
+  rpc.method = "POST";
+  rpc.target = "/v1/a2a";
+  rpc.body = R"({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"id":"x"}})";
+  auto v = protocol::ParseJson(s.Call(rpc).body);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->at("error").at("code"), -32009) << *v;
+}
+
+TEST(Card, LastModifiedAndETagRevalidate) {
+  Server s(false);
+  const HttpResponse first = s.Get({});
+  const std::string lm = HeaderOf(first, "Last-Modified");
+  ASSERT_EQ(lm.size(), 29u) << lm;  // "Tue, 24 Nov 2026 09:00:00 GMT"
+  EXPECT_EQ(lm.substr(25), " GMT");
+  EXPECT_EQ(s.Get({{"If-Modified-Since", lm}}).status, 304);
+  EXPECT_EQ(s.Get({{"If-Modified-Since", "Mon, 01 Jan 2001 00:00:00 GMT"}}).status, 200);
+  EXPECT_EQ(s.Get({{"If-None-Match", HeaderOf(first, "ETag")}}).status, 304);
+  // If-None-Match wins over If-Modified-Since (RFC 9110 §13.1.3).
+  EXPECT_EQ(s.Get({{"If-None-Match", "W/\"other\""}, {"If-Modified-Since", lm}}).status, 200);
+}
+
+TEST(Card, TheJsonRpcEndpointAnswersWithATrailingSlash) {
+  Server s(false);
+  HttpRequest r;
+  r.method = "POST";
+  r.target = "/v1/a2a/";
+  r.headers = {{"A2A-Version", "1.0"}};
+  r.body = R"({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}})";
+  const HttpResponse resp = s.Call(r);
+  EXPECT_EQ(resp.status, 200);
+  auto v = protocol::ParseJson(resp.body);
+  ASSERT_TRUE(v) << resp.body;
+  EXPECT_EQ(v->at("error").at("code"), -32001) << resp.body;
+  r.target = "/v1/a2a//";
+  EXPECT_EQ(s.Call(r).status, 404);
+}
+
+}  // namespace
+}  // namespace a2ad::transport
