@@ -395,6 +395,19 @@ TEST_F(WorkflowE2E, SameMessageIdNeverStartsASecondRun) {
   EXPECT_EQ(a.at("result").at("id"), b.at("result").at("id"));
   auto list = Get("/v1/runs?workflowId=conformance-noop");
   EXPECT_EQ(list.at("runs").as_array().size(), 1u);
+  // Within a conversation the messageId is the key; the same id in another context (a client
+  // that numbers its messages per conversation) is another message.
+  auto in_context = [&](const std::string& context) {
+    json::object p = SendParams("dup-3", Text("x"), "conformance-noop", "", true);
+    p["message"].as_object()["contextId"] = context;
+    return client_->Rpc("message/send", p);
+  };
+  auto in_a = in_context("ctx-a");
+  auto again_a = in_context("ctx-a");
+  auto in_b = in_context("ctx-b");
+  EXPECT_EQ(in_a.at("result").at("id"), again_a.at("result").at("id"));
+  EXPECT_NE(in_a.at("result").at("id"), in_b.at("result").at("id"));
+  EXPECT_EQ(in_b.at("result").at("contextId"), "ctx-b");
 
   // A retried message/stream of a running task follows that task to its end.
   auto first = client_->Rpc("message/send",

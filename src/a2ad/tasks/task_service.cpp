@@ -179,11 +179,13 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                     {{"field", "message.metadata.skillId"}});
   json::object inputs = InputsOf(msg);
   if (auto refused = executor->CheckInputs(inputs)) co_return std::move(*refused);
-  // The same caller's same messageId never starts a second run: the key names the principal
-  // and the store keeps keys per tenant.
-  const std::string dedup_key = "a2a\n" + ctx.caller() + "\n" + msg.message_id;
-  std::string task_id = ids_.Next();
+  // The same caller's same messageId in the same conversation never starts a second run: the
+  // key names the principal and the contextId the client gave (a messageId reused in another
+  // context is another message), and the store keeps keys per tenant.
   const bool context_given = !msg.context_id.empty();
+  const std::string dedup_key =
+      "a2a\n" + ctx.caller() + "\n" + msg.context_id + "\n" + msg.message_id;
+  std::string task_id = ids_.Next();
   if (!context_given) msg.context_id = ids_.Next();
   msg.task_id = task_id;
   auto slot = Acquire(task_id);
