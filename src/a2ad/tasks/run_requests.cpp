@@ -50,8 +50,11 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   if (!r) {
     if (r.error().code != ErrorCode::kUnsupportedOperation) co_return std::move(r).error();
     auto now = co_await Load(run_id);
-    if (now && now.value() && now.value()->task.status.state == TaskState::kCanceled)
-      co_return std::move(now.value()->task);  // cancel is idempotent (v1.0 §3.1.5)
+    // Cancel is idempotent in A2A 1.0 (§3.1.5); A2A 0.3 clients (and its TCK) expect a task
+    // that is already canceled to be not cancelable, as the 0.3 SDKs answer.
+    if (now && now.value() && now.value()->task.status.state == TaskState::kCanceled &&
+        ctx.version != protocol::WireVersion::kV03)
+      co_return std::move(now.value()->task);
     TaskState s = now && now.value() ? now.value()->task.status.state : TaskState::kUnspecified;
     co_return Error(ErrorCode::kTaskNotCancelable,
                     "task " + run_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
