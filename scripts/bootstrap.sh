@@ -27,6 +27,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libssl-dev libsqlite3-dev libpq-dev postgresql
   libspdlog-dev libcli11-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # the gRPC binding
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev  # the fuzz preset (tests/fuzz): clang++ and libFuzzer
   curl ca-certificates python3

@@ -34,8 +34,9 @@ struct Server {
     card.serves_v03 = !v10_only;
     StreamOptions options;
     options.serve_v03 = !v10_only;
-    router = std::make_unique<Router>(service, BuildAgentCard(card, service.skills()), options);
-    router->SetV10Card(BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
+    router = std::make_unique<Router>(service, json::object{{"name", "replaced"}}, options);
+    router->SetCards(BuildAgentCard(card, service.skills()),
+                     BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
   }
 
   HttpResponse Call(HttpRequest r) {

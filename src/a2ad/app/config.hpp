@@ -29,6 +29,7 @@ struct Config {
   int64_t stream_heartbeat_ms = 15000;    // `: keep-alive` on streams idle this long
   size_t stream_queue_limit = 1024;       // events queued per stream before it is cut
   std::string a2a_versions = "0.3,1.0";   // A2A versions served: "0.3,1.0" or "1.0"
+  std::string grpc_listen;                // host:port of the gRPC binding; "" = off
   int64_t interrupt_token_ttl_s = 86400;  // lifetime of signed interrupt tokens
   std::string default_skill = "echo";     // skill of a message that names none
   int64_t event_retention_s =

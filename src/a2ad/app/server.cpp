@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,6 +26,7 @@
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/grpc/grpc_binding.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/router.hpp"
@@ -278,9 +280,30 @@ int RunServer(const Config& config) {
   router = std::make_unique<transport::Router>(service,
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
-  router->SetV10Card(transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10),
-                     v10_only);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  // gRPC (A2A 1.0): its own listener over the same operation table; the card lists it.
+  std::unique_ptr<transport::GrpcBinding> grpc;
+  if (!config.grpc_listen.empty()) {
+    auto where = ParseListen(config.grpc_listen);
+    if (!where) {
+      core::LogError("--grpc-listen: " + where.error().message);
+      return 2;
+    }
+    grpc = std::make_unique<transport::GrpcBinding>(router->operations(), io.get_executor(),
+                                                    &extensions);
+    auto grpc_port = grpc->Listen(where->host, where->port);
+    if (!grpc_port) {
+      core::LogError(grpc_port.error().message);
+      return 1;
+    }
+    const std::string host =
+        where->host.find(':') != std::string::npos ? "[" + where->host + "]" : where->host;
+    card.grpc_address = host + ":" + std::to_string(grpc_port.value());
+    core::LogInfo("serving A2A gRPC on " + card.grpc_address);
+  }
+  router->SetCards(transport::BuildAgentCard(card, service.skills()),
+                   transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10),
+                   v10_only);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 
   auto recovered = service.RecoverUnfinished();
@@ -301,11 +324,14 @@ int RunServer(const Config& config) {
   // Ordered shutdown: stop accepting -> let in-flight requests finish (bounded) -> stop the
   // loop -> close the store (drains its writer). Running executions are not waited for:
   // every step they committed is durable and a restart re-drives them from there.
+  std::thread grpc_stop;
+  std::atomic<bool> grpc_stopped = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer drain(io);
   auto deadline = std::make_shared<std::chrono::steady_clock::time_point>();
   std::function<void()> poll = [&] {
-    if (server.open_connections() == 0 || std::chrono::steady_clock::now() >= *deadline) {
+    if ((server.open_connections() == 0 && (!grpc || grpc_stopped)) ||
+        std::chrono::steady_clock::now() >= *deadline) {
       io.stop();
       return;
     }
@@ -320,6 +346,13 @@ int RunServer(const Config& config) {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
     server.Stop();
     service.StopAccepting();
+    // gRPC stops on its own thread: its calls finish on the I/O threads, which keep running
+    // until it is done (poll waits for grpc_stopped).
+    if (grpc)
+      grpc_stop = std::thread([&] {
+        grpc->Shutdown();
+        grpc_stopped = true;
+      });
     poll();
   });
 
@@ -358,6 +391,8 @@ int RunServer(const Config& config) {
   core::SetThreadName("a2ad-io-0");
   io.run();
   for (auto& t : pool) t.join();
+  if (grpc_stop.joinable()) grpc_stop.join();
+  grpc.reset();
   {
     std::lock_guard lock(maint_mu);
     maint_stop = true;

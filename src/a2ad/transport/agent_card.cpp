@@ -25,10 +25,12 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
                    {"protocolBinding", "HTTP+JSON"},
                    {"protocolVersion", "1.0"}},
       json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
-  if (!c.serves_v03) {
-    json::array& ifaces = card["supportedInterfaces"].as_array();
-    ifaces.erase(ifaces.end() - 1);  // the 0.3 JSON-RPC entry (last)
-  }
+  json::array& ifaces = card["supportedInterfaces"].as_array();
+  if (!c.serves_v03) ifaces.erase(ifaces.end() - 1);  // the 0.3 JSON-RPC entry (last)
+  if (!c.grpc_address.empty())                        // gRPC: host:port, no scheme (WIRE.md §2.3)
+    ifaces.emplace(ifaces.begin() + 2, json::object{{"url", c.grpc_address},
+                                                    {"protocolBinding", "GRPC"},
+                                                    {"protocolVersion", "1.0"}});
   if (form == CardForm::kHybrid && c.serves_v03) {
     // v0.3 compatibility fields.
     card["url"] = rpc_url;

@@ -22,6 +22,8 @@ struct AgentCardConfig {
   std::string rest_path = "/a2a/rest";  // the A2A 1.0 HTTP+JSON binding (a2a_rest.hpp)
   bool streaming = true;
   bool push_notifications = false;
+  /// host:port of the gRPC binding; "" when it is off.
+  std::string grpc_address;
   /// false when the server serves A2A 1.0 only: no 0.3 interface is listed.
   bool serves_v03 = true;
   /// capabilities.extensions (ExtensionRegistry::CardEntries); left out when empty.

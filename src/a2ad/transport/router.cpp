@@ -39,8 +39,11 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
   card_.etag = WeakEtag(card_.body);
 }
 
-void Router::SetV10Card(const boost::json::object& card, bool only) {
-  v10_card_ = CardBody{protocol::SerializeJson(card), {}};
+void Router::SetCards(const boost::json::object& card, const boost::json::object& v10_card,
+                      bool only) {
+  card_ = CardBody{protocol::SerializeJson(card), {}};
+  card_.etag = WeakEtag(card_.body);
+  v10_card_ = CardBody{protocol::SerializeJson(v10_card), {}};
   v10_card_->etag = WeakEtag(v10_card_->body);
   v10_only_ = only;
 }

@@ -36,10 +36,13 @@ class Router {
          StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
          OpenwopApi* openwop = nullptr, const ExtensionRegistry* extensions = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
-  /// The A2A 1.0 form of the card (agent_card.hpp CardForm::kV10), served to requests with
-  /// `A2A-Version: 1.x`, or to every request when `only` (the server serves 1.0 only).
-  /// Without it every request gets the card given to the constructor. Call before serving.
-  void SetV10Card(const boost::json::object& card, bool only);
+  /// Replaces the card, and adds its A2A 1.0 form (agent_card.hpp CardForm::kV10), served to
+  /// requests with `A2A-Version: 1.x`, or to every request when `only` (the server serves
+  /// 1.0 only). Without it every request gets the card given to the constructor. Call before
+  /// serving.
+  void SetCards(const boost::json::object& card, const boost::json::object& v10_card, bool only);
+  /// The A2A operation table the bindings serve (for the gRPC binding).
+  const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
   /// serving.
   void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);

@@ -1,0 +1,203 @@
+// The gRPC binding over real HTTP/2 on loopback, driven by the generated lf.a2a.v1 client
+// stub: unary calls, server streams, errors as statuses with a google.rpc.ErrorInfo in
+// grpc-status-details-bin, version and extension metadata.
+#include "a2ad/transport/grpc/grpc_binding.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <thread>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/ids.hpp"
+#include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/tasks/builtin/echo_executor.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/extensions.hpp"
+#include "google/rpc/status.pb.h"
+#include "lf/a2a/v1/a2a.grpc.pb.h"
+
+namespace a2ad::transport {
+namespace {
+namespace v1 = lf::a2a::v1;
+
+constexpr const char* kGeo = "https://example.com/ext/geo/v1";
+
+class GrpcBindingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    service_.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
+                           std::make_shared<tasks::EchoExecutor>());
+    Extension geo;
+    geo.uri = kGeo;
+    extensions_.Register(std::move(geo));
+    ops_ = std::make_unique<OperationTable>(CoreA2aOperations(service_, 64));
+    binding_ = std::make_unique<GrpcBinding>(*ops_, io_.get_executor(), &extensions_);
+    auto port = binding_->Listen("127.0.0.1", 0);
+    ASSERT_TRUE(port) << port.error().message;
+    io_thread_ = std::thread([this] { io_.run(); });
+    stub_ = v1::A2AService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port.value()),
+                                                        grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    binding_->Shutdown();
+    work_.reset();
+    io_.stop();
+    if (io_thread_.joinable()) io_thread_.join();
+  }
+
+  static v1::SendMessageRequest Send(const std::string& text) {
+    v1::SendMessageRequest req;
+    v1::Message* m = req.mutable_message();
+    m->set_message_id("m-" + text);
+    m->set_role(v1::ROLE_USER);
+    m->add_parts()->set_text(text);
+    return req;
+  }
+
+  static google::rpc::ErrorInfo InfoOf(const grpc::Status& st) {
+    google::rpc::Status details;
+    EXPECT_TRUE(details.ParseFromString(st.error_details())) << "no google.rpc.Status details";
+    google::rpc::ErrorInfo info;
+    EXPECT_EQ(details.details_size(), 1);
+    if (details.details_size() == 1) {
+      EXPECT_TRUE(details.details(0).UnpackTo(&info));
+    }
+    EXPECT_EQ(details.code(), static_cast<int>(st.error_code()));
+    return info;
+  }
+
+  core::ManualClock clock_;
+  std::unique_ptr<core::IdGenerator> ids_ = core::MakeSequentialIdGenerator("id");
+  storage::MemoryTaskStore store_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
+      boost::asio::make_work_guard(io_);
+  tasks::TaskService service_{store_, clock_, *ids_, io_.get_executor(), {}};
+  ExtensionRegistry extensions_;
+  std::unique_ptr<OperationTable> ops_;
+  std::unique_ptr<GrpcBinding> binding_;
+  std::thread io_thread_;
+  std::unique_ptr<v1::A2AService::Stub> stub_;
+};
+
+TEST_F(GrpcBindingTest, SendMessageGetTaskAndListTasks) {
+  grpc::ClientContext c1;
+  v1::SendMessageResponse sent;
+  ASSERT_TRUE(stub_->SendMessage(&c1, Send("hello grpc"), &sent).ok());
+  ASSERT_TRUE(sent.has_task());
+  EXPECT_EQ(sent.task().status().state(), v1::TASK_STATE_COMPLETED);
+  ASSERT_EQ(sent.task().artifacts_size(), 1);
+  EXPECT_EQ(sent.task().artifacts(0).parts(0).text(), "hello grpc");
+
+  grpc::ClientContext c2;
+  v1::GetTaskRequest get;
+  get.set_id(sent.task().id());
+  v1::Task got;
+  ASSERT_TRUE(stub_->GetTask(&c2, get, &got).ok());
+  EXPECT_EQ(got.id(), sent.task().id());
+  EXPECT_EQ(got.context_id(), sent.task().context_id());
+
+  grpc::ClientContext c3;
+  v1::ListTasksRequest list;
+  list.set_context_id(sent.task().context_id());
+  v1::ListTasksResponse page;
+  ASSERT_TRUE(stub_->ListTasks(&c3, list, &page).ok());
+  ASSERT_EQ(page.tasks_size(), 1);
+  EXPECT_EQ(page.tasks(0).id(), sent.task().id());
+}
+
+TEST_F(GrpcBindingTest, ErrorsAreStatusesWithErrorInfo) {
+  grpc::ClientContext c1;
+  v1::GetTaskRequest get;
+  get.set_id("no-such-task");
+  v1::Task got;
+  grpc::Status st = stub_->GetTask(&c1, get, &got);
+  EXPECT_EQ(st.error_code(), grpc::NOT_FOUND) << st.error_message();
+  google::rpc::ErrorInfo info = InfoOf(st);
+  EXPECT_EQ(info.reason(), "TASK_NOT_FOUND");
+  EXPECT_EQ(info.domain(), "a2a-protocol.org");
+
+  // A finished task cannot be canceled.
+  grpc::ClientContext c2;
+  v1::SendMessageResponse sent;
+  ASSERT_TRUE(stub_->SendMessage(&c2, Send("done"), &sent).ok());
+  grpc::ClientContext c3;
+  v1::CancelTaskRequest cancel;
+  cancel.set_id(sent.task().id());
+  st = stub_->CancelTask(&c3, cancel, &got);
+  EXPECT_EQ(st.error_code(), grpc::FAILED_PRECONDITION) << st.error_message();
+  EXPECT_EQ(InfoOf(st).reason(), "TASK_NOT_CANCELABLE");
+
+  // A message without parts is invalid.
+  grpc::ClientContext c4;
+  v1::SendMessageRequest empty;
+  empty.mutable_message()->set_message_id("m-empty");
+  empty.mutable_message()->set_role(v1::ROLE_USER);
+  st = stub_->SendMessage(&c4, empty, &sent);
+  EXPECT_EQ(st.error_code(), grpc::INVALID_ARGUMENT) << st.error_message();
+
+  // Push is not enabled on this server.
+  grpc::ClientContext c5;
+  v1::TaskPushNotificationConfig cfg;
+  cfg.set_task_id(sent.task().id());
+  cfg.set_url("https://example.com/h");
+  v1::TaskPushNotificationConfig out;
+  st = stub_->CreateTaskPushNotificationConfig(&c5, cfg, &out);
+  EXPECT_EQ(st.error_code(), grpc::UNIMPLEMENTED) << st.error_message();
+  EXPECT_EQ(InfoOf(st).reason(), "PUSH_NOTIFICATION_NOT_SUPPORTED");
+}
+
+TEST_F(GrpcBindingTest, AnUnsupportedVersionIsUnimplemented) {
+  grpc::ClientContext c;
+  c.AddMetadata("a2a-version", "99.0");
+  v1::SendMessageResponse sent;
+  grpc::Status st = stub_->SendMessage(&c, Send("v99"), &sent);
+  EXPECT_EQ(st.error_code(), grpc::UNIMPLEMENTED);
+  EXPECT_EQ(InfoOf(st).reason(), "VERSION_NOT_SUPPORTED");
+  grpc::ClientContext ok;
+  ok.AddMetadata("a2a-version", "1.0");
+  EXPECT_TRUE(stub_->SendMessage(&ok, Send("v1"), &sent).ok());
+}
+
+TEST_F(GrpcBindingTest, ActivatedExtensionsAreEchoedInTheInitialMetadata) {
+  grpc::ClientContext c;
+  c.AddMetadata("a2a-extensions", std::string(kGeo) + ", https://other.example/x");
+  v1::SendMessageResponse sent;
+  ASSERT_TRUE(stub_->SendMessage(&c, Send("ext"), &sent).ok());
+  const auto& md = c.GetServerInitialMetadata();
+  auto it = md.find("a2a-extensions");
+  ASSERT_NE(it, md.end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), kGeo);
+}
+
+TEST_F(GrpcBindingTest, SendStreamingMessageStreamsTheTaskToItsEnd) {
+  grpc::ClientContext c;
+  auto reader = stub_->SendStreamingMessage(&c, Send("streamed"));
+  std::vector<v1::StreamResponse> events;
+  v1::StreamResponse ev;
+  while (reader->Read(&ev)) events.push_back(ev);
+  grpc::Status st = reader->Finish();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_TRUE(events[0].has_task());
+  EXPECT_EQ(events[1].status_update().status().state(), v1::TASK_STATE_WORKING);
+  EXPECT_EQ(events[2].artifact_update().artifact().parts(0).text(), "streamed");
+  EXPECT_EQ(events[3].status_update().status().state(), v1::TASK_STATE_COMPLETED);
+
+  // Subscribing to the finished task is refused, as on the other bindings.
+  grpc::ClientContext c2;
+  v1::SubscribeToTaskRequest sub;
+  sub.set_id(events[0].task().id());
+  auto again = stub_->SubscribeToTask(&c2, sub);
+  EXPECT_FALSE(again->Read(&ev));
+  st = again->Finish();
+  EXPECT_EQ(st.error_code(), grpc::UNIMPLEMENTED) << st.error_message();
+  EXPECT_EQ(InfoOf(st).reason(), "UNSUPPORTED_OPERATION");
+}
+
+}  // namespace
+}  // namespace a2ad::transport
