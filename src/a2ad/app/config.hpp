@@ -32,6 +32,10 @@ struct Config {
   std::string grpc_listen;                // host:port of the gRPC binding; "" = off
   int64_t interrupt_token_ttl_s = 86400;  // lifetime of signed interrupt tokens
   std::string default_skill = "echo";     // skill of a message that names none
+  // The built-in `tck` skill (tasks/builtin/tck_executor.hpp): the agent the A2A conformance
+  // kit expects. Registered only when set; the CLI then makes it the default skill unless
+  // --default-skill is given.
+  bool tck_skill = false;
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
   // Slow and greedy clients (transport::HttpServerOptions): a request body must arrive

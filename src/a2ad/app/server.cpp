@@ -23,6 +23,7 @@
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
+#include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
@@ -189,6 +190,15 @@ int RunServer(const Config& config) {
                          {"streaming", "test"},
                          {"{\"ticks\": 5, \"intervalMs\": 500}"}},
                         std::make_shared<tasks::TickerExecutor>());
+  if (config.tck_skill)
+    service.RegisterSkill({"tck",
+                           "TCK Conformance",
+                           "The agent the A2A conformance kit (a2a-tck) expects: acts on the "
+                           "messageId prefix of each message (tck-complete-task, "
+                           "tck-artifact-text, tck-input-required, tck-stream-001, ...).",
+                           {"tck", "test"},
+                           {"tck-complete-task-1"}},
+                          std::make_shared<tasks::TckExecutor>());
   // The A2A JSON-RPC endpoint; the server's own errors (400, 408, 413, 431, 503) are
   // JSON-RPC shaped there and OpenWOP envelopes elsewhere.
   const std::string jsonrpc_path = "/v1/a2a";

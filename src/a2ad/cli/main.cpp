@@ -110,6 +110,12 @@ int main(int argc, char** argv) {
       ->envname("A2AD_DEFAULT_SKILL")
       ->capture_default_str();
   serve
+      ->add_flag("--tck-skill", config.tck_skill,
+                 "add the built-in `tck` skill, the agent the A2A conformance kit (a2a-tck) "
+                 "expects (acts on each message's messageId prefix), and make it the default "
+                 "skill unless --default-skill is given; off by default")
+      ->envname("A2AD_TCK_SKILL");
+  serve
       ->add_option("--interrupt-token-ttl-s", config.interrupt_token_ttl_s,
                    "lifetime of signed interrupt tokens (capped at an interrupt's timeoutMs)")
       ->envname("A2AD_INTERRUPT_TOKEN_TTL_S")
@@ -266,6 +272,10 @@ int main(int argc, char** argv) {
       }
       config.egress_ca_file = alias_ca_file;
     }
+    // The kit sends messages that name no skill: with --tck-skill they go to `tck`, unless a
+    // default skill was chosen explicitly (flag or A2AD_DEFAULT_SKILL).
+    if (config.tck_skill && serve->get_option("--default-skill")->empty())
+      config.default_skill = "tck";
     return a2ad::app::RunServer(config);
   }
   if (rotate->parsed()) return a2ad::app::RunKeysRotate(config);

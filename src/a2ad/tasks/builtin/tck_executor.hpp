@@ -1,0 +1,84 @@
+#pragma once
+// The built-in `tck` skill (registered with `a2ad serve --tck-skill`): the behaviour the A2A
+// conformance kit (a2aproject/a2a-tck, scenarios/*.feature and its generated SUT agents)
+// expects of the agent under test. The kit picks a behaviour by the prefix of each message's
+// messageId (startsWith; longer prefixes are checked first):
+//
+//   tck-complete-task            completed, status message "Hello from TCK"
+//   tck-artifact-text            artifact text "Generated text content", completed
+//   tck-artifact-file            artifact file part {raw "dGNr", output.txt, text/plain}, completed
+//   tck-artifact-file-url        artifact file part {url https://example.com/output.txt, ...}
+//   tck-artifact-data            artifact data part {"key":"value","count":42}, completed
+//   tck-message-response         completed, status message "Direct message response" (the kit
+//                                wants a Message instead of a Task: the executor port cannot
+//                                answer with one: Behaviour::kMessageResponse)
+//   tck-input-required           input-required (no message), and stays there
+//   tck-reject-task              rejected (reason "rejected")
+//   tck-stream-001 / -003        working, artifact "Stream hello from TCK" / "Stream task
+//                                lifecycle", completed
+//   tck-stream-002               completed
+//   tck-stream-ordering-001      working, artifact "Ordered output", completed
+//   tck-stream-artifact-text     working, artifact "Streamed text content", completed
+//   tck-stream-artifact-file     working, the file artifact above, completed
+//   tck-stream-artifact-chunked  working, chunk "chunk-1 " (append), chunk "chunk-2" (append,
+//                                lastChunk) of one artifact, completed
+//   test-resubscribe-message-id  working, then completed after `long_task` (default 4 s)
+//   anything else                completed, status message "Unhandled messageId prefix: <id>"
+//
+// A reply to an input-required task is routed by its own messageId: tck-input-required keeps
+// the task waiting (the reply is logged; nothing runs), any other prefix resumes it
+// (node.resumed) and then behaves as that prefix does from working (tck-complete-task
+// completes it). Everything that can be decided at once is decided in FirstSteps (one commit
+// with the task's creation for a blocking send) or in one commit of Execute; only
+// test-resubscribe-message-id waits (a cancel ends the wait). Execute derives its position
+// from the task's state, so a restart never repeats a committed step.
+//
+// Thread safety: stateless after construction; one instance serves every task concurrently.
+#include <chrono>
+#include <string_view>
+
+#include "a2ad/tasks/executor.hpp"
+
+namespace a2ad::tasks {
+
+class TckExecutor final : public Executor {
+ public:
+  /// What a messageId asks for (TckBehaviourOf).
+  enum class Behaviour {
+    kCompleteTask,
+    kArtifactText,
+    kArtifactFile,
+    kArtifactFileUrl,
+    kArtifactData,
+    kMessageResponse,
+    kInputRequired,
+    kRejectTask,
+    kStream001,
+    kStream002,
+    kStream003,
+    kStreamOrdering,
+    kStreamArtifactText,
+    kStreamArtifactFile,
+    kStreamArtifactChunked,
+    kLongRunning,  // test-resubscribe-message-id
+    kUnhandled,
+  };
+  /// The behaviour a messageId selects (pure; the longest matching prefix wins).
+  static Behaviour BehaviourOf(std::string_view message_id);
+
+  explicit TckExecutor(std::chrono::milliseconds long_task = std::chrono::milliseconds(4000))
+      : long_task_(long_task) {}
+
+  boost::asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override;
+  /// A new task's whole behaviour, except the long-running one's wait.
+  std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
+  /// tck-input-required keeps the task waiting (resumes = false); any other A2A reply resumes
+  /// it with node.resumed (Execute then runs the reply's behaviour). Refuses non-A2A answers.
+  core::Result<Resolution> Resolve(const storage::TaskRecord& current,
+                                   const ResolveRequest& request) override;
+
+ private:
+  std::chrono::milliseconds long_task_;
+};
+
+}  // namespace a2ad::tasks
