@@ -166,13 +166,21 @@ TEST_F(TckExecutorTest, ArtifactsHaveTheKitsParts) {
 TEST_F(TckExecutorTest, RejectMessageResponseAndUnhandledPrefixes) {
   auto rejected = SendOk("tck-reject-task-s1");
   EXPECT_EQ(rejected.status.state, S::kRejected);
-  auto reply = SendOk("tck-message-response-s1");
-  EXPECT_EQ(reply.status.state, S::kCompleted);
-  EXPECT_EQ(StatusText(reply), "Direct message response");
+  // tck-message-response is answered with a Message and stores nothing.
+  protocol::SendMessageRequest direct = Send("tck-message-response-s1");
+  auto reply = service_->DirectReply(direct);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->role, protocol::Role::kAgent);
+  ASSERT_EQ(reply->parts.size(), 1u);
+  EXPECT_EQ(reply->parts[0].text, "Direct message response");
+  EXPECT_FALSE(reply->message_id.empty());
+  EXPECT_FALSE(reply->context_id.empty());
+  EXPECT_TRUE(reply->task_id.empty());
+  EXPECT_FALSE(service_->DirectReply(Send("tck-artifact-text-s9")).has_value());
   auto other = SendOk("tck-send-003-s1");
   EXPECT_EQ(other.status.state, S::kCompleted);
   EXPECT_EQ(StatusText(other), "Unhandled messageId prefix: tck-send-003-s1");
-  for (const auto* t : {&rejected, &reply, &other}) ExpectLogFoldsToSnapshot(t->id);
+  for (const auto* t : {&rejected, &other}) ExpectLogFoldsToSnapshot(t->id);
 }
 
 // Non-blocking: the task is answered as submitted and Execute (not FirstSteps) does the work.

@@ -17,6 +17,7 @@
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
+#include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/extensions.hpp"
@@ -245,6 +246,70 @@ TEST(Extensions, WithoutAnyTheCardHasNoExtensionsMember) {
   card.target = "/.well-known/agent-card.json";
   const json::value c = Body(s.Call(card));
   EXPECT_FALSE(c.at("capabilities").as_object().contains("extensions"));
+}
+
+}  // namespace
+}  // namespace a2ad::transport
+
+namespace a2ad::transport {
+namespace {
+
+// An executor's DirectReply answers SendMessage with a Message on every binding form: the
+// 1.0 result {"message": ...}, the bare 0.3 message, and a stream of that one event.
+TEST(DirectReply, AMessageAnswersAMessageAndNothingIsStored) {
+  Server s(std::nullopt);
+  s.service.RegisterSkill({"tck", "TCK", "conformance", {}, {}},
+                          std::make_shared<tasks::TckExecutor>());
+  auto send = [](const std::string& method, const std::string& id) {
+    if (method == "message/send" || method == "message/stream")
+      return R"({"jsonrpc":"2.0","id":1,"method":")" + method +
+             R"(","params":{"message":{"kind":"message","messageId":")" + id +
+             R"(","role":"user","parts":[{"kind":"text","text":"hi"}],"metadata":{"skillId":"tck"}}}})";
+    return R"({"jsonrpc":"2.0","id":1,"method":")" + method +
+           R"(","params":{"message":{"messageId":")" + id +
+           R"(","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":{"skillId":"tck"}}}})";
+  };
+  json::value r =
+      Body(s.Rpc(send("SendMessage", "tck-message-response-a"), {{"A2A-Version", "1.0"}}));
+  const json::value& m = r.at("result").at("message");
+  EXPECT_EQ(m.at("role"), "ROLE_AGENT") << r;
+  EXPECT_EQ(m.at("parts").at(0).at("text"), "Direct message response");
+  r = Body(s.Rpc(send("message/send", "tck-message-response-b"), {}));
+  EXPECT_EQ(r.at("result").at("kind"), "message") << r;
+  EXPECT_EQ(r.at("result").at("role"), "agent");
+  // A stream of exactly that message, then the end.
+  HttpRequest stream;
+  stream.method = "POST";
+  stream.target = "/v1/a2a";
+  stream.headers = {{"A2A-Version", "1.0"}};
+  stream.body = send("SendStreamingMessage", "tck-message-response-c");
+  HttpResponse sse = s.Call(stream);
+  ASSERT_TRUE(sse.stream);
+  struct Sink final : SseSink {
+    asio::awaitable<bool> Write(std::string bytes) override {
+      text += bytes;
+      co_return true;
+    }
+    void OnClientGone(std::function<void()>) override {}
+    void OnServerStopping(std::function<void()>) override {}
+    std::string text;
+  } sink;
+  bool ended = false;
+  boost::asio::co_spawn(s.io, sse.stream(sink), [&](std::exception_ptr) { ended = true; });
+  s.io.restart();
+  s.io.run();
+  ASSERT_TRUE(ended) << "a one-message stream ends by itself";
+  const size_t at = sink.text.find("data: ");
+  ASSERT_NE(at, std::string::npos) << sink.text;
+  EXPECT_EQ(sink.text.find("data: ", at + 1), std::string::npos) << "exactly one event";
+  auto event = protocol::ParseJson(sink.text.substr(at + 6, sink.text.find('\n', at) - at - 6));
+  ASSERT_TRUE(event) << sink.text;
+  EXPECT_EQ(event->at("result").at("message").at("parts").at(0).at("text"),
+            "Direct message response");
+  // Nothing was stored: no task in any list.
+  r = Body(s.Rpc(R"({"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{}})",
+                 {{"A2A-Version", "1.0"}}));
+  EXPECT_EQ(r.at("result").at("tasks").as_array().size(), 0u) << r;
 }
 
 }  // namespace

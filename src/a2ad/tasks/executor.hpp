@@ -113,6 +113,15 @@ class Executor {
     (void)inputs;
     return std::nullopt;
   }
+  /// A Message to answer a new message with, instead of a task (A2A lets an agent answer a
+  /// message with a message): SendMessage returns it and stores nothing, so a retry is
+  /// answered again. Pure; called on an I/O thread before anything is written. Only `parts`
+  /// (and `metadata`) of the result are used: the service sets the ids and the agent role.
+  /// Default: none (every message starts or continues a task).
+  virtual std::optional<protocol::Message> DirectReply(const protocol::Message& message) const {
+    (void)message;
+    return std::nullopt;
+  }
   /// True if executions must also be started for tasks parked at an interrupt after a
   /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
   /// nothing to wait for.

@@ -158,6 +158,27 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
   co_return co_await AcceptReply(ctx, req, std::move(attach));
 }
 
+std::optional<protocol::Message> TaskService::DirectReply(const protocol::SendMessageRequest& req) {
+  const protocol::Message& msg = req.message;
+  if (!msg.task_id.empty()) return std::nullopt;
+  std::string skill_id = options_.default_skill;
+  const json::value* named = msg.metadata.if_contains("skillId");
+  if (!named) named = req.metadata.if_contains("skillId");
+  if (named) {
+    if (!named->is_string()) return std::nullopt;  // AcceptNew words the refusal
+    skill_id = named->get_string();
+  }
+  const Executor* executor = ExecutorFor(skill_id);
+  if (!executor) return std::nullopt;
+  auto reply = executor->DirectReply(msg);
+  if (!reply) return std::nullopt;
+  reply->message_id = ids_.Next();
+  reply->context_id = msg.context_id.empty() ? ids_.Next() : msg.context_id;
+  reply->task_id.clear();
+  reply->role = protocol::Role::kAgent;
+  return reply;
+}
+
 asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     const CallContext& ctx, protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
     bool first_steps_inline) {

@@ -72,8 +72,9 @@ struct TaskServiceOptions {
   std::function<void(const storage::TaskRecord* previous, storage::TaskCommit& commit)> on_commit;
 
   /// Threads of the read executor (read_executor.hpp) that runs every store read. 0 runs
-  /// reads inline (only for single-threaded deterministic harnesses); a few suffice for SQLite (its reader pool bounds parallel reads anyway), a network
-  /// database wants about as many as the requests it should serve in parallel.
+  /// reads inline (only for single-threaded deterministic harnesses); a few suffice for SQLite (its
+  /// reader pool bounds parallel reads anyway), a network database wants about as many as the
+  /// requests it should serve in parallel.
   size_t read_threads = 4;
 };
 
@@ -162,6 +163,12 @@ class TaskService {
   /// off), an inline push config refused by vet_push_config, kUnavailable (shutting down).
   boost::asio::awaitable<core::Result<protocol::Task>> SendMessage(
       const CallContext& ctx, protocol::SendMessageRequest req);
+
+  /// The Message a new message (no taskId) is answered with instead of a task, when the skill
+  /// it names has one (Executor::DirectReply): messageId fresh, contextId the message's (or a
+  /// fresh one), role agent. nullopt otherwise (also for a skill that is not known: SendMessage
+  /// reports that). Nothing is stored. Call before SendMessage / SendStreamingMessage.
+  std::optional<protocol::Message> DirectReply(const protocol::SendMessageRequest& req);
 
   /// message/stream, SendStreamingMessage: SendMessage, but returns a stream that begins with
   /// the accepted task's snapshot and follows its execution. Same errors as SendMessage.

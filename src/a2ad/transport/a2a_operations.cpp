@@ -123,9 +123,34 @@ using Awaitable = asio::awaitable<Result<OperationResult>>;
 
 Awaitable Refuse(Error e) { co_return e; }
 
+/// A Message as SendMessage's result: {"message": ...} in 1.0, the bare message in 0.3.
+OperationResult MessageResult(const protocol::Message& m, WireVersion v) {
+  OperationResult r;
+  r.result_json =
+      v == WireVersion::kV03
+          ? protocol::SerializeJson(protocol::v03::MessageToJson(m))
+          : protocol::SerializeJson(json::object{{"message", protocol::v10::MessageToJson(m)}});
+  return r;
+}
+
+/// A stream of one Message, which ends it (the direct reply of a streaming send).
+tasks::StreamStart MessageStream(protocol::Message m) {
+  auto item = std::make_shared<tasks::StreamItem>();
+  item->sequence = 0;
+  item->event.kind = protocol::StreamEvent::Kind::kMessage;
+  item->event.message = std::move(m);
+  item->terminal = true;
+  tasks::StreamStart start;
+  start.backlog.push_back(std::move(item));
+  start.last_sequence = 0;
+  start.task_terminal = true;
+  return start;
+}
+
 Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
   auto req = DecodeSend(call);
   if (!req) co_return std::move(req).error();
+  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, call.ctx.version);
   auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
   co_return TaskResult(task.value(), call.ctx.version, call.ctx.version == WireVersion::kV10);
@@ -134,6 +159,11 @@ Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
 Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
   auto req = DecodeSend(call);
   if (!req) co_return std::move(req).error();
+  if (auto reply = svc->DirectReply(*req)) {
+    OperationResult r;
+    r.stream = MessageStream(std::move(*reply));
+    co_return r;
+  }
   auto start = co_await svc->SendStreamingMessage(call.ctx, std::move(req).value(), queue_limit);
   if (!start) co_return std::move(start).error();
   OperationResult r;

@@ -18,12 +18,14 @@ constexpr size_t kMaxCoalescedBytes = 256 * 1024;
 }  // namespace
 
 asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePumpSpec spec) {
-  auto sub = start.subscription;
+  auto sub = start.subscription;  // null for a stream that is only its backlog
   auto stopping = std::make_shared<bool>(false);
-  sink.OnClientGone([sub] { sub->Close(); });
+  sink.OnClientGone([sub] {
+    if (sub) sub->Close();
+  });
   sink.OnServerStopping([sub, stopping] {
     *stopping = true;
-    sub->Close();
+    if (sub) sub->Close();
   });
   int64_t last = start.last_sequence;
   for (const auto& item : start.backlog) {

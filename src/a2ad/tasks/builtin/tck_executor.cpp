@@ -131,9 +131,7 @@ std::vector<EventDraft> Steps(B b, const protocol::Task& task, const protocol::M
           ArtifactEvent(task, protocol::Part::Data(json::object{{"key", "value"}, {"count", 42}})));
       step.push_back(Completed(task));
       break;
-    case B::kMessageResponse:
-      // The kit expects a Message as the SendMessage result; a task's status message is as
-      // close as the executor port gets.
+    case B::kMessageResponse:  // answered by DirectReply; a follow-up completes the task
       step.push_back(Completed(task, "Direct message response"));
       break;
     case B::kInputRequired:
@@ -176,6 +174,13 @@ std::vector<EventDraft> Steps(B b, const protocol::Task& task, const protocol::M
 }
 
 }  // namespace
+
+std::optional<protocol::Message> TckExecutor::DirectReply(const protocol::Message& message) const {
+  if (BehaviourOf(message.message_id) != B::kMessageResponse) return std::nullopt;
+  protocol::Message reply;
+  reply.parts.push_back(protocol::Part::Text("Direct message response"));
+  return reply;
+}
 
 TckExecutor::Behaviour TckExecutor::BehaviourOf(std::string_view message_id) {
   B found = B::kUnhandled;

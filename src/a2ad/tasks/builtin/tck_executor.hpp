@@ -72,6 +72,8 @@ class TckExecutor final : public Executor {
   boost::asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override;
   /// A new task's whole behaviour, except the long-running one's wait.
   std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
+  /// tck-message-response: a Message "Direct message response" instead of a task.
+  std::optional<protocol::Message> DirectReply(const protocol::Message& message) const override;
   /// tck-input-required keeps the task waiting (resumes = false); any other A2A reply resumes
   /// it with node.resumed (Execute then runs the reply's behaviour). Refuses non-A2A answers.
   core::Result<Resolution> Resolve(const storage::TaskRecord& current,
