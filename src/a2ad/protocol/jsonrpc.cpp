@@ -35,9 +35,7 @@ core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, json::va
   auto* method = o.if_contains("method");
   if (!method || !method->is_string() || method->get_string().empty())
     return Error(ErrorCode::kInvalidRequest, "\"method\" must be a non-empty string");
-  if (!o.contains("id"))
-    return Error(ErrorCode::kInvalidRequest,
-                 "notifications (requests without \"id\") are not supported by A2A");
+  const bool notification = !o.contains("id");
   if (fault) {
     const std::string& field = fault->details.empty() ? std::string() : fault->details[0].second;
     if (!field.starts_with("params")) {
@@ -49,6 +47,7 @@ core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, json::va
   JsonRpcRequest r;
   r.id = id_out;
   r.method = method->get_string();
+  r.notification = notification;
   if (auto* p = o.if_contains("params")) {
     if (!p->is_object() && !p->is_array() && !p->is_null())
       return Error(ErrorCode::kInvalidRequest, "\"params\" must be an object");

@@ -16,10 +16,14 @@ struct JsonRpcRequest {
   boost::json::value id;  // string, integer or null; echoed with its JSON type
   std::string method;
   boost::json::value params;  // null when absent
+  /// No "id" member: a notification. A2A has none; the endpoint still checks its method and
+  /// params (so a caller learns what is wrong with it) and then refuses it.
+  bool notification = false;
 };
 
-/// Parses one JSON-RPC request. On error returns kParseError (not JSON) or kInvalidRequest
-/// (bad envelope, or a batch: batches are refused); `id_out` receives the request id when
+/// Parses one JSON-RPC request. On error returns kParseError (not JSON), kInvalidRequest
+/// (bad envelope, or a batch: batches are refused) or kInvalidParams (a value in params that
+/// cannot be represented); `id_out` receives the request id when
 /// it could be read (else null), so the error response can echo it.
 core::Result<JsonRpcRequest> ParseJsonRpcRequest(std::string_view body, boost::json::value& id_out);
 

@@ -66,6 +66,16 @@ void OperationTable::Replace(std::string_view name, ParamsRule params, Operation
   throw std::logic_error("no A2A operation '" + std::string(name) + "' to replace");
 }
 
+void OperationTable::SetCheck(std::string_view name,
+                              std::function<std::optional<Error>(const OperationCall&)> check) {
+  for (auto& op : ops_)
+    if (op.name == name) {
+      op.check = std::move(check);
+      return;
+    }
+  throw std::logic_error("no A2A operation '" + std::string(name) + "' to check");
+}
+
 std::optional<OperationTable::Match> OperationTable::FindJsonRpc(std::string_view method) const {
   auto it = by_rpc_name_.find(method);
   if (it == by_rpc_name_.end()) return std::nullopt;
@@ -229,6 +239,16 @@ std::string NameFor(const OperationCall& call, const char* v10, const char* v03)
 
 }  // namespace
 
+/// The `check` of an operation whose params one decoder reads.
+template <class Decode>
+std::function<std::optional<Error>(const OperationCall&)> CheckWith(Decode decode) {
+  return [decode](const OperationCall& call) -> std::optional<Error> {
+    auto r = decode(call);
+    if (!r) return std::move(r).error();
+    return std::nullopt;
+  };
+}
+
 OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit) {
   tasks::TaskService* svc = &service;
   OperationTable t;
@@ -280,6 +300,23 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
                          ": this agent has no extended agent card "
                          "(capabilities.extendedAgentCard is false)"));
          }});
+  // What a notification of each is checked for (the decoders the handlers use).
+  auto by_version = [](auto v03, auto v10) {
+    return [v03, v10](const OperationCall& c) {
+      return c.ctx.version == WireVersion::kV03 ? v03(c.params) : v10(c.params);
+    };
+  };
+  auto send_check = CheckWith(DecodeSend);
+  for (auto [name, check] :
+       {std::pair{"SendMessage", send_check}, std::pair{"SendStreamingMessage", send_check},
+        std::pair{"GetTask", CheckWith(by_version(protocol::v03::GetTaskRequestFromJson,
+                                                  protocol::v10::GetTaskRequestFromJson))},
+        std::pair{"CancelTask", CheckWith(by_version(protocol::v03::CancelTaskRequestFromJson,
+                                                     protocol::v10::CancelTaskRequestFromJson))},
+        std::pair{"ListTasks", CheckWith([](const OperationCall& c) {
+                    return protocol::v10::ListTasksRequestFromJson(c.params);
+                  })}})
+    t.SetCheck(name, std::move(check));
   return t;
 }
 

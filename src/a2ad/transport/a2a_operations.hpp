@@ -73,6 +73,9 @@ struct Operation {
   std::string extension;    // URI of the extension that adds it; "" for core A2A
   ParamsRule params = ParamsRule::kObject;
   OperationHandler handler;
+  /// Decodes params without acting on them (for a request that will not be executed: a
+  /// JSON-RPC notification); unset: nothing beyond the params rule is checked.
+  std::function<std::optional<core::Error>(const OperationCall&)> check;
 };
 
 class OperationTable {
@@ -82,6 +85,9 @@ class OperationTable {
   void Add(Operation op);
   /// Replaces the handler and params rule of the operation named `name` (EnablePush).
   void Replace(std::string_view name, ParamsRule params, OperationHandler handler);
+  /// Sets the `check` of the operation named `name`.
+  void SetCheck(std::string_view name,
+                std::function<std::optional<core::Error>(const OperationCall&)> check);
 
   struct Match {
     const Operation* op;

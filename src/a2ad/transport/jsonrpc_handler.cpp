@@ -132,6 +132,12 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
         Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
 
   const OperationCall call{ctx, params, request.Header("Last-Event-ID")};
+  if (rpc.notification) {  // checked like any request, then refused: A2A has no notifications
+    if (op.check)
+      if (auto e = op.check(call)) co_return fail(*e);
+    co_return fail(Error(ErrorCode::kInvalidRequest,
+                         "notifications (requests without \"id\") are not supported by A2A"));
+  }
   auto result = co_await op.handler(call);
   if (!result) co_return fail(result.error());
   OperationResult& out = result.value();
