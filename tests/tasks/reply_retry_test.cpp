@@ -17,6 +17,7 @@
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "run_on.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -92,14 +93,7 @@ class ReplyRetryTest : public ::testing::Test {
 
   template <class T>
   T Run(asio::awaitable<T> aw) {
-    std::optional<T> out;
-    asio::co_spawn(io_, std::move(aw), [&](std::exception_ptr ep, T v) {
-      if (ep) std::rethrow_exception(ep);
-      out.emplace(std::move(v));
-    });
-    io_.restart();
-    while (!out) io_.run_one();
-    return std::move(*out);
+    return a2ad::testing::RunOn(io_, std::move(aw));
   }
   void Drain() {
     io_.restart();

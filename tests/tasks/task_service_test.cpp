@@ -20,6 +20,7 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
+#include "run_on.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -98,14 +99,7 @@ class TaskServiceTest : public ::testing::Test {
 
   template <class T>
   T Run(asio::awaitable<T> aw) {
-    std::optional<T> out;
-    asio::co_spawn(io_, std::move(aw), [&](std::exception_ptr ep, T v) {
-      if (ep) std::rethrow_exception(ep);
-      out.emplace(std::move(v));
-    });
-    io_.restart();
-    while (!out) io_.run_one();
-    return std::move(*out);
+    return a2ad::testing::RunOn(io_, std::move(aw));
   }
   void Drain() {
     io_.restart();

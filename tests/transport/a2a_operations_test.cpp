@@ -22,6 +22,7 @@
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/extensions.hpp"
 #include "a2ad/transport/router.hpp"
+#include "in_process_router.hpp"
 
 namespace a2ad::transport {
 namespace {
@@ -53,45 +54,16 @@ Extension Geo(bool required) {
   return e;
 }
 
-struct Server {
-  core::ManualClock clock;
-  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
-  storage::MemoryTaskStore store;
-  boost::asio::io_context io;
-  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
+struct Server : testing::InProcessRouter {
   ExtensionRegistry extensions;
-  std::unique_ptr<Router> router;
 
   explicit Server(std::optional<Extension> ext) {
-    service.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
-                          std::make_shared<tasks::EchoExecutor>());
     if (ext) extensions.Register(std::move(*ext));
     AgentCardConfig card;
     card.base_url = "http://127.0.0.1:1";
     card.extensions = extensions.CardEntries();
     router = std::make_unique<Router>(service, BuildAgentCard(card, service.skills()),
                                       StreamOptions{}, "/v1/a2a", nullptr, &extensions);
-  }
-
-  HttpResponse Call(HttpRequest r) {
-    HttpResponse out;
-    boost::asio::co_spawn(io, router->Handle(std::move(r)),
-                          [&](std::exception_ptr ep, HttpResponse resp) {
-                            if (ep) std::rethrow_exception(ep);
-                            out = std::move(resp);
-                          });
-    io.restart();
-    io.run();
-    return out;
-  }
-
-  HttpResponse Rpc(std::string body, std::vector<std::pair<std::string, std::string>> headers) {
-    HttpRequest r;
-    r.method = "POST";
-    r.target = "/v1/a2a";
-    r.headers = std::move(headers);
-    r.body = std::move(body);
-    return Call(std::move(r));
   }
 };
 

@@ -13,22 +13,14 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/transport/agent_card.hpp"
 #include "a2ad/transport/router.hpp"
+#include "in_process_router.hpp"
 
 namespace a2ad::transport {
 namespace {
 namespace json = boost::json;
 
-struct Server {
-  core::ManualClock clock;
-  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
-  storage::MemoryTaskStore store;
-  boost::asio::io_context io;
-  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
-  std::unique_ptr<Router> router;
-
+struct Server : testing::InProcessRouter {
   explicit Server(bool v10_only) {
-    service.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
-                          std::make_shared<tasks::EchoExecutor>());
     AgentCardConfig card;
     card.base_url = "http://127.0.0.1:1";
     card.serves_v03 = !v10_only;
@@ -39,17 +31,6 @@ struct Server {
                      BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
   }
 
-  HttpResponse Call(HttpRequest r) {
-    HttpResponse out;
-    boost::asio::co_spawn(io, router->Handle(std::move(r)),
-                          [&](std::exception_ptr ep, HttpResponse resp) {
-                            if (ep) std::rethrow_exception(ep);
-                            out = std::move(resp);
-                          });
-    io.restart();
-    io.run();
-    return out;
-  }
   HttpResponse Get(std::vector<std::pair<std::string, std::string>> headers) {
     HttpRequest r;
     r.method = "GET";

@@ -14,34 +14,13 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/router.hpp"
+#include "in_process_router.hpp"
 
 namespace a2ad::transport {
 namespace {
 
-struct Server {
-  core::ManualClock clock;
-  std::unique_ptr<core::IdGenerator> ids = core::MakeSequentialIdGenerator("id");
-  storage::MemoryTaskStore store;
-  boost::asio::io_context io;
-  tasks::TaskService service{store, clock, *ids, io.get_executor(), {}};
-  Router router{service, boost::json::object{{"name", "t"}}};
-
-  Server() {
-    service.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
-                          std::make_shared<tasks::EchoExecutor>());
-  }
-
-  HttpResponse Call(HttpRequest r) {
-    HttpResponse out;
-    boost::asio::co_spawn(io, router.Handle(std::move(r)),
-                          [&](std::exception_ptr ep, HttpResponse resp) {
-                            if (ep) std::rethrow_exception(ep);
-                            out = std::move(resp);
-                          });
-    io.restart();
-    io.run();
-    return out;
-  }
+struct Server : testing::InProcessRouter {
+  Server() { router = std::make_unique<Router>(service, boost::json::object{{"name", "t"}}); }
 };
 
 HttpRequest Rpc(std::string body, std::vector<std::pair<std::string, std::string>> headers) {

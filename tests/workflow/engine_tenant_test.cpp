@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "run_on.hpp"
 
 namespace a2ad::workflow {
 namespace {
@@ -38,14 +39,7 @@ class EngineTenantTest : public ::testing::Test {
   }
   template <class T>
   T Run(asio::awaitable<T> aw) {
-    std::optional<T> out;
-    asio::co_spawn(io_, std::move(aw), [&](std::exception_ptr ep, T v) {
-      if (ep) std::rethrow_exception(ep);
-      out.emplace(std::move(v));
-    });
-    io_.restart();
-    while (!out) io_.run_one();
-    return std::move(*out);
+    return a2ad::testing::RunOn(io_, std::move(aw));
   }
   // Runs the loop until the run's status is `status` (timers fire in real time).
   storage::TaskRecord WaitStatus(const CallContext& ctx, const std::string& id,

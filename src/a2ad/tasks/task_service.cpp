@@ -158,17 +158,22 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
   co_return co_await AcceptReply(ctx, req, std::move(attach));
 }
 
+Result<std::string> TaskService::SkillOf(const protocol::SendMessageRequest& req) const {
+  const json::value* named = req.message.metadata.if_contains("skillId");
+  if (!named) named = req.metadata.if_contains("skillId");
+  if (!named) return options_.default_skill;
+  if (!named->is_string())
+    return Error(ErrorCode::kInvalidParams, "message.metadata.skillId: expected a string",
+                 {{"field", "message.metadata.skillId"}});
+  return std::string(named->get_string());
+}
+
 std::optional<protocol::Message> TaskService::DirectReply(const protocol::SendMessageRequest& req) {
   const protocol::Message& msg = req.message;
   if (!msg.task_id.empty()) return std::nullopt;
-  std::string skill_id = options_.default_skill;
-  const json::value* named = msg.metadata.if_contains("skillId");
-  if (!named) named = req.metadata.if_contains("skillId");
-  if (named) {
-    if (!named->is_string()) return std::nullopt;  // AcceptNew words the refusal
-    skill_id = named->get_string();
-  }
-  const Executor* executor = ExecutorFor(skill_id);
+  auto skill_id = SkillOf(req);
+  if (!skill_id) return std::nullopt;  // AcceptNew words the refusal
+  const Executor* executor = ExecutorFor(*skill_id);
   if (!executor) return std::nullopt;
   auto reply = executor->DirectReply(msg);
   if (!reply) return std::nullopt;
@@ -183,15 +188,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     const CallContext& ctx, protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
     bool first_steps_inline) {
   protocol::Message& msg = req.message;
-  std::string skill_id = options_.default_skill;
-  const json::value* named = msg.metadata.if_contains("skillId");
-  if (!named) named = req.metadata.if_contains("skillId");
-  if (named) {
-    if (!named->is_string())
-      co_return Error(ErrorCode::kInvalidParams, "message.metadata.skillId: expected a string",
-                      {{"field", "message.metadata.skillId"}});
-    skill_id = named->get_string();
-  }
+  auto named_skill = SkillOf(req);
+  if (!named_skill) co_return std::move(named_skill).error();
+  std::string skill_id = std::move(named_skill).value();
   Executor* executor = ExecutorFor(skill_id);
   if (!executor)
     co_return Error(ErrorCode::kInvalidParams,

@@ -339,6 +339,9 @@ class TaskService {
                       const std::string& skill_id);
 
   Executor* ExecutorFor(const std::string& skill_id) const;
+  /// The skill a new message names (message, then request metadata `skillId`), else the
+  /// default skill; kInvalidParams when `skillId` is not a string.
+  core::Result<std::string> SkillOf(const protocol::SendMessageRequest& req) const;
   /// The registered skill ids, comma-separated (for "unknown skill" messages).
   std::string AvailableSkills() const;
   protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;

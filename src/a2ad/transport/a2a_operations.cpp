@@ -44,6 +44,15 @@ bool IsJsonContentType(std::string_view ct) {
   return lower == "application/json" || lower == "application/a2a+json";
 }
 
+std::optional<Error> RequireV10(std::string_view version) {
+  int minor = 0;
+  if (version.empty() || A2aVersionMajor(version, minor) == 1) return std::nullopt;
+  return Error(
+      ErrorCode::kVersionNotSupported,
+      "A2A-Version '" + std::string(version) + "' is not supported on this binding; it serves 1.0",
+      {{"supportedVersions", "1.0"}, {"requestedVersion", std::string(version)}});
+}
+
 void OperationTable::Add(Operation op) {
   const size_t index = ops_.size();
   auto claim = [&](const std::string& name, WireVersion v) {

@@ -115,6 +115,15 @@ void AddPushOperations(OperationTable& table, push::PushService& push);
 /// Binding helpers. The major version of an A2A-Version value ("1.0" -> 1, "0.3" -> 0, a
 /// missing minor is 0), its minor in `minor`; -1 when malformed.
 int A2aVersionMajor(std::string_view version, int& minor);
+/// The version check of a binding that serves A2A 1.0 only (REST, gRPC): `version` (the
+/// A2A-Version header, the a2a-version metadata) absent or 1.x; else VersionNotSupported.
+std::optional<core::Error> RequireV10(std::string_view version);
+/// True when an A2A stream ends after `item`: a terminal state, or (close_on_interrupt: a
+/// message/stream cycle) input-required / auth-required. Log entries with no A2A projection
+/// never end one.
+inline bool EndsA2aStream(const tasks::StreamItem& item, bool close_on_interrupt) {
+  return item.a2a && (item.terminal || (item.interrupted && close_on_interrupt));
+}
 /// True for a JSON request Content-Type (application/json, application/a2a+json, any
 /// parameters) or none (curl without -H).
 bool IsJsonContentType(std::string_view content_type);

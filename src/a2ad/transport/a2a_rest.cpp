@@ -96,7 +96,7 @@ json::value QueryValue(std::string_view name, const std::string& text) {
 /// The SSE frames of a REST stream: bare StreamResponse events; an error as google.rpc.Status.
 SsePumpSpec RestStreamSpec(bool close_on_interrupt, std::chrono::milliseconds heartbeat) {
   auto closes = [close_on_interrupt](const tasks::StreamItem& item) {
-    return item.a2a && (item.terminal || (item.interrupted && close_on_interrupt));
+    return EndsA2aStream(item, close_on_interrupt);
   };
   SsePumpSpec spec;
   spec.heartbeat = heartbeat;
@@ -158,14 +158,7 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
         Error(ErrorCode::kMethodNotFound,
               "no A2A route for " + request.method + " " + std::string(request.Path())));
   }
-  const std::string_view version = request.Header("A2A-Version");
-  int minor = 0;
-  if (!version.empty() && A2aVersionMajor(version, minor) != 1)
-    co_return A2aRestErrorResponse(
-        Error(ErrorCode::kVersionNotSupported,
-              "A2A-Version '" + std::string(version) +
-                  "' is not supported on this binding; it serves 1.0",
-              {{"supportedVersions", "1.0"}, {"requestedVersion", std::string(version)}}));
+  if (auto e = RequireV10(request.Header("A2A-Version"))) co_return A2aRestErrorResponse(*e);
 
   auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kRest, WireVersion::kV10);
   if (extensions_) extensions_->Activate(request, ctx);

@@ -48,7 +48,7 @@ std::optional<Error> CheckVersion(std::string_view header, WireVersion method_ve
 SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on_interrupt,
                           std::chrono::milliseconds heartbeat) {
   auto closes = [close_on_interrupt](const tasks::StreamItem& item) {
-    return item.a2a && (item.terminal || (item.interrupted && close_on_interrupt));
+    return EndsA2aStream(item, close_on_interrupt);
   };
   auto id_json = std::make_shared<const std::string>(protocol::SerializeJson(rpc_id));
   SsePumpSpec spec;

@@ -89,14 +89,7 @@ std::optional<Error> Prepare(grpc::CallbackServerContext* c, const google::proto
       as_http.headers.emplace_back(k == "a2a-version" ? "A2A-Version" : "A2A-Extensions",
                                    std::string(value.data(), value.size()));
   }
-  const std::string_view version = as_http.Header("A2A-Version");
-  int minor = 0;
-  if (!version.empty() && A2aVersionMajor(version, minor) != 1)
-    return Error(ErrorCode::kVersionNotSupported,
-                 "a2a-version '" + std::string(version) +
-                     "' is not supported; this binding "
-                     "serves A2A 1.0",
-                 {{"supportedVersions", "1.0"}, {"requestedVersion", std::string(version)}});
+  if (auto e = RequireV10(as_http.Header("A2A-Version"))) return e;
   if (extensions) {
     extensions->Activate(as_http, call.ctx);
     if (auto echo = ExtensionRegistry::EchoHeader(call.ctx))
@@ -215,7 +208,7 @@ class GrpcSink : public SseSink {
 
 SsePumpSpec GrpcStreamSpec(bool close_on_interrupt, std::shared_ptr<std::optional<Error>> cut) {
   auto closes = [close_on_interrupt](const tasks::StreamItem& item) {
-    return item.a2a && (item.terminal || (item.interrupted && close_on_interrupt));
+    return EndsA2aStream(item, close_on_interrupt);
   };
   SsePumpSpec spec;
   spec.keep_alive.clear();  // HTTP/2 keeps the connection alive itself
