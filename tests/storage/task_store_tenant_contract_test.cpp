@@ -206,5 +206,38 @@ TYPED_TEST(TaskStoreTenantTest, IdempotencyKeysAreUniquePerTenant) {
   EXPECT_FALSE(nobody->has_value());
 }
 
+TYPED_TEST(TaskStoreTenantTest, AReleasedKeyCreatesAnotherTaskAndTheFirstKeepsItsKeyLess) {
+  this->Make("a-1", "acme", "alice", "ctx", TaskState::kInputRequired, 100, "a2a\nalice\n\nm-1");
+  // Without the release, the key stays taken even after an update.
+  TaskRecord first = this->MustGet("a-1");
+  TaskCommit kept = Append(first, TaskState::kWorking, 200);
+  ASSERT_TRUE(IsOk(CommitSync(this->store(), std::move(kept))));
+  TaskCommit early = Create("a-2");
+  early.record.tenant = "acme";
+  early.record.dedup_key = "a2a\nalice\n\nm-1";
+  auto refused = CommitSync(this->store(), std::move(early));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, core::ErrorCode::kConflict);
+
+  first = this->MustGet("a-1");
+  TaskCommit release = Append(first, TaskState::kWorking, 300);
+  release.record.dedup_key.clear();
+  release.releases_dedup_key = true;
+  ASSERT_TRUE(IsOk(CommitSync(this->store(), std::move(release))));
+  auto gone = this->store().FindByDedupKey("acme", "a2a\nalice\n\nm-1");
+  ASSERT_TRUE(IsOk(gone));
+  EXPECT_FALSE(gone->has_value());
+  EXPECT_EQ(this->MustGet("a-1").dedup_key, "");
+
+  TaskCommit again = Create("a-2");
+  again.record.tenant = "acme";
+  again.record.dedup_key = "a2a\nalice\n\nm-1";
+  ASSERT_TRUE(IsOk(CommitSync(this->store(), std::move(again))));
+  auto found = this->store().FindByDedupKey("acme", "a2a\nalice\n\nm-1");
+  ASSERT_TRUE(IsOk(found));
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->task.id, "a-2");
+}
+
 }  // namespace
 }  // namespace a2ad::storage

@@ -205,6 +205,50 @@ TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
   ExpectLogFoldsToSnapshot(id);
 }
 
+// A first message is idempotent by (caller, contextId, messageId) until its sender sends the
+// task another message (accepted_messages.hpp, A2aDedupKey): before, the same send is a retry
+// and returns the task; after, it starts a new task (and a retry of that returns the new one).
+TEST_F(ReplyRetryTest, AFirstMessageIsRetriedUntilItsSenderAddressesTheTask) {
+  Make();
+  const std::string id = Parked();
+  auto retried = Run(service_->SendMessage(ctx_, Message("start", "go")));
+  ASSERT_TRUE(retried.ok()) << retried.error().message;
+  EXPECT_EQ(retried->id, id);
+
+  // Another principal's answer does not end the sender's retry window.
+  protocol::CallContext approver = ctx_;
+  approver.principal.id = "approver";
+  auto asked = Run(service_->SendMessage(approver, Message("r-ask", "ask", id)));
+  ASSERT_TRUE(asked.ok()) << asked.error().message;
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, Message("start", "go")))->id, id);
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key, A2aDedupKey("anonymous", "", "start"));
+
+  // The sender's own reply does: the key is given back, durably.
+  auto done = Run(service_->SendMessage(ctx_, Message("r-ok", "accept", id)));
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_EQ(done->status.state, S::kCompleted);
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key, "");
+  ExpectLogFoldsToSnapshot(id);
+
+  auto fresh = Run(service_->SendMessage(ctx_, Message("start", "go")));
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_NE(fresh->id, id);
+  EXPECT_EQ(fresh->status.state, S::kInputRequired);
+  auto fresh_retry = Run(service_->SendMessage(ctx_, Message("start", "go")));
+  ASSERT_TRUE(fresh_retry.ok());
+  EXPECT_EQ(fresh_retry->id, fresh->id);
+  Drain();
+  EXPECT_EQ(gate_->executions.load(), 3);  // first task: start + resume; second: start
+}
+
+TEST(AcceptedMessages, TheCallerOfADedupKey) {
+  EXPECT_EQ(DedupKeyCaller(A2aDedupKey("alice", "ctx", "m-1")), "alice");
+  EXPECT_EQ(DedupKeyCaller(A2aDedupKey("", "", "")), "");
+  EXPECT_EQ(DedupKeyCaller("rest\nalice\nPOST /v1/runs\nk"), "");
+  EXPECT_EQ(DedupKeyCaller(""), "");
+  EXPECT_EQ(DedupKeyCaller("a2a\nalice"), "");
+}
+
 TEST_F(ReplyRetryTest, AReusedMessageIdWithOtherPartsIsRefused) {
   Make();
   const std::string id = Parked();

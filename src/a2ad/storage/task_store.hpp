@@ -78,6 +78,10 @@ struct TaskCommit {
   // Push notifications (push_store.hpp), written in the same transaction:
   std::vector<PushConfigRecord> push_configs;  // upserted (inline configs of message/send)
   std::vector<OutboxRow> outbox;               // inserted (pending)
+  /// The stored record's dedup key is given back (the record's is now ""): another task of
+  /// the tenant may be created with it (tasks/accepted_messages.hpp: the retry window of a
+  /// first message ends when its sender sends the task another).
+  bool releases_dedup_key = false;
 
   /// The record this commit writes (`shared_record` if set, else `record`).
   const TaskRecord& Record() const { return shared_record ? *shared_record : record; }

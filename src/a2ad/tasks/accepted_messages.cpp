@@ -122,4 +122,19 @@ PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
   return MessageContentDigest(*it) == content ? PriorMessage::kSame : PriorMessage::kDifferent;
 }
 
+std::string A2aDedupKey(std::string_view caller, std::string_view context_id,
+                        std::string_view message_id) {
+  std::string key = "a2a\n";
+  key.append(caller).append("\n").append(context_id).append("\n").append(message_id);
+  return key;
+}
+
+std::string_view DedupKeyCaller(std::string_view dedup_key) {
+  constexpr std::string_view kPrefix = "a2a\n";
+  if (!dedup_key.starts_with(kPrefix)) return {};
+  dedup_key.remove_prefix(kPrefix.size());
+  const size_t end = dedup_key.find('\n');
+  return end == std::string_view::npos ? std::string_view{} : dedup_key.substr(0, end);
+}
+
 }  // namespace a2ad::tasks

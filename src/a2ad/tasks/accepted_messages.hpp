@@ -53,4 +53,18 @@ enum class PriorMessage {
 PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
                                  const protocol::Message& message, std::string_view caller);
 
+/// A message that starts a task is idempotent too, by the task's creation key
+/// (storage::TaskRecord::dedup_key): the same caller's same messageId in the same contextId
+/// (as the client gave it: "" when it gave none) starts one task, and a retry is answered
+/// with that task. The retry window closes when the creator sends the task a further message
+/// (a2a.message.received whose caller is the key's): having addressed the task by its id, the
+/// creator evidently received the first answer, so a later send with that messageId is a new
+/// message, not a retry. The fold then clears the record's key and the store gives it back
+/// (storage::TaskCommit::releases_dedup_key), and the same messageId starts a new task.
+std::string A2aDedupKey(std::string_view caller, std::string_view context_id,
+                        std::string_view message_id);
+/// The caller part of a key made by A2aDedupKey; "" for "" and for other keys (a REST
+/// Idempotency-Key).
+std::string_view DedupKeyCaller(std::string_view dedup_key);
+
 }  // namespace a2ad::tasks

@@ -4,6 +4,7 @@
 
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/state_machine.hpp"
 
@@ -84,6 +85,11 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     const json::value* resumes = e.payload.if_contains("resumes");
     const bool explicit_no = resumes && resumes->is_bool() && !resumes->get_bool();
     if (protocol::IsInterrupted(t.status.state) && !explicit_no) new_state = TaskState::kWorking;
+    // The creator addressing its task by id received the first answer: its messageId is no
+    // longer retried, and the key is given back (storage::TaskCommit::releases_dedup_key).
+    if (const json::value* caller = e.payload.if_contains("caller");
+        caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
+      next.dedup_key.clear();
   } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
     new_state = TaskState::kWorking;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));

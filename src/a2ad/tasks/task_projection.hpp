@@ -9,7 +9,10 @@
 //                                                        record's dedup key, tenant
 //                                                        ("default") and owner ("anonymous")
 //   a2a.message.received {message, caller?}             message appended to history; an
-//                                                        interrupted task becomes working
+//                                                        interrupted task becomes working;
+//                                                        from the creator: the record's
+//                                                        dedup key is cleared
+//                                                        (accepted_messages.hpp)
 //   run.started, node.resumed  {message?}               state working
 //   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required
 //                                                        when kind == "auth");

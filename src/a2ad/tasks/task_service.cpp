@@ -199,12 +199,12 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                     {{"field", "message.metadata.skillId"}});
   json::object inputs = InputsOf(msg);
   if (auto refused = executor->CheckInputs(inputs)) co_return std::move(*refused);
-  // The same caller's same messageId in the same conversation never starts a second run: the
-  // key names the principal and the contextId the client gave (a messageId reused in another
-  // context is another message), and the store keeps keys per tenant.
+  // The same caller's same messageId in the same conversation never starts a second run
+  // while it can be a retry (accepted_messages.hpp: until the caller sends that task another
+  // message): the key names the principal and the contextId the client gave (a messageId
+  // reused in another context is another message), and the store keeps keys per tenant.
   const bool context_given = !msg.context_id.empty();
-  const std::string dedup_key =
-      "a2a\n" + ctx.caller() + "\n" + msg.context_id + "\n" + msg.message_id;
+  const std::string dedup_key = A2aDedupKey(ctx.caller(), msg.context_id, msg.message_id);
   std::string task_id = ids_.Next();
   if (!context_given) msg.context_id = ids_.Next();
   msg.task_id = task_id;

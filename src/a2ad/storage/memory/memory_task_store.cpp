@@ -52,6 +52,8 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
   for (PushConfigRecord& c : commit.push_configs) configs_[{id, c.config.id}] = std::move(c);
   for (OutboxRow& row : commit.outbox) outbox_.push_back(std::move(row));
   Entry& entry = it->second;
+  if (commit.releases_dedup_key && !entry.record.dedup_key.empty())
+    dedup_.erase(std::make_pair(entry.record.tenant, entry.record.dedup_key));
   const bool created = entry.record.task.id.empty();
   std::string tenant = std::move(entry.record.tenant), owner = std::move(entry.record.owner);
   if (commit.shared_record)

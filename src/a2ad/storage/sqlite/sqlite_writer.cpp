@@ -42,6 +42,7 @@ constexpr const char* kUpdateTask =
     "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
     " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
     " WHERE id = ?1 AND last_sequence = ?11";
+constexpr const char* kReleaseDedupKey = "UPDATE tasks SET dedup_key = NULL WHERE id = ?1";
 constexpr const char* kInsertEvent =
     "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -143,6 +144,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.created_at_ms = r.created_at_ms;
     p.updated_at_ms = r.updated_at_ms;
     p.last_sequence = r.last_sequence;
+    p.releases_dedup_key = commit.releases_dedup_key;
     p.expected_last_sequence = commit.expected_last_sequence;
     p.events.reserve(commit.events.size());
     for (const protocol::RunEvent& e : commit.events) {
@@ -377,6 +379,14 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
                                                          std::to_string(p.expected_last_sequence));
     }
     wrote = true;
+  }
+  if (!creating && p.releases_dedup_key) {  // rare: a creator's first follow-up message
+    auto release_prepared = db.Prepare(kReleaseDedupKey);
+    if (!release_prepared) return std::move(release_prepared).error();
+    Stmt release(*release_prepared);
+    release.BindStatic(1, id_view);
+    if (const int rc = release.Step(); rc != SQLITE_DONE)
+      return db.Fail("release the dedup key of task " + id, rc);
   }
   auto prepared = db.Prepare(kInsertEvent);
   if (!prepared) return std::move(prepared).error();
