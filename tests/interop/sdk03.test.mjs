@@ -216,13 +216,18 @@ describe('a2ad with @a2a-js/sdk 0.3.14 A2AClient (JSON-RPC v0.3)', () => {
     assertEchoTask(events[0], text);
   });
 
-  it('tasks/resubscribe of an unknown task fails (the 0.3 client throws)', { timeout: 15_000 }, async () => {
-    // A JSON error body before any event: the 0.3 JSON-RPC client only reports a generic
-    // Content-Type complaint (WIRE.md §7), so only "it throws" is checked here.
+  it('tasks/resubscribe of an unknown task fails with the error: -32001 and the task named', { timeout: 15_000 }, async () => {
+    // The error is the one event of an SSE stream (WIRE.md §7), so the 0.3 client reports
+    // it in full (a JSON body would reach it as a generic Content-Type complaint).
+    const id = `no-such-task-${randomUUID()}`;
     await assert.rejects(async () => {
-      for await (const ev of client.resubscribeTask({ id: `no-such-task-${randomUUID()}` })) {
+      for await (const ev of client.resubscribeTask({ id })) {
         assert.fail(`unexpected event ${JSON.stringify(ev)}`);
       }
+    }, (err) => {
+      assert.match(String(err.message), /-32001/, err.message);
+      assert.ok(String(err.message).includes(id), err.message);
+      return true;
     });
   });
 

@@ -371,11 +371,28 @@ TEST_F(StreamingTest, ShutdownEndsStreamsWithAResumePoint) {
   EXPECT_TRUE(c->ended());
 }
 
-TEST_F(StreamingTest, StreamingErrorsBeforeTheFirstEventAreJsonResponses) {
+// Before the first event: v0.3 answers with a stream of one `error` event carrying the
+// JSON-RPC error (what v0.3 clients read); v1.0 with a JSON error body.
+TEST_F(StreamingTest, StreamingErrorsBeforeTheFirstEventAreOneErrorEventInV03AndJsonInV10) {
   Start({});
   SseClient c("127.0.0.1", port_, "/v1/a2a", ResubscribeBody("no-such-task"));
   EXPECT_EQ(c.status(), 200);
-  EXPECT_EQ(c.content_type(), "application/json");
+  EXPECT_EQ(c.content_type(), "text/event-stream");
+  auto events = c.ReadToEnd();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].event, "error");
+  json::value error = json::parse(events[0].data);
+  EXPECT_EQ(error.at("id"), json::value(2));
+  EXPECT_EQ(error.at("error").at("code"), json::value(-32001));
+
+  SseClient v10("127.0.0.1", port_, "/v1/a2a",
+                json::serialize(json::object{{"jsonrpc", "2.0"},
+                                             {"id", 3},
+                                             {"method", "SubscribeToTask"},
+                                             {"params", json::object{{"id", "no-such-task"}}}}),
+                {{"A2A-Version", "1.0"}});
+  EXPECT_EQ(v10.status(), 200);
+  EXPECT_EQ(v10.content_type(), "application/json");
 }
 
 }  // namespace

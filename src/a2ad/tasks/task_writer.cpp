@@ -192,7 +192,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   RecordPtr before = creating ? nullptr : slot->head;
   auto record = std::make_shared<const storage::TaskRecord>(std::move(next));
   commit.shared_record = record;
-  commit.releases_dedup_key = !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
+  commit.releases_dedup_key =
+      !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
   commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
   if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
   slot->head = record;

@@ -111,8 +111,19 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   // Who calls: the anonymous caller until the auth layer fills it in.
   auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kJsonRpc, v);
   if (extensions_) extensions_->Activate(request, ctx);
+  // A v0.3 streaming method's error is the one event of an SSE stream (WIRE.md §7: what
+  // a2a-python's v0.3 server does and every v0.3 client reads; a 0.3 JS client reading a
+  // JSON body loses the error's details). A 1.0 client reads a JSON error body.
+  const bool error_as_event = op.streaming && v == WireVersion::kV03;
   auto fail = [&](const Error& e) {
-    HttpResponse r = JsonRpcErrorResponse(rpc.id, e, v);
+    HttpResponse r;
+    if (error_as_event) {
+      r.content_type = "text/event-stream";
+      r.headers.emplace_back("Cache-Control", "no-cache");
+      r.body = "event: error\ndata: " + JsonRpcErrorText(rpc.id, e, v) + "\n\n";
+    } else {
+      r = JsonRpcErrorResponse(rpc.id, e, v);
+    }
     if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
     return r;
   };
