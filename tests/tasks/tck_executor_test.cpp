@@ -108,7 +108,10 @@ TEST(TckBehaviour, TheLongestPrefixWins) {
   EXPECT_EQ(TckExecutor::BehaviourOf("test-resubscribe-message-id-7"), B::kLongRunning);
   EXPECT_EQ(TckExecutor::BehaviourOf("tck-send-003-x"), B::kUnhandled);
   EXPECT_EQ(TckExecutor::BehaviourOf("tck-complete"), B::kUnhandled);
-  EXPECT_EQ(TckExecutor::BehaviourOf(""), B::kUnhandled);
+  // The v0.3 kit's ids (not "tck-"): working for a while, like test-resubscribe-message-id.
+  EXPECT_EQ(TckExecutor::BehaviourOf("test-message-id-9"), B::kLongRunning);
+  EXPECT_EQ(TckExecutor::BehaviourOf("msg-9"), B::kLongRunning);
+  EXPECT_EQ(TckExecutor::BehaviourOf(""), B::kLongRunning);
 }
 
 TEST_F(TckExecutorTest, CompleteTaskAnswersHelloFromTck) {
@@ -327,6 +330,27 @@ TEST_F(TckExecutorTest, TheLongRunningTaskCanBeCanceled) {
   EXPECT_EQ(Get(t->id).status.state, S::kCanceled);
   EXPECT_EQ(service_->running_executions(), 0u);
   ExpectLogFoldsToSnapshot(t->id);
+}
+
+// The v0.3 kit continues and cancels the task a plain message started: a message into the
+// working task joins its history and starts nothing; the task goes on and completes.
+TEST_F(TckExecutorTest, AMessageIntoAWorkingTaskJoinsTheHistoryAndStartsNothing) {
+  auto t = Run(service_->SendMessage(ctx_, Send("test-message-id-1", "", true)));
+  ASSERT_TRUE(t.ok());
+  auto more = Run(service_->SendMessage(ctx_, Send("test-followup-1", t->id, true)));
+  ASSERT_TRUE(more.ok()) << more.error().message;
+  EXPECT_EQ(more->id, t->id);
+  EXPECT_FALSE(protocol::IsTerminal(more->status.state));
+  ASSERT_EQ(more->history.size(), 2u);
+  EXPECT_EQ(more->history[1].message_id, "test-followup-1");
+  EXPECT_EQ(service_->running_executions(), 1u);
+  Drain();
+  EXPECT_EQ(Get(t->id).status.state, S::kCompleted);
+  ExpectLogFoldsToSnapshot(t->id);
+  // ... and once it is over, a message is refused as for any finished task.
+  auto late = Run(service_->SendMessage(ctx_, Send("test-followup-2", t->id, true)));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, core::ErrorCode::kUnsupportedOperation);
 }
 
 }  // namespace

@@ -122,6 +122,11 @@ class Executor {
     (void)message;
     return std::nullopt;
   }
+  /// True if a message into a task that is submitted or working (no open interrupt) is
+  /// taken: appended to the history while the execution goes on as it was (the message
+  /// starts nothing). Default false: such a message is refused (-32004, "not waiting for
+  /// input"), since a workflow reads input only at its gates.
+  virtual bool TakesMessagesWhileWorking() const { return false; }
   /// True if executions must also be started for tasks parked at an interrupt after a
   /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
   /// nothing to wait for.

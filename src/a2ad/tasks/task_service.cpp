@@ -323,6 +323,11 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
                    "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
                        " and accepts no more messages; start a new task in the same context",
                    {{"taskId", task_id}});
+    if (!protocol::IsInterrupted(s) && executor && executor->TakesMessagesWhileWorking()) {
+      *resumes = false;  // logged into the history; the running execution goes on
+      if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
+      return std::nullopt;
+    }
     if (!protocol::IsInterrupted(s))
       return Error(ErrorCode::kUnsupportedOperation,
                    "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +

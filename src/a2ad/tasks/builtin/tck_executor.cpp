@@ -183,7 +183,7 @@ std::optional<protocol::Message> TckExecutor::DirectReply(const protocol::Messag
 }
 
 TckExecutor::Behaviour TckExecutor::BehaviourOf(std::string_view message_id) {
-  B found = B::kUnhandled;
+  B found = message_id.starts_with("tck-") ? B::kUnhandled : B::kLongRunning;
   size_t longest = 0;
   for (const auto& p : kPrefixes)
     if (p.text.size() > longest && message_id.starts_with(p.text)) {

@@ -23,7 +23,14 @@
 //   tck-stream-artifact-chunked  working, chunk "chunk-1 " (append), chunk "chunk-2" (append,
 //                                lastChunk) of one artifact, completed
 //   test-resubscribe-message-id  working, then completed after `long_task` (default 4 s)
-//   anything else                completed, status message "Unhandled messageId prefix: <id>"
+//   any id not starting "tck-"   the same (the v0.3 kit's messages, "test-...", "msg-...":
+//                                it continues and cancels the task its first message
+//                                started, so that task must still be working; run a2ad with
+//                                a short --blocking-timeout-ms so blocking sends return it)
+//   any other "tck-" id          completed, status message "Unhandled messageId prefix: <id>"
+//
+// A message into a working task is taken (TakesMessagesWhileWorking): it joins the history
+// and the task goes on as it was.
 //
 // A reply to an input-required task is routed by its own messageId: tck-input-required keeps
 // the task waiting (the reply is logged; nothing runs), any other prefix resumes it
@@ -60,7 +67,7 @@ class TckExecutor final : public Executor {
     kStreamArtifactText,
     kStreamArtifactFile,
     kStreamArtifactChunked,
-    kLongRunning,  // test-resubscribe-message-id
+    kLongRunning,  // test-resubscribe-message-id, and ids that do not start "tck-"
     kUnhandled,
   };
   /// The behaviour a messageId selects (pure; the longest matching prefix wins).
@@ -74,6 +81,7 @@ class TckExecutor final : public Executor {
   std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
   /// tck-message-response: a Message "Direct message response" instead of a task.
   std::optional<protocol::Message> DirectReply(const protocol::Message& message) const override;
+  bool TakesMessagesWhileWorking() const override { return true; }
   /// tck-input-required keeps the task waiting (resumes = false); any other A2A reply resumes
   /// it with node.resumed (Execute then runs the reply's behaviour). Refuses non-A2A answers.
   core::Result<Resolution> Resolve(const storage::TaskRecord& current,
