@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <set>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -239,6 +240,47 @@ TEST_F(ReplyRetryTest, AFirstMessageIsRetriedUntilItsSenderAddressesTheTask) {
   EXPECT_EQ(fresh_retry->id, fresh->id);
   Drain();
   EXPECT_EQ(gate_->executions.load(), 3);  // first task: start + resume; second: start
+}
+
+// A retried first message that carries a push config ensures it on the task the first
+// attempt started (upserted: once, whatever the number of retries); a config without an id
+// gets that task's id.
+TEST_F(ReplyRetryTest, ARetriedFirstMessageEnsuresItsPushConfigOnTheTask) {
+  TaskServiceOptions opts;
+  opts.vet_push_config = [](protocol::PushNotificationConfig& c,
+                            const std::string& task_id) -> asio::awaitable<core::Result<void>> {
+    if (c.id.empty()) c.id = task_id;
+    c.task_id = task_id;
+    co_return core::Ok{};
+  };
+  Make(opts);
+  const std::string id = Parked();  // "start", no push config
+  EXPECT_TRUE(inner_.ListConfigs(id).value().empty());
+  auto with_push = [](const std::string& config_id) {
+    auto r = Message("start", "go");
+    protocol::PushNotificationConfig c;
+    c.id = config_id;
+    c.url = "https://hooks.example/a2a";
+    r.configuration.push_notification_config = c;
+    return r;
+  };
+  const int64_t last = inner_.Get(id).value()->last_sequence;
+  for (int i = 0; i < 2; ++i) {
+    auto again = Run(service_->SendMessage(ctx_, with_push("")));
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->id, id);
+  }
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, with_push("named"))).ok());
+  auto configs = inner_.ListConfigs(id).value();
+  ASSERT_EQ(configs.size(), 2u);
+  std::set<std::string> ids;
+  for (const auto& c : configs) {
+    ids.insert(c.config.id);
+    EXPECT_EQ(c.task_id, id);
+    EXPECT_EQ(c.config.task_id, id);
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{id, "named"}));
+  EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);  // no event: only the configs
 }
 
 TEST(AcceptedMessages, TheCallerOfADedupKey) {

@@ -206,6 +206,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   const bool context_given = !msg.context_id.empty();
   const std::string dedup_key = A2aDedupKey(ctx.caller(), msg.context_id, msg.message_id);
   std::string task_id = ids_.Next();
+  const std::string fresh_id = task_id;  // unused if this is a retry
   if (!context_given) msg.context_id = ids_.Next();
   msg.task_id = task_id;
   auto slot = Acquire(task_id);
@@ -260,6 +261,20 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                     "message.messageId '" + msg.message_id + "' was already used for task " +
                         task_id + " (another skill or context); use a new messageId per message",
                     {{"field", "message.messageId"}});
+  }
+  if (auto& inline_push = req.configuration.push_notification_config) {
+    // A retry is applied idempotently: the push config it carries is upserted on the task
+    // the first attempt started (a no-op when that attempt wrote it already). A config
+    // without an id gets that task's id, as it would have then.
+    if (inline_push->id == fresh_id) inline_push->id = task_id;
+    inline_push->task_id = task_id;
+    {
+      std::lock_guard lock(slot->mu);
+      slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
+    }
+    auto pushed = co_await CommitRecord(slot, {}, false, {});
+    if (!pushed) co_return std::move(pushed).error();
+    created = std::move(pushed).value();
   }
   co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
 }
