@@ -70,6 +70,29 @@ std::string_view SenderOf(const json::object& payload) {
   return kAnonymous;
 }
 
+// One sender's digests under one messageId: a string, or an array once other content was
+// sent under the same messageId.
+void AddDigest(json::value& digests, const std::string& digest) {
+  if (digests.is_string()) {
+    if (digests.get_string() == digest) return;
+    digests = json::array{digests, json::value(digest)};
+  } else if (digests.is_array()) {
+    for (const auto& d : digests.get_array())
+      if (d.is_string() && d.get_string() == digest) return;
+    digests.get_array().emplace_back(digest);
+  } else {
+    digests = digest;
+  }
+}
+
+bool HasDigest(const json::value& digests, std::string_view digest) {
+  if (digests.is_string()) return digests.get_string() == digest;
+  if (digests.is_array())
+    for (const auto& d : digests.get_array())
+      if (d.is_string() && d.get_string() == digest) return true;
+  return false;
+}
+
 }  // namespace
 
 void RecordAcceptedMessage(json::object& run, const json::object& payload) {
@@ -83,7 +106,7 @@ void RecordAcceptedMessage(json::object& run, const json::object& payload) {
   const std::string digest = MessageContentDigest(*m);
   const std::string_view sender = SenderOf(payload);
   if (sender == kAnonymous && !entry.is_object()) {
-    entry = digest;  // the shape every snapshot had before callers were told apart
+    AddDigest(entry, digest);  // the shape every snapshot had before callers were told apart
     return;
   }
   if (!entry.is_object()) {
@@ -91,16 +114,16 @@ void RecordAcceptedMessage(json::object& run, const json::object& payload) {
     if (entry.is_string()) by_sender[kAnonymous] = entry;  // the anonymous caller's, before
     entry = std::move(by_sender);
   }
-  entry.get_object()[sender] = digest;
+  json::value& mine = entry.get_object()[sender];
+  AddDigest(mine, digest);
 }
 
 PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
                                  const protocol::Message& message, std::string_view caller) {
   if (caller.empty()) caller = kAnonymous;
   const std::string content = MessageContentDigest(message);
-  auto compare = [&content](const json::value& digest) {
-    return digest.is_string() && digest.get_string() == content ? PriorMessage::kSame
-                                                                : PriorMessage::kDifferent;
+  auto compare = [&content](const json::value& digests) {
+    return HasDigest(digests, content) ? PriorMessage::kSame : PriorMessage::kDifferent;
   };
   if (const json::value* seen = record.run.if_contains(kKey); seen && seen->is_object())
     if (const json::value* entry = seen->get_object().if_contains(message.message_id)) {

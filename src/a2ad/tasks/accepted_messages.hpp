@@ -6,18 +6,21 @@
 // history or the log, because those are not the place to rely on for it: a task's history
 // is shaped (trimmed) on the way out and its log is pruned by retention.
 //
-// A reply whose messageId is there is a retry: with the same parts it is answered with the
-// task as it is now and writes nothing; with other parts it is refused (a reused messageId).
+// A reply whose messageId is there with the same parts is a retry: it is answered with the
+// task as it is now and writes nothing. The same messageId with other parts is another
+// message and is taken as such (A2A asks for unique messageIds, but the A2A conformance kit
+// sends several messages of one task under one messageId); its digest joins the first's.
 // TaskService::AcceptReply decides this under the task's lock, before anything else about
 // the reply (so two racing retries cannot both apply, and a retry finds its reply even if
 // that reply already ended the task).
 //
 // Scope: one task (so one tenant), and the (principal, messageId) pair: two callers may
-// each use a messageId once. The events carry the principal (a2a.task.submitted: owner;
+// each use a messageId. The events carry the principal (a2a.task.submitted: owner;
 // a2a.message.received: caller). Stored shape, kept readable by snapshots written before
 // callers were told apart (every one of them "anonymous"): acceptedMessages{messageId:
-// digest} while only the anonymous principal used that messageId, else acceptedMessages{
-// messageId: {principal: digest, ...}}.
+// digests} while only the anonymous principal used that messageId, else acceptedMessages{
+// messageId: {principal: digests, ...}}, where digests is one digest (a string) or, once
+// other content came under the same messageId, an array of them.
 //
 // Thread safety: pure functions.
 #include <boost/json/object.hpp>
@@ -44,7 +47,7 @@ void RecordAcceptedMessage(boost::json::object& run, const boost::json::object& 
 enum class PriorMessage {
   kNone,       // not seen: a new reply
   kSame,       // accepted before with the same parts: a retry
-  kDifferent,  // accepted before with other parts: a reused messageId
+  kDifferent,  // accepted before with other parts only: another message, same messageId
 };
 
 /// Whether `record`'s task accepted a user message with `message`'s messageId from
@@ -57,8 +60,8 @@ PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
 /// (storage::TaskRecord::dedup_key): the same caller's same messageId in the same contextId
 /// (as the client gave it: "" when it gave none) starts one task, and a retry is answered
 /// with that task. The retry window closes when the creator sends the task a further message
-/// (a2a.message.received whose caller is the key's): having addressed the task by its id, the
-/// creator evidently received the first answer, so a later send with that messageId is a new
+/// or cancels it (a2a.message.received or run.cancelled whose caller is the key's): having
+/// addressed the task by its id, the creator evidently received the first answer, so a later send with that messageId is a new
 /// message, not a retry. The fold then clears the record's key and the store gives it back
 /// (storage::TaskCommit::releases_dedup_key), and the same messageId starts a new task.
 std::string A2aDedupKey(std::string_view caller, std::string_view context_id,

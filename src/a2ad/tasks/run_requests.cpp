@@ -40,8 +40,9 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   auto visible = co_await Visible(ctx, run_id);
   if (!visible) co_return std::move(visible).error();
   auto slot = Acquire(run_id);
-  json::object payload{{"reason", reason}, {"cancelledBy", "client"}};
+  json::object payload{{"reason", reason}, {"cancelledBy", "client"}, {"caller", ctx.caller()}};
   if (!parent_run_id.empty()) {
+    payload.erase("caller");
     payload["parentRunId"] = parent_run_id;
     payload["cancelledBy"] = "parent";
   }

@@ -85,11 +85,6 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     const json::value* resumes = e.payload.if_contains("resumes");
     const bool explicit_no = resumes && resumes->is_bool() && !resumes->get_bool();
     if (protocol::IsInterrupted(t.status.state) && !explicit_no) new_state = TaskState::kWorking;
-    // The creator addressing its task by id received the first answer: its messageId is no
-    // longer retried, and the key is given back (storage::TaskCommit::releases_dedup_key).
-    if (const json::value* caller = e.payload.if_contains("caller");
-        caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
-      next.dedup_key.clear();
   } else if (e.type == protocol::kEvRunStarted || e.type == protocol::kEvNodeResumed) {
     new_state = TaskState::kWorking;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
@@ -175,6 +170,14 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       t.status.message = std::move(status_message);
     }
   }
+  // The creator addressing its task by id (a message into it, a cancel) received the first
+  // answer: its first messageId is no longer retried, and the key is given back
+  // (accepted_messages.hpp; storage::TaskCommit::releases_dedup_key).
+  if (!next.dedup_key.empty() &&
+      (e.type == protocol::kEvMessageReceived || e.type == protocol::kEvRunCancelled))
+    if (const json::value* caller = e.payload.if_contains("caller");
+        caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
+      next.dedup_key.clear();
   ApplyRunEvent(next.run, e);
   if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);
   next.last_sequence = e.sequence;

@@ -10,9 +10,10 @@
 //                                                        ("default") and owner ("anonymous")
 //   a2a.message.received {message, caller?}             message appended to history; an
 //                                                        interrupted task becomes working;
-//                                                        from the creator: the record's
-//                                                        dedup key is cleared
-//                                                        (accepted_messages.hpp)
+//                                                        from the creator (payload.caller):
+//                                                        the record's dedup key is cleared
+//                                                        (accepted_messages.hpp); so by
+//                                                        run.cancelled {caller}
 //   run.started, node.resumed  {message?}               state working
 //   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required
 //                                                        when kind == "auth");

@@ -304,7 +304,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   std::shared_ptr<void> detach;  // dropped (detaching) on error
   if (attach) detach = Attach(slot, attach);
   // Decided under the task's lock against its newest state. A reply is idempotent by
-  // (principal, messageId) (accepted_messages.hpp): a retry of an accepted reply writes
+  // (principal, messageId, parts) (accepted_messages.hpp): a retry of an accepted reply writes
   // nothing and is answered with the task as it is now, whatever its state. Of two
   // different replies racing for one interrupt, one wins; the accepted reply moves the task
   // to working (a2a.message.received on an interrupted task, or the executor's
@@ -322,13 +322,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
         *retried = true;
         step.clear();
         return std::nullopt;
-      case PriorMessage::kDifferent:
-        return Error(ErrorCode::kInvalidParams,
-                     "message.messageId: '" + msg.message_id +
-                         "' was already used for another message of task " + task_id +
-                         "; use a new messageId per message (a retry must repeat the "
-                         "message unchanged)",
-                     {{"field", "message.messageId"}});
+      case PriorMessage::kDifferent:  // another message under a reused messageId
       case PriorMessage::kNone:
         break;
     }
