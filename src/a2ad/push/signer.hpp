@@ -4,7 +4,7 @@
 // §3.4: the signature is raw r||s, 64 bytes; core/es256.hpp) with header {alg, kid,
 // typ:"JWT"} and claims iss, aud (the webhook URL), iat, exp, jti (unique per attempt),
 // taskId (and eventId). Public keys are published as a JWKS (RFC 7517) at
-// /.well-known/jwks.json.
+// /.well-known/jwks.json (transport/router.hpp), which also lists the agent card's key.
 //
 // Keys live under <data-dir>/keys/ (directory 0700): <kid>.pem (PKCS#8 private key, 0600)
 // and <kid>.json ({kid, createdAtMs, retiredAtMs}). Exactly one key is active (retiredAtMs
