@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/core/encoding.hpp"
 #include "a2ad/push/signer.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
@@ -51,6 +52,26 @@ json::object SendParams(const std::string& text, const std::string& hook,
   return json::object{
       {"message", UserMessage("m-" + text, text)},
       {"configuration", json::object{{"blocking", true}, {"pushNotificationConfig", push}}}};
+}
+
+// The push keys of the server's JWKS, which also lists the agent card's key (the kid in the
+// card's signature; transport/router.hpp).
+json::array PushKeys(HttpClient& c) {
+  const json::value card = json::parse(c.Request("GET", "/.well-known/agent-card.json").body);
+  const auto header =
+      core::Base64UrlDecode(card.at("signatures").at(0).at("protected").as_string());
+  const json::value card_kid = json::parse(header.value_or("{}")).at("kid");
+  const json::value jwks = json::parse(c.Request("GET", "/.well-known/jwks.json").body);
+  json::array keys;
+  bool card_key_listed = false;
+  for (const auto& k : jwks.at("keys").as_array()) {
+    if (k.at("kid") == card_kid)
+      card_key_listed = true;
+    else
+      keys.push_back(k);
+  }
+  EXPECT_TRUE(card_key_listed);
+  return keys;
 }
 
 std::string ReadFile(const fs::path& p) {
@@ -368,14 +389,13 @@ TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {
   WebhookReceiver rx;
   Start(PushFlags());
   HttpClient c("127.0.0.1", server_.port);
-  auto before = json::parse(c.Request("GET", "/.well-known/jwks.json").body);
-  ASSERT_EQ(before.at("keys").as_array().size(), 1u);
-  const std::string old_kid(before.at("keys").at(0).at("kid").as_string());
+  const json::array before = PushKeys(c);
+  ASSERT_EQ(before.size(), 1u);
+  const std::string old_kid(before.at(0).at("kid").as_string());
   std::string cmd = kBinary + " keys rotate --data-dir " + (dir_ / "data").string() + " > " +
                     (dir_ / "rotate.out").string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ / "rotate.out");
-  auto after = json::parse(c.Request("GET", "/.well-known/jwks.json").body);
-  ASSERT_EQ(after.at("keys").as_array().size(), 2u);
+  ASSERT_EQ(PushKeys(c).size(), 2u);
   c.Rpc("message/send", SendParams("rotated", rx.Url(), ""));
   ASSERT_EQ(rx.WaitFor(1), 1u);
   std::string kid = push::JwtKid(rx.requests()[0].Header("Authorization").substr(7));

@@ -1,16 +1,25 @@
-// The serve flags this change added, through the real binary: --a2a-versions 1.0 (the strict
-// card for everyone, 0.3 methods refused), --tck-skill (the conformance skill, default skill
-// when none is named), and what bad values of them get (a clear message, exit 2 or CLI11's
-// usage error, no server).
+// Serve flags through the real binary: --a2a-versions 1.0 (the strict card for everyone, 0.3
+// methods refused), --tck-skill (the conformance skill, default skill when none is named), the
+// card signature (--card-signing-key, --no-card-signing, the key kept in the data directory),
+// and what bad values of them get (a clear message, exit 2 or CLI11's usage error, no server).
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "a2ad/core/encoding.hpp"
+#include "a2ad/core/es256.hpp"
+#include "a2ad/protocol/jws.hpp"
+#include "a2ad/transport/card_signature.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
 
@@ -111,6 +120,115 @@ TEST_F(ServeFlags, BadValuesAreRefusedWithAMessageAndNoServer) {
   c = RunCommand(base + " --a2a-versions 2.0");
   EXPECT_NE(c.exit_code, 0) << c.out;
   EXPECT_NE(c.out.find("--a2a-versions"), std::string::npos) << c.out;
+}
+
+// A private key OpenSSL makes, as PEM (`type` "EC" with a curve, or "RSA").
+std::string NewKeyPem(const char* type, const char* curve) {
+  EVP_PKEY* key = curve ? EVP_PKEY_Q_keygen(nullptr, nullptr, type, curve)
+                        : EVP_PKEY_Q_keygen(nullptr, nullptr, type, size_t{2048});
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+  char* data = nullptr;
+  const long len = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<size_t>(len));
+  BIO_free(bio);
+  EVP_PKEY_free(key);
+  return pem;
+}
+
+// The kid of the card's first signature.
+std::string KidOf(const json::object& card) {
+  const auto header =
+      core::Base64UrlDecode(card.at("signatures").at(0).at("protected").as_string());
+  return std::string(json::parse(header.value_or("{}")).at("kid").as_string());
+}
+
+// The card, verified with the key the JWKS lists under its kid.
+void ExpectVerifies(HttpClient& client, const json::object& card) {
+  const std::string kid = KidOf(card);
+  const json::value jwks = client.Request("GET", "/.well-known/jwks.json").Json();
+  for (const auto& k : jwks.at("keys").as_array()) {
+    if (k.at("kid") != kid.c_str()) continue;
+    EXPECT_EQ(k.at("alg"), "ES256");
+    auto key = core::Es256PublicKey::FromXY(*core::Base64UrlDecode(k.at("x").as_string()),
+                                            *core::Base64UrlDecode(k.at("y").as_string()));
+    ASSERT_TRUE(key);
+    auto verified = transport::VerifyAgentCardSignature(card, *key);
+    EXPECT_TRUE(verified) << verified.error().message;
+    return;
+  }
+  ADD_FAILURE() << "kid " << kid << " is not in the JWKS " << jwks;
+}
+
+TEST_F(ServeFlags, TheCardIsSignedWithAKeyKeptInTheDataDirectory) {
+  Start({});
+  const json::object hybrid = Card();
+  const json::object v10 = Card({{"A2A-Version", "1.0"}});
+  ExpectVerifies(*client_, hybrid);
+  ExpectVerifies(*client_, v10);
+  EXPECT_EQ(hybrid.at("signatures"), v10.at("signatures"));
+  const fs::path key_file = dir_ / "card-signing-key.pem";
+  struct stat st {};
+  ASSERT_EQ(::stat(key_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string kid = KidOf(hybrid);
+  // After a restart: the same key and kid (and a new, equally valid, signature).
+  server_.Kill(SIGTERM);
+  Start({});
+  EXPECT_EQ(KidOf(Card()), kid);
+  ExpectVerifies(*client_, Card());
+}
+
+TEST_F(ServeFlags, TheCardSigningKeyFlagSignsWithThatKey) {
+  const core::Es256PrivateKey key = core::Es256PrivateKey::Generate().value();
+  const fs::path file = dir_ / "given-key.pem";
+  std::ofstream(file) << key.ToPem();
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  Start({"--card-signing-key", file.string()});
+  EXPECT_EQ(KidOf(Card()), protocol::JwkThumbprint(key.public_key()));
+  EXPECT_TRUE(transport::VerifyAgentCardSignature(Card(), key.public_key()));
+  EXPECT_FALSE(fs::exists(dir_ / "card-signing-key.pem"));
+}
+
+TEST_F(ServeFlags, NoCardSigningServesAnUnsignedCard) {
+  Start({"--no-card-signing"});
+  EXPECT_FALSE(Card().contains("signatures"));
+  EXPECT_FALSE(Card({{"A2A-Version", "1.0"}}).contains("signatures"));
+  EXPECT_FALSE(fs::exists(dir_ / "card-signing-key.pem"));
+}
+
+TEST_F(ServeFlags, BadCardSigningKeysAreRefusedWithAMessageAndNoServer) {
+  const std::string base = kBinary + " serve --listen 127.0.0.1:0 --data-dir " + dir_.string();
+  auto key_file = [&](const std::string& name, const std::string& pem) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << pem;
+    return p.string();
+  };
+  Command c = RunCommand(base + " --card-signing-key " + (dir_ / "missing.pem").string());
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("--card-signing-key: cannot read"), std::string::npos) << c.out;
+  c = RunCommand(base + " --card-signing-key " + key_file("rsa.pem", NewKeyPem("RSA", nullptr)));
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("a key of type RSA; ES256 needs an EC key on P-256"), std::string::npos)
+      << c.out;
+  c = RunCommand(base + " --card-signing-key " + key_file("p384.pem", NewKeyPem("EC", "P-384")));
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("an EC key on secp384r1"), std::string::npos) << c.out;
+  c = RunCommand(base + " --card-signing-key " + key_file("junk.pem", "not a key"));
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("no PEM private key"), std::string::npos) << c.out;
+  c = RunCommand(base + " --no-card-signing --card-signing-key " +
+                 key_file("ok.pem", NewKeyPem("EC", "P-256")));
+  EXPECT_NE(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("excludes"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("--no-card-signing"), std::string::npos) << c.out;
+  // A damaged key in the data directory is not replaced (that would change the kid).
+  key_file("card-signing-key.pem", "damaged");
+  c = RunCommand(base);
+  EXPECT_EQ(c.exit_code, 1) << c.out;
+  EXPECT_NE(c.out.find("card-signing-key.pem"), std::string::npos) << c.out;
+  std::ifstream kept(dir_ / "card-signing-key.pem");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "damaged");
 }
 
 }  // namespace

@@ -54,14 +54,18 @@ function resolveBinary() {
  * Returns {baseUrl, cardUrl, rpcUrl, dataDir, stderr(), stop()}. stop() sends SIGTERM, then
  * SIGKILL after 5 s, removes the temp directory and resolves to {code, signal, killed, stderr}.
  * The process is also killed if the test process exits first.
- * `workflowsDir` (optional) serves that directory instead of the empty temp one.
+ * `workflowsDir` (optional) serves that directory instead of the empty temp one. `dataDir`
+ * (optional) uses that data directory instead of a fresh one, and leaves it in place on stop()
+ * (to start a second server on the same data: a restart).
  */
-export async function startServer({ args = [], env = {}, workflowsDir: servedWorkflowsDir } = {}) {
+export async function startServer({
+  args = [], env = {}, workflowsDir: servedWorkflowsDir, dataDir: givenDataDir,
+} = {}) {
   const bin = resolveBinary();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'a2ad-interop-'));
-  const dataDir = path.join(tmp, 'data');
+  const dataDir = givenDataDir ?? path.join(tmp, 'data');
   const workflowsDir = path.join(tmp, 'workflows');
-  await mkdir(dataDir);
+  if (!givenDataDir) await mkdir(dataDir);
   await mkdir(workflowsDir);
 
   const child = spawn(

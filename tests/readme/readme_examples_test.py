@@ -197,8 +197,36 @@ def example_push(code, tmp):
             p.wait(timeout=10)
 
 
+def example_card_signing(code, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "card-data")
+    key = os.path.join(tmp, "card-key.pem")
+    script = (code.replace("8080", str(port)).replace("./data", data)
+              .replace("card-key.pem", key))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines = script.splitlines()
+    bg = next(i for i, line in enumerate(lines) if line.rstrip().endswith("&"))
+    run("\n".join(lines[:bg]))  # the key
+    proc = subprocess.Popen(["bash", "-c", "exec " + lines[bg].rstrip()[:-1]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"})
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        out = run("\n".join(lines[bg + 1:]))
+        header_line, jwks_text = out.strip().split("\n", 1)
+        header = json.loads(header_line)
+        assert header["alg"] == "ES256" and header["typ"] == "JOSE", out
+        assert header["jku"] == f"http://127.0.0.1:{port}/.well-known/jwks.json", out
+        jwks = json.loads(jwks_text)
+        assert header["kid"] in [k["kid"] for k in jwks["keys"]], out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
     ("make run", example_make),
+    ("--card-signing-key", example_card_signing),
     ('"skillId":"campaign-brief"', example_campaign_brief),
     ('"skillId":"ticker"', example_ticker),
     ("push listen", example_push),

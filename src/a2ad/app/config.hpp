@@ -44,6 +44,11 @@ struct Config {
   int64_t body_timeout_ms = 30000;
   size_t max_connections = 10000;
   size_t max_connections_per_address = 256;
+  // The agent card signature (A2A §8.4; app/card_signing_setup.hpp): signed unless
+  // card_signing is false, with the PEM key in card_signing_key, else with the key made in
+  // <data_dir>/card-signing-key.pem on the first start.
+  bool card_signing = true;
+  std::string card_signing_key;
   // "normal": a commit survives the process being killed; "full": it also survives power
   // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
   std::string sqlite_synchronous = "normal";

@@ -14,12 +14,14 @@
 #include <malloc.h>
 #endif
 
+#include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
 #include "a2ad/app/push_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
@@ -27,6 +29,7 @@
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/card_signature.hpp"
 #include "a2ad/transport/grpc/grpc_binding.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/openwop_api.hpp"
@@ -141,6 +144,11 @@ int RunServer(const Config& config) {
     return 2;
   }
   if (!EnsureDir(config.data_dir)) return 1;
+  auto card_key = OpenCardSigningKey(config);
+  if (!card_key) {
+    core::LogError(card_key.error().message);
+    return card_key.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
+  }
   // The A2A extensions served (their operations, card entries and tables). None yet: the
   // Objective-Plan-Task extension will be the first to Register here.
   transport::ExtensionRegistry extensions;
@@ -311,9 +319,24 @@ int RunServer(const Config& config) {
     card.grpc_address = host + ":" + std::to_string(grpc_port.value());
     core::LogInfo("serving A2A gRPC on " + card.grpc_address);
   }
-  router->SetCards(transport::BuildAgentCard(card, service.skills()),
-                   transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10),
-                   v10_only);
+  boost::json::object hybrid_card = transport::BuildAgentCard(card, service.skills());
+  boost::json::object v10_card =
+      transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10);
+  // Signed once: the cards do not change while serving. The key is published in the JWKS
+  // the signature's jku names.
+  if (card_key->has_value()) {
+    const core::Es256PrivateKey& key = **card_key;
+    auto attached = transport::AttachCardSignature(hybrid_card, v10_card, key,
+                                                   card.base_url + "/.well-known/jwks.json");
+    if (!attached) {
+      core::LogError(attached.error().message);
+      return 1;
+    }
+    const std::string kid = protocol::JwkThumbprint(key.public_key());
+    router->PublishKey(protocol::PublicJwk(key.public_key(), kid));
+    core::LogInfo("agent card signed (ES256, kid " + kid + ")");
+  }
+  router->SetCards(hybrid_card, v10_card, v10_only);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 
   auto recovered = service.RecoverUnfinished();

@@ -139,6 +139,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
 
+  // The agent card signature (A2A §8.4).
+  CLI::Option* card_key =
+      serve
+          ->add_option("--card-signing-key", config.card_signing_key,
+                       "PEM file of the EC P-256 private key (unencrypted PKCS#8 or SEC1) that "
+                       "signs the agent card (ES256); give replicas the same file. Default: a "
+                       "key made on the first start in DATA_DIR/card-signing-key.pem")
+          ->envname("A2AD_CARD_SIGNING_KEY");
+  bool no_card_signing = false;
+  serve
+      ->add_flag("--no-card-signing", no_card_signing,
+                 "serve the agent card without signatures (and no card key in the JWKS)")
+      ->envname("A2AD_NO_CARD_SIGNING")
+      ->excludes(card_key);
+
   // Egress (DIGEST §6.3): every outbound call (push notifications, webhooks, ...).
   serve
       ->add_flag("--egress-allow-http", config.egress_allow_http,
@@ -262,6 +277,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) {
+    config.card_signing = !no_card_signing;
     config.egress_allow_http = config.egress_allow_http || alias_allow_http;
     if (!alias_allowlist.empty())
       config.egress_allowlist += (config.egress_allowlist.empty() ? "" : ",") + alias_allowlist;

@@ -1,6 +1,8 @@
 #pragma once
 // The one JSON writer of a2ad: every JSON text the server sends or stores is written here
-// (tests/lint checks that nothing calls boost::json::serialize directly).
+// (tests/lint checks that nothing calls boost::json::serialize directly). Bytes that are only
+// signed or hashed are written in RFC 8785 canonical form by jcs.hpp (which escapes strings
+// with AppendJsonString).
 //
 // The output is byte-identical to boost::json::serialize (Boost 1.81) of the same content
 // (the same string escaping and number forms), with two exceptions that are the reason this

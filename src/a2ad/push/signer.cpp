@@ -1,17 +1,9 @@
 #include "a2ad/push/signer.hpp"
 
 #include <fcntl.h>
-#include <openssl/bio.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ec.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/param_build.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,9 +12,11 @@
 #include <optional>
 #include <sstream>
 
-#include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/es256.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/jws.hpp"
 
 namespace a2ad::push {
 namespace json = boost::json;
@@ -34,128 +28,6 @@ using core::Result;
 namespace {
 
 constexpr int64_t kRetireSkewMs = 60000;
-
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-
-std::string OpensslError(std::string_view what) {
-  char buf[256];
-  unsigned long e = ERR_get_error();
-  ERR_error_string_n(e, buf, sizeof buf);
-  ERR_clear_error();
-  return std::string(what) + ": " + buf;
-}
-
-std::string Sha256(std::string_view data) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), d);
-  return std::string(reinterpret_cast<char*>(d), sizeof d);
-}
-
-std::string Hex(std::string_view bytes) {
-  static const char* k = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += k[c >> 4];
-    out += k[c & 15];
-  }
-  return out;
-}
-
-// The uncompressed public point as 32-byte x and y.
-bool PublicXY(EVP_PKEY* key, std::string& x, std::string& y) {
-  BIGNUM* bx = nullptr;
-  BIGNUM* by = nullptr;
-  bool ok = EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_EC_PUB_X, &bx) == 1 &&
-            EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_EC_PUB_Y, &by) == 1;
-  if (ok) {
-    x.assign(32, '\0');
-    y.assign(32, '\0');
-    ok = BN_bn2binpad(bx, reinterpret_cast<unsigned char*>(x.data()), 32) == 32 &&
-         BN_bn2binpad(by, reinterpret_cast<unsigned char*>(y.data()), 32) == 32;
-  }
-  BN_free(bx);
-  BN_free(by);
-  return ok;
-}
-
-Result<std::string> SignEs256(EVP_PKEY* key, std::string_view input) {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  size_t len = 0;
-  std::string der;
-  bool ok = ctx && EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key) == 1 &&
-            EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()),
-                           input.size()) == 1;
-  if (ok) {
-    der.resize(len);
-    ok = EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(der.data()), &len,
-                        reinterpret_cast<const unsigned char*>(input.data()), input.size()) == 1;
-    der.resize(len);
-  }
-  EVP_MD_CTX_free(ctx);
-  if (!ok) return Error(ErrorCode::kInternal, OpensslError("ES256 sign"));
-  // DER ECDSA-Sig-Value -> JWS raw r||s.
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
-  ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size()));
-  if (!sig) return Error(ErrorCode::kInternal, OpensslError("ES256 signature decode"));
-  std::string raw(64, '\0');
-  const BIGNUM* r = nullptr;
-  const BIGNUM* s = nullptr;
-  ECDSA_SIG_get0(sig, &r, &s);
-  ok = BN_bn2binpad(r, reinterpret_cast<unsigned char*>(raw.data()), 32) == 32 &&
-       BN_bn2binpad(s, reinterpret_cast<unsigned char*>(raw.data()) + 32, 32) == 32;
-  ECDSA_SIG_free(sig);
-  if (!ok) return Error(ErrorCode::kInternal, "ES256 signature encode");
-  return raw;
-}
-
-bool VerifyEs256(EVP_PKEY* key, std::string_view input, std::string_view raw) {
-  if (raw.size() != 64) return false;
-  ECDSA_SIG* sig = ECDSA_SIG_new();
-  BIGNUM* r = BN_bin2bn(reinterpret_cast<const unsigned char*>(raw.data()), 32, nullptr);
-  BIGNUM* s = BN_bin2bn(reinterpret_cast<const unsigned char*>(raw.data()) + 32, 32, nullptr);
-  if (!sig || !r || !s || ECDSA_SIG_set0(sig, r, s) != 1) {
-    BN_free(r);
-    BN_free(s);
-    ECDSA_SIG_free(sig);
-    return false;
-  }
-  unsigned char* der = nullptr;
-  int der_len = i2d_ECDSA_SIG(sig, &der);
-  ECDSA_SIG_free(sig);
-  if (der_len <= 0) return false;
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  bool ok =
-      ctx && EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr, key) == 1 &&
-      EVP_DigestVerify(ctx, der, static_cast<size_t>(der_len),
-                       reinterpret_cast<const unsigned char*>(input.data()), input.size()) == 1;
-  EVP_MD_CTX_free(ctx);
-  OPENSSL_free(der);
-  ERR_clear_error();
-  return ok;
-}
-
-Pkey PublicFromXY(std::string_view x, std::string_view y) {
-  std::string point = "\x04" + std::string(x) + std::string(y);
-  OSSL_PARAM_BLD* bld = OSSL_PARAM_BLD_new();
-  OSSL_PARAM* params = nullptr;
-  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr);
-  EVP_PKEY* key = nullptr;
-  if (bld && ctx &&
-      OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) == 1 &&
-      OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point.data(), point.size()) ==
-          1 &&
-      (params = OSSL_PARAM_BLD_to_param(bld)) && EVP_PKEY_fromdata_init(ctx) == 1) {
-    if (EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_PUBLIC_KEY, params) != 1) key = nullptr;
-  }
-  OSSL_PARAM_free(params);
-  OSSL_PARAM_BLD_free(bld);
-  EVP_PKEY_CTX_free(ctx);
-  ERR_clear_error();
-  return Pkey(key);
-}
 
 Result<void> WriteFile0600(const fs::path& path, std::string_view data) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -192,14 +64,14 @@ int64_t DirMtimeNs(const std::string& dir) {
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
   RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
-  return Hex(raw);
+  return core::HexEncode(raw);
 }
 
 }  // namespace
 
 std::string TokenFingerprint(std::string_view token) {
   if (token.empty()) return "";
-  return "sha256:" + core::Base64UrlEncode(Sha256(token)).substr(0, 16);
+  return "sha256:" + core::Base64UrlEncode(core::Sha256(token)).substr(0, 16);
 }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
@@ -207,7 +79,7 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   unsigned int len = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
-  return Hex(std::string_view(reinterpret_cast<char*>(out), len));
+  return core::HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
 }
 
 std::string JwtKid(std::string_view jwt) {
@@ -226,8 +98,7 @@ std::string JwtKid(std::string_view jwt) {
 
 struct KeyStore::Key {
   KeyInfo info;
-  Pkey pkey;
-  std::string x, y;
+  core::Es256PrivateKey key;
 };
 
 KeyStore::KeyStore(std::string dir, const core::Clock& clock, int64_t token_lifetime_ms)
@@ -273,11 +144,11 @@ Result<void> KeyStore::LoadLocked() {
     pem.replace_extension(".pem");
     auto pem_text = ReadFile(pem);
     if (!pem_text) return std::move(pem_text).error();
-    BIO* bio = BIO_new_mem_buf(pem_text->data(), static_cast<int>(pem_text->size()));
-    key->pkey.reset(PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr));
-    BIO_free(bio);
-    if (!key->pkey || !PublicXY(key->pkey.get(), key->x, key->y))
-      return Error(ErrorCode::kInternal, OpensslError("unreadable private key " + pem.string()));
+    auto private_key = core::Es256PrivateKey::FromPem(*pem_text);
+    if (!private_key)
+      return Error(ErrorCode::kInternal,
+                   "unreadable private key " + pem.string() + ": " + private_key.error().message);
+    key->key = std::move(private_key).value();
     keys.push_back(std::move(key));
   }
   if (ec) return Error(ErrorCode::kInternal, "cannot list key directory " + dir_);
@@ -296,22 +167,19 @@ Result<void> KeyStore::ReloadIfChangedLocked() {
 }
 
 Result<std::string> KeyStore::CreateKeyLocked() {
-  Pkey key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
-  if (!key) return Error(ErrorCode::kInternal, OpensslError("P-256 key generation"));
+  auto key = core::Es256PrivateKey::Generate();
+  if (!key) return std::move(key).error();
   const int64_t now = clock_.NowMs();
   std::string kid = core::FormatTimestamp(now).substr(0, 10) + "-" + RandomHex(6);
-  BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr, 0, nullptr, nullptr);
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio, &data);
-  std::string pem(data, static_cast<size_t>(len));
-  BIO_free(bio);
+  const std::string pem = key->ToPem();
   const fs::path base = fs::path(dir_) / kid;
   if (auto w = WriteFile0600(fs::path(base).replace_extension(".pem"), pem); !w)
     return std::move(w).error();
   json::object meta{{"kid", kid}, {"createdAtMs", now}, {"retiredAtMs", 0}};
   // Metadata last: a key without its .json is never loaded.
-  if (auto w = WriteFile0600(fs::path(base).replace_extension(".json"), protocol::SerializeJson(meta)); !w)
+  if (auto w =
+          WriteFile0600(fs::path(base).replace_extension(".json"), protocol::SerializeJson(meta));
+      !w)
     return std::move(w).error();
   return kid;
 }
@@ -341,7 +209,9 @@ Result<std::string> KeyStore::Rotate() {
     if (k->info.retired_at_ms != 0) continue;
     json::object meta{
         {"kid", k->info.kid}, {"createdAtMs", k->info.created_at_ms}, {"retiredAtMs", now}};
-    if (auto w = WriteFile0600(fs::path(dir_) / (k->info.kid + ".json"), protocol::SerializeJson(meta)); !w)
+    if (auto w =
+            WriteFile0600(fs::path(dir_) / (k->info.kid + ".json"), protocol::SerializeJson(meta));
+        !w)
       return std::move(w).error();
   }
   if (auto r = LoadLocked(); !r) return std::move(r).error();
@@ -360,26 +230,22 @@ Result<std::string> KeyStore::Sign(const json::object& claims) {
   json::object header{{"alg", "ES256"}, {"typ", "JWT"}, {"kid", active->info.kid}};
   std::string input = core::Base64UrlEncode(protocol::SerializeJson(header)) + "." +
                       core::Base64UrlEncode(protocol::SerializeJson(claims));
-  auto sig = SignEs256(active->pkey.get(), input);
+  auto sig = active->key.Sign(input);
   if (!sig) return std::move(sig).error();
   return input + "." + core::Base64UrlEncode(*sig);
 }
 
-std::string KeyStore::Jwks() {
+json::array KeyStore::PublicJwks() {
   std::lock_guard lock(mu_);
   (void)ReloadIfChangedLocked();
   PurgeLocked();
   json::array keys;
-  for (const auto& k : keys_) {
-    keys.push_back(json::object{{"kty", "EC"},
-                                {"crv", "P-256"},
-                                {"x", core::Base64UrlEncode(k->x)},
-                                {"y", core::Base64UrlEncode(k->y)},
-                                {"kid", k->info.kid},
-                                {"alg", "ES256"},
-                                {"use", "sig"}});
-  }
-  return protocol::SerializeJson(json::object{{"keys", std::move(keys)}});
+  for (const auto& k : keys_) keys.push_back(protocol::PublicJwk(k->key.public_key(), k->info.kid));
+  return keys;
+}
+
+std::string KeyStore::Jwks() {
+  return protocol::SerializeJson(json::object{{"keys", PublicJwks()}});
 }
 
 std::vector<KeyInfo> KeyStore::keys() {
@@ -393,7 +259,7 @@ std::vector<KeyInfo> KeyStore::keys() {
 // ---- JwtVerifier ------------------------------------------------------------------------
 
 struct JwtVerifier::PublicKey {
-  Pkey pkey;
+  core::Es256PublicKey key;
 };
 
 JwtVerifier::JwtVerifier(VerifyOptions options, const core::Clock& clock)
@@ -420,9 +286,10 @@ Result<void> JwtVerifier::SetJwks(std::string_view jwks_json) {
     if (!x || !y || x->size() != 32 || y->size() != 32)
       return Error(ErrorCode::kInvalidParams, "JWKS key " + str("kid") + ": bad x/y");
     auto pk = std::make_unique<PublicKey>();
-    pk->pkey = PublicFromXY(*x, *y);
-    if (!pk->pkey)
+    auto public_key = core::Es256PublicKey::FromXY(*x, *y);
+    if (!public_key)
       return Error(ErrorCode::kInvalidParams, "JWKS key " + str("kid") + ": not a P-256 point");
+    pk->key = std::move(public_key).value();
     keys[str("kid")] = std::move(pk);
   }
   std::lock_guard lock(mu_);
@@ -461,8 +328,7 @@ Result<json::object> JwtVerifier::Verify(std::string_view jwt) {
   std::lock_guard lock(mu_);
   auto key = keys_.find(std::string_view(kid->get_string()));
   if (key == keys_.end()) return refuse("unknown kid '" + std::string(kid->get_string()) + "'");
-  if (!VerifyEs256(key->second->pkey.get(), jwt.substr(0, d2), *sig))
-    return refuse("signature does not verify");
+  if (!key->second->key.Verify(jwt.substr(0, d2), *sig)) return refuse("signature does not verify");
   const json::object& c = claims.as_object();
   auto str = [&](const char* name) -> std::string {
     const json::value* v = c.if_contains(name);

@@ -1,9 +1,10 @@
 #pragma once
 // Proving a push came from us (issue 5; WIRE.md §16.3): every delivery carries
 // `Authorization: Bearer <JWT>`, a compact JWS signed ES256 (ECDSA P-256 + SHA-256, RFC 7518
-// §3.4: the signature is raw r||s, 64 bytes) with header {alg, kid, typ:"JWT"} and claims
-// iss, aud (the webhook URL), iat, exp, jti (unique per attempt), taskId (and eventId).
-// Public keys are published as a JWKS (RFC 7517) at /.well-known/jwks.json.
+// §3.4: the signature is raw r||s, 64 bytes; core/es256.hpp) with header {alg, kid,
+// typ:"JWT"} and claims iss, aud (the webhook URL), iat, exp, jti (unique per attempt),
+// taskId (and eventId). Public keys are published as a JWKS (RFC 7517) at
+// /.well-known/jwks.json (transport/router.hpp), which also lists the agent card's key.
 //
 // Keys live under <data-dir>/keys/ (directory 0700): <kid>.pem (PKCS#8 private key, 0600)
 // and <kid>.json ({kid, createdAtMs, retiredAtMs}). Exactly one key is active (retiredAtMs
@@ -18,6 +19,7 @@
 // Thread safety: KeyStore and JwtVerifier lock internally: every member may be called from
 // any thread at once. TokenFingerprint, HmacSha256Hex and JwtKid are pure. Both classes keep
 // `clock` by reference: it must outlive them.
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <map>
@@ -65,6 +67,9 @@ class KeyStore {
   /// {"keys":[{kty:"EC",crv:"P-256",x,y,kid,alg:"ES256",use:"sig"}, ...]}: the active key
   /// and the retired keys whose tokens may still be valid. Thread-safe.
   std::string Jwks();
+  /// The members of Jwks()'s "keys" (protocol/jws.hpp PublicJwk), for a JWKS that also lists
+  /// other keys (the router's /.well-known/jwks.json). Thread-safe.
+  boost::json::array PublicJwks();
 
   std::vector<KeyInfo> keys();
   int64_t token_lifetime_ms() const { return token_lifetime_ms_; }

@@ -122,19 +122,12 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
 
 std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
   std::string_view path = request.Path();
-  const bool jwks = path == "/.well-known/jwks.json";
   const bool deliveries = path == "/v1/push/deliveries";
   const bool dead = path == "/v1/push/dead-letters";
-  if (!jwks && !deliveries && !dead) return std::nullopt;
+  if (!deliveries && !dead) return std::nullopt;
   if (request.method != "GET" && request.method != "HEAD") {
     auto r = Error(405, "method_not_allowed", "use GET");
     r.headers.emplace_back("Allow", "GET, HEAD");
-    return r;
-  }
-  if (jwks) {
-    HttpResponse r = JsonResponse(200, keys_.Jwks());
-    r.content_type = "application/jwk-set+json";
-    r.headers.emplace_back("Cache-Control", "public, max-age=60");
     return r;
   }
   if (deliveries) {

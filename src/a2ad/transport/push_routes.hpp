@@ -1,6 +1,6 @@
 #pragma once
-// HTTP routes of push notifications (issue 5):
-//   GET /.well-known/jwks.json              the public keys that verify push JWTs
+// HTTP routes of push notifications (issue 5). The public keys that verify push JWTs are in
+// the router's JWKS (GET /.well-known/jwks.json, router.hpp).
 //   GET /v1/push/deliveries?taskId=ID       the task's outbox rows: state (pending,
 //                                           delivered, dead), attempts, last error, times
 //   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
@@ -24,7 +24,6 @@
 
 namespace a2ad::push {
 class PushService;
-class KeyStore;
 }  // namespace a2ad::push
 namespace a2ad::storage {
 class PushStore;
@@ -34,8 +33,8 @@ namespace a2ad::transport {
 
 class PushRoutes {
  public:
-  PushRoutes(push::PushService& service, push::KeyStore& keys, storage::PushStore& store)
-      : service_(service), keys_(keys), store_(store) {}
+  PushRoutes(push::PushService& service, storage::PushStore& store)
+      : service_(service), store_(store) {}
   /// The response, or nullopt when `request` is not one of these routes.
   boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
 
@@ -44,7 +43,6 @@ class PushRoutes {
   boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
   std::optional<HttpResponse> HandleSync(const HttpRequest& request);
   push::PushService& service_;
-  push::KeyStore& keys_;
   storage::PushStore& store_;
 };
 

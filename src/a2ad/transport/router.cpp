@@ -1,11 +1,26 @@
 #include "a2ad/transport/router.hpp"
 
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/push/signer.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/http_server.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+// The validator of a card: its bytes, less the `signature` values of its signatures (see
+// SetCards).
+std::string CardEtag(const json::object& card) {
+  const json::value* sigs = card.if_contains("signatures");
+  if (!sigs || !sigs->is_array()) return WeakEtag(protocol::SerializeJson(card));
+  json::object basis = card;
+  for (auto& entry : basis["signatures"].as_array())
+    if (entry.is_object()) entry.as_object().erase("signature");
+  return WeakEtag(protocol::SerializeJson(basis));
+}
+}  // namespace
 
 HttpResponse JsonRpcTransportError(int status, std::string_view message) {
   // The shape every A2A client of the JSON-RPC endpoint reads; id null (never parsed).
@@ -34,24 +49,35 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
       rest_(jsonrpc_.operations(), kA2aRestPath, stream_options, extensions),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
-      card_{protocol::SerializeJson(agent_card), {}},
-      last_modified_(HttpDate(std::chrono::system_clock::now())) {
-  card_.etag = WeakEtag(card_.body);
-}
+      card_{protocol::SerializeJson(agent_card), CardEtag(agent_card)},
+      last_modified_(HttpDate(std::chrono::system_clock::now())) {}
 
 void Router::SetCards(const boost::json::object& card, const boost::json::object& v10_card,
                       bool only) {
-  card_ = CardBody{protocol::SerializeJson(card), {}};
-  card_.etag = WeakEtag(card_.body);
-  v10_card_ = CardBody{protocol::SerializeJson(v10_card), {}};
-  v10_card_->etag = WeakEtag(v10_card_->body);
+  card_ = CardBody{protocol::SerializeJson(card), CardEtag(card)};
+  v10_card_ = CardBody{protocol::SerializeJson(v10_card), CardEtag(v10_card)};
   v10_only_ = only;
 }
+
+void Router::PublishKey(json::object jwk) { published_keys_.emplace_back(std::move(jwk)); }
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
                         storage::PushStore& store) {
   jsonrpc_.EnablePush(service);
-  push_routes_ = std::make_unique<PushRoutes>(service, keys, store);
+  push_routes_ = std::make_unique<PushRoutes>(service, store);
+  push_keys_ = &keys;
+}
+
+HttpResponse Router::Jwks() const {
+  json::array keys = published_keys_;
+  if (push_keys_)  // the push keys change with `a2ad keys rotate`: read at every request
+    for (auto& k : push_keys_->PublicJwks()) keys.emplace_back(std::move(k));
+  HttpResponse r =
+      JsonResponse(200, protocol::SerializeJson(json::object{{"keys", std::move(keys)}}));
+  r.content_type = "application/jwk-set+json";  // RFC 7517 §8.5.1
+  // Short: a rotated push key must reach receivers before its first token does.
+  r.headers.emplace_back("Cache-Control", "public, max-age=60");
+  return r;
 }
 
 HttpResponse Router::Card(const HttpRequest& request) const {
@@ -97,6 +123,14 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
       co_return r;
     }
     co_return co_await jsonrpc_.Handle(std::move(request));
+  }
+  if (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty())) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      co_return r;
+    }
+    co_return Jwks();
   }
   if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");

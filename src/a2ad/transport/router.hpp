@@ -1,10 +1,12 @@
 #pragma once
-// Routes HTTP requests: the agent card (well-known paths), the A2A JSON-RPC endpoint, the A2A
-// HTTP+JSON binding (a2a_rest.hpp), /healthz, push routes and the OpenWOP REST surface.
+// Routes HTTP requests: the agent card (well-known paths), the JWKS (/.well-known/jwks.json),
+// the A2A JSON-RPC endpoint, the A2A HTTP+JSON binding (a2a_rest.hpp), /healthz, push routes
+// and the OpenWOP REST surface.
 //
-// Thread safety: configure (EnablePush) before serving; Handle may then run concurrently on
-// any I/O thread.
+// Thread safety: configure (SetCards, PublishKey, EnablePush) before serving; Handle may then
+// run concurrently on any I/O thread.
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <memory>
 #include <optional>
@@ -16,6 +18,10 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/push_routes.hpp"
+
+namespace a2ad::push {
+class KeyStore;
+}
 
 namespace a2ad::transport {
 
@@ -39,8 +45,15 @@ class Router {
   /// Replaces the card, and adds its A2A 1.0 form (agent_card.hpp CardForm::kV10), served to
   /// requests with `A2A-Version: 1.x`, or to every request when `only` (the server serves
   /// 1.0 only). Without it every request gets the card given to the constructor. Call before
-  /// serving.
+  /// serving. The weak ETag of a signed card (card_signature.hpp) is computed without the
+  /// `signature` values: a new signature of the same content by the same key (ECDSA signs
+  /// with a random nonce, so each start, and each replica, has its own) is semantically the
+  /// same card, and a client's cached copy stays valid.
   void SetCards(const boost::json::object& card, const boost::json::object& v10_card, bool only);
+  /// Lists `jwk` (a public key, protocol/jws.hpp PublicJwk) in the JWKS served at
+  /// GET /.well-known/jwks.json, before the push keys (EnablePush). The route answers 404
+  /// while the server has no key at all. Call before serving.
+  void PublishKey(boost::json::object jwk);
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
@@ -53,6 +66,7 @@ class Router {
     std::string etag;
   };
   HttpResponse Card(const HttpRequest& request) const;
+  HttpResponse Jwks() const;
 
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;  // over jsonrpc_'s operation table
@@ -63,6 +77,8 @@ class Router {
   bool v10_only_ = false;
   std::string last_modified_;  // when the cards were made (they do not change while serving)
   std::unique_ptr<PushRoutes> push_routes_;
+  boost::json::array published_keys_;    // PublishKey
+  push::KeyStore* push_keys_ = nullptr;  // EnablePush; locks internally
 };
 
 }  // namespace a2ad::transport

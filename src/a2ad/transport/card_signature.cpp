@@ -1,0 +1,305 @@
+#include "a2ad/transport/card_signature.hpp"
+
+#include <boost/json/array.hpp>
+#include <functional>
+#include <initializer_list>
+
+#include "a2ad/protocol/jcs.hpp"
+#include "a2ad/protocol/jws.hpp"
+
+namespace a2ad::transport {
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+
+namespace {
+
+Error Refuse(const std::string& path, std::string_view why) {
+  return Error(ErrorCode::kInvalidParams, "card signature: " + path + " " + std::string(why),
+               {{"field", path}});
+}
+
+// A member as the proto reader sees it: absent and null are both "not set".
+const json::value* Member(const json::object& in, std::string_view name) {
+  const json::value* v = in.if_contains(name);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+// One message of the v1.0 proto, read from `in` into `out` (the proto's JSON writer: only
+// known fields, defaults left out). Each Copy* call handles one field.
+class ProtoMessage {
+ public:
+  ProtoMessage(const json::object& in, std::string path) : in_(in), path_(std::move(path)) {}
+
+  // Spellings the SDK's reader also accepts (proto field names); refused, not modelled.
+  Result<void> RefuseAliases(std::initializer_list<std::string_view> names) const {
+    for (std::string_view name : names)
+      if (in_.contains(name))
+        return Refuse(Path(name), "(the proto field name) is not normalized; use camelCase");
+    return core::Ok{};
+  }
+  // v1.0 fields the normalization does not model: refused when set to anything but empty.
+  Result<void> RefuseUnmodelled(std::initializer_list<std::string_view> names) const {
+    for (std::string_view name : names) {
+      const json::value* v = Member(in_, name);
+      const bool empty = !v || (v->is_array() && v->get_array().empty()) ||
+                         (v->is_object() && v->get_object().empty());
+      if (!empty) return Refuse(Path(name), "is not normalized for signing (not supported)");
+    }
+    return core::Ok{};
+  }
+
+  // string: left out when "" (proto3 default); `optional string`: kept when set.
+  Result<void> CopyString(std::string_view name, bool optional = false) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_string()) return Refuse(Path(name), "must be a string");
+    if (optional || !v->get_string().empty()) out_[name] = *v;
+    return core::Ok{};
+  }
+  // bool: left out when false; `optional bool`: kept when set.
+  Result<void> CopyBool(std::string_view name, bool optional = false) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_bool()) return Refuse(Path(name), "must be true or false");
+    if (optional || v->get_bool()) out_[name] = *v;
+    return core::Ok{};
+  }
+  // repeated string: left out when empty.
+  Result<void> CopyStrings(std::string_view name) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_array()) return Refuse(Path(name), "must be a list of strings");
+    for (const auto& item : v->get_array())
+      if (!item.is_string()) return Refuse(Path(name), "must be a list of strings");
+    if (!v->get_array().empty()) out_[name] = *v;
+    return core::Ok{};
+  }
+  // A google.protobuf.Struct: kept as it is (step 3 cleans it).
+  Result<void> CopyStruct(std::string_view name) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_object()) return Refuse(Path(name), "must be an object");
+    out_[name] = *v;
+    return core::Ok{};
+  }
+  using Reader = std::function<Result<json::object>(const json::object&, std::string)>;
+  // A message field: kept when set (even when all its fields are defaults: step 3 decides).
+  Result<void> CopyMessage(std::string_view name, const Reader& read) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_object()) return Refuse(Path(name), "must be an object");
+    auto m = read(v->get_object(), Path(name));
+    if (!m) return std::move(m).error();
+    out_[name] = std::move(m).value();
+    return core::Ok{};
+  }
+  // repeated message: left out when empty.
+  Result<void> CopyMessages(std::string_view name, const Reader& read) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_array()) return Refuse(Path(name), "must be a list of objects");
+    json::array items;
+    for (size_t i = 0; i < v->get_array().size(); ++i) {
+      const json::value& item = v->get_array()[i];
+      const std::string item_path = Path(name) + "[" + std::to_string(i) + "]";
+      if (!item.is_object()) return Refuse(item_path, "must be an object");
+      auto m = read(item.get_object(), item_path);
+      if (!m) return std::move(m).error();
+      items.emplace_back(std::move(m).value());
+    }
+    if (!items.empty()) out_[name] = std::move(items);
+    return core::Ok{};
+  }
+
+  json::object Take() { return std::move(out_); }
+
+ private:
+  std::string Path(std::string_view name) const { return path_ + "." + std::string(name); }
+  const json::object& in_;
+  std::string path_;
+  json::object out_;
+};
+
+// Runs the Copy* steps in order and stops at the first refusal.
+Result<json::object> Read(ProtoMessage& m,
+                          std::initializer_list<std::function<Result<void>()>> steps) {
+  for (const auto& step : steps)
+    if (auto r = step(); !r) return std::move(r).error();
+  return m.Take();
+}
+
+Result<json::object> ReadInterface(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(
+      m, {[&] {
+            return m.RefuseAliases({"protocol_binding", "protocol_version"});
+          },
+          [&] { return m.CopyString("url"); }, [&] { return m.CopyString("protocolBinding"); },
+          [&] { return m.CopyString("tenant"); }, [&] { return m.CopyString("protocolVersion"); }});
+}
+
+Result<json::object> ReadProvider(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(m,
+              {[&] { return m.CopyString("url"); }, [&] { return m.CopyString("organization"); }});
+}
+
+Result<json::object> ReadExtension(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(m, {[&] { return m.CopyString("uri"); }, [&] { return m.CopyString("description"); },
+                  [&] { return m.CopyBool("required"); }, [&] { return m.CopyStruct("params"); }});
+}
+
+Result<json::object> ReadCapabilities(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(m, {[&] {
+                    return m.RefuseAliases({"push_notifications", "extended_agent_card"});
+                  },
+                  [&] { return m.CopyBool("streaming", true); },
+                  [&] { return m.CopyBool("pushNotifications", true); },
+                  [&] { return m.CopyMessages("extensions", ReadExtension); },
+                  [&] { return m.CopyBool("extendedAgentCard", true); }});
+}
+
+Result<json::object> ReadSkill(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(
+      m, {[&] {
+            return m.RefuseAliases({"input_modes", "output_modes", "security_requirements"});
+          },
+          [&] { return m.RefuseUnmodelled({"securityRequirements"}); },
+          [&] { return m.CopyString("id"); }, [&] { return m.CopyString("name"); },
+          [&] { return m.CopyString("description"); }, [&] { return m.CopyStrings("tags"); },
+          [&] { return m.CopyStrings("examples"); }, [&] { return m.CopyStrings("inputModes"); },
+          [&] { return m.CopyStrings("outputModes"); }});
+}
+
+Result<json::object> ReadCard(const json::object& in) {
+  ProtoMessage m(in, "card");
+  return Read(
+      m, {[&] {
+            return m.RefuseAliases({"supported_interfaces", "documentation_url", "security_schemes",
+                                    "security_requirements", "default_input_modes",
+                                    "default_output_modes", "icon_url"});
+          },
+          [&] {
+            return m.RefuseUnmodelled({"securitySchemes", "securityRequirements"});
+          },
+          [&] { return m.CopyString("name"); }, [&] { return m.CopyString("description"); },
+          [&] { return m.CopyMessages("supportedInterfaces", ReadInterface); },
+          [&] { return m.CopyMessage("provider", ReadProvider); },
+          [&] { return m.CopyString("version"); },
+          [&] { return m.CopyString("documentationUrl", true); },
+          [&] { return m.CopyMessage("capabilities", ReadCapabilities); },
+          [&] { return m.CopyStrings("defaultInputModes"); },
+          [&] { return m.CopyStrings("defaultOutputModes"); },
+          [&] { return m.CopyMessages("skills", ReadSkill); },
+          [&] { return m.CopyString("iconUrl", true); }});
+  // `signatures` is not read: step 2.
+}
+
+// Step 3 (the SDK's cleanEmpty): false when `v` is "", null, or a list or object that is
+// empty once cleaned; `v` is cleaned in place.
+bool KeepCleaned(json::value& v) {
+  if (v.is_null()) return false;
+  if (v.is_string()) return !v.get_string().empty();
+  if (v.is_array()) {
+    json::array& a = v.get_array();
+    json::array kept;
+    for (auto& item : a)
+      if (KeepCleaned(item)) kept.emplace_back(std::move(item));
+    a = std::move(kept);
+    return !a.empty();
+  }
+  if (v.is_object()) {
+    json::object& o = v.get_object();
+    for (auto it = o.begin(); it != o.end();)
+      it = KeepCleaned(it->value()) ? std::next(it) : o.erase(it);
+    return !o.empty();
+  }
+  return true;  // numbers (0 too) and booleans (false too)
+}
+
+}  // namespace
+
+Result<json::object> CardSigningView(const json::object& card) {
+  auto read = ReadCard(card);
+  if (!read) return read;
+  json::value view = std::move(read).value();
+  if (!KeepCleaned(view)) return json::object();
+  return std::move(view.get_object());
+}
+
+Result<std::string> CardSigningPayload(const json::object& card) {
+  auto view = CardSigningView(card);
+  if (!view) return std::move(view).error();
+  return protocol::CanonicalJson(*view);
+}
+
+Result<json::object> SignAgentCard(const json::object& card, const core::Es256PrivateKey& key,
+                                   std::string_view jku) {
+  auto payload = CardSigningPayload(card);
+  if (!payload) return std::move(payload).error();
+  json::object header{
+      {"alg", "ES256"}, {"typ", "JOSE"}, {"kid", protocol::JwkThumbprint(key.public_key())}};
+  if (!jku.empty()) header["jku"] = jku;
+  auto jws = protocol::SignDetachedJws(header, *payload, key);
+  if (!jws) return std::move(jws).error();
+  return json::object{{"protected", jws->protected_header}, {"signature", jws->signature}};
+}
+
+Result<void> AttachCardSignature(json::object& hybrid_card, json::object& v10_card,
+                                 const core::Es256PrivateKey& key, std::string_view jku) {
+  auto hybrid_payload = CardSigningPayload(hybrid_card);
+  auto v10_payload = CardSigningPayload(v10_card);
+  if (!hybrid_payload) return std::move(hybrid_payload).error();
+  if (!v10_payload) return std::move(v10_payload).error();
+  if (*hybrid_payload != *v10_payload)
+    return Error(ErrorCode::kInternal,
+                 "card signature: the two card forms differ outside the v0.3-only members; one "
+                 "signature cannot cover both");
+  auto entry = SignAgentCard(v10_card, key, jku);
+  if (!entry) return std::move(entry).error();
+  hybrid_card["signatures"] = json::array{*entry};
+  v10_card["signatures"] = json::array{std::move(entry).value()};
+  for (const json::object* form : {&hybrid_card, &v10_card})
+    if (auto r = VerifyAgentCardSignature(*form, key.public_key()); !r)
+      return Error(ErrorCode::kInternal,
+                   "card signature: a signed card does not verify: " + r.error().message);
+  return core::Ok{};
+}
+
+Result<void> VerifyAgentCardSignature(const json::object& card, const core::Es256PublicKey& key) {
+  const json::value* sigs = card.if_contains("signatures");
+  if (!sigs || !sigs->is_array() || sigs->get_array().empty())
+    return Error(ErrorCode::kInvalidParams, "the card has no signatures");
+  auto payload = CardSigningPayload(card);
+  if (!payload) return std::move(payload).error();
+  Error last(ErrorCode::kInvalidParams, "no signature entry verifies");
+  for (const auto& entry : sigs->get_array()) {
+    const json::value* prot =
+        entry.is_object() ? entry.get_object().if_contains("protected") : nullptr;
+    const json::value* sig =
+        entry.is_object() ? entry.get_object().if_contains("signature") : nullptr;
+    if (!prot || !sig || !prot->is_string() || !sig->is_string()) {
+      last = Error(ErrorCode::kInvalidParams, "a signature entry lacks protected or signature");
+      continue;
+    }
+    auto header = protocol::VerifyDetachedJws(
+        {std::string(prot->get_string()), std::string(sig->get_string())}, *payload, key);
+    if (!header) {
+      last = std::move(header).error();
+      continue;
+    }
+    if (!header->contains("kid") || !header->contains("typ")) {
+      last = Error(ErrorCode::kInvalidParams, "the protected header lacks kid or typ");
+      continue;
+    }
+    return core::Ok{};
+  }
+  return last;
+}
+
+}  // namespace a2ad::transport
