@@ -87,7 +87,14 @@ struct Server {
         {"jsonrpc", "2.0"}, {"id", 7}, {"method", "tasks/resubscribe"}, {"params", params}});
     Exchange ex = world.Call(std::move(r));
     FUZZ_CHECK(ex.answered && ex.response.status == 200, ex.response.body);
-    return ex.response.stream ? std::string() : ex.response.body;  // "" for a stream
+    if (ex.response.stream) return {};  // "" for a stream
+    // tasks/resubscribe is a v0.3 streaming method: its error is one SSE `event: error`.
+    constexpr std::string_view kHead = "event: error\ndata: ";
+    const std::string& b = ex.response.body;
+    FUZZ_CHECK(ex.response.content_type == "text/event-stream" && b.starts_with(kHead) &&
+                   b.ends_with("\n\n"),
+               b);
+    return b.substr(kHead.size(), b.size() - kHead.size() - 2);
   }
 
   Exchange Rest(std::string target, std::string_view last_event_id) {

@@ -206,6 +206,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ex.response.stream) {
       FUZZ_CHECK(ex.response.content_type == "text/event-stream", ex.response.content_type);
       CheckStream(ex, id);
+    } else if (ex.response.content_type == "text/event-stream") {
+      // A v0.3 streaming method's error before the stream: exactly one `event: error`.
+      constexpr std::string_view kHead = "event: error\ndata: ";
+      const std::string& b = ex.response.body;
+      FUZZ_CHECK(
+          b.starts_with(kHead) && b.ends_with("\n\n") && b.find('\n', kHead.size()) == b.size() - 2,
+          "not one SSE error event: " + b);
+      const std::string frame = b.substr(kHead.size(), b.size() - kHead.size() - 2);
+      auto doc = ParseJson(frame);
+      FUZZ_CHECK(doc.ok() && doc->is_object() && doc->get_object().contains("error"), frame);
+      CheckEnvelope(frame, id);
     } else {
       FUZZ_CHECK(ex.response.content_type == "application/json", ex.response.content_type);
       CheckEnvelope(ex.response.body, id);
