@@ -45,7 +45,7 @@ std::string Json(const google::protobuf::Message& m) {
 
 class GrpcV03Test : public ::testing::Test {
  protected:
-  void Start(bool serve_v03 = true) {
+  void Start(bool serve_v03 = true, bool serve_push = true) {
     tasks::TaskServiceOptions o;
     o.vet_push_config = [this](protocol::PushNotificationConfig& c, const std::string& task_id) {
       return push_.Vet(c, task_id);
@@ -65,7 +65,7 @@ class GrpcV03Test : public ::testing::Test {
     geo.uri = kGeo;
     extensions_.Register(std::move(geo));
     ops_ = std::make_unique<OperationTable>(CoreA2aOperations(*service_, 64));
-    AddPushOperations(*ops_, push_);
+    if (serve_push) AddPushOperations(*ops_, push_);
     binding_ = std::make_unique<GrpcBinding>(*ops_, io_.get_executor(), &extensions_, serve_v03);
     auto port = binding_->Listen("127.0.0.1", 0);
     ASSERT_TRUE(port) << port.error().message;
@@ -349,6 +349,24 @@ TEST_F(GrpcV03Test, VersionAndExtensionMetadata) {
   lf::a2a::v1::Task task;
   ASSERT_TRUE(v10_stub_->GetTask(&c3, get, &task).ok());
   EXPECT_EQ(task.status().state(), lf::a2a::v1::TASK_STATE_COMPLETED);
+}
+
+TEST_F(GrpcV03Test, WithoutPushThePushRpcsAreUnimplemented) {
+  Start(true, false);
+  grpc::ClientContext c1;
+  v03::CreateTaskPushNotificationConfigRequest create;
+  create.set_parent("tasks/t1");
+  create.mutable_config()->mutable_push_notification_config()->set_url("https://example.com/h");
+  v03::TaskPushNotificationConfig made;
+  EXPECT_EQ(Describe(stub_->CreateTaskPushNotificationConfig(&c1, create, &made)),
+            "12 PUSH_NOTIFICATION_NOT_SUPPORTED PushNotificationNotSupportedError: "
+            "tasks/pushNotificationConfig/set: push notifications are not enabled on this server");
+  grpc::ClientContext c2;
+  v03::ListTaskPushNotificationConfigRequest list;
+  list.set_parent("tasks/t1");
+  v03::ListTaskPushNotificationConfigResponse page;
+  EXPECT_EQ(stub_->ListTaskPushNotificationConfig(&c2, list, &page).error_code(),
+            grpc::UNIMPLEMENTED);
 }
 
 TEST_F(GrpcV03Test, AOneZeroOnlyServerRefusesTheZeroThreeService) {

@@ -61,7 +61,7 @@ struct Fixture {
     return o;
   }
 
-  explicit Fixture(bool serve_v03 = true) {
+  explicit Fixture(bool serve_v03 = true, bool serve_push = true) {
     service.RegisterSkill({"echo", "Echo", "echoes", {"echo"}, {}},
                           std::make_shared<tasks::EchoExecutor>());
     service.RegisterSkill({"gate", "Gate", "asks one question", {"test"}, {}},
@@ -72,7 +72,7 @@ struct Fixture {
     geo.uri = kGeo;
     extensions.Register(std::move(geo));
     ops = CoreA2aOperations(service, 16);
-    AddPushOperations(ops, push);
+    if (serve_push) AddPushOperations(ops, push);
     StreamOptions options;
     options.serve_v03 = serve_v03;
     rest = std::make_unique<A2aRestBinding>(ops, kA2aRest03Path, options, &extensions,
@@ -194,6 +194,30 @@ TEST(RestV03Conformance, AOneZeroOnlyServerRefusesEveryRoute) {
     auto body = protocol::ParseJson(res.body);
     ASSERT_TRUE(body) << res.body;
     EXPECT_EQ(body->at("code"), -32009) << res.body;
+  }
+}
+
+// Without push (AddPushOperations not called) the four push-config routes answer
+// PushNotificationNotSupported.
+TEST(RestV03Conformance, PushRoutesWithoutPushAnswerPushNotificationNotSupported) {
+  Fixture fx(true, false);
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/a2a/rest03/v1/tasks/t1/pushNotificationConfigs"},
+           {"GET", "/a2a/rest03/v1/tasks/t1/pushNotificationConfigs"},
+           {"GET", "/a2a/rest03/v1/tasks/t1/pushNotificationConfigs/c1"},
+           {"DELETE", "/a2a/rest03/v1/tasks/t1/pushNotificationConfigs/c1"}}) {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    if (method == "POST") {
+      req.headers.emplace_back("Content-Type", "application/json");
+      req.body = R"({"pushNotificationConfig":{"url":"https://example.com/h"}})";
+    }
+    const HttpResponse res = fx.Call(req);
+    EXPECT_EQ(res.status, 400) << method << " " << target;
+    auto body = protocol::ParseJson(res.body);
+    ASSERT_TRUE(body) << res.body;
+    EXPECT_EQ(body->at("code"), -32003) << res.body;
   }
 }
 
