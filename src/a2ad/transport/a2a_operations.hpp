@@ -12,7 +12,8 @@
 // messages onto the same entries.
 //
 // Adding an A2A method: one Operation in a2a_operations.cpp (core A2A) or in an extension's
-// list (extensions.hpp), with a test in tests/transport/. Nothing else names a method.
+// list (extensions.hpp), with a test in tests/transport/. Nothing else names a method but the
+// gRPC services, whose protos fix their RPCs (an RPC names the operation it runs).
 //
 // Thread safety: a table is built before serving and immutable afterwards; Find* may be
 // called from any thread. Handlers run on the calling connection's executor.
@@ -40,9 +41,9 @@ namespace a2ad::transport {
 /// The JSON a call's params and result are in. A2A 1.0 has one (ProtoJSON of lf.a2a.v1, on
 /// every binding); A2A 0.3 has two: the JSON-RPC shapes of its types.ts (protocol/v03/
 /// codec.hpp) and, on its REST and gRPC bindings, the ProtoJSON of its proto a2a.v1
-/// (protocol/v03/proto_json.hpp). Semantics follow the version either way (v0.3: historyLength
-/// 0 is unlimited, a canceled task is not cancelable again, tasks/resubscribe of a finished
-/// task replays it).
+/// (protocol/v03/proto_json.hpp; a 0.3 call on any binding but JSON-RPC). Semantics follow the
+/// version either way (v0.3: historyLength 0 is unlimited, a canceled task is not cancelable
+/// again, tasks/resubscribe of a finished task replays it).
 enum class WireShape { kV10, kV03JsonRpc, kV03Proto };
 inline WireShape ShapeOf(const protocol::CallContext& ctx) {
   if (ctx.version == protocol::WireVersion::kV10) return WireShape::kV10;
