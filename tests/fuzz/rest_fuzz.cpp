@@ -8,7 +8,9 @@
 //  - every non-2xx answer is the closed error envelope {"error": "<string>", "message":
 //    "<string>", "details"?: {...}} with no other member (a 304 has no body); under the A2A
 //    HTTP+JSON binding (/a2a/rest) it is google.rpc.Status: {"error": {"code": <the HTTP
-//    status>, "status": "<GRPC_CODE>", "message": "<string>", "details": [...]}}.
+//    status>, "status": "<GRPC_CODE>", "message": "<string>", "details": [...]}}; under the
+//    A2A 0.3 one (/a2a/rest03) {"code": <a JSON-RPC error code>, "message": "<string>",
+//    "data"?: {...}}.
 //
 // Known exception, reported and being fixed elsewhere: the push routes (/v1/webhooks...,
 // /v1/host/sample/a2a/tasks/push-config, /v1/push/..., /.well-known/jwks.json) answer errors
@@ -78,6 +80,21 @@ void CheckRpcStatus(const std::string& what, int http_status, const json::value&
              what + ": error.details has no ErrorInfo");
 }
 
+void CheckRest03Error(const std::string& what, const json::value& v) {
+  FUZZ_CHECK(v.is_object(), what + ": an error answer that is not an object");
+  const json::object& o = v.get_object();
+  const json::value* code = o.if_contains("code");
+  FUZZ_CHECK(code && code->is_int64() && code->get_int64() <= -32000 && code->get_int64() >= -32768,
+             what + ": \"code\" is not a JSON-RPC error code");
+  const json::value* message = o.if_contains("message");
+  FUZZ_CHECK(message && message->is_string(), what + ": \"message\" is not a string");
+  for (const auto& kv : o) {
+    FUZZ_CHECK(kv.key() == "code" || kv.key() == "message" || kv.key() == "data",
+               what + ": a member '" + std::string(kv.key()) + "' outside {code, message, data}");
+    if (kv.key() == "data") FUZZ_CHECK(kv.value().is_object(), what + ": data not an object");
+  }
+}
+
 void CheckAnswer(const std::string& method, const std::string& target, const Exchange& ex) {
   const transport::HttpResponse& r = ex.response;
   const std::string what =
@@ -116,6 +133,10 @@ void CheckAnswer(const std::string& method, const std::string& target, const Exc
   FUZZ_CHECK(json_body, what + ": an error answer that is not JSON (" + r.content_type + ")");
   if (path == "/a2a/rest" || path.starts_with("/a2a/rest/")) {
     CheckRpcStatus(what, r.status, v);
+    return;
+  }
+  if (path == "/a2a/rest03" || path.starts_with("/a2a/rest03/")) {
+    CheckRest03Error(what, v);
     return;
   }
   CheckEnvelope(what, v);

@@ -8,51 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {
-  TERMINAL_STATES_03, artifactText03, loadDep, startServer, uncleanExit, waitFor,
+  TERMINAL_STATES_03, loadDep, startServer, uncleanExit, waitFor,
 } from './server.mjs';
+import { assertEchoStream, assertEchoTask, userMessage } from './sdk03_helpers.mjs';
 
 const { A2AClient, ClientFactory, TaskNotFoundError } = await loadDep('sdk03/client');
-
-function userMessage(text, extra = {}) {
-  return { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], ...extra };
-}
 
 function resultOf(response, what) {
   assert.ok(!('error' in response), `${what} failed: ${JSON.stringify(response.error)}`);
   return response.result;
-}
-
-function assertEchoTask(task, text) {
-  assert.equal(task.kind, 'task');
-  assert.equal(typeof task.id, 'string');
-  assert.ok(task.id.length > 0);
-  assert.equal(typeof task.contextId, 'string');
-  assert.ok(task.contextId.length > 0);
-  assert.equal(task.status?.state, 'completed', `task state: ${JSON.stringify(task.status)}`);
-  assert.equal(task.artifacts?.length, 1, `artifacts: ${JSON.stringify(task.artifacts)}`);
-  const [artifact] = task.artifacts;
-  assert.equal(typeof artifact.artifactId, 'string');
-  for (const part of artifact.parts) assert.ok(part.kind, `artifact part without kind: ${JSON.stringify(part)}`);
-  assert.ok(artifactText03(task).includes(text), `artifact does not echo '${text}': ${JSON.stringify(artifact)}`);
-}
-
-/** v0.3 stream of an echo task: Task, status working, artifact (lastChunk), status completed final. */
-function assertEchoStream(events, text) {
-  const kinds = events.map((e) => e.kind === 'status-update' ? `status:${e.status?.state}` : e.kind);
-  assert.deepEqual(kinds, ['task', 'status:working', 'artifact-update', 'status:completed'],
-    `event sequence: ${JSON.stringify(events)}`);
-  const [task, working, artifact, completed] = events;
-  assert.equal(task.status.state, 'submitted');
-  for (const ev of [working, artifact, completed]) {
-    assert.equal(ev.taskId, task.id);
-    assert.equal(ev.contextId, task.contextId);
-  }
-  assert.equal(working.final, false);
-  assert.equal(artifact.lastChunk, true);
-  assert.ok(artifact.append !== true, 'the single echo chunk must not append');
-  assert.ok(artifact.artifact.parts.filter((p) => p.kind === 'text').map((p) => p.text).join('').includes(text),
-    `artifact does not echo '${text}': ${JSON.stringify(artifact.artifact)}`);
-  assert.equal(completed.final, true);
 }
 
 describe('a2ad with @a2a-js/sdk 0.3.14 A2AClient (JSON-RPC v0.3)', () => {

@@ -47,8 +47,8 @@ Extension Geo(bool required) {
   e.description = "where a task runs";
   e.required = required;
   e.params = json::object{{"precision", "city"}};
-  e.operations.push_back({"GeoWhere", "geo/where", "POST", "/geo:where", false, kScopeTasksRead, "",
-                          ParamsRule::kObjectOrAbsent, Where});
+  e.operations.push_back({"GeoWhere", "geo/where", "POST", "/geo:where", "", false, kScopeTasksRead,
+                          "", ParamsRule::kObjectOrAbsent, Where});
   e.migrations.push_back(
       {"geo", {{1, "CREATE TABLE geo_places(task_id TEXT PRIMARY KEY, place TEXT NOT NULL)"}}});
   return e;
@@ -126,12 +126,12 @@ TEST(OperationTable, EveryCoreMethodIsNamedOncePerVersion) {
 
 TEST(OperationTable, ANameTakenTwiceIsRefusedAtStartup) {
   OperationTable t;
-  t.Add({"A", "a/b", "POST", "/a", false, kScopeTasksRead, "", ParamsRule::kObject, Where});
+  t.Add({"A", "a/b", "POST", "/a", "", false, kScopeTasksRead, "", ParamsRule::kObject, Where});
   EXPECT_THROW(
-      t.Add({"B", "a/b", "POST", "/b", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
+      t.Add({"B", "a/b", "POST", "/b", "", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
       std::logic_error);
   EXPECT_THROW(
-      t.Add({"A", "", "POST", "/c", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
+      t.Add({"A", "", "POST", "/c", "", false, kScopeTasksRead, "", ParamsRule::kObject, Where}),
       std::logic_error);
   ExtensionRegistry r;
   r.Register(Geo(false));

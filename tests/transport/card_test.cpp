@@ -57,14 +57,14 @@ TEST(Card, AVersionOneRequestGetsTheStrictForm) {
   const json::object hybrid = Body(s.Get({}));
   EXPECT_TRUE(hybrid.contains("url"));
   EXPECT_TRUE(hybrid.contains("additionalInterfaces"));
-  EXPECT_EQ(hybrid.at("supportedInterfaces").as_array().size(), 3u);
+  EXPECT_EQ(hybrid.at("supportedInterfaces").as_array().size(), 4u);
   const HttpResponse r = s.Get({{"A2A-Version", "1.0"}});
   const json::object v10 = Body(r);
   for (const char* v03_only :
        {"url", "preferredTransport", "protocolVersion", "additionalInterfaces"})
     EXPECT_FALSE(v10.contains(v03_only)) << v03_only;
-  // The 0.3 interface stays listed: a 1.x SDK in legacy mode picks it from here.
-  EXPECT_EQ(v10.at("supportedInterfaces").as_array().size(), 3u);
+  // The 0.3 interfaces stay listed: a 1.x SDK in legacy mode picks one from here.
+  EXPECT_EQ(v10.at("supportedInterfaces").as_array().size(), 4u);
   EXPECT_EQ(HeaderOf(r, "Vary"), "A2A-Version");
   EXPECT_NE(HeaderOf(r, "ETag"), HeaderOf(s.Get({}), "ETag")) << "two forms, two validators";
 }
@@ -85,6 +85,35 @@ TEST(Card, OneZeroOnlyServesTheStrictFormToEveryone) {
   auto v = protocol::ParseJson(s.Call(rpc).body);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->at("error").at("code"), -32009) << *v;
+}
+
+TEST(Card, EveryBindingOfEachVersionIsListed) {
+  AgentCardConfig config;
+  config.base_url = "http://h:1";
+  config.grpc_address = "h:2";
+  const json::object card = BuildAgentCard(config, {});
+  auto entry = [](const char* url, const char* binding, const char* version) {
+    return json::value(
+        json::object{{"url", url}, {"protocolBinding", binding}, {"protocolVersion", version}});
+  };
+  EXPECT_EQ(card.at("supportedInterfaces"),
+            json::value(json::array{
+                entry("http://h:1/v1/a2a", "JSONRPC", "1.0"),
+                entry("http://h:1/a2a/rest", "HTTP+JSON", "1.0"), entry("h:2", "GRPC", "1.0"),
+                entry("http://h:1/v1/a2a", "JSONRPC", "0.3"),
+                entry("http://h:1/a2a/rest03", "HTTP+JSON", "0.3"), entry("h:2", "GRPC", "0.3")}));
+  // v0.3 clients choose among url + preferredTransport and additionalInterfaces.
+  EXPECT_EQ(card.at("url"), "http://h:1/v1/a2a");
+  EXPECT_EQ(card.at("preferredTransport"), "JSONRPC");
+  EXPECT_EQ(card.at("additionalInterfaces"),
+            json::value(json::array{
+                json::object{{"url", "http://h:1/v1/a2a"}, {"transport", "JSONRPC"}},
+                json::object{{"url", "http://h:1/a2a/rest03"}, {"transport", "HTTP+JSON"}},
+                json::object{{"url", "h:2"}, {"transport", "GRPC"}}}));
+  config.serves_v03 = false;
+  const json::object v10_only = BuildAgentCard(config, {}, CardForm::kV10);
+  EXPECT_EQ(v10_only.at("supportedInterfaces").as_array().size(), 3u);
+  EXPECT_FALSE(v10_only.contains("additionalInterfaces"));
 }
 
 TEST(Card, LastModifiedAndETagRevalidate) {

@@ -1,8 +1,9 @@
-// Transport equivalence: the same A2A 1.0 operations through JSON-RPC, HTTP+JSON (REST) and
-// gRPC give the same results and the same errors. Results are compared after a round trip
-// through the proto message (ProtoJSON printing is canonical), with the values each call makes
-// fresh (ids, timestamps) blanked; errors by their ErrorInfo reason and the code each binding's
-// table gives it.
+// Transport equivalence: the same A2A operations through JSON-RPC, HTTP+JSON (REST) and gRPC
+// give the same results and the same errors, in 1.0 and in 0.3. Results are compared after a
+// round trip through the proto message (ProtoJSON printing is canonical), with the values each
+// call makes fresh (ids, timestamps) blanked; errors by their ErrorInfo reason (1.0) or
+// JSON-RPC code (0.3) and the code each binding's table gives it. 0.3 JSON-RPC speaks other
+// shapes than the 0.3 proto; it is compared with the other two field by field.
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "a2a/v1/a2a.grpc.pb.h"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/json_parse.hpp"
@@ -29,6 +31,7 @@ namespace a2ad::transport {
 namespace {
 namespace json = boost::json;
 namespace v1 = lf::a2a::v1;
+namespace v03 = ::a2a::v1;
 
 /// `j` through `Message` and back, with fresh-per-call values blanked.
 template <class Message>
@@ -74,8 +77,10 @@ class TransportEquivalence : public ::testing::Test {
     auto port = grpc_->Listen("127.0.0.1", 0);
     ASSERT_TRUE(port) << port.error().message;
     io_thread_ = std::thread([this] { io_.run(); });
-    stub_ = v1::A2AService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port.value()),
-                                                        grpc::InsecureChannelCredentials()));
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port.value()),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::A2AService::NewStub(channel);
+    stub03_ = v03::A2AService::NewStub(channel);
   }
   void TearDown() override {
     grpc_->Shutdown();
@@ -105,6 +110,44 @@ class TransportEquivalence : public ::testing::Test {
     } else {
       a.code = static_cast<int>(v->at("error").at("code").as_int64());
       a.reason = v->at("error").at("data").at(0).at("reason").as_string();
+    }
+    return a;
+  }
+
+  /// A v0.3 JSON-RPC call (no A2A-Version); the error's JSON-RPC code on error.
+  Answer JsonRpc03(const std::string& method, const json::object& params) {
+    HttpRequest r;
+    r.method = "POST";
+    r.target = "/v1/a2a";
+    r.body = protocol::SerializeJson(
+        json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}});
+    auto v = protocol::ParseJson(Http(std::move(r)).body);
+    EXPECT_TRUE(v);
+    Answer a;
+    if (auto* res = v->as_object().if_contains("result"))
+      a.result = protocol::SerializeJson(*res);
+    else
+      a.code = static_cast<int>(v->at("error").at("code").as_int64());
+    return a;
+  }
+
+  /// A call of the 0.3 REST binding; on error `code` is the HTTP status and `reason` the
+  /// body's JSON-RPC code.
+  Answer Rest03(const std::string& method, const std::string& path, const std::string& body) {
+    HttpRequest r;
+    r.method = method;
+    r.target = "/a2a/rest03" + path;
+    r.headers = {{"Content-Type", "application/json"}};
+    r.body = body;
+    HttpResponse resp = Http(std::move(r));
+    Answer a;
+    if (resp.status == 200) {
+      a.result = resp.body;
+    } else {
+      auto v = protocol::ParseJson(resp.body);
+      EXPECT_TRUE(v) << resp.body;
+      a.code = resp.status;
+      a.reason = std::to_string(v->at("code").as_int64());
     }
     return a;
   }
@@ -162,6 +205,7 @@ class TransportEquivalence : public ::testing::Test {
   std::unique_ptr<GrpcBinding> grpc_;
   std::thread io_thread_;
   std::unique_ptr<v1::A2AService::Stub> stub_;
+  std::unique_ptr<v03::A2AService::Stub> stub03_;
 };
 
 TEST_F(TransportEquivalence, SendGetListAndCancelAgreeOnEveryBinding) {
@@ -231,6 +275,106 @@ TEST_F(TransportEquivalence, SendGetListAndCancelAgreeOnEveryBinding) {
   EXPECT_EQ(rpc_missing.code, -32001);
   EXPECT_EQ(rest_missing.code, 404);
   EXPECT_EQ(grpc_missing.code, grpc::NOT_FOUND);
+}
+
+/// What a 0.3 task says, in either 0.3 shape: state, artifact text, the first history
+/// message's id, whether it has a context.
+std::string Gist03(const std::string& result) {
+  auto v = protocol::ParseJson(result);
+  EXPECT_TRUE(v) << result;
+  const json::object* t = &v->as_object();
+  if (auto* wrapped = t->if_contains("task")) t = &wrapped->as_object();
+  std::string state(t->at("status").at("state").as_string());
+  // JSON-RPC "completed" is the proto's "TASK_STATE_COMPLETED".
+  if (!state.starts_with("TASK_STATE_")) {
+    for (auto& ch : state) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(ch));
+    state = "TASK_STATE_" + state;
+  }
+  std::string text;
+  if (auto* arts = t->if_contains("artifacts"))
+    for (const auto& a : arts->as_array())
+      for (const auto& p : a.at("parts").as_array()) text += p.at("text").as_string();
+  const auto& history = t->at("history").as_array();
+  const json::object& first = history.at(0).as_object();
+  const json::array& parts =
+      (first.contains("content") ? first.at("content") : first.at("parts")).as_array();
+  return state + " | " + text + " | " + std::string(parts.at(0).at("text").as_string()) + " | " +
+         std::to_string(!t->at("contextId").as_string().empty());
+}
+
+TEST_F(TransportEquivalence, ZeroThreeSendGetAndErrorsAgreeOnEveryBinding) {
+  const json::object rpc_message{
+      {"kind", "message"},
+      {"messageId", "m03-rpc"},
+      {"role", "user"},
+      {"parts", json::array{json::object{{"kind", "text"}, {"text", "same"}}}}};
+  auto proto_message = [](const std::string& id) {
+    return json::object{{"messageId", id},
+                        {"role", "ROLE_USER"},
+                        {"content", json::array{json::object{{"text", "same"}}}}};
+  };
+  const Answer rpc_sent = JsonRpc03("message/send", json::object{{"message", rpc_message}});
+  const Answer rest_sent =
+      Rest03("POST", "/v1/message:send",
+             protocol::SerializeJson(json::object{{"message", proto_message("m03-rest")}}));
+  v03::SendMessageRequest req;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(
+          protocol::SerializeJson(json::object{{"message", proto_message("m03-grpc")}}), &req)
+          .ok());
+  v03::SendMessageResponse sent;
+  grpc::ClientContext c1;
+  const Answer grpc_sent = FromGrpc(stub03_->SendMessage(&c1, req, &sent), sent);
+  ASSERT_FALSE(rpc_sent.result.empty());
+  ASSERT_FALSE(rest_sent.result.empty());
+  ASSERT_FALSE(grpc_sent.result.empty());
+  // REST and gRPC speak the same proto: equal once fresh values are blanked.
+  EXPECT_EQ(Canonical<v03::SendMessageResponse>(rest_sent.result),
+            Canonical<v03::SendMessageResponse>(grpc_sent.result));
+  const std::string gist = Gist03(rpc_sent.result);
+  EXPECT_EQ(gist, "TASK_STATE_COMPLETED | same | same | 1");
+  EXPECT_EQ(Gist03(rest_sent.result), gist);
+  EXPECT_EQ(Gist03(grpc_sent.result), gist);
+
+  auto id_of = [](const std::string& j) {
+    auto v = protocol::ParseJson(j);
+    const json::object& o = v->as_object();
+    return std::string((o.contains("task") ? o.at("task") : *v).at("id").as_string());
+  };
+  const Answer rpc_got = JsonRpc03("tasks/get", json::object{{"id", id_of(rpc_sent.result)}});
+  const Answer rest_got = Rest03("GET", "/v1/tasks/" + id_of(rest_sent.result), "");
+  v03::GetTaskRequest get;
+  get.set_name("tasks/" + id_of(grpc_sent.result));
+  v03::Task task;
+  grpc::ClientContext c2;
+  const Answer grpc_got = FromGrpc(stub03_->GetTask(&c2, get, &task), task);
+  EXPECT_EQ(Canonical<v03::Task>(rest_got.result), Canonical<v03::Task>(grpc_got.result));
+  EXPECT_EQ(Gist03(rpc_got.result), gist);
+  EXPECT_EQ(Gist03(rest_got.result), gist);
+
+  // Errors: one JSON-RPC code, each binding's status for it.
+  const Answer rpc_cancel = JsonRpc03("tasks/cancel", json::object{{"id", id_of(rpc_sent.result)}});
+  const Answer rest_cancel = Rest03("POST", "/v1/tasks/" + id_of(rest_sent.result) + ":cancel", "");
+  v03::CancelTaskRequest cancel;
+  cancel.set_name("tasks/" + id_of(grpc_sent.result));
+  grpc::ClientContext c3;
+  const grpc::Status grpc_cancel = stub03_->CancelTask(&c3, cancel, &task);
+  EXPECT_EQ(rpc_cancel.code, -32002);
+  EXPECT_EQ(rest_cancel.reason, "-32002");
+  EXPECT_EQ(rest_cancel.code, 409);
+  EXPECT_EQ(grpc_cancel.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_TRUE(grpc_cancel.error_message().starts_with("TaskNotCancelableError: "));
+
+  const Answer rpc_missing = JsonRpc03("tasks/get", json::object{{"id", "nope"}});
+  const Answer rest_missing = Rest03("GET", "/v1/tasks/nope", "");
+  get.set_name("tasks/nope");
+  grpc::ClientContext c4;
+  const grpc::Status grpc_missing = stub03_->GetTask(&c4, get, &task);
+  EXPECT_EQ(rpc_missing.code, -32001);
+  EXPECT_EQ(rest_missing.reason, "-32001");
+  EXPECT_EQ(rest_missing.code, 404);
+  EXPECT_EQ(grpc_missing.error_code(), grpc::NOT_FOUND);
+  EXPECT_TRUE(grpc_missing.error_message().starts_with("TaskNotFoundError: "));
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ int RunServer(const Config& config) {
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
-  // gRPC (A2A 1.0): its own listener over the same operation table; the card lists it.
+  // gRPC (A2A 1.0 and 0.3): its own listener over the same operation table; the card lists it.
   std::unique_ptr<transport::GrpcBinding> grpc;
   if (!config.grpc_listen.empty()) {
     auto where = ParseListen(config.grpc_listen);
@@ -308,7 +308,7 @@ int RunServer(const Config& config) {
       return 2;
     }
     grpc = std::make_unique<transport::GrpcBinding>(router->operations(), io.get_executor(),
-                                                    &extensions);
+                                                    &extensions, !v10_only);
     auto grpc_port = grpc->Listen(where->host, where->port);
     if (!grpc_port) {
       core::LogError(grpc_port.error().message);

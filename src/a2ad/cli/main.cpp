@@ -86,14 +86,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve
       ->add_option("--grpc-listen", config.grpc_listen,
-                   "serve the A2A 1.0 gRPC binding on host:port (port 0: a free one; listed in "
-                   "the card); off when empty")
+                   "serve A2A over gRPC on host:port: lf.a2a.v1.A2AService (1.0) and "
+                   "a2a.v1.A2AService (0.3) (port 0: a free one; listed in the card); off when "
+                   "empty")
       ->envname("A2AD_GRPC_LISTEN");
   serve
       ->add_option("--a2a-versions", config.a2a_versions,
                    "A2A versions served: 0.3,1.0 (the card has both forms; a request with "
                    "A2A-Version: 1.x gets the 1.0 card) or 1.0 (the 1.0 card for every request; "
-                   "0.3 methods answer VersionNotSupported)")
+                   "0.3 methods, routes and RPCs answer VersionNotSupported)")
       ->envname("A2AD_A2A_VERSIONS")
       ->check(CLI::IsMember({"0.3,1.0", "1.0"}))
       ->capture_default_str();

@@ -5,7 +5,11 @@ namespace a2ad::protocol {
 // HTTP and gRPC columns: the A2A 1.0 specification's binding tables (§10.6, §11.6), as the
 // official TCK checks them: TaskNotCancelable 409, ContentTypeNotSupported 415,
 // InvalidAgentResponse 502; PushNotificationNotSupported, UnsupportedOperation and
-// VersionNotSupported are UNIMPLEMENTED on gRPC.
+// VersionNotSupported are UNIMPLEMENTED on gRPC. The A2A 0.3 REST and gRPC bindings, which
+// have no table of their own (WIRE.md §8.4, §9), use the same columns: the gRPC one is the
+// 0.3 JavaScript SDK's (its client maps NOT_FOUND, FAILED_PRECONDITION on cancel and
+// UNIMPLEMENTED on push back to A2A errors), and 0.3 REST clients read the body's code or
+// only whether the status is 2xx.
 const ErrorMapping& MapError(core::ErrorCode code) {
   using core::ErrorCode;
   static const ErrorMapping kParse{-32700, 400, "INVALID_ARGUMENT", "Invalid JSON payload",
@@ -80,6 +84,39 @@ const ErrorMapping& MapError(core::ErrorCode code) {
       return kCorrupt;
   }
   return kInternal;
+}
+
+std::string_view V03ErrorName(core::ErrorCode code) {
+  switch (MapError(code).jsonrpc_code) {
+    case -32700:
+      return "JSONParseError";
+    case -32600:
+      return "InvalidRequestError";
+    case -32601:
+      return "MethodNotFoundError";
+    case -32602:
+      return "InvalidParamsError";
+    case -32001:
+      return "TaskNotFoundError";
+    case -32002:
+      return "TaskNotCancelableError";
+    case -32003:
+      return "PushNotificationNotSupportedError";
+    case -32004:
+      return "UnsupportedOperationError";
+    case -32005:
+      return "ContentTypeNotSupportedError";
+    case -32006:
+      return "InvalidAgentResponseError";
+    case -32007:
+      return "AuthenticatedExtendedCardNotConfiguredError";
+    case -32008:
+      return "ExtensionSupportRequiredError";
+    case -32009:
+      return "VersionNotSupportedError";
+    default:
+      return "InternalError";
+  }
 }
 
 namespace {

@@ -24,6 +24,11 @@ struct ErrorMapping {
 /// Total over ErrorCode.
 const ErrorMapping& MapError(core::ErrorCode code);
 
+/// The A2A 0.3 SDKs' error class of `code` ("TaskNotFoundError"), by its JSON-RPC code: the
+/// prefix of an A2A 0.3 gRPC status message (WIRE.md §9). Codes 0.3 lacks (-32008, -32009)
+/// take their 1.0 class.
+std::string_view V03ErrorName(core::ErrorCode code);
+
 /// The HTTP status of an OpenWOP error code ("interrupt_already_resolved" -> 409); nullopt
 /// for a code the table does not know.
 std::optional<int> RestStatusOf(std::string_view rest_code);

@@ -7,6 +7,7 @@
 
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v03/proto_json.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
@@ -18,10 +19,14 @@ const std::string& StreamItem::Json(int kind) const {
       json_[0] = protocol::SerializeJson(protocol::v10::StreamEventToJson(event));
     } else if (kind == 1) {
       json_[1] = protocol::SerializeJson(protocol::v03::StreamEventToJson(event));
+    } else if (kind == 3) {
+      json_[3] = protocol::SerializeJson(protocol::v03::proto_json::StreamEventToJson(event));
     } else {
       protocol::StreamEvent copy = event;
       copy.status_update.final = false;
-      json_[2] = protocol::SerializeJson(protocol::v03::StreamEventToJson(copy));
+      json_[kind] =
+          protocol::SerializeJson(kind == 2 ? protocol::v03::StreamEventToJson(copy)
+                                            : protocol::v03::proto_json::StreamEventToJson(copy));
     }
   });
   return json_[kind];

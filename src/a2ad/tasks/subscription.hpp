@@ -35,12 +35,14 @@ struct StreamItem {
   bool run_terminal = false;                            // the run was terminal after this event
 
   /// Serialized JSON of the event for one wire form, computed once per item on demand.
-  /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 as projected, 2 = v0.3 with final=false.
+  /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 JSON-RPC result as projected, 2 = the same with
+  /// final=false, 3 = v0.3 ProtoJSON StreamResponse (REST, gRPC; protocol/v03/proto_json.hpp)
+  /// as projected, 4 = the same with final=false.
   const std::string& Json(int kind) const;
 
  private:
-  mutable std::once_flag once_[3];
-  mutable std::string json_[3];
+  mutable std::once_flag once_[5];
+  mutable std::string json_[5];
 };
 using StreamItemPtr = std::shared_ptr<const StreamItem>;
 

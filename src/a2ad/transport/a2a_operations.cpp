@@ -7,6 +7,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v03/proto_json.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/transport/http_types.hpp"
 
@@ -51,6 +52,16 @@ std::optional<Error> RequireV10(std::string_view version) {
       ErrorCode::kVersionNotSupported,
       "A2A-Version '" + std::string(version) + "' is not supported on this binding; it serves 1.0",
       {{"supportedVersions", "1.0"}, {"requestedVersion", std::string(version)}});
+}
+
+std::optional<Error> RequireV03(std::string_view version) {
+  int minor = 0;
+  if (version.empty() || (A2aVersionMajor(version, minor) == 0 && minor == 3)) return std::nullopt;
+  return Error(ErrorCode::kVersionNotSupported,
+               "A2A-Version '" + std::string(version) +
+                   "' is not supported on this binding; it serves 0.3 (send no A2A-Version, or "
+                   "0.3)",
+               {{"supportedVersions", "0.3"}, {"requestedVersion", std::string(version)}});
 }
 
 void OperationTable::Add(Operation op) {
@@ -100,25 +111,49 @@ const Operation* OperationTable::Find(std::string_view name) const {
 namespace {
 
 /// A task result written straight as text (protocol::v*::AppendTaskJson): the same bytes as
-/// SerializeJson(TaskToJson(task)) without building the DOM. v1.0 SendMessage wraps it in
-/// {"task": ...}.
-OperationResult TaskResult(const protocol::Task& task, WireVersion v, bool wrap) {
+/// SerializeJson(TaskToJson(task)) without building the DOM. SendMessage wraps it in
+/// {"task": ...} (SendMessageResponse) in 1.0 and in the 0.3 proto; 0.3 JSON-RPC does not.
+OperationResult TaskResult(const protocol::Task& task, WireShape shape, bool is_send) {
   OperationResult r;
   std::string& out = r.result_json;
+  const bool wrap = is_send && shape != WireShape::kV03JsonRpc;
   out.reserve(protocol::EstimateTaskJsonSize(task) + 16);
   if (wrap) out += "{\"task\":";
-  if (v == WireVersion::kV03)
-    protocol::v03::AppendTaskJson(out, task);
-  else
-    protocol::v10::AppendTaskJson(out, task);
+  switch (shape) {
+    case WireShape::kV03JsonRpc:
+      protocol::v03::AppendTaskJson(out, task);
+      break;
+    case WireShape::kV03Proto:
+      out += protocol::SerializeJson(protocol::v03::proto_json::TaskToJson(task));
+      break;
+    case WireShape::kV10:
+      protocol::v10::AppendTaskJson(out, task);
+      break;
+  }
   if (wrap) out += "}";
   return r;
 }
 
+/// The params decoded by the decoder of the call's shape.
+template <class T>
+Result<T> DecodeAs(const OperationCall& call, Result<T> (*v03_rpc)(const json::value&),
+                   Result<T> (*v03_proto)(const json::value&),
+                   Result<T> (*v10)(const json::value&)) {
+  switch (ShapeOf(call.ctx)) {
+    case WireShape::kV03JsonRpc:
+      return v03_rpc(call.params);
+    case WireShape::kV03Proto:
+      return v03_proto(call.params);
+    case WireShape::kV10:
+      break;
+  }
+  return v10(call.params);
+}
+
 Result<protocol::SendMessageRequest> DecodeSend(const OperationCall& call) {
-  return call.ctx.version == WireVersion::kV03
-             ? protocol::v03::SendMessageRequestFromJson(call.params)
-             : protocol::v10::SendMessageRequestFromJson(call.params);
+  return DecodeAs(call, protocol::v03::SendMessageRequestFromJson,
+                  protocol::v03::proto_json::SendMessageRequestFromJson,
+                  protocol::v10::SendMessageRequestFromJson);
 }
 
 /// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
@@ -142,13 +177,23 @@ using Awaitable = asio::awaitable<Result<OperationResult>>;
 
 Awaitable Refuse(Error e) { co_return e; }
 
-/// A Message as SendMessage's result: {"message": ...} in 1.0, the bare message in 0.3.
-OperationResult MessageResult(const protocol::Message& m, WireVersion v) {
+/// A Message as SendMessage's result: {"message": ...} in 1.0 and the 0.3 proto, the bare
+/// message in 0.3 JSON-RPC.
+OperationResult MessageResult(const protocol::Message& m, WireShape shape) {
   OperationResult r;
-  r.result_json =
-      v == WireVersion::kV03
-          ? protocol::SerializeJson(protocol::v03::MessageToJson(m))
-          : protocol::SerializeJson(json::object{{"message", protocol::v10::MessageToJson(m)}});
+  switch (shape) {
+    case WireShape::kV03JsonRpc:
+      r.result_json = protocol::SerializeJson(protocol::v03::MessageToJson(m));
+      break;
+    case WireShape::kV03Proto:
+      r.result_json = protocol::SerializeJson(
+          json::object{{"message", protocol::v03::proto_json::MessageToJson(m)}});
+      break;
+    case WireShape::kV10:
+      r.result_json =
+          protocol::SerializeJson(json::object{{"message", protocol::v10::MessageToJson(m)}});
+      break;
+  }
   return r;
 }
 
@@ -169,10 +214,10 @@ tasks::StreamStart MessageStream(protocol::Message m) {
 Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
   auto req = DecodeSend(call);
   if (!req) co_return std::move(req).error();
-  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, call.ctx.version);
+  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, ShapeOf(call.ctx));
   auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), call.ctx.version, call.ctx.version == WireVersion::kV10);
+  co_return TaskResult(task.value(), ShapeOf(call.ctx), true);
 }
 
 Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
@@ -191,14 +236,24 @@ Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const Opera
   co_return r;
 }
 
+Result<protocol::GetTaskRequest> DecodeGet(const OperationCall& call) {
+  return DecodeAs(call, protocol::v03::GetTaskRequestFromJson,
+                  protocol::v03::proto_json::GetTaskRequestFromJson,
+                  protocol::v10::GetTaskRequestFromJson);
+}
+
+Result<protocol::CancelTaskRequest> DecodeCancel(const OperationCall& call) {
+  return DecodeAs(call, protocol::v03::CancelTaskRequestFromJson,
+                  protocol::v03::proto_json::CancelTaskRequestFromJson,
+                  protocol::v10::CancelTaskRequestFromJson);
+}
+
 Awaitable Get(tasks::TaskService* svc, const OperationCall& call) {
-  auto req = call.ctx.version == WireVersion::kV03
-                 ? protocol::v03::GetTaskRequestFromJson(call.params)
-                 : protocol::v10::GetTaskRequestFromJson(call.params);
+  auto req = DecodeGet(call);
   if (!req) co_return std::move(req).error();
   auto task = co_await svc->GetTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), call.ctx.version, false);
+  co_return TaskResult(task.value(), ShapeOf(call.ctx), false);
 }
 
 Awaitable List(tasks::TaskService* svc, const OperationCall& call) {
@@ -214,17 +269,17 @@ Awaitable List(tasks::TaskService* svc, const OperationCall& call) {
 }
 
 Awaitable Cancel(tasks::TaskService* svc, const OperationCall& call) {
-  auto req = call.ctx.version == WireVersion::kV03
-                 ? protocol::v03::CancelTaskRequestFromJson(call.params)
-                 : protocol::v10::CancelTaskRequestFromJson(call.params);
+  auto req = DecodeCancel(call);
   if (!req) co_return std::move(req).error();
   auto task = co_await svc->CancelTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), call.ctx.version, false);
+  co_return TaskResult(task.value(), ShapeOf(call.ctx), false);
 }
 
 Awaitable Subscribe(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
-  auto task_id = protocol::ReqString(call.params.get_object(), "params", "id");
+  auto task_id = ShapeOf(call.ctx) == WireShape::kV03Proto
+                     ? protocol::v03::proto_json::TaskSubscriptionFromJson(call.params)
+                     : protocol::ReqString(call.params.get_object(), "params", "id");
   if (!task_id) co_return std::move(task_id).error();
   auto cursor = Cursor(call);
   if (!cursor) co_return std::move(cursor).error();
@@ -261,20 +316,22 @@ std::function<std::optional<Error>(const OperationCall&)> CheckWith(Decode decod
 OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit) {
   tasks::TaskService* svc = &service;
   OperationTable t;
-  t.Add({"SendMessage", "message/send", "POST", "/message:send", false, kScopeTasksWrite, "",
-         ParamsRule::kObject, [svc](const OperationCall& c) { return Send(svc, c); }});
-  t.Add({"SendStreamingMessage", "message/stream", "POST", "/message:stream", true,
-         kScopeTasksWrite, "", ParamsRule::kObject, [svc, queue_limit](const OperationCall& c) {
-           return SendStreaming(svc, queue_limit, c);
-         }});
-  t.Add({"GetTask", "tasks/get", "GET", "/tasks/{id}", false, kScopeTasksRead, "",
-         ParamsRule::kObject, [svc](const OperationCall& c) { return Get(svc, c); }});
-  t.Add({"ListTasks", "", "GET", "/tasks", false, kScopeTasksRead, "", ParamsRule::kObjectOrAbsent,
-         [svc](const OperationCall& c) { return List(svc, c); }});
-  t.Add({"CancelTask", "tasks/cancel", "POST", "/tasks/{id}:cancel", false, kScopeTasksWrite, "",
-         ParamsRule::kObject, [svc](const OperationCall& c) { return Cancel(svc, c); }});
-  t.Add({"SubscribeToTask", "tasks/resubscribe", "POST", "/tasks/{id}:subscribe", true,
-         kScopeTasksRead, "", ParamsRule::kObject,
+  t.Add({"SendMessage", "message/send", "POST", "/message:send", "/v1/message:send", false,
+         kScopeTasksWrite, "", ParamsRule::kObject,
+         [svc](const OperationCall& c) { return Send(svc, c); }});
+  t.Add(
+      {"SendStreamingMessage", "message/stream", "POST", "/message:stream", "/v1/message:stream",
+       true, kScopeTasksWrite, "", ParamsRule::kObject,
+       [svc, queue_limit](const OperationCall& c) { return SendStreaming(svc, queue_limit, c); }});
+  t.Add({"GetTask", "tasks/get", "GET", "/tasks/{id}", "/v1/{name=tasks/*}", false, kScopeTasksRead,
+         "", ParamsRule::kObject, [svc](const OperationCall& c) { return Get(svc, c); }});
+  t.Add({"ListTasks", "", "GET", "/tasks", "", false, kScopeTasksRead, "",
+         ParamsRule::kObjectOrAbsent, [svc](const OperationCall& c) { return List(svc, c); }});
+  t.Add({"CancelTask", "tasks/cancel", "POST", "/tasks/{id}:cancel", "/v1/{name=tasks/*}:cancel",
+         false, kScopeTasksWrite, "", ParamsRule::kObject,
+         [svc](const OperationCall& c) { return Cancel(svc, c); }});
+  t.Add({"SubscribeToTask", "tasks/resubscribe", "POST", "/tasks/{id}:subscribe",
+         "/v1/{name=tasks/*}:subscribe", true, kScopeTasksRead, "", ParamsRule::kObject,
          [svc, queue_limit](const OperationCall& c) { return Subscribe(svc, queue_limit, c); }});
 
   // Push configs: refused until AddPushOperations (push_operations.cpp) serves them.
@@ -283,26 +340,34 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
     const char* v03_name;
     const char* method;
     const char* path;
+    const char* v03_path;
   };
   for (const PushOp& p : {
            PushOp{"CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", "POST",
-                  "/tasks/{id}/pushNotificationConfigs"},
+                  "/tasks/{id}/pushNotificationConfigs",
+                  "/v1/{parent=tasks/*}/pushNotificationConfigs"},
            PushOp{"GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get", "GET",
-                  "/tasks/{id}/pushNotificationConfigs/{configId}"},
+                  "/tasks/{id}/pushNotificationConfigs/{configId}",
+                  "/v1/{name=tasks/*/pushNotificationConfigs/*}"},
            PushOp{"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list", "GET",
-                  "/tasks/{id}/pushNotificationConfigs"},
+                  "/tasks/{id}/pushNotificationConfigs",
+                  "/v1/{parent=tasks/*}/pushNotificationConfigs"},
            PushOp{"DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete",
-                  "DELETE", "/tasks/{id}/pushNotificationConfigs/{configId}"},
+                  "DELETE", "/tasks/{id}/pushNotificationConfigs/{configId}",
+                  "/v1/{name=tasks/*/pushNotificationConfigs/*}"},
        })
-    t.Add({p.name, p.v03_name, p.method, p.path, false, kScopePushManage, "",
+    t.Add({p.name, p.v03_name, p.method, p.path, p.v03_path, false, kScopePushManage, "",
            ParamsRule::kUnchecked, [p](const OperationCall& c) {
              return Refuse(Error(ErrorCode::kPushNotificationNotSupported,
                                  NameFor(c, p.name, p.v03_name) +
                                      ": push notifications are not enabled on this server"));
            }});
 
+  // 0.3's GET /v1/card and gRPC GetAgentCard are its extended card too (the public card is at
+  // the well-known path), as its SDK servers serve them.
   t.Add({"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard", "GET", "/extendedAgentCard",
-         false, kScopeTasksRead, "", ParamsRule::kUnchecked, [](const OperationCall& c) {
+         "/v1/card", false, kScopeTasksRead, "", ParamsRule::kUnchecked,
+         [](const OperationCall& c) {
            return Refuse(
                Error(ErrorCode::kUnsupportedOperation,
                      NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
@@ -310,18 +375,11 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
                          "(capabilities.extendedAgentCard is false)"));
          }});
   // What a notification of each is checked for (the decoders the handlers use).
-  auto by_version = [](auto v03, auto v10) {
-    return [v03, v10](const OperationCall& c) {
-      return c.ctx.version == WireVersion::kV03 ? v03(c.params) : v10(c.params);
-    };
-  };
   auto send_check = CheckWith(DecodeSend);
   for (auto [name, check] :
        {std::pair{"SendMessage", send_check}, std::pair{"SendStreamingMessage", send_check},
-        std::pair{"GetTask", CheckWith(by_version(protocol::v03::GetTaskRequestFromJson,
-                                                  protocol::v10::GetTaskRequestFromJson))},
-        std::pair{"CancelTask", CheckWith(by_version(protocol::v03::CancelTaskRequestFromJson,
-                                                     protocol::v10::CancelTaskRequestFromJson))},
+        std::pair{"GetTask", CheckWith(DecodeGet)},
+        std::pair{"CancelTask", CheckWith(DecodeCancel)},
         std::pair{"ListTasks", CheckWith([](const OperationCall& c) {
                     return protocol::v10::ListTasksRequestFromJson(c.params);
                   })}})

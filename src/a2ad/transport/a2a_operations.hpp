@@ -2,16 +2,18 @@
 // The one table of A2A operations (WIRE.md §5, §11): what each binding serves, named once.
 //
 // An Operation is transport-neutral: its names on each wire (the A2A 1.0 name, which is also
-// the gRPC method; the A2A 0.3 JSON-RPC name; the REST route), whether it streams, the scope
-// a caller needs, the extension that adds it, and a handler that takes the decoded call
-// (CallContext + params in the JSON shape of the call's wire version) and returns the result
-// as JSON text, or a stream to pump. A binding only frames: JSON-RPC (jsonrpc_handler.cpp)
-// looks a method up by name, checks the version and params, calls the handler and wraps the
-// result in its envelope; the REST and gRPC bindings map their routes and messages onto the
-// same entries.
+// the gRPC method; the A2A 0.3 JSON-RPC name; the REST routes of 1.0 and 0.3), whether it
+// streams, the scope a caller needs, the extension that adds it, and a handler that takes the
+// decoded call (CallContext + params in the JSON shape of the call, WireShape) and returns the
+// result as JSON text in that shape, or a stream to pump. A binding only frames: JSON-RPC
+// (jsonrpc_handler.cpp) looks a method up by name, checks the version and params, calls the
+// handler and wraps the result in its envelope; the REST bindings (a2a_rest.hpp, 1.0 and 0.3)
+// and the gRPC services (grpc/grpc_binding.hpp, lf.a2a.v1 and a2a.v1) map their routes and
+// messages onto the same entries.
 //
 // Adding an A2A method: one Operation in a2a_operations.cpp (core A2A) or in an extension's
-// list (extensions.hpp), with a test in tests/transport/. Nothing else names a method.
+// list (extensions.hpp), with a test in tests/transport/. Nothing else names a method but the
+// gRPC services, whose protos fix their RPCs (an RPC names the operation it runs).
 //
 // Thread safety: a table is built before serving and immutable afterwards; Find* may be
 // called from any thread. Handlers run on the calling connection's executor.
@@ -36,9 +38,21 @@ class PushService;
 
 namespace a2ad::transport {
 
+/// The JSON a call's params and result are in. A2A 1.0 has one (ProtoJSON of lf.a2a.v1, on
+/// every binding); A2A 0.3 has two: the JSON-RPC shapes of its types.ts (protocol/v03/
+/// codec.hpp) and, on its REST and gRPC bindings, the ProtoJSON of its proto a2a.v1
+/// (protocol/v03/proto_json.hpp; a 0.3 call on any binding but JSON-RPC). Semantics follow the
+/// version either way (v0.3: historyLength 0 is unlimited, a canceled task is not cancelable
+/// again, tasks/resubscribe of a finished task replays it).
+enum class WireShape { kV10, kV03JsonRpc, kV03Proto };
+inline WireShape ShapeOf(const protocol::CallContext& ctx) {
+  if (ctx.version == protocol::WireVersion::kV10) return WireShape::kV10;
+  return ctx.binding == protocol::Binding::kJsonRpc ? WireShape::kV03JsonRpc : WireShape::kV03Proto;
+}
+
 /// What a handler is given.
 struct OperationCall {
-  const protocol::CallContext& ctx;  // ctx.version: the wire version of params and result
+  const protocol::CallContext& ctx;  // ShapeOf(ctx): the JSON of params and result
   const boost::json::value& params;  // an object, or null when the operation allows none
   std::string_view last_event_id;    // the Last-Event-ID header; "" when absent
 };
@@ -68,9 +82,13 @@ struct Operation {
   std::string v03_name;     // A2A 0.3 JSON-RPC name: "message/send"; "" when 0.3 lacks it
   std::string http_method;  // REST binding: "POST"
   std::string rest_path;    // REST binding, {id} for path parameters: "/tasks/{id}:cancel"
-  bool streaming = false;   // answers with a stream (SSE; gRPC server streaming)
-  std::string scope;        // the scope a caller needs (the auth layer enforces it)
-  std::string extension;    // URI of the extension that adds it; "" for core A2A
+  /// The A2A 0.3 REST route (WIRE.md §8.1), as the 0.3 proto's google.api.http annotation
+  /// binds it: a path parameter names the request field it fills and the resource pattern it
+  /// matches, "/v1/{name=tasks/*}:cancel"; "" when 0.3 lacks the operation.
+  std::string v03_rest_path;
+  bool streaming = false;  // answers with a stream (SSE; gRPC server streaming)
+  std::string scope;       // the scope a caller needs (the auth layer enforces it)
+  std::string extension;   // URI of the extension that adds it; "" for core A2A
   ParamsRule params = ParamsRule::kObject;
   OperationHandler handler;
   /// Decodes params without acting on them (for a request that will not be executed: a
@@ -118,6 +136,9 @@ int A2aVersionMajor(std::string_view version, int& minor);
 /// The version check of a binding that serves A2A 1.0 only (REST, gRPC): `version` (the
 /// A2A-Version header, the a2a-version metadata) absent or 1.x; else VersionNotSupported.
 std::optional<core::Error> RequireV10(std::string_view version);
+/// The same for a binding that serves A2A 0.3 only (its REST routes, a2a.v1 on gRPC):
+/// `version` absent (0.3 clients send none) or 0.3 (what 1.x SDKs send in 0.3 mode).
+std::optional<core::Error> RequireV03(std::string_view version);
 /// True when an A2A stream ends after `item`: a terminal state, or (close_on_interrupt: a
 /// message/stream cycle) input-required / auth-required. Log entries with no A2A projection
 /// never end one.

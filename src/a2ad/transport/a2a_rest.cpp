@@ -41,29 +41,51 @@ std::string A2aRestErrorText(const Error& error) {
 }
 
 HttpResponse A2aRestErrorResponse(const Error& e) {
-  return JsonResponse(protocol::MapError(ClientFacing(e).code).http_status, A2aRestErrorText(e));
+  // ClientFacing keeps the code; calling it here too would log an internal error twice.
+  return JsonResponse(protocol::MapError(e.code).http_status, A2aRestErrorText(e));
 }
 
 namespace {
 
 using Captures = std::vector<std::pair<std::string, std::string>>;
 
-/// Matches `path` (relative to the base, "/tasks/abc:cancel") against a route pattern
-/// ("/tasks/{id}:cancel"). A path parameter is one or more characters up to the pattern's
-/// next literal character, never a '/' or ':'; it is percent-decoded.
+/// Matches `pattern` (literal characters and '*', one path segment) against `path` from `j`,
+/// appending what it matched to `out` (segments percent-decoded). A segment is one or more
+/// characters, never a '/' or ':'.
+bool MatchSegments(std::string_view pattern, std::string_view path, size_t& j, std::string& out) {
+  for (char c : pattern) {
+    if (c == '*') {
+      size_t end = j;
+      while (end < path.size() && path[end] != '/' && path[end] != ':') ++end;
+      if (end == j) return false;
+      out += PercentDecode(path.substr(j, end - j));
+      j = end;
+    } else {
+      if (j >= path.size() || path[j] != c) return false;
+      out += c;
+      ++j;
+    }
+  }
+  return true;
+}
+
+/// Matches `path` (relative to the base, "/tasks/abc:cancel") against a route pattern. A path
+/// parameter is `{field}` (one segment: "/tasks/{id}:cancel" binds "id" to "abc") or, as the
+/// google.api.http annotations write it, `{field=pattern}` ("/v1/{name=tasks/*}:cancel" binds
+/// "name" to "tasks/abc").
 bool MatchRoute(std::string_view pattern, std::string_view path, Captures& captures) {
   captures.clear();
   size_t i = 0, j = 0;
   while (i < pattern.size()) {
     if (pattern[i] == '{') {
       const size_t close = pattern.find('}', i);
-      const std::string name(pattern.substr(i + 1, close - i - 1));
-      size_t end = j;
-      while (end < path.size() && path[end] != '/' && path[end] != ':') ++end;
-      if (end == j) return false;
-      captures.emplace_back(name, PercentDecode(path.substr(j, end - j)));
+      const std::string_view inner = pattern.substr(i + 1, close - i - 1);
+      const size_t eq = inner.find('=');
+      std::string value;
+      if (!MatchSegments(eq == std::string_view::npos ? "*" : inner.substr(eq + 1), path, j, value))
+        return false;
+      captures.emplace_back(std::string(inner.substr(0, eq)), std::move(value));
       i = close + 1;
-      j = end;
       continue;
     }
     if (j >= path.size() || path[j] != pattern[i]) return false;
@@ -81,7 +103,7 @@ bool Allows(const Operation& op, std::string_view method) {
 /// Query parameters the ListTasks and GetTask requests type as integers or booleans; every
 /// other parameter is passed as a string (its decoder says when that is wrong).
 json::value QueryValue(std::string_view name, const std::string& text) {
-  if (name == "pageSize" || name == "historyLength") {
+  if (name == "pageSize" || name == "historyLength" || name == "history_length") {
     int64_t n = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (ec == std::errc() && end == text.data() + text.size()) return n;
@@ -119,24 +141,32 @@ SsePumpSpec RestStreamSpec(bool close_on_interrupt, std::chrono::milliseconds he
 }  // namespace
 
 A2aRestBinding::A2aRestBinding(const OperationTable& operations, std::string base_path,
-                               StreamOptions stream_options, const ExtensionRegistry* extensions)
+                               StreamOptions stream_options, const ExtensionRegistry* extensions,
+                               WireVersion version)
     : operations_(operations),
       base_(std::move(base_path)),
       stream_options_(stream_options),
-      extensions_(extensions) {}
+      extensions_(extensions),
+      version_(version) {}
+
+HttpResponse A2aRestBinding::ErrorResponse(const Error& e) const {
+  return version_ == WireVersion::kV03 ? A2aRest03ErrorResponse(e) : A2aRestErrorResponse(e);
+}
 
 bool A2aRestBinding::Owns(std::string_view path) const {
   return path == base_ || (path.starts_with(base_) && path[base_.size()] == '/');
 }
 
 asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request) const {
+  const bool v03 = version_ == WireVersion::kV03;
   const std::string_view rel = request.Path().substr(base_.size());
   // The route, and the methods every route of that path allows (for 405).
   const Operation* op = nullptr;
   Captures captures;
   std::string allowed;
   for (const auto& candidate : operations_.operations()) {
-    if (candidate.rest_path.empty() || !MatchRoute(candidate.rest_path, rel, captures)) continue;
+    const std::string& route = v03 ? candidate.v03_rest_path : candidate.rest_path;
+    if (route.empty() || !MatchRoute(route, rel, captures)) continue;
     if (Allows(candidate, request.method)) {
       op = &candidate;
       break;
@@ -147,23 +177,29 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
   if (!op) {
     if (!allowed.empty()) {
       // 405 has no A2A error of its own: METHOD_NOT_FOUND's details, the HTTP status 405.
-      HttpResponse r = JsonResponse(
-          405, StatusText(Error(ErrorCode::kMethodNotFound, request.method + " is not served on " +
-                                                                std::string(request.Path())),
-                          405, "UNIMPLEMENTED"));
+      const Error e(ErrorCode::kMethodNotFound,
+                    request.method + " is not served on " + std::string(request.Path()));
+      HttpResponse r = ErrorResponse(e);
+      r.status = 405;
+      if (!v03) r.body = StatusText(e, 405, "UNIMPLEMENTED");
       r.headers.emplace_back("Allow", allowed);
       co_return r;
     }
-    co_return A2aRestErrorResponse(
+    co_return ErrorResponse(
         Error(ErrorCode::kMethodNotFound,
               "no A2A route for " + request.method + " " + std::string(request.Path())));
   }
-  if (auto e = RequireV10(request.Header("A2A-Version"))) co_return A2aRestErrorResponse(*e);
+  const std::string_view version = request.Header("A2A-Version");
+  if (auto e = v03 ? RequireV03(version) : RequireV10(version)) co_return ErrorResponse(*e);
+  if (v03 && !stream_options_.serve_v03)
+    co_return ErrorResponse(Error(ErrorCode::kVersionNotSupported,
+                                  "this server serves A2A 1.0 only; use its 1.0 interfaces",
+                                  {{"supportedVersions", "1.0"}, {"requestedVersion", "0.3"}}));
 
-  auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kRest, WireVersion::kV10);
+  auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kRest, version_);
   if (extensions_) extensions_->Activate(request, ctx);
   auto fail = [&](const Error& e) {
-    HttpResponse r = A2aRestErrorResponse(e);
+    HttpResponse r = ErrorResponse(e);
     if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
     return r;
   };
@@ -172,7 +208,8 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
 
   // The params: the body, then the path parameters, then (GET) the query.
   json::object params;
-  const bool has_body = !request.body.empty();
+  // 0.3 clients send cancel and subscribe with no body or a literal null (WIRE.md §8.1).
+  const bool has_body = !request.body.empty() && !(v03 && request.body == "null");
   if (has_body) {
     if (!IsJsonContentType(request.Header("Content-Type")))
       co_return fail(Error(ErrorCode::kContentTypeNotSupported,
@@ -182,7 +219,8 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
     if (!body) co_return fail(body.error());
     params = std::move(body).value();
   }
-  const bool push_route = op->rest_path.find("/pushNotificationConfigs") != std::string::npos;
+  const bool push_route =
+      !v03 && op->rest_path.find("/pushNotificationConfigs") != std::string::npos;
   for (const auto& [name, value] : captures) {
     const std::string key = push_route ? (name == "id" ? "taskId" : "id") : name;
     params[key] = value;
@@ -198,8 +236,10 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
   OperationResult& out = result.value();
   HttpResponse r;
   if (out.stream) {
-    r = SseResponse(std::move(*out.stream),
-                    RestStreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat));
+    r = SseResponse(
+        std::move(*out.stream),
+        v03 ? A2aRest03StreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat)
+            : RestStreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat));
   } else {
     // google.protobuf.Empty (a deleted push config) is {} on this binding.
     r = JsonResponse(200, out.result_json == "null" ? "{}" : std::move(out.result_json));

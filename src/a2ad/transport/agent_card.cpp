@@ -18,26 +18,34 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
   card["name"] = c.name;
   card["description"] = c.description;
   card["version"] = c.version;
-  // v1.0: ordered, first = preferred. Both versions share one JSON-RPC URL (method names differ).
-  card["supportedInterfaces"] = json::array{
-      json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}},
-      json::object{{"url", c.base_url + c.rest_path},
-                   {"protocolBinding", "HTTP+JSON"},
-                   {"protocolVersion", "1.0"}},
-      json::object{{"url", rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", "0.3"}}};
-  json::array& ifaces = card["supportedInterfaces"].as_array();
-  if (!c.serves_v03) ifaces.erase(ifaces.end() - 1);  // the 0.3 JSON-RPC entry (last)
-  if (!c.grpc_address.empty())                        // gRPC: host:port, no scheme (WIRE.md §2.3)
-    ifaces.emplace(ifaces.begin() + 2, json::object{{"url", c.grpc_address},
-                                                    {"protocolBinding", "GRPC"},
-                                                    {"protocolVersion", "1.0"}});
+  // v1.0: ordered, first = preferred: the 1.0 interfaces, then (while 0.3 is served) the 0.3
+  // ones. Both versions share one JSON-RPC URL (method names differ) and one gRPC address
+  // (lf.a2a.v1 and a2a.v1 are two services); their REST bindings have a base each.
+  const std::string rest03_url = c.base_url + c.rest03_path;
+  auto iface = [](const std::string& url, const char* binding, const char* version) {
+    return json::object{{"url", url}, {"protocolBinding", binding}, {"protocolVersion", version}};
+  };
+  json::array ifaces{iface(rpc_url, "JSONRPC", "1.0"),
+                     iface(c.base_url + c.rest_path, "HTTP+JSON", "1.0")};
+  // gRPC: host:port, no scheme (WIRE.md §2.3).
+  if (!c.grpc_address.empty()) ifaces.push_back(iface(c.grpc_address, "GRPC", "1.0"));
+  if (c.serves_v03) {
+    ifaces.push_back(iface(rpc_url, "JSONRPC", "0.3"));
+    ifaces.push_back(iface(rest03_url, "HTTP+JSON", "0.3"));
+    if (!c.grpc_address.empty()) ifaces.push_back(iface(c.grpc_address, "GRPC", "0.3"));
+  }
+  card["supportedInterfaces"] = std::move(ifaces);
   if (form == CardForm::kHybrid && c.serves_v03) {
-    // v0.3 compatibility fields.
+    // v0.3 compatibility fields: its clients pick url + preferredTransport, or an
+    // additionalInterfaces entry of a transport they speak.
     card["url"] = rpc_url;
     card["preferredTransport"] = "JSONRPC";
     card["protocolVersion"] = "0.3.0";
-    card["additionalInterfaces"] =
-        json::array{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}}};
+    json::array additional{json::object{{"url", rpc_url}, {"transport", "JSONRPC"}},
+                           json::object{{"url", rest03_url}, {"transport", "HTTP+JSON"}}};
+    if (!c.grpc_address.empty())
+      additional.push_back(json::object{{"url", c.grpc_address}, {"transport", "GRPC"}});
+    card["additionalInterfaces"] = std::move(additional);
   }
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},

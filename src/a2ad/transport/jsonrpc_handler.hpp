@@ -30,7 +30,8 @@ struct StreamOptions {
   /// Events queued for one stream before it is closed as too slow (the client resumes
   /// with Last-Event-ID). Each queued event is a pointer to an item shared by all streams.
   size_t queue_limit = 1024;
-  /// false: A2A 0.3 method names answer VersionNotSupported (`--a2a-versions 1.0`).
+  /// false: A2A 0.3 method names, and the routes of the 0.3 REST binding (a2a_rest.hpp),
+  /// answer VersionNotSupported (`--a2a-versions 1.0`).
   bool serve_v03 = true;
 };
 

@@ -1,10 +1,12 @@
 // The push-config operations of both wire versions (WIRE.md §5, §11.2, §16):
 // tasks/pushNotificationConfig/{set,get,list,delete} and
-// {Create,Get,List,Delete}TaskPushNotificationConfig, decoded, served by push::PushService,
-// encoded. Unknown task: -32001; unknown config: -32602 naming the config id; a refused URL:
-// -32602 with the guard's reason.
+// {Create,Get,List,Delete}TaskPushNotificationConfig, in each WireShape (0.3 JSON-RPC, the
+// 0.3 proto's ProtoJSON on its REST and gRPC bindings, 1.0), decoded, served by
+// push::PushService, encoded. Unknown task: -32001; unknown config: -32602 naming the config
+// id; a refused URL: -32602 with the guard's reason.
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
+#include "a2ad/protocol/v03/proto_json.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/transport/a2a_operations.hpp"
 
@@ -12,15 +14,21 @@ namespace a2ad::transport {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using core::Result;
-using protocol::WireVersion;
 
 namespace {
 
 using Awaitable = asio::awaitable<Result<OperationResult>>;
 
-json::value ConfigJson(const protocol::PushNotificationConfig& c, WireVersion v) {
-  return v == WireVersion::kV03 ? protocol::v03::TaskPushConfigToJson(c)
-                                : protocol::v10::TaskPushConfigToJson(c);
+json::value ConfigJson(const protocol::PushNotificationConfig& c, WireShape shape) {
+  switch (shape) {
+    case WireShape::kV03JsonRpc:
+      return protocol::v03::TaskPushConfigToJson(c);
+    case WireShape::kV03Proto:
+      return protocol::v03::proto_json::TaskPushConfigToJson(c);
+    case WireShape::kV10:
+      break;
+  }
+  return protocol::v10::TaskPushConfigToJson(c);
 }
 
 OperationResult Json(const json::value& result) {
@@ -29,30 +37,49 @@ OperationResult Json(const json::value& result) {
   return r;
 }
 
+/// Get and Delete name one config, List a task (`id_required` false): in the 0.3 proto by
+/// resource name, elsewhere by members.
 Result<protocol::PushConfigRef> Ref(const OperationCall& call, bool id_required) {
-  return call.ctx.version == WireVersion::kV03
-             ? protocol::v03::PushConfigRefFromJson(call.params, id_required)
-             : protocol::v10::PushConfigRefFromJson(call.params, id_required);
+  switch (ShapeOf(call.ctx)) {
+    case WireShape::kV03JsonRpc:
+      return protocol::v03::PushConfigRefFromJson(call.params, id_required);
+    case WireShape::kV03Proto:
+      return id_required ? protocol::v03::proto_json::PushConfigNameFromJson(call.params)
+                         : protocol::v03::proto_json::PushConfigParentFromJson(call.params);
+    case WireShape::kV10:
+      break;
+  }
+  return protocol::v10::PushConfigRefFromJson(call.params, id_required);
+}
+
+Result<protocol::PushNotificationConfig> DecodeCreate(const OperationCall& call) {
+  switch (ShapeOf(call.ctx)) {
+    case WireShape::kV03JsonRpc:
+      return protocol::v03::SetPushConfigParamsFromJson(call.params);
+    case WireShape::kV03Proto:
+      return protocol::v03::proto_json::CreatePushConfigFromJson(call.params);
+    case WireShape::kV10:
+      break;
+  }
+  return protocol::v10::PushConfigFromJson(call.params, "params", true);
 }
 
 Awaitable Create(push::PushService* push, const OperationCall& call) {
-  const WireVersion v = call.ctx.version;
-  auto cfg = v == WireVersion::kV03
-                 ? protocol::v03::SetPushConfigParamsFromJson(call.params)
-                 : protocol::v10::PushConfigFromJson(call.params, "params", true);
+  auto cfg = DecodeCreate(call);
   if (!cfg) co_return std::move(cfg).error();
   auto stored = co_await push->SetConfig(std::move(cfg).value());
   if (!stored) co_return std::move(stored).error();
-  co_return Json(ConfigJson(stored.value(), v));
+  co_return Json(ConfigJson(stored.value(), ShapeOf(call.ctx)));
 }
 
-// v0.3 get may omit the config id (the config whose id is the task id); v1.0 needs it.
+// v0.3 JSON-RPC get may omit the config id (the config whose id is the task id); the others
+// name it.
 Awaitable Get(push::PushService* push, const OperationCall& call) {
-  auto ref = Ref(call, call.ctx.version == WireVersion::kV10);
+  auto ref = Ref(call, ShapeOf(call.ctx) != WireShape::kV03JsonRpc);
   if (!ref) co_return std::move(ref).error();
   auto got = push->GetConfig(ref->task_id, ref->config_id);
   if (!got) co_return std::move(got).error();
-  co_return Json(ConfigJson(got.value(), call.ctx.version));
+  co_return Json(ConfigJson(got.value(), ShapeOf(call.ctx)));
 }
 
 Awaitable Delete(push::PushService* push, const OperationCall& call) {
@@ -68,9 +95,12 @@ Awaitable List(push::PushService* push, const OperationCall& call) {
   if (!ref) co_return std::move(ref).error();
   auto list = push->ListConfigs(ref->task_id);
   if (!list) co_return std::move(list).error();
+  const WireShape shape = ShapeOf(call.ctx);
   json::array configs;
-  for (const auto& c : list.value()) configs.push_back(ConfigJson(c, call.ctx.version));
-  if (call.ctx.version == WireVersion::kV03) co_return Json(configs);  // a bare array (§5)
+  for (const auto& c : list.value()) configs.push_back(ConfigJson(c, shape));
+  if (shape == WireShape::kV03JsonRpc) co_return Json(configs);  // a bare array (§5)
+  if (shape == WireShape::kV03Proto)  // ListTaskPushNotificationConfigResponse, one page
+    co_return Json(json::object{{"configs", std::move(configs)}});
   co_return Json(json::object{{"configs", std::move(configs)}, {"nextPageToken", ""}});
 }
 

@@ -47,6 +47,8 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
                const ExtensionRegistry* extensions)
     : jsonrpc_(service, stream_options, extensions),
       rest_(jsonrpc_.operations(), kA2aRestPath, stream_options, extensions),
+      rest03_(jsonrpc_.operations(), kA2aRest03Path, stream_options, extensions,
+              protocol::WireVersion::kV03),
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
       card_{protocol::SerializeJson(agent_card), CardEtag(agent_card)},
@@ -133,6 +135,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return Jwks();
   }
   if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
+  if (rest03_.Owns(path)) co_return co_await rest03_.Handle(request);
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (push_routes_)
     if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);

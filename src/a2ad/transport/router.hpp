@@ -1,7 +1,7 @@
 #pragma once
 // Routes HTTP requests: the agent card (well-known paths), the JWKS (/.well-known/jwks.json),
-// the A2A JSON-RPC endpoint, the A2A HTTP+JSON binding (a2a_rest.hpp), /healthz, push routes
-// and the OpenWOP REST surface.
+// the A2A JSON-RPC endpoint, the A2A HTTP+JSON bindings (a2a_rest.hpp: 1.0 under /a2a/rest,
+// 0.3 under /a2a/rest03), /healthz, push routes and the OpenWOP REST surface.
 //
 // Thread safety: configure (SetCards, PublishKey, EnablePush) before serving; Handle may then
 // run concurrently on any I/O thread.
@@ -69,7 +69,8 @@ class Router {
   HttpResponse Jwks() const;
 
   JsonRpcHandler jsonrpc_;
-  A2aRestBinding rest_;  // over jsonrpc_'s operation table
+  A2aRestBinding rest_;    // A2A 1.0, over jsonrpc_'s operation table
+  A2aRestBinding rest03_;  // A2A 0.3, over the same table
   OpenwopApi* openwop_;
   std::string jsonrpc_path_;
   CardBody card_;

@@ -1,17 +1,23 @@
 #pragma once
-// The gRPC binding of A2A 1.0 (WIRE.md §10-12; service lf.a2a.v1.A2AService of
-// proto/lf/a2a/v1/a2a.proto): its own HTTP/2 listener, serving the operations of the A2A
-// operation table (a2a_operations.hpp) under their 1.0 names, which are the RPC names.
+// The gRPC bindings of A2A on their own HTTP/2 listener, serving the operations of the A2A
+// operation table (a2a_operations.hpp) as two services of one server (their packages differ):
+// - A2A 1.0 (WIRE.md §10-12): lf.a2a.v1.A2AService of proto/lf/a2a/v1/a2a.proto; each RPC is
+//   the operation of the same name.
+// - A2A 0.3 (WIRE.md §9): a2a.v1.A2AService of proto/a2a/v1/a2a.proto (grpc_service_v03.cpp
+//   maps its RPCs: TaskSubscription is SubscribeToTask, GetAgentCard the extended card);
+//   requests and results in the 0.3 proto's shapes (protocol/v03/proto_json.hpp).
 //
-// A call's request message is turned into its ProtoJSON (the JSON the other bindings take as
-// params), the operation's handler runs on the server's I/O executor, and its JSON result is
-// parsed back into the response message (unknown members ignored). Server-streaming RPCs
-// (SendStreamingMessage, SubscribeToTask) pump the operation's stream (sse_pump.hpp) as
-// StreamResponse messages, one write at a time. Metadata: `a2a-version` must be absent or
-// 1.x (else UNIMPLEMENTED); `a2a-extensions` activates extensions as the HTTP header does and
-// the activated set is echoed in the initial metadata. Errors are gRPC statuses named by the
-// error table with a google.rpc.Status in grpc-status-details-bin holding the ErrorInfo
-// (reason, domain "a2a-protocol.org", metadata). Plaintext (h2c); TLS is the auth issue's.
+// A call's request message is turned into its ProtoJSON (the params of the operation), the
+// operation's handler runs on the server's I/O executor, and its JSON result is parsed back
+// into the response message (unknown members ignored). Server-streaming RPCs pump the
+// operation's stream (sse_pump.hpp) as StreamResponse messages, one write at a time.
+// Metadata: `a2a-version` must be absent or the service's version (1.x; 0.3), else
+// UNIMPLEMENTED; `a2a-extensions` or `x-a2a-extensions` activates extensions as the HTTP
+// headers do and the activated set is echoed in the initial metadata (`a2a-extensions`; for
+// 0.3 `x-a2a-extensions`). Errors are gRPC statuses coded by the error table's gRPC column
+// with a google.rpc.Status in grpc-status-details-bin holding the ErrorInfo (reason, domain
+// "a2a-protocol.org", metadata); a 0.3 status message starts with the 0.3 SDKs' error class
+// ("TaskNotFoundError: ..."). Plaintext (h2c); TLS is the auth issue's.
 //
 // Thread safety: Listen and Shutdown from one thread (the app's); calls are served on gRPC's
 // threads, which only hand work to the I/O executor and finish calls from it.
@@ -28,9 +34,10 @@ namespace a2ad::transport {
 
 class GrpcBinding {
  public:
-  /// `operations` and `extensions` (may be null) must outlive the binding.
+  /// `operations` and `extensions` (may be null) must outlive the binding. With `serve_v03`
+  /// false (`--a2a-versions 1.0`) the 0.3 service answers every call VersionNotSupported.
   GrpcBinding(const OperationTable& operations, boost::asio::any_io_executor io,
-              const ExtensionRegistry* extensions);
+              const ExtensionRegistry* extensions, bool serve_v03 = true);
   /// Shutdown().
   ~GrpcBinding();
   GrpcBinding(const GrpcBinding&) = delete;
