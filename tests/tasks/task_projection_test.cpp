@@ -158,6 +158,53 @@ TEST(TaskProjection, ArtifactsAddReplaceAndAppend) {
   EXPECT_EQ(log.rec.task.artifacts[0].parts[0].text, "three");
 }
 
+// A2A 1.1 generation: 1 at creation, +1 for exactly the entries that project to an event,
+// carried by each event as metadata.generation; entries without an event leave it alone.
+TEST(TaskProjection, EveryProjectedEventCarriesTheNextGeneration) {
+  protocol::Artifact a;
+  a.artifact_id = "a1";
+  a.parts.push_back(protocol::Part::Text("x"));
+  const json::object artifact{{"artifact", protocol::v10::ArtifactToJson(a)}};
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  EXPECT_EQ(GenerationOf(log.rec.task), 1);
+  auto task_event = ProjectEvent(log.rec.task, log.events.back());
+  ASSERT_TRUE(task_event);
+  EXPECT_EQ(GenerationOf(task_event->task), 1);
+  const std::vector<std::pair<const char*, json::object>> steps = {
+      {"run.started", {}},
+      {"log.appended", {{"message", "no event"}}},
+      {"node.suspended", {{"kind", "approval"}}},
+      {"a2a.message.received", {{"message", UserMessage("m2", "yes")}}},
+      {"node.resumed", {}},
+      {"run.paused", {{"reason", "x"}}},
+      {"artifact.created", artifact},
+      {"artifact.created", artifact},
+      {"run.completed", {}},
+  };
+  int64_t want = 1;
+  std::vector<int64_t> carried;
+  for (const auto& [type, payload] : steps) {
+    ASSERT_TRUE(log.Add(type, payload).ok()) << type;
+    const auto ev = ProjectEvent(log.rec.task, log.events.back());
+    EXPECT_EQ(ev.has_value(), ProjectsToA2a(type)) << type;
+    if (ev) {
+      ++want;
+      const json::object& md = ev->kind == StreamEvent::Kind::kArtifactUpdate
+                                   ? ev->artifact_update.metadata
+                                   : ev->status_update.metadata;
+      ASSERT_TRUE(md.contains("generation")) << type;
+      carried.push_back(md.at("generation").as_int64());
+    }
+    EXPECT_EQ(GenerationOf(log.rec.task), want) << type;
+  }
+  EXPECT_EQ(carried, (std::vector<int64_t>{2, 3, 4, 5, 6, 7}));
+  // The snapshot keeps it: a task read back from storage (v1.0 JSON) has the same generation.
+  auto stored = protocol::v10::TaskFromJson(protocol::v10::TaskToJson(log.rec.task), "t");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(GenerationOf(*stored), 7);
+}
+
 TEST(TaskProjection, MalformedPayloadIsRefusedAndChangesNothing) {
   Log log;
   ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());

@@ -387,6 +387,102 @@ TEST_F(TaskServiceTest, ACursorIntoAPrunedLogGetsTheSnapshotMarkedCompacted) {
   EXPECT_EQ(Run(service_->GetTask(ctx_, {"", t->id, {}}))->artifacts.size(), 1u);
 }
 
+// A2A 1.1 generation (task_projection.hpp): a resubscriber that names the last generation it
+// saw gets exactly the events after it; past the task's generation is an error.
+TEST_F(TaskServiceTest, ASubscriptionByGenerationReplaysExactlyTheEventsAfterIt) {
+  Make();
+  auto t = Run(service_->SendMessage(ctx_, Send("gen")));
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(GenerationOf(*t), 4);  // task 1, working 2, artifact 3, completed 4
+  auto generations = [](const StreamStart& s) {
+    std::vector<int64_t> out;
+    for (const auto& item : s.backlog) {
+      const auto& e = item->event;
+      out.push_back(e.kind == protocol::StreamEvent::Kind::kTask ? GenerationOf(e.task)
+                    : e.kind == protocol::StreamEvent::Kind::kArtifactUpdate
+                        ? e.artifact_update.metadata.at("generation").as_int64()
+                        : e.status_update.metadata.at("generation").as_int64());
+    }
+    return out;
+  };
+  for (int64_t seen = 0; seen <= 4; ++seen) {
+    auto s = Run(service_->Subscribe(ctx_, t->id, StreamCursor::Generation(seen), 16));
+    ASSERT_TRUE(s.ok()) << seen;
+    std::vector<int64_t> want;
+    for (int64_t g = seen + 1; g <= 4; ++g) want.push_back(g);
+    EXPECT_EQ(generations(*s), want) << seen;
+    EXPECT_TRUE(s->task_terminal);
+  }
+  auto past = Run(service_->Subscribe(ctx_, t->id, StreamCursor::Generation(5), 16));
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().code, core::ErrorCode::kInvalidParams);
+  EXPECT_NE(past.error().message.find("past the task's generation (4)"), std::string::npos)
+      << past.error().message;
+}
+
+// currentGeneration: GetTask waits until the generation passes it (a slow task completing),
+// at most blocking_timeout; a value already passed answers at once.
+TEST_F(TaskServiceTest, GetTaskWithCurrentGenerationWaitsForTheNextChange) {
+  TaskServiceOptions opts;
+  opts.blocking_timeout = std::chrono::milliseconds(5000);
+  Make(opts);
+  auto t = Run(service_->SendMessage(ctx_, Send("lp", "slow", true)));
+  ASSERT_TRUE(t.ok());
+  auto now = Run(service_->GetTask(ctx_, {"", t->id, {}}));
+  ASSERT_TRUE(now.ok());
+  protocol::GetTaskRequest poll{"", t->id, {}, GenerationOf(*now)};
+  auto later = Run(service_->GetTask(ctx_, poll));
+  ASSERT_TRUE(later.ok());
+  EXPECT_GT(GenerationOf(*later), GenerationOf(*now));
+  poll.current_generation = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto at_once = Run(service_->GetTask(ctx_, poll));
+  ASSERT_TRUE(at_once.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000));
+}
+
+TEST_F(TaskServiceTest, GetTaskWithCurrentGenerationAnswersAtTheTimeoutUnchanged) {
+  TaskServiceOptions opts;
+  opts.blocking_timeout = std::chrono::milliseconds(150);
+  Make(opts);
+  auto t = Run(service_->SendMessage(ctx_, Send("q", "park")));
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->status.state, S::kInputRequired);
+  const auto start = std::chrono::steady_clock::now();
+  auto same = Run(service_->GetTask(ctx_, {"", t->id, {}, GenerationOf(*t)}));
+  ASSERT_TRUE(same.ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  EXPECT_EQ(GenerationOf(*same), GenerationOf(*t));
+}
+
+// ifGenerationMatch: a reply based on another generation is refused and writes nothing.
+TEST_F(TaskServiceTest, AReplyWithAStaleGenerationIsRefusedAndChangesNothing) {
+  Make();
+  auto t = Run(service_->SendMessage(ctx_, Send("q", "park")));
+  ASSERT_TRUE(t.ok());
+  const int64_t g = GenerationOf(*t);
+  ASSERT_EQ(g, 3);  // task, working, input-required
+  auto reply = Send("answer", "", true);
+  reply.message.task_id = t->id;
+  reply.configuration.if_generation_match = g - 1;
+  auto stale = Run(service_->SendMessage(ctx_, reply));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, core::ErrorCode::kGenerationMismatch);
+  EXPECT_EQ(stale.error().message,
+            "Task generation mismatch: expected 2 but current generation is 3");
+  EXPECT_EQ(stale.error().details,
+            (std::vector<core::ErrorDetail>{
+                {"taskId", t->id}, {"expectedGeneration", "2"}, {"currentGeneration", "3"}}));
+  auto unchanged = Run(service_->GetTask(ctx_, {"", t->id, {}}));
+  EXPECT_EQ(unchanged->status.state, S::kInputRequired);
+  EXPECT_EQ(unchanged->history.size(), t->history.size());
+  reply.configuration.if_generation_match = g;
+  auto accepted = Run(service_->SendMessage(ctx_, reply));
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message;
+  EXPECT_EQ(accepted->status.state, S::kWorking);
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
 TEST_F(TaskServiceTest, StopAcceptingRefusesSends) {
   Make();
   service_->StopAccepting();

@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -58,7 +59,22 @@ std::string Canonical(const std::string& j) {
     }
   };
   blank(*v);
-  return protocol::SerializeJson(*v);
+  // Members by name: protobuf prints a Struct's map (metadata) in no fixed order.
+  std::function<json::value(const json::value&)> sorted = [&](const json::value& x) {
+    if (x.is_array()) {
+      json::array a;
+      for (const auto& e : x.get_array()) a.push_back(sorted(e));
+      return json::value(std::move(a));
+    }
+    if (!x.is_object()) return x;
+    std::vector<std::string> keys;
+    for (const auto& kv : x.get_object()) keys.emplace_back(kv.key());
+    std::sort(keys.begin(), keys.end());
+    json::object o;
+    for (const auto& k : keys) o[k] = sorted(x.at(k));
+    return json::value(std::move(o));
+  };
+  return protocol::SerializeJson(sorted(*v));
 }
 
 struct Answer {

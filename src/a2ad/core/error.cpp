@@ -32,6 +32,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "EXTENSION_SUPPORT_REQUIRED";
     case ErrorCode::kVersionNotSupported:
       return "VERSION_NOT_SUPPORTED";
+    case ErrorCode::kGenerationMismatch:
+      return "TASK_GENERATION_MISMATCH";
     case ErrorCode::kPayloadTooLarge:
       return "PAYLOAD_TOO_LARGE";
     case ErrorCode::kConflict:

@@ -26,10 +26,11 @@ enum class ErrorCode {
   kExtendedCardNotConfigured,
   kExtensionSupportRequired,
   kVersionNotSupported,
-  kPayloadTooLarge,  // transport: request body past the configured limit
-  kConflict,         // optimistic concurrency: the stored state moved under us
-  kUnavailable,      // shutting down / store closed
-  kDataCorrupt,      // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
+  kGenerationMismatch,  // A2A 1.1 ifGenerationMatch: the task's generation is another
+  kPayloadTooLarge,     // transport: request body past the configured limit
+  kConflict,            // optimistic concurrency: the stored state moved under us
+  kUnavailable,         // shutting down / store closed
+  kDataCorrupt,  // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

@@ -37,6 +37,9 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                        "Extension support required", "capability_required"};
   static const ErrorMapping kVersion{-32009, 400, "UNIMPLEMENTED", "Version not supported",
                                      "version_not_supported"};
+  // A2A 1.1 (specification §3.3.2 of the dev-1.1 branch): 409 Conflict, gRPC ABORTED.
+  static const ErrorMapping kGeneration{-32010, 409, "ABORTED", "Task generation mismatch",
+                                        "conflict"};
   static const ErrorMapping kTooLarge{-32600, 413, "RESOURCE_EXHAUSTED", "Request body too large",
                                       "payload_too_large"};
   static const ErrorMapping kConflict{-32603, 409, "ABORTED", "Concurrent modification",
@@ -74,6 +77,8 @@ const ErrorMapping& MapError(core::ErrorCode code) {
       return kExtension;
     case ErrorCode::kVersionNotSupported:
       return kVersion;
+    case ErrorCode::kGenerationMismatch:
+      return kGeneration;
     case ErrorCode::kPayloadTooLarge:
       return kTooLarge;
     case ErrorCode::kConflict:

@@ -144,6 +144,9 @@ struct SendMessageConfiguration {
   /// nullopt: no limit. 0: no history. N: at most N most recent (v0.3 0 arrives as nullopt).
   std::optional<int32_t> history_length;
   bool return_immediately = false;  // v0.3: !blocking
+  /// A2A 1.1 optimistic concurrency: a message into an existing task is refused
+  /// (kGenerationMismatch) unless the task's generation is this.
+  std::optional<int64_t> if_generation_match;
 };
 
 struct SendMessageRequest {
@@ -157,6 +160,8 @@ struct GetTaskRequest {
   std::string tenant;
   std::string id;
   std::optional<int32_t> history_length;
+  /// A2A 1.1 long poll: answer once the task's generation is past this (or at a timeout).
+  std::optional<int64_t> current_generation;
 };
 
 struct ListTasksRequest {

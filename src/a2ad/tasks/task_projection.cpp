@@ -36,7 +36,28 @@ json::object& OpenwopMetadata(Task& t) {
   return v.get_object();
 }
 
+// The entries that project to a status update (ProjectEvent).
+constexpr const char* kStatusTypes[] = {protocol::kEvRunStarted,    protocol::kEvNodeResumed,
+                                        protocol::kEvInputRequired, protocol::kEvRunCompleted,
+                                        protocol::kEvRunFailed,     protocol::kEvRunCancelled,
+                                        protocol::kEvRunRejected};
+
+bool IsStatusType(std::string_view type) {
+  return std::any_of(std::begin(kStatusTypes), std::end(kStatusTypes),
+                     [&](const char* t) { return type == t; });
+}
+
 }  // namespace
+
+bool ProjectsToA2a(std::string_view type) {
+  return type == protocol::kEvTaskSubmitted || type == protocol::kEvArtifactCreated ||
+         IsStatusType(type);
+}
+
+int64_t GenerationOf(const Task& t) {
+  const json::value* g = t.metadata.if_contains("generation");
+  return g && g->is_int64() ? g->get_int64() : 0;
+}
 
 namespace {
 
@@ -178,6 +199,7 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     if (const json::value* caller = e.payload.if_contains("caller");
         caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
       next.dedup_key.clear();
+  if (ProjectsToA2a(e.type)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);
   if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);
   next.last_sequence = e.sequence;
@@ -219,16 +241,12 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     if (auto* ap = e.payload.if_contains("append"); ap && ap->is_bool()) u.append = ap->get_bool();
     if (auto* lc = e.payload.if_contains("lastChunk"); lc && lc->is_bool())
       u.last_chunk = lc->get_bool();
+    u.metadata["generation"] = GenerationOf(after);
     return out;
   }
   // a2a.message.received projects to nothing: it is in the history, and the executor's
   // node.resumed carries the move back to working to streams.
-  static constexpr const char* kStatusTypes[] = {
-      protocol::kEvRunStarted,   protocol::kEvNodeResumed, protocol::kEvInputRequired,
-      protocol::kEvRunCompleted, protocol::kEvRunFailed,   protocol::kEvRunCancelled,
-      protocol::kEvRunRejected};
-  for (const char* type : kStatusTypes) {
-    if (e.type != type) continue;
+  if (IsStatusType(e.type)) {
     out.kind = protocol::StreamEvent::Kind::kStatusUpdate;
     auto& u = out.status_update;
     u.task_id = after.id;
@@ -236,6 +254,7 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     u.status = after.status;
     if (auto* ow = after.metadata.if_contains("openwop"); ow && ow->is_object())
       u.metadata["openwop"] = *ow;
+    u.metadata["generation"] = GenerationOf(after);
     u.final =
         protocol::IsTerminal(after.status.state) || protocol::IsInterrupted(after.status.state);
     return out;

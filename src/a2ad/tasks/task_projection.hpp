@@ -26,7 +26,16 @@
 //   a2a.task.rejected    {reason?}                      state rejected
 //   anything else                                       no change (still sequenced)
 // A status `message` (agent role) is also appended to history.
+//
+// Generation (A2A 1.1 §3.2.7): every entry that projects to an A2A stream event (the task
+// itself at creation, a status or an artifact update: ProjectsToA2a) adds 1 to the task's
+// generation, so the task is created at 1 and each event carries the generation after it,
+// one event per value. A2A 1.0 has no `generation` member (and its strict schema refuses
+// unknown ones), so it travels as metadata.generation: in the Task (stored with the
+// snapshot) and in each status and artifact update event.
+#include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
@@ -34,6 +43,12 @@
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::tasks {
+
+/// Whether an entry of `type` projects to an A2A stream event (and so bumps the generation).
+bool ProjectsToA2a(std::string_view type);
+
+/// The task's generation (metadata.generation); 0 for a task stored before generations.
+int64_t GenerationOf(const protocol::Task& t);
 
 /// Folds one event into `record` (the task, updated_at, last_sequence, skill id).
 /// Errors: kInvalidParams for a malformed payload; kUnsupportedOperation for a state change

@@ -313,7 +313,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   const std::string caller = ctx.caller();
   auto resumes = std::make_shared<bool>(true);
   auto retried = std::make_shared<bool>(false);
-  auto accept_reply = [&task_id, executor, &msg, &caller, resumes, retried, slot,
+  const std::optional<int64_t> if_match = req.configuration.if_generation_match;
+  auto accept_reply = [&task_id, executor, &msg, &caller, resumes, retried, slot, if_match,
                        push_record = std::move(push_record)](
                           const storage::TaskRecord& current,
                           std::vector<EventDraft>& step) -> std::optional<Error> {
@@ -326,6 +327,14 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
       case PriorMessage::kNone:
         break;
     }
+    // ifGenerationMatch (A2A 1.1): the caller's view of the task must be the newest.
+    if (const int64_t now = GenerationOf(current.task); if_match && *if_match != now)
+      return Error(ErrorCode::kGenerationMismatch,
+                   "Task generation mismatch: expected " + std::to_string(*if_match) +
+                       " but current generation is " + std::to_string(now),
+                   {{"taskId", task_id},
+                    {"expectedGeneration", std::to_string(*if_match)},
+                    {"currentGeneration", std::to_string(now)}});
     TaskState s = current.task.status.state;
     if (protocol::IsTerminal(s))
       return Error(ErrorCode::kUnsupportedOperation,
@@ -370,7 +379,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
 
 asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& ctx,
                                                             std::string task_id,
-                                                            std::optional<int64_t> after_sequence,
+                                                            std::optional<StreamCursor> after,
                                                             size_t queue_capacity) {
   auto exists = co_await Visible(ctx, task_id);
   if (!exists) co_return std::move(exists).error();
@@ -381,7 +390,7 @@ asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& c
   StreamStart start;
   start.subscription = sub;
   start.detach = Attach(slot, sub);
-  if (!after_sequence) {
+  if (!after) {
     // Nothing missed: the stored snapshot (read after attaching, so it covers everything the
     // subscription will not see) is where the stream starts.
     auto rec = co_await Load(task_id);
@@ -404,11 +413,12 @@ asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& c
     start.last_sequence = rec.value()->last_sequence;
     Task snapshot = std::move(rec.value()->task);
     start.task_terminal = protocol::IsTerminal(snapshot.status.state);
-    if (*after_sequence < start.last_sequence) {
+    const int64_t now = after->by_generation ? GenerationOf(snapshot) : start.last_sequence;
+    if (after->value < now) {
       start.history_compacted = true;
       json::object marker;
       marker["historyCompacted"] = true;
-      marker["lastEventId"] = *after_sequence;
+      marker[after->by_generation ? "lastGeneration" : "lastEventId"] = after->value;
       snapshot.metadata["a2ad"] = std::move(marker);
     }
     start.backlog.push_back(SnapshotItem(start.last_sequence, snapshot));
@@ -418,17 +428,23 @@ asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& c
   for (const auto& e : *events) {
     auto applied = FoldCommittedEvent(folded, e);
     if (!applied) co_return std::move(applied).error();
-    if (e.sequence > *after_sequence)
+    const int64_t position = after->by_generation ? GenerationOf(folded.task) : e.sequence;
+    if (position > after->value)
       if (auto projected = ProjectEvent(folded.task, e))
         start.backlog.push_back(MakeItem(e.sequence, std::move(*projected)));
   }
   start.last_sequence = folded.last_sequence;
   start.task_terminal = protocol::IsTerminal(folded.task.status.state);
-  if (*after_sequence > folded.last_sequence)
+  if (after->by_generation && after->value > GenerationOf(folded.task))
     co_return Error(ErrorCode::kInvalidParams,
-                    "Last-Event-ID " + std::to_string(*after_sequence) +
-                        " is past the last event (" + std::to_string(folded.last_sequence) +
-                        ") of task " + task_id,
+                    "lastGeneration " + std::to_string(after->value) +
+                        " is past the task's generation (" +
+                        std::to_string(GenerationOf(folded.task)) + ") of task " + task_id,
+                    {{"field", "lastGeneration"}});
+  if (!after->by_generation && after->value > folded.last_sequence)
+    co_return Error(ErrorCode::kInvalidParams,
+                    "Last-Event-ID " + std::to_string(after->value) + " is past the last event (" +
+                        std::to_string(folded.last_sequence) + ") of task " + task_id,
                     {{"field", "Last-Event-ID"}});
   co_return start;
 }
@@ -437,6 +453,19 @@ asio::awaitable<Result<Task>> TaskService::GetTask(const CallContext& ctx,
                                                    protocol::GetTaskRequest req) {
   auto stored = co_await Visible(ctx, req.id);
   if (!stored) co_return std::move(stored).error();
+  // currentGeneration (A2A 1.1): a long poll until the generation passes it, at most as long
+  // as a blocking send waits. A task that is done changes no more: answered at once.
+  if (const auto seen = req.current_generation; seen && GenerationOf(stored->task) <= *seen &&
+                                                !protocol::IsTerminal(stored->task.status.state)) {
+    auto newer = co_await WaitForRecord(
+        ctx, req.id,
+        [seen = *seen](const storage::TaskRecord& r) {
+          return GenerationOf(r.task) > seen || protocol::IsTerminal(r.task.status.state);
+        },
+        options_.blocking_timeout);
+    if (newer && newer->last_sequence > stored->last_sequence)
+      co_return Shape(Task(newer->task), req.history_length);
+  }
   co_return Shape(std::move(stored->task), req.history_length);
 }
 

@@ -78,6 +78,19 @@ struct TaskServiceOptions {
   size_t read_threads = 4;
 };
 
+/// Where a resubscribing client left off: the last event it saw, by log sequence (the SSE
+/// `id:`, Last-Event-ID) or by generation (metadata.generation, task_projection.hpp).
+struct StreamCursor {
+  StreamCursor(int64_t sequence) : value(sequence) {}  // NOLINT: a sequence is the usual cursor
+  static StreamCursor Generation(int64_t g) {
+    StreamCursor c(g);
+    c.by_generation = true;
+    return c;
+  }
+  int64_t value = 0;
+  bool by_generation = false;
+};
+
 /// How a stream begins: the items to send first (a snapshot, or the events a cursor
 /// missed), then the live subscription, from which items with sequence <= last_sequence are
 /// skipped (they were in the backlog).
@@ -175,14 +188,14 @@ class TaskService {
   boost::asio::awaitable<core::Result<StreamStart>> SendStreamingMessage(
       const CallContext& ctx, protocol::SendMessageRequest req, size_t queue_capacity);
 
-  /// tasks/resubscribe, SubscribeToTask: a read-only stream of an existing task. With
-  /// `after_sequence` (Last-Event-ID) the backlog is every projected event after it (or, if
-  /// those events were pruned by retention, the snapshot with history_compacted); without,
-  /// the current snapshot. Never re-executes anything. kTaskNotFound (also another tenant's
-  /// task); kInvalidParams for a cursor beyond the task's last event.
+  /// tasks/resubscribe, SubscribeToTask: a read-only stream of an existing task. With a
+  /// cursor the backlog is every projected event after it (or, if those events were pruned
+  /// by retention, the snapshot with history_compacted); without, the current snapshot.
+  /// Never re-executes anything. kTaskNotFound (also another tenant's task); kInvalidParams
+  /// for a cursor beyond the task's last event (or generation).
   boost::asio::awaitable<core::Result<StreamStart>> Subscribe(const CallContext& ctx,
                                                               std::string task_id,
-                                                              std::optional<int64_t> after_sequence,
+                                                              std::optional<StreamCursor> after,
                                                               size_t queue_capacity);
 
   /// tasks/get, GetTask. kTaskNotFound (also another tenant's task).

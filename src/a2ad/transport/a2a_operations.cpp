@@ -156,19 +156,60 @@ Result<protocol::SendMessageRequest> DecodeSend(const OperationCall& call) {
                   protocol::v10::SendMessageRequestFromJson);
 }
 
-/// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId.
-Result<std::optional<int64_t>> Cursor(const OperationCall& call) {
-  auto cursor = [](Result<int64_t> c) -> Result<std::optional<int64_t>> {
+/// The request's header `name`; "" when absent.
+std::string_view HeaderOf(const OperationCall& call, std::string_view name) {
+  return call.http ? call.http->Header(name) : std::string_view();
+}
+
+/// A2A 1.1 generation values (task_projection.hpp) where every client can put them: the
+/// member `params.<path>` (the 1.1 field; 0.3 clients' params.metadata), else the header
+/// (what the 1.x SDKs send as service parameters, gRPC metadata in lower case). A
+/// non-negative integer, or its decimal text; else kInvalidParams naming where.
+Result<std::optional<int64_t>> GenerationValue(const OperationCall& call,
+                                               std::initializer_list<const char*> paths,
+                                               std::string_view header) {
+  auto found = [](Result<int64_t> c) -> Result<std::optional<int64_t>> {
     if (!c) return std::move(c).error();
     return std::optional<int64_t>(c.value());
   };
-  if (!call.last_event_id.empty())
-    return cursor(protocol::ParseEventCursor(call.last_event_id, "Last-Event-ID"));
+  if (call.params.is_object())
+    for (const char* path : paths) {
+      const json::value* v = &call.params;
+      std::string field = "params";
+      for (std::string_view rest = path; v && !rest.empty();) {
+        const size_t dot = rest.find('.');
+        const std::string_view key = rest.substr(0, dot);
+        v = v->is_object() ? v->get_object().if_contains(key) : nullptr;
+        field += "." + std::string(key);
+        rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+      }
+      if (v && !v->is_null()) return found(protocol::EventCursorFromJson(*v, field));
+    }
+  if (auto text = HeaderOf(call, header); !text.empty())
+    return found(protocol::ParseEventCursor(text, header));
+  return std::optional<int64_t>();
+}
+
+/// The client's cursor: the Last-Event-ID header, else params.metadata.lastEventId (log
+/// sequences); else a generation: params.lastGeneration, params.metadata.lastGeneration or
+/// the A2A-Last-Generation header.
+Result<std::optional<tasks::StreamCursor>> Cursor(const OperationCall& call) {
+  using Out = std::optional<tasks::StreamCursor>;
+  auto cursor = [](Result<int64_t> c) -> Result<Out> {
+    if (!c) return std::move(c).error();
+    return Out(tasks::StreamCursor(c.value()));
+  };
+  if (auto last = HeaderOf(call, "Last-Event-ID"); !last.empty())
+    return cursor(protocol::ParseEventCursor(last, "Last-Event-ID"));
   if (call.params.is_object())
     if (auto* md = call.params.get_object().if_contains("metadata"); md && md->is_object())
       if (auto* c = md->get_object().if_contains("lastEventId"))
         return cursor(protocol::EventCursorFromJson(*c, "params.metadata.lastEventId"));
-  return std::optional<int64_t>();
+  auto g =
+      GenerationValue(call, {"lastGeneration", "metadata.lastGeneration"}, "A2A-Last-Generation");
+  if (!g) return std::move(g).error();
+  if (!g.value()) return Out();
+  return Out(tasks::StreamCursor::Generation(*g.value()));
 }
 
 // Each handler is a coroutine function whose parameters live in its frame (a lambda that is
@@ -211,8 +252,20 @@ tasks::StreamStart MessageStream(protocol::Message m) {
   return start;
 }
 
-Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
+/// SendMessage's request with A2A 1.1's ifGenerationMatch wherever the client put it.
+Result<protocol::SendMessageRequest> DecodeSendRequest(const OperationCall& call) {
   auto req = DecodeSend(call);
+  if (!req) return req;
+  auto match =
+      GenerationValue(call, {"configuration.ifGenerationMatch", "metadata.ifGenerationMatch"},
+                      "A2A-If-Generation-Match");
+  if (!match) return std::move(match).error();
+  req->configuration.if_generation_match = match.value();
+  return req;
+}
+
+Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
+  auto req = DecodeSendRequest(call);
   if (!req) co_return std::move(req).error();
   if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, ShapeOf(call.ctx));
   auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
@@ -221,7 +274,7 @@ Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
 }
 
 Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
-  auto req = DecodeSend(call);
+  auto req = DecodeSendRequest(call);
   if (!req) co_return std::move(req).error();
   if (auto reply = svc->DirectReply(*req)) {
     OperationResult r;
@@ -251,6 +304,10 @@ Result<protocol::CancelTaskRequest> DecodeCancel(const OperationCall& call) {
 Awaitable Get(tasks::TaskService* svc, const OperationCall& call) {
   auto req = DecodeGet(call);
   if (!req) co_return std::move(req).error();
+  auto seen = GenerationValue(call, {"currentGeneration", "metadata.currentGeneration"},
+                              "A2A-Current-Generation");
+  if (!seen) co_return std::move(seen).error();
+  req->current_generation = seen.value();
   auto task = co_await svc->GetTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
   co_return TaskResult(task.value(), ShapeOf(call.ctx), false);

@@ -31,6 +31,7 @@
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/http_types.hpp"
 
 namespace a2ad::push {
 class PushService;
@@ -54,7 +55,9 @@ inline WireShape ShapeOf(const protocol::CallContext& ctx) {
 struct OperationCall {
   const protocol::CallContext& ctx;  // ShapeOf(ctx): the JSON of params and result
   const boost::json::value& params;  // an object, or null when the operation allows none
-  std::string_view last_event_id;    // the Last-Event-ID header; "" when absent
+  /// The request's headers (gRPC: its metadata under the same names): Last-Event-ID and the
+  /// A2A-*-Generation headers; nullptr for none.
+  const HttpRequest* http = nullptr;
 };
 
 /// What a handler returns on success.

@@ -230,7 +230,7 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
       if (!params.contains(name)) params[name] = QueryValue(name, value);
 
   const json::value params_value(std::move(params));
-  const OperationCall call{ctx, params_value, request.Header("Last-Event-ID")};
+  const OperationCall call{ctx, params_value, &request};
   auto result = co_await op->handler(call);
   if (!result) co_return fail(result.error());
   OperationResult& out = result.value();

@@ -142,7 +142,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     co_return fail(
         Error(ErrorCode::kInvalidParams, "params: expected an object", {{"field", "params"}}));
 
-  const OperationCall call{ctx, params, request.Header("Last-Event-ID")};
+  const OperationCall call{ctx, params, &request};
   if (rpc.notification) {  // checked like any request, then refused: A2A has no notifications
     if (op.check)
       if (auto e = op.check(call)) co_return fail(*e);

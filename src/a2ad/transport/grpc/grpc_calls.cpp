@@ -97,13 +97,17 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c,
                                          const google::protobuf::Message& req,
                                          CallState& call) const {
   call.ctx = protocol::CallContext::Anonymous(protocol::Binding::kGrpc, version_);
-  HttpRequest as_http;  // the metadata the HTTP bindings read, as headers
+  HttpRequest& as_http = call.headers;  // the metadata the HTTP bindings read, as headers
   for (const auto& [key, value] : c->client_metadata()) {
     const std::string_view k(key.data(), key.size());
-    const char* header = k == "a2a-version"        ? "A2A-Version"
-                         : k == "a2a-extensions"   ? "A2A-Extensions"
-                         : k == "x-a2a-extensions" ? "X-A2A-Extensions"
-                                                   : nullptr;
+    const char* header = k == "a2a-version"               ? "A2A-Version"
+                         : k == "a2a-extensions"          ? "A2A-Extensions"
+                         : k == "x-a2a-extensions"        ? "X-A2A-Extensions"
+                         : k == "last-event-id"           ? "Last-Event-ID"
+                         : k == "a2a-last-generation"     ? "A2A-Last-Generation"
+                         : k == "a2a-current-generation"  ? "A2A-Current-Generation"
+                         : k == "a2a-if-generation-match" ? "A2A-If-Generation-Match"
+                                                          : nullptr;
     if (header) as_http.headers.emplace_back(header, std::string(value.data(), value.size()));
   }
   const std::string_view requested = as_http.Header("A2A-Version");

@@ -56,6 +56,7 @@ SsePumpSpec StreamSpec(protocol::WireVersion version, bool close_on_interrupt,
 struct CallState {
   protocol::CallContext ctx;
   boost::json::value params;
+  HttpRequest headers;  // the metadata the operations read, under the HTTP headers' names
 };
 
 class CallRunner {
@@ -218,7 +219,7 @@ grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std:
   asio::co_spawn(
       io_,
       [op, call, reactor, resp, finished, v]() -> asio::awaitable<void> {
-        const OperationCall oc{call->ctx, call->params, {}};
+        const OperationCall oc{call->ctx, call->params, &call->headers};
         auto r = co_await op->handler(oc);
         grpc::Status status = grpc::Status::OK;
         if (!r) {
@@ -267,7 +268,7 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
   asio::co_spawn(
       io_,
       [op, call, reactor, shared, finished, v]() -> asio::awaitable<void> {
-        const OperationCall oc{call->ctx, call->params, {}};
+        const OperationCall oc{call->ctx, call->params, &call->headers};
         auto r = co_await op->handler(oc);
         if (!r || !r->stream) {
           *finished = true;
