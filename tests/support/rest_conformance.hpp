@@ -8,7 +8,7 @@
 //    "headers": {...}, "body": <JSON> | "raw": "<text>" | "rawHttp": "<request bytes>",
 //    "expect": {"status": 200, "contentType": "...", "headers": {...}, "body": <JSON> |
 //               "text": "<not JSON>" | "sse": ["id: 0\ndata: {...}", ...]}}
-// Servers (RestServer):
+// Servers (conformance.hpp ServerOptionsNamed):
 //   default            the operation table with push configs served, the geo extension
 //                      registered (optional), the echo, gate and tck skills;
 //   withoutPush        AddPushOperations not called: the push-config routes are refused;
@@ -33,6 +33,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -52,34 +53,6 @@
 #include "http_client.hpp"
 
 namespace a2ad::testing {
-
-inline constexpr const char* kGeoExtension = "https://example.com/ext/geo/v1";
-inline constexpr const char* kRequiredExtension = "https://example.com/ext/required/v1";
-
-struct RestServerOptions {
-  bool serve_v03 = true;
-  bool serve_push = true;
-  bool require_extension = false;
-  bool stopping = false;
-};
-
-/// The options of the server a case's "server" names (see the file comment); nullopt for an
-/// unknown name. "http" has the default options.
-inline std::optional<RestServerOptions> RestServerNamed(std::string_view name) {
-  RestServerOptions o;
-  if (name == "default" || name == "http") return o;
-  if (name == "withoutPush")
-    o.serve_push = false;
-  else if (name == "oneZeroOnly")
-    o.serve_v03 = false;
-  else if (name == "requiresExtension")
-    o.require_extension = true;
-  else if (name == "stopping")
-    o.stopping = true;
-  else
-    return std::nullopt;
-  return o;
-}
 
 /// One REST binding of `version` over a fresh task service.
 struct RestFixture {
@@ -107,7 +80,7 @@ struct RestFixture {
     return o;
   }
 
-  explicit RestFixture(protocol::WireVersion version, RestServerOptions options = {}) {
+  explicit RestFixture(protocol::WireVersion version, ServerOptions options = {}) {
     service.RegisterSkill({"echo", "Echo", "echoes", {"echo"}, {}},
                           std::make_shared<tasks::EchoExecutor>());
     service.RegisterSkill({"gate", "Gate", "asks one question", {"test"}, {}},
@@ -284,7 +257,7 @@ inline void RunRestGolden(const std::string& relative, protocol::WireVersion ver
     const std::string name(co.at("name").as_string());
     const std::string server =
         co.contains("server") ? std::string(co.at("server").as_string()) : "default";
-    const auto options = RestServerNamed(server);
+    const auto options = ServerOptionsNamed(server);
     ASSERT_TRUE(options) << name << ": unknown server '" << server << "'";
     json::value actual;
     if (server == "http") {

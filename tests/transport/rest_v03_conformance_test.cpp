@@ -15,7 +15,7 @@
 namespace a2ad::transport {
 namespace {
 using testing::RestFixture;
-using testing::RestServerOptions;
+using testing::ServerOptions;
 
 TEST(RestV03Conformance, MatchesGolden) {
   testing::RunRestGolden("tests/transport/fixtures/rest_v03.json", protocol::WireVersion::kV03);
@@ -23,7 +23,7 @@ TEST(RestV03Conformance, MatchesGolden) {
 
 // `--a2a-versions 1.0`: the routes stay (a client learns why), every one refuses the version.
 TEST(RestV03Conformance, AOneZeroOnlyServerRefusesEveryRoute) {
-  RestFixture fx(protocol::WireVersion::kV03, RestServerOptions{.serve_v03 = false});
+  RestFixture fx(protocol::WireVersion::kV03, ServerOptions{.serve_v03 = false});
   for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
            {"POST", "/a2a/rest03/v1/message:send"},
            {"GET", "/a2a/rest03/v1/tasks/t1"},
