@@ -97,7 +97,8 @@ TEST(CardSignature, BothServedFormsHaveOnePayloadWithoutTheV03Members) {
   EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), false);
   // The workflow skill keeps only what it has.
   EXPECT_EQ(hybrid->at("skills").at(1), (json::object{{"id", "wf"}, {"name", "wf"}}));
-  EXPECT_EQ(hybrid->at("supportedInterfaces").as_array().size(), 4u);
+  // JSON-RPC, HTTP+JSON and gRPC, each for 1.0 and for 0.3.
+  EXPECT_EQ(hybrid->at("supportedInterfaces").as_array().size(), 6u);
 }
 
 TEST(CardSignature, WhatTheNormalizationDoesNotModelIsRefused) {
