@@ -1,8 +1,9 @@
 #pragma once
 // What the declarative conformance tests (STYLE.md #7: tests/transport/*_conformance_test.cpp
 // over fixtures/*.json) share: reading a fixture, writing it back when goldens are updated
-// (A2AD_UPDATE_GOLDEN=1), a skill that parks a task at input-required, and a sink that
-// collects what a streaming answer writes. Header-only: the tests that use it link transport.
+// (A2AD_UPDATE_GOLDEN=1), the servers a fixture's case may name (ServerOptions), a skill that
+// parks a task at input-required, and a sink that collects what a streaming answer writes.
+// Header-only: the tests that use it link transport.
 //
 // Thread safety: one test thread.
 #include <boost/asio/awaitable.hpp>
@@ -10,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "a2ad/protocol/v10/codec.hpp"
@@ -26,6 +29,37 @@ inline std::string ReadFile(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+inline constexpr const char* kGeoExtension = "https://example.com/ext/geo/v1";
+inline constexpr const char* kRequiredExtension = "https://example.com/ext/required/v1";
+
+/// What sets a fixture's servers apart. Every one registers the echo, gate and tck skills and
+/// the optional extension kGeoExtension.
+struct ServerOptions {
+  bool serve_v03 = true;           // false: `--a2a-versions 1.0`, 0.3 refused everywhere
+  bool serve_push = true;          // false: AddPushOperations not called
+  bool require_extension = false;  // kRequiredExtension registered as required
+  bool stopping = false;           // the task service no longer accepts work
+};
+
+/// The options of the server a case's "server" member names: "default" (also "http", which
+/// the REST driver serves over a real HTTP server), "withoutPush", "oneZeroOnly",
+/// "requiresExtension", "stopping"; nullopt for another name.
+inline std::optional<ServerOptions> ServerOptionsNamed(std::string_view name) {
+  ServerOptions o;
+  if (name == "default" || name == "http") return o;
+  if (name == "withoutPush")
+    o.serve_push = false;
+  else if (name == "oneZeroOnly")
+    o.serve_v03 = false;
+  else if (name == "requiresExtension")
+    o.require_extension = true;
+  else if (name == "stopping")
+    o.stopping = true;
+  else
+    return std::nullopt;
+  return o;
 }
 
 // Pretty printer for golden files: stable key order as written, 2-space indent.

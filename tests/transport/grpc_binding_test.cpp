@@ -6,49 +6,22 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <thread>
+#include <memory>
+#include <string>
+#include <vector>
 
-#include "a2ad/core/clock.hpp"
-#include "a2ad/core/ids.hpp"
-#include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/builtin/echo_executor.hpp"
-#include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/a2a_operations.hpp"
-#include "a2ad/transport/extensions.hpp"
 #include "google/rpc/status.pb.h"
+#include "grpc_test_server.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
 
 namespace a2ad::transport {
 namespace {
 namespace v1 = lf::a2a::v1;
 
-constexpr const char* kGeo = "https://example.com/ext/geo/v1";
+constexpr const char* kGeo = a2ad::testing::kGeoExtension;
 
 class GrpcBindingTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    service_.RegisterSkill({"echo", "Echo", "echoes", {}, {}},
-                           std::make_shared<tasks::EchoExecutor>());
-    Extension geo;
-    geo.uri = kGeo;
-    extensions_.Register(std::move(geo));
-    ops_ = std::make_unique<OperationTable>(CoreA2aOperations(service_, 64));
-    binding_ = std::make_unique<GrpcBinding>(*ops_, io_.get_executor(), &extensions_);
-    auto port = binding_->Listen("127.0.0.1", 0);
-    ASSERT_TRUE(port) << port.error().message;
-    io_thread_ = std::thread([this] { io_.run(); });
-    stub_ = v1::A2AService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port.value()),
-                                                        grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    binding_->Shutdown();
-    work_.reset();
-    io_.stop();
-    if (io_thread_.joinable()) io_thread_.join();
-  }
-
   static v1::SendMessageRequest Send(const std::string& text) {
     v1::SendMessageRequest req;
     v1::Message* m = req.mutable_message();
@@ -59,29 +32,12 @@ class GrpcBindingTest : public ::testing::Test {
   }
 
   static google::rpc::ErrorInfo InfoOf(const grpc::Status& st) {
-    google::rpc::Status details;
-    EXPECT_TRUE(details.ParseFromString(st.error_details())) << "no google.rpc.Status details";
-    google::rpc::ErrorInfo info;
-    EXPECT_EQ(details.details_size(), 1);
-    if (details.details_size() == 1) {
-      EXPECT_TRUE(details.details(0).UnpackTo(&info));
-    }
-    EXPECT_EQ(details.code(), static_cast<int>(st.error_code()));
-    return info;
+    return a2ad::testing::ErrorInfoOf(st);
   }
 
-  core::ManualClock clock_;
-  std::unique_ptr<core::IdGenerator> ids_ = core::MakeSequentialIdGenerator("id");
-  storage::MemoryTaskStore store_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-      boost::asio::make_work_guard(io_);
-  tasks::TaskService service_{store_, clock_, *ids_, io_.get_executor(), {}};
-  ExtensionRegistry extensions_;
-  std::unique_ptr<OperationTable> ops_;
-  std::unique_ptr<GrpcBinding> binding_;
-  std::thread io_thread_;
-  std::unique_ptr<v1::A2AService::Stub> stub_;
+  // Push is not enabled on this server.
+  a2ad::testing::GrpcTestServer server_{a2ad::testing::ServerOptions{.serve_push = false}};
+  std::unique_ptr<v1::A2AService::Stub> stub_ = v1::A2AService::NewStub(server_.channel);
 };
 
 TEST_F(GrpcBindingTest, SendMessageGetTaskAndListTasks) {

@@ -8,27 +8,16 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <thread>
+#include <boost/json.hpp>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "a2a/v1/a2a.grpc.pb.h"
-#include "a2ad/core/clock.hpp"
-#include "a2ad/core/ids.hpp"
-#include "a2ad/net/url_guard.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v03/proto_json.hpp"
-#include "a2ad/push/push_service.hpp"
-#include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/tasks/builtin/echo_executor.hpp"
-#include "a2ad/tasks/builtin/tck_executor.hpp"
-#include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/a2a_operations.hpp"
-#include "a2ad/transport/extensions.hpp"
-#include "a2ad/transport/grpc/grpc_binding.hpp"
-#include "conformance.hpp"
-#include "google/rpc/status.pb.h"
+#include "grpc_test_server.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
 
 namespace a2ad::transport {
@@ -36,7 +25,7 @@ namespace {
 namespace v03 = ::a2a::v1;
 namespace json = boost::json;
 
-constexpr const char* kGeo = "https://example.com/ext/geo/v1";
+constexpr const char* kGeo = testing::kGeoExtension;
 
 std::string Json(const google::protobuf::Message& m) {
   std::string out;
@@ -55,40 +44,10 @@ json::value Value(std::string_view text) {
 class GrpcV03Test : public ::testing::Test {
  protected:
   void Start(bool serve_v03 = true, bool serve_push = true) {
-    tasks::TaskServiceOptions o;
-    o.vet_push_config = [this](protocol::PushNotificationConfig& c, const std::string& task_id) {
-      return push_.Vet(c, task_id);
-    };
-    o.on_commit = [this](const storage::TaskRecord* previous, storage::TaskCommit& commit) {
-      push_.OnCommit(previous, commit);
-    };
-    service_ = std::make_unique<tasks::TaskService>(store_, clock_, *ids_, io_.get_executor(),
-                                                    std::move(o));
-    service_->RegisterSkill({"echo", "Echo", "echoes", {}, {}},
-                            std::make_shared<tasks::EchoExecutor>());
-    service_->RegisterSkill({"gate", "Gate", "asks one question", {}, {}},
-                            std::make_shared<testing::GateExecutor>());
-    service_->RegisterSkill({"tck", "TCK", "the conformance kit's agent", {}, {}},
-                            std::make_shared<tasks::TckExecutor>());
-    Extension geo;
-    geo.uri = kGeo;
-    extensions_.Register(std::move(geo));
-    ops_ = std::make_unique<OperationTable>(CoreA2aOperations(*service_, 64));
-    if (serve_push) AddPushOperations(*ops_, push_);
-    binding_ = std::make_unique<GrpcBinding>(*ops_, io_.get_executor(), &extensions_, serve_v03);
-    auto port = binding_->Listen("127.0.0.1", 0);
-    ASSERT_TRUE(port) << port.error().message;
-    io_thread_ = std::thread([this] { io_.run(); });
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port.value()),
-                                       grpc::InsecureChannelCredentials());
-    stub_ = v03::A2AService::NewStub(channel);
-    v10_stub_ = lf::a2a::v1::A2AService::NewStub(channel);
-  }
-  void TearDown() override {
-    if (binding_) binding_->Shutdown();
-    work_.reset();
-    io_.stop();
-    if (io_thread_.joinable()) io_thread_.join();
+    server_ = std::make_unique<testing::GrpcTestServer>(
+        testing::ServerOptions{.serve_v03 = serve_v03, .serve_push = serve_push});
+    stub_ = v03::A2AService::NewStub(server_->channel);
+    v10_stub_ = lf::a2a::v1::A2AService::NewStub(server_->channel);
   }
 
   static v03::SendMessageRequest Send(const std::string& id, const std::string& text,
@@ -113,16 +72,7 @@ class GrpcV03Test : public ::testing::Test {
 
   /// The status's code, message and ErrorInfo reason, as one line.
   static std::string Describe(const grpc::Status& st) {
-    google::rpc::Status details;
-    google::rpc::ErrorInfo info;
-    EXPECT_TRUE(details.ParseFromString(st.error_details())) << "no google.rpc.Status details";
-    EXPECT_EQ(details.details_size(), 1);
-    if (details.details_size() == 1) {
-      EXPECT_TRUE(details.details(0).UnpackTo(&info));
-    }
-    EXPECT_EQ(details.code(), static_cast<int>(st.error_code()));
-    EXPECT_EQ(details.message(), st.error_message());
-    EXPECT_EQ(info.domain(), "a2a-protocol.org");
+    const google::rpc::ErrorInfo info = testing::ErrorInfoOf(st);
     return std::to_string(st.error_code()) + " " + info.reason() + " " + st.error_message();
   }
 
@@ -137,20 +87,7 @@ class GrpcV03Test : public ::testing::Test {
     return events;
   }
 
-  core::ManualClock clock_{1767261600000};  // 2026-01-01T10:00:00.000Z, standing still
-  std::unique_ptr<core::IdGenerator> ids_ = core::MakeSequentialIdGenerator("id");
-  storage::MemoryTaskStore store_;
-  net::StaticResolver resolver_{{{"example.com", {"93.184.216.34"}}}};
-  net::UrlGuard guard_ = net::UrlGuard::Create({}, resolver_).value();
-  push::PushService push_{store_, store_, guard_, clock_, *ids_};
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
-      boost::asio::make_work_guard(io_);
-  std::unique_ptr<tasks::TaskService> service_;
-  ExtensionRegistry extensions_;
-  std::unique_ptr<OperationTable> ops_;
-  std::unique_ptr<GrpcBinding> binding_;
-  std::thread io_thread_;
+  std::unique_ptr<testing::GrpcTestServer> server_;
   std::unique_ptr<v03::A2AService::Stub> stub_;
   std::unique_ptr<lf::a2a::v1::A2AService::Stub> v10_stub_;
 };
@@ -281,7 +218,6 @@ TEST_F(GrpcV03Test, StreamsEndWithFinalAndSubscribeReplaysAFinishedTask) {
 
 TEST_F(GrpcV03Test, PushConfigCrud) {
   Start();
-  ASSERT_TRUE(push_.WarmCache());
   const std::string task = SendOk(Send("m1", "x")).task().id();
   grpc::ClientContext c1;
   v03::CreateTaskPushNotificationConfigRequest create;

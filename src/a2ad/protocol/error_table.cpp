@@ -119,6 +119,8 @@ std::string_view V03ErrorName(core::ErrorCode code) {
       return "ExtensionSupportRequiredError";
     case -32009:
       return "VersionNotSupportedError";
+    case -32010:
+      return "TaskGenerationMismatchError";  // A2A 1.1's name; 0.3 has no such error
     default:
       return "InternalError";
   }

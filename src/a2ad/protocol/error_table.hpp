@@ -25,7 +25,7 @@ struct ErrorMapping {
 const ErrorMapping& MapError(core::ErrorCode code);
 
 /// The A2A 0.3 SDKs' error class of `code` ("TaskNotFoundError"), by its JSON-RPC code: the
-/// prefix of an A2A 0.3 gRPC status message (WIRE.md §9). Codes 0.3 lacks (-32008, -32009)
+/// prefix of an A2A 0.3 gRPC status message (WIRE.md §9). Codes 0.3 lacks (-32008 to -32010)
 /// take their 1.0 class.
 std::string_view V03ErrorName(core::ErrorCode code);
 

@@ -45,6 +45,22 @@ HttpResponse A2aRestErrorResponse(const Error& e) {
   return JsonResponse(protocol::MapError(e.code).http_status, A2aRestErrorText(e));
 }
 
+HttpResponse A2aRestTransportError(int status, std::string message, WireVersion version) {
+  ErrorCode code = ErrorCode::kInvalidRequest;
+  if (status == 413) code = ErrorCode::kPayloadTooLarge;
+  if (status == 500) code = ErrorCode::kInternal;
+  if (status == 503) code = ErrorCode::kUnavailable;
+  std::string_view grpc = protocol::MapError(code).grpc_status;
+  if (status == 408) grpc = "DEADLINE_EXCEEDED";
+  if (status == 431) grpc = "RESOURCE_EXHAUSTED";
+  // Not ClientFacing: the message is the server's own and names nothing internal.
+  const Error e(code, std::move(message));
+  if (version == WireVersion::kV03)
+    return JsonResponse(status, protocol::SerializeJson(protocol::MakeJsonRpcError(
+                                    nullptr, e, WireVersion::kV03)["error"]));
+  return JsonResponse(status, StatusText(e, status, grpc));
+}
+
 namespace {
 
 using Captures = std::vector<std::pair<std::string, std::string>>;

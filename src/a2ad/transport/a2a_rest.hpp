@@ -80,6 +80,14 @@ HttpResponse A2aRestErrorResponse(const core::Error& e);
 /// Its JSON text (for SSE `event: error`).
 std::string A2aRestErrorText(const core::Error& e);
 
+/// An error the HTTP server answers itself (http_server.hpp: 400, 408, 413, 431, 500, 503)
+/// for a request on a REST binding's path, in that binding's error shape with HTTP status
+/// `status` (router.hpp SurfaceTransportErrors): google.rpc.Status for 1.0, {code, message}
+/// for 0.3. The error-table row of 413 is PayloadTooLarge, of 500 Internal, of 503
+/// Unavailable, of the others InvalidRequest (408 is DEADLINE_EXCEEDED, 431
+/// RESOURCE_EXHAUSTED in the 1.0 body's `status`). `message` is the server's own.
+HttpResponse A2aRestTransportError(int status, std::string message, protocol::WireVersion version);
+
 /// A2A 0.3 (a2a_rest_v03.cpp): the {"code","message","data"?} answer to `e` (after
 /// ClientFacing), with the HTTP status of the error table.
 HttpResponse A2aRest03ErrorResponse(const core::Error& e);

@@ -38,6 +38,14 @@ TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path) {
         (path == jsonrpc_path || (path.size() == jsonrpc_path.size() + 1 &&
                                   path.starts_with(jsonrpc_path) && path.back() == '/')))
       return JsonRpcTransportError(status, message);
+    // The A2A REST bindings answer in their own shape (a 1.0 client reads google.rpc.Status).
+    auto under = [&path](std::string_view base) {
+      return path == base || (path.starts_with(base) && path.substr(base.size()).starts_with("/"));
+    };
+    if (under(kA2aRestPath))
+      return A2aRestTransportError(status, std::move(message), protocol::WireVersion::kV10);
+    if (under(kA2aRest03Path))
+      return A2aRestTransportError(status, std::move(message), protocol::WireVersion::kV03);
     return DefaultTransportError(path, status, code, std::move(message));
   };
 }

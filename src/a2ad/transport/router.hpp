@@ -30,9 +30,10 @@ namespace a2ad::transport {
 /// never parsed), with HTTP status `status`.
 HttpResponse JsonRpcTransportError(int status, std::string_view message);
 
-/// The HttpServerOptions::transport_error of a2ad's two surfaces: the JSON-RPC shape on
-/// `jsonrpc_path` (and on it with a trailing '/'), OpenWOP's error envelope on every other
-/// path and when the path is not known. Pure; safe to call from any thread.
+/// The HttpServerOptions::transport_error of a2ad's surfaces: the JSON-RPC shape on
+/// `jsonrpc_path` (and on it with a trailing '/'), each A2A REST binding's own shape under its
+/// base path (A2aRestTransportError), OpenWOP's error envelope on every other path and when
+/// the path is not known. Pure; safe to call from any thread.
 TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path);
 
 class Router {
