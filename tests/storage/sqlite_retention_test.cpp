@@ -258,6 +258,7 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
     raw.Exec("ALTER TABLE tasks DROP COLUMN owner");
     raw.Exec("CREATE INDEX tasks_by_updated ON tasks(updated_at_ms DESC, id DESC)");
     raw.Exec("CREATE INDEX tasks_by_context ON tasks(context_id, updated_at_ms DESC, id DESC)");
+    raw.Exec("DROP TABLE api_keys");           // schema version 7
     raw.Exec("DROP TABLE quarantined_tasks");  // schema version 5
     raw.Exec("DROP TABLE push_outbox");        // schema version 4
     raw.Exec("DROP TABLE push_configs");

@@ -132,6 +132,21 @@ DROP INDEX tasks_by_dedup_key;
 CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(tenant, dedup_key) WHERE dedup_key IS NOT NULL;
 )sql";
 
+// API keys (issue 14; storage/api_key_store.hpp): the SHA-256 of each secret, never the
+// secret. expires_at_ms / revoked_at_ms 0: never / not revoked. scopes comma-separated.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE api_keys (
+  key_id TEXT PRIMARY KEY NOT NULL,
+  secret_sha256 TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  name TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  revoked_at_ms INTEGER NOT NULL
+) WITHOUT ROWID, STRICT;
+)sql";
+
 constexpr const char* kCreateComponentMigrationsTable =
     "CREATE TABLE IF NOT EXISTS component_migrations ("
     "  component TEXT NOT NULL,"
@@ -227,7 +242,7 @@ core::Result<int> Apply(Connection& db, const Ledger& ledger, const std::vector<
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6},
+      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7},
   };
   return kMigrations;
 }

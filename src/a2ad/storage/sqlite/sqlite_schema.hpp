@@ -60,6 +60,11 @@
 //     tasks_by_state(state, ...) stays for the server's scans of every tenant (recovery).
 //   tasks_by_dedup_key becomes UNIQUE (tenant, dedup_key): idempotency keys are per tenant.
 //
+// Version 7 (API keys, storage/api_key_store.hpp; sqlite_api_key_store.cpp):
+//   api_keys(key_id TEXT PK, secret_sha256, tenant, scopes (comma-separated), name,
+//     created_at_ms, expires_at_ms (0: never), revoked_at_ms (0: not revoked))
+//     WITHOUT ROWID, STRICT. Only the SHA-256 of a key's secret is stored.
+//
 // Extensions keep their own tables through per-component migrations
 // (sqlite_migration.hpp, MigrateComponent below), applied after these.
 //

@@ -1,0 +1,139 @@
+#include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
+
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_schema.hpp"
+
+namespace a2ad::storage::sqlite {
+namespace {
+
+constexpr const char* kColumns =
+    "key_id, secret_sha256, tenant, scopes, name, created_at_ms, expires_at_ms, revoked_at_ms";
+
+std::string JoinScopes(const std::vector<std::string>& scopes) {
+  std::string out;
+  for (const auto& s : scopes) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+std::vector<std::string> SplitScopes(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view one = text.substr(0, comma);
+    if (!one.empty()) out.emplace_back(one);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+ApiKeyRecord ReadRow(const Stmt& s) {
+  ApiKeyRecord r;
+  r.key_id = std::string(s.Text(0));
+  r.secret_sha256 = std::string(s.Text(1));
+  r.tenant = std::string(s.Text(2));
+  r.scopes = SplitScopes(s.Text(3));
+  r.name = std::string(s.Text(4));
+  r.created_at_ms = s.Int(5);
+  r.expires_at_ms = s.Int(6);
+  r.revoked_at_ms = s.Int(7);
+  return r;
+}
+
+}  // namespace
+
+SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+SqliteApiKeyStore::~SqliteApiKeyStore() = default;
+
+core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const std::string& path) {
+  auto db = Connection::Open(path, SQLITE_OPEN_READWRITE, 5000);
+  if (!db) return std::move(db).error();
+  auto version = CurrentVersion(**db);
+  if (!version) return std::move(version).error();
+  if (*version < 7)
+    return core::Error(core::ErrorCode::kInternal,
+                       "sqlite '" + path + "': schema version " + std::to_string(*version) +
+                           " has no api_keys table; run `a2ad migrate`");
+  return std::unique_ptr<SqliteApiKeyStore>(new SqliteApiKeyStore(std::move(db).value()));
+}
+
+core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {
+  std::lock_guard lock(mu_);
+  auto prepared = db_->Prepare(std::string("INSERT INTO api_keys(") + kColumns +
+                               ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  s.Bind(1, std::string_view(r.key_id));
+  s.Bind(2, std::string_view(r.secret_sha256));
+  s.Bind(3, std::string_view(r.tenant));
+  const std::string scopes = JoinScopes(r.scopes);
+  s.Bind(4, std::string_view(scopes));
+  s.Bind(5, std::string_view(r.name));
+  s.Bind(6, r.created_at_ms);
+  s.Bind(7, r.expires_at_ms);
+  s.Bind(8, r.revoked_at_ms);
+  const int rc = s.Step();
+  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT)
+    return core::Error(core::ErrorCode::kConflict, "api key id already taken");
+  if (rc != SQLITE_DONE) return db_->Fail("insert api key", rc);
+  return core::Ok{};
+}
+
+core::Result<std::optional<ApiKeyRecord>> SqliteApiKeyStore::Find(std::string_view key_id) {
+  std::lock_guard lock(mu_);
+  auto prepared =
+      db_->Prepare(std::string("SELECT ") + kColumns + " FROM api_keys WHERE key_id = ?1");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  s.Bind(1, key_id);
+  const int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::optional<ApiKeyRecord>();
+  if (rc != SQLITE_ROW) return db_->Fail("read api key", rc);
+  return std::optional<ApiKeyRecord>(ReadRow(s));
+}
+
+core::Result<std::vector<ApiKeyRecord>> SqliteApiKeyStore::List() {
+  std::lock_guard lock(mu_);
+  auto prepared = db_->Prepare(std::string("SELECT ") + kColumns +
+                               " FROM api_keys ORDER BY created_at_ms, key_id");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  std::vector<ApiKeyRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadRow(s));
+  if (rc != SQLITE_DONE) return db_->Fail("list api keys", rc);
+  return out;
+}
+
+core::Result<bool> SqliteApiKeyStore::Revoke(std::string_view key_id, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  auto exists = db_->Prepare("SELECT revoked_at_ms FROM api_keys WHERE key_id = ?1");
+  if (!exists) return std::move(exists).error();
+  {
+    Stmt s(*exists);
+    s.Bind(1, key_id);
+    const int rc = s.Step();
+    if (rc == SQLITE_DONE) return false;
+    if (rc != SQLITE_ROW) return db_->Fail("read api key", rc);
+  }
+  auto prepared = db_->Prepare(
+      "UPDATE api_keys SET revoked_at_ms = ?2 WHERE key_id = ?1 AND revoked_at_ms = 0");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  s.Bind(1, key_id);
+  s.Bind(2, now_ms);
+  if (const int rc = s.Step(); rc != SQLITE_DONE) return db_->Fail("revoke api key", rc);
+  return true;
+}
+
+core::Result<bool> SqliteApiKeyStore::Any() {
+  std::lock_guard lock(mu_);
+  auto prepared = db_->Prepare("SELECT EXISTS (SELECT 1 FROM api_keys)");
+  if (!prepared) return std::move(prepared).error();
+  Stmt s(*prepared);
+  const int rc = s.Step();
+  if (rc != SQLITE_ROW) return db_->Fail("count api keys", rc);
+  return s.Int(0) != 0;
+}
+
+}  // namespace a2ad::storage::sqlite

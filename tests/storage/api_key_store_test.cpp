@@ -1,0 +1,82 @@
+// ApiKeyStore contract, for every backend (STYLE.md #6): MemoryApiKeyStore and the api_keys
+// table of SQLite (schema version 7).
+#include "a2ad/storage/api_key_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "test_paths.hpp"
+
+namespace a2ad::storage {
+namespace {
+namespace fs = std::filesystem;
+
+class ApiKeyStoreContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "memory") {
+      store_ = std::make_unique<MemoryApiKeyStore>();
+      return;
+    }
+    dir_ = testing::FreshTestDir("a2ad-keys");
+    const std::string path = (dir_ / "a2ad.db").string();
+    ASSERT_TRUE(SqliteTaskStore::Migrate(path));
+    auto opened = sqlite::SqliteApiKeyStore::Open(path);
+    ASSERT_TRUE(opened) << opened.error().message;
+    store_ = std::move(opened).value();
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  static ApiKeyRecord Key(const std::string& id, int64_t created) {
+    ApiKeyRecord r;
+    r.key_id = id;
+    r.secret_sha256 = std::string(64, 'a');
+    r.tenant = "acme";
+    r.scopes = {"tasks:read", "runs:write"};
+    r.name = "ci";
+    r.created_at_ms = created;
+    r.expires_at_ms = created + 1000;
+    return r;
+  }
+  fs::path dir_;
+  std::unique_ptr<ApiKeyStore> store_;
+};
+
+TEST_P(ApiKeyStoreContract, InsertFindListRevoke) {
+  EXPECT_FALSE(*store_->Any());
+  EXPECT_FALSE(store_->Find("0000000000000001")->has_value());
+  ASSERT_TRUE(store_->Insert(Key("0000000000000002", 20)));
+  ASSERT_TRUE(store_->Insert(Key("0000000000000001", 10)));
+  auto dup = store_->Insert(Key("0000000000000001", 30));
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().code, core::ErrorCode::kConflict);
+  EXPECT_TRUE(*store_->Any());
+  auto got = store_->Find("0000000000000001");
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_EQ((*got)->tenant, "acme");
+  EXPECT_EQ((*got)->scopes, (std::vector<std::string>{"tasks:read", "runs:write"}));
+  EXPECT_EQ((*got)->name, "ci");
+  EXPECT_EQ((*got)->expires_at_ms, 1010);
+  EXPECT_EQ((*got)->revoked_at_ms, 0);
+  auto all = store_->List();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 2u);
+  if (GetParam() != "memory") {
+    EXPECT_EQ((*all)[0].key_id, "0000000000000001");  // oldest first
+  }
+  EXPECT_TRUE(*store_->Revoke("0000000000000001", 500));
+  EXPECT_TRUE(*store_->Revoke("0000000000000001", 900));  // keeps the first time
+  EXPECT_EQ((*store_->Find("0000000000000001"))->revoked_at_ms, 500);
+  EXPECT_FALSE(*store_->Revoke("00000000000000ff", 500));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ApiKeyStoreContract, ::testing::Values("memory", "sqlite"));
+
+}  // namespace
+}  // namespace a2ad::storage
