@@ -41,11 +41,19 @@ struct ServerOptions {
   bool serve_push = true;          // false: AddPushOperations not called
   bool require_extension = false;  // kRequiredExtension registered as required
   bool stopping = false;           // the task service no longer accepts work
+  bool authenticated = false;      // API keys required (kGoldenReaderKey, tasks:read only)
 };
+
+/// The API key of the "authenticated" golden server: tenant "default", scope tasks:read
+/// (a send is 403, a read of an unknown task 404). A made-up key; only the fixtures know it.
+inline constexpr const char* kGoldenReaderKeyId = "00000000000000aa";
+inline constexpr const char* kGoldenReaderSecret = "golden-reader-secret-AAAAAAAAAAAAAAAAAAAAAAAAA";
+inline constexpr const char* kGoldenReaderKey =
+    "a2ad_k_00000000000000aa_golden-reader-secret-AAAAAAAAAAAAAAAAAAAAAAAAA";
 
 /// The options of the server a case's "server" member names: "default" (also "http", which
 /// the REST driver serves over a real HTTP server), "withoutPush", "oneZeroOnly",
-/// "requiresExtension", "stopping"; nullopt for another name.
+/// "requiresExtension", "stopping", "authenticated"; nullopt for another name.
 inline std::optional<ServerOptions> ServerOptionsNamed(std::string_view name) {
   ServerOptions o;
   if (name == "default" || name == "http") return o;
@@ -57,6 +65,8 @@ inline std::optional<ServerOptions> ServerOptionsNamed(std::string_view name) {
     o.require_extension = true;
   else if (name == "stopping")
     o.stopping = true;
+  else if (name == "authenticated")
+    o.authenticated = true;
   else
     return std::nullopt;
   return o;

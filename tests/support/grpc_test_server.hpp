@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/net/url_guard.hpp"
@@ -62,11 +63,20 @@ class GrpcTestServer {
       extensions_.Register(std::move(required));
     }
     ops_ = std::make_unique<transport::OperationTable>(transport::CoreA2aOperations(*service, 64));
-    if (options.serve_push) transport::AddPushOperations(*ops_, push);
+    if (options.serve_push) transport::AddPushOperations(*ops_, push, *service);
+    if (options.authenticated) {
+      storage::ApiKeyRecord key;
+      key.key_id = kGoldenReaderKeyId;
+      key.secret_sha256 = core::HashApiKeySecret(kGoldenReaderSecret);
+      key.tenant = "default";
+      key.scopes = {"tasks:read"};
+      EXPECT_TRUE(keys_.Insert(key));
+      auth_ = std::make_unique<transport::Authenticator>(keys_, clock);
+    }
     EXPECT_TRUE(push.WarmCache());
     if (options.stopping) service->StopAccepting();
     binding_ = std::make_unique<transport::GrpcBinding>(*ops_, io_.get_executor(), &extensions_,
-                                                        options.serve_v03);
+                                                        options.serve_v03, auth_.get());
     auto port = binding_->Listen("127.0.0.1", 0);
     EXPECT_TRUE(port) << port.error().message;
     io_thread_ = std::thread([this] { io_.run(); });
@@ -100,6 +110,8 @@ class GrpcTestServer {
 
  private:
   transport::ExtensionRegistry extensions_;
+  storage::MemoryApiKeyStore keys_;
+  std::unique_ptr<transport::Authenticator> auth_;  // options.authenticated
   std::unique_ptr<transport::OperationTable> ops_;
   std::unique_ptr<transport::GrpcBinding> binding_;
   std::thread io_thread_;

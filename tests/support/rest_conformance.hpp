@@ -15,6 +15,8 @@
 //   oneZeroOnly        `--a2a-versions 1.0`: the 0.3 binding refuses every route;
 //   requiresExtension  the extension https://example.com/ext/required/v1 is required;
 //   stopping           the task service no longer accepts work (shutting down);
+//   authenticated      API keys are required (transport/auth.hpp, as the router admits a
+//                      request): kGoldenReaderKey, tasks:read only;
 //   http               the default server behind a real HttpServer on 127.0.0.1 (port 0)
 //                      with a 256-byte body limit and a2ad's transport error shapes
 //                      (router.hpp SurfaceTransportErrors): for the errors the HTTP server
@@ -37,16 +39,19 @@
 #include <string>
 #include <thread>
 
+#include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/net/url_guard.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/push/push_service.hpp"
+#include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/a2a_rest.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/router.hpp"
 #include "conformance.hpp"
@@ -68,6 +73,9 @@ struct RestFixture {
   transport::ExtensionRegistry extensions;
   transport::OperationTable ops;
   std::unique_ptr<transport::A2aRestBinding> rest;
+  storage::MemoryApiKeyStore keys;
+  std::unique_ptr<transport::Authenticator> auth;  // the "authenticated" server's
+  protocol::WireVersion version = protocol::WireVersion::kV10;
 
   static tasks::TaskServiceOptions ServiceOptions(push::PushService& p) {
     tasks::TaskServiceOptions o;
@@ -80,7 +88,16 @@ struct RestFixture {
     return o;
   }
 
-  explicit RestFixture(protocol::WireVersion version, ServerOptions options = {}) {
+  explicit RestFixture(protocol::WireVersion v, ServerOptions options = {}) : version(v) {
+    if (options.authenticated) {
+      storage::ApiKeyRecord key;
+      key.key_id = kGoldenReaderKeyId;
+      key.secret_sha256 = core::HashApiKeySecret(kGoldenReaderSecret);
+      key.tenant = "default";
+      key.scopes = {"tasks:read"};
+      EXPECT_TRUE(keys.Insert(key));
+      auth = std::make_unique<transport::Authenticator>(keys, clock);
+    }
     service.RegisterSkill({"echo", "Echo", "echoes", {"echo"}, {}},
                           std::make_shared<tasks::EchoExecutor>());
     service.RegisterSkill({"gate", "Gate", "asks one question", {"test"}, {}},
@@ -97,7 +114,7 @@ struct RestFixture {
       extensions.Register(std::move(required));
     }
     ops = transport::CoreA2aOperations(service, 16);
-    if (options.serve_push) transport::AddPushOperations(ops, push);
+    if (options.serve_push) transport::AddPushOperations(ops, push, service);
     if (options.stopping) service.StopAccepting();
     transport::StreamOptions stream;
     stream.serve_v03 = options.serve_v03;
@@ -112,6 +129,16 @@ struct RestFixture {
   transport::HttpResponse Call(transport::HttpRequest req) {
     EXPECT_TRUE(rest->Owns(req.Path())) << req.target;
     transport::HttpResponse out;
+    if (auth) {  // what the router does before it dispatches to the binding
+      auto refused = transport::Admit(*auth, req, [this](const core::Error& e) {
+        return version == protocol::WireVersion::kV03 ? transport::A2aRest03ErrorResponse(e)
+                                                      : transport::A2aRestErrorResponse(e);
+      });
+      if (refused) {
+        clock.Advance(1000);
+        return std::move(*refused);
+      }
+    }
     boost::asio::co_spawn(io, rest->Handle(req),
                           [&](std::exception_ptr ep, transport::HttpResponse r) {
                             if (ep) std::rethrow_exception(ep);

@@ -42,6 +42,10 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "UNAVAILABLE";
     case ErrorCode::kDataCorrupt:
       return "RECORD_UNREADABLE";
+    case ErrorCode::kUnauthenticated:
+      return "UNAUTHENTICATED";
+    case ErrorCode::kPermissionDenied:
+      return "PERMISSION_DENIED";
   }
   return "UNKNOWN";
 }

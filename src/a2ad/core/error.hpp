@@ -31,6 +31,8 @@ enum class ErrorCode {
   kConflict,            // optimistic concurrency: the stored state moved under us
   kUnavailable,         // shutting down / store closed
   kDataCorrupt,  // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
+  kUnauthenticated,   // no credential, or one that is unknown, revoked or expired (401)
+  kPermissionDenied,  // authenticated, but the credential lacks the operation's scope (403)
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

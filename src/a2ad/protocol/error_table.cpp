@@ -48,7 +48,18 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                          "unavailable"};
   static const ErrorMapping kCorrupt{-32603, 500, "DATA_LOSS", "Stored record is unreadable",
                                      "record_unreadable"};
+  // Authentication (issue 14): A2A names HTTP 401/403 and gRPC UNAUTHENTICATED /
+  // PERMISSION_DENIED (WIRE.md §12) but no JSON-RPC code; these two are a2ad's, in the
+  // server-defined range -32000..-32099, above A2A 1.1's -32010.
+  static const ErrorMapping kUnauthenticated{-32011, 401, "UNAUTHENTICATED",
+                                             "Authentication required", "unauthenticated"};
+  static const ErrorMapping kPermissionDenied{-32012, 403, "PERMISSION_DENIED", "Permission denied",
+                                              "forbidden"};
   switch (code) {
+    case ErrorCode::kUnauthenticated:
+      return kUnauthenticated;
+    case ErrorCode::kPermissionDenied:
+      return kPermissionDenied;
     case ErrorCode::kParseError:
       return kParse;
     case ErrorCode::kInvalidRequest:
@@ -121,6 +132,10 @@ std::string_view V03ErrorName(core::ErrorCode code) {
       return "VersionNotSupportedError";
     case -32010:
       return "TaskGenerationMismatchError";  // A2A 1.1's name; 0.3 has no such error
+    case -32011:
+      return "UnauthenticatedError";  // a2ad's (0.3 has no authentication errors)
+    case -32012:
+      return "PermissionDeniedError";
     default:
       return "InternalError";
   }

@@ -130,8 +130,9 @@ class OperationTable {
 /// AddPushOperations) and the extended card (UnsupportedOperation: this agent has none).
 OperationTable CoreA2aOperations(tasks::TaskService& service, size_t stream_queue_limit);
 
-/// Serves the push-config operations of `table` with `push` (push_operations.cpp).
-void AddPushOperations(OperationTable& table, push::PushService& push);
+/// Serves the push-config operations of `table` with `push` (push_operations.cpp). The task a
+/// config names must be visible to the caller (`service`: its tenant's), else TaskNotFound.
+void AddPushOperations(OperationTable& table, push::PushService& push, tasks::TaskService& service);
 
 /// Binding helpers. The major version of an A2A-Version value ("1.0" -> 1, "0.3" -> 0, a
 /// missing minor is 0), its minor in `minor`; -1 when malformed.
@@ -152,7 +153,8 @@ inline bool EndsA2aStream(const tasks::StreamItem& item, bool close_on_interrupt
 /// parameters) or none (curl without -H).
 bool IsJsonContentType(std::string_view content_type);
 
-/// Scopes of the core operations (the auth issue enforces them).
+/// Scopes of the core operations, enforced by every binding (auth.hpp): tasks:read for get,
+/// list and subscribe, tasks:write for send and cancel, push:manage for push configs.
 inline constexpr const char* kScopeTasksRead = "tasks:read";
 inline constexpr const char* kScopeTasksWrite = "tasks:write";
 inline constexpr const char* kScopePushManage = "push:manage";

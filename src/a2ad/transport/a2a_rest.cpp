@@ -9,6 +9,7 @@
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/sse_pump.hpp"
 
@@ -205,6 +206,9 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
         Error(ErrorCode::kMethodNotFound,
               "no A2A route for " + request.method + " " + std::string(request.Path())));
   }
+  if (auto denied =
+          RequireScope(CallerContext(request, protocol::Binding::kRest, version_), op->scope))
+    co_return ErrorResponse(*denied);
   const std::string_view version = request.Header("A2A-Version");
   if (auto e = v03 ? RequireV03(version) : RequireV10(version)) co_return ErrorResponse(*e);
   if (v03 && !stream_options_.serve_v03)
@@ -212,7 +216,7 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
                                   "this server serves A2A 1.0 only; use its 1.0 interfaces",
                                   {{"supportedVersions", "1.0"}, {"requestedVersion", "0.3"}}));
 
-  auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kRest, version_);
+  auto ctx = CallerContext(request, protocol::Binding::kRest, version_);
   if (extensions_) extensions_->Activate(request, ctx);
   auto fail = [&](const Error& e) {
     HttpResponse r = ErrorResponse(e);

@@ -4,10 +4,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "a2ad/protocol/call_context.hpp"
 
 namespace a2ad::transport {
 
@@ -16,6 +19,10 @@ struct HttpRequest {
   std::string target;  // path + query, as received
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// Who sent it, once the router has authenticated it (auth.hpp); never read from the wire.
+  /// nullopt: not authenticated by anyone (a server without an Authenticator, in-process
+  /// tests): the bindings then call as the anonymous development caller.
+  std::optional<protocol::Principal> principal;
 
   /// Case-insensitive header lookup; "" if absent.
   std::string_view Header(std::string_view name) const;

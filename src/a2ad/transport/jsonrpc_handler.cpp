@@ -5,6 +5,7 @@
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/sse_pump.hpp"
 
@@ -78,7 +79,8 @@ SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on
 
 JsonRpcHandler::JsonRpcHandler(tasks::TaskService& service, StreamOptions stream_options,
                                const ExtensionRegistry* extensions)
-    : stream_options_(stream_options),
+    : service_(service),
+      stream_options_(stream_options),
       extensions_(extensions),
       operations_(CoreA2aOperations(service, stream_options.queue_limit)) {
   if (extensions_) extensions_->AddOperations(operations_);
@@ -108,8 +110,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
         protocol::MethodVersion(m));
   const WireVersion v = match->version;
   const Operation& op = *match->op;
-  // Who calls: the anonymous caller until the auth layer fills it in.
-  auto ctx = protocol::CallContext::Anonymous(protocol::Binding::kJsonRpc, v);
+  // Who calls: the principal the router authenticated (auth.hpp).
+  auto ctx = CallerContext(request, protocol::Binding::kJsonRpc, v);
   if (extensions_) extensions_->Activate(request, ctx);
   // A v0.3 streaming method's error is the one event of an SSE stream (WIRE.md §7: what
   // a2a-python's v0.3 server does and every v0.3 client reads; a 0.3 JS client reading a
@@ -127,6 +129,12 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
     return r;
   };
+  // A scope the credential lacks: 403 with the error object (never an SSE event).
+  if (auto denied = RequireScope(ctx, op.scope)) {
+    HttpResponse r = JsonRpcErrorResponse(rpc.id, *denied, v);
+    r.status = 403;
+    co_return r;
+  }
   if (v == WireVersion::kV03 && !stream_options_.serve_v03)
     co_return fail(Error(ErrorCode::kVersionNotSupported,
                          m + " is an A2A 0.3 method; this server serves A2A 1.0 only",

@@ -49,10 +49,11 @@ class JsonRpcHandler {
                           const ExtensionRegistry* extensions = nullptr);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
   /// Serves the push-config methods (push_operations.cpp); without it they answer -32003.
-  void EnablePush(push::PushService& push) { AddPushOperations(operations_, push); }
+  void EnablePush(push::PushService& push) { AddPushOperations(operations_, push, service_); }
   const OperationTable& operations() const { return operations_; }
 
  private:
+  tasks::TaskService& service_;
   StreamOptions stream_options_;
   const ExtensionRegistry* extensions_;
   OperationTable operations_;

@@ -9,6 +9,8 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/sse_pump.hpp"
 
@@ -208,6 +210,25 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
 
 HttpResponse ErrorResponse(const Error& e) { return RestErrorResponse(e); }
 
+// The scope each /v1 route needs (issue 14), in one place: reads of runs and workflows
+// runs:read; creating and cancelling runs:write; answering an interrupt (at its node, or
+// with its token) interrupts:resolve; the A2A task-state seam tasks:read. nullopt: a path
+// no route here serves (it falls through) or discovery (/v1/openapi.json).
+std::optional<std::string_view> RouteScope(std::string_view method,
+                                           const std::vector<std::string>& seg) {
+  if (seg.size() < 2) return std::nullopt;
+  const std::string& family = seg[1];
+  if (family == "workflows") return kScopeRunsRead;
+  if (family == "runs") {
+    if (seg.size() == 5 && (seg[3] == "interrupts" || seg[3] == "approvals"))
+      return kScopeInterruptsResolve;
+    return method == "POST" ? kScopeRunsWrite : kScopeRunsRead;
+  }
+  if (family == "interrupts") return method == "GET" ? kScopeRunsRead : kScopeInterruptsResolve;
+  if (family == "a2a" || family == "host") return kScopeTasksRead;
+  return std::nullopt;
+}
+
 json::object PublicRunSnapshot(const storage::TaskRecord& record) {
   json::object run = record.run;
   for (const char* internal :
@@ -236,8 +257,8 @@ OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
   openapi_body_ = OpenApi(options_);
 }
 
-OpenwopApi::CallContext OpenwopApi::Caller(const HttpRequest&) {
-  return CallContext::Anonymous(protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
+OpenwopApi::CallContext OpenwopApi::Caller(const HttpRequest& request) {
+  return CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
 }
 
 asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpRequest& r) {
@@ -265,6 +286,8 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
     co_return resp;
   }
   if (seg.empty() || seg[0] != "v1") co_return std::nullopt;
+  if (const auto scope = RouteScope(m, seg))
+    if (auto denied = RequireScope(ctx, *scope)) co_return ErrorResponse(*denied);
   if (seg.size() == 2 && seg[1] == "openapi.json") {
     if (m != "GET") co_return method_not_allowed("GET");
     co_return JsonResponse(200, openapi_body_);

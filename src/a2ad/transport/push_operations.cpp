@@ -3,11 +3,13 @@
 // {Create,Get,List,Delete}TaskPushNotificationConfig, in each WireShape (0.3 JSON-RPC, the
 // 0.3 proto's ProtoJSON on its REST and gRPC bindings, 1.0), decoded, served by
 // push::PushService, encoded. Unknown task: -32001; unknown config: -32602 naming the config
-// id; a refused URL: -32602 with the guard's reason.
+// id; a refused URL: -32602 with the guard's reason. A task of another tenant than the
+// caller's is an unknown task (OpenWOP RFC 0152 §E: no enumeration).
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 #include "a2ad/protocol/v03/proto_json.hpp"
 #include "a2ad/push/push_service.hpp"
+#include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/a2a_operations.hpp"
 
 namespace a2ad::transport {
@@ -64,9 +66,31 @@ Result<protocol::PushNotificationConfig> DecodeCreate(const OperationCall& call)
   return protocol::v10::PushConfigFromJson(call.params, "params", true);
 }
 
-Awaitable Create(push::PushService* push, const OperationCall& call) {
+struct Services {
+  push::PushService* push;
+  tasks::TaskService* tasks;
+};
+
+// Outside coroutines (GCC 12 and braced initializers in coroutines).
+core::Error UnknownTask(const std::string& id) {
+  return core::Error(core::ErrorCode::kTaskNotFound, "task " + id + " not found", {{"taskId", id}});
+}
+
+/// Why the caller may not touch the configs of task `id`: it is not its tenant's (or does
+/// not exist); nullopt when it may.
+asio::awaitable<std::optional<core::Error>> Invisible(const Services& s, const OperationCall& call,
+                                                      const std::string& id) {
+  auto rec = co_await s.tasks->GetRecord(call.ctx, id);
+  if (!rec) co_return std::move(rec).error();
+  if (!rec.value()) co_return UnknownTask(id);
+  co_return std::nullopt;
+}
+
+Awaitable Create(Services s, const OperationCall& call) {
+  push::PushService* push = s.push;
   auto cfg = DecodeCreate(call);
   if (!cfg) co_return std::move(cfg).error();
+  if (auto e = co_await Invisible(s, call, cfg->task_id)) co_return std::move(*e);
   auto stored = co_await push->SetConfig(std::move(cfg).value());
   if (!stored) co_return std::move(stored).error();
   co_return Json(ConfigJson(stored.value(), ShapeOf(call.ctx)));
@@ -74,25 +98,31 @@ Awaitable Create(push::PushService* push, const OperationCall& call) {
 
 // v0.3 JSON-RPC get may omit the config id (the config whose id is the task id); the others
 // name it.
-Awaitable Get(push::PushService* push, const OperationCall& call) {
+Awaitable Get(Services s, const OperationCall& call) {
+  push::PushService* push = s.push;
   auto ref = Ref(call, ShapeOf(call.ctx) != WireShape::kV03JsonRpc);
   if (!ref) co_return std::move(ref).error();
+  if (auto e = co_await Invisible(s, call, ref->task_id)) co_return std::move(*e);
   auto got = push->GetConfig(ref->task_id, ref->config_id);
   if (!got) co_return std::move(got).error();
   co_return Json(ConfigJson(got.value(), ShapeOf(call.ctx)));
 }
 
-Awaitable Delete(push::PushService* push, const OperationCall& call) {
+Awaitable Delete(Services s, const OperationCall& call) {
+  push::PushService* push = s.push;
   auto ref = Ref(call, true);
   if (!ref) co_return std::move(ref).error();
+  if (auto e = co_await Invisible(s, call, ref->task_id)) co_return std::move(*e);
   auto deleted = push->DeleteConfig(ref->task_id, ref->config_id);
   if (!deleted) co_return std::move(deleted).error();
   co_return Json(nullptr);
 }
 
-Awaitable List(push::PushService* push, const OperationCall& call) {
+Awaitable List(Services s, const OperationCall& call) {
+  push::PushService* push = s.push;
   auto ref = Ref(call, false);
   if (!ref) co_return std::move(ref).error();
+  if (auto e = co_await Invisible(s, call, ref->task_id)) co_return std::move(*e);
   auto list = push->ListConfigs(ref->task_id);
   if (!list) co_return std::move(list).error();
   const WireShape shape = ShapeOf(call.ctx);
@@ -106,8 +136,9 @@ Awaitable List(push::PushService* push, const OperationCall& call) {
 
 }  // namespace
 
-void AddPushOperations(OperationTable& table, push::PushService& service) {
-  push::PushService* push = &service;
+void AddPushOperations(OperationTable& table, push::PushService& service,
+                       tasks::TaskService& tasks) {
+  const Services push{&service, &tasks};
   table.Replace("CreateTaskPushNotificationConfig", ParamsRule::kObject,
                 [push](const OperationCall& c) { return Create(push, c); });
   table.Replace("GetTaskPushNotificationConfig", ParamsRule::kObject,

@@ -8,6 +8,9 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/signer.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/error_body.hpp"
 
 namespace a2ad::transport {
@@ -53,6 +56,9 @@ json::object RowJson(const storage::OutboxRow& r) {
   return o;
 }
 // Outside coroutines (GCC 12 and braced initializers in coroutines).
+core::Error UnknownTask(const std::string& id) {
+  return core::Error(core::ErrorCode::kTaskNotFound, "task " + id + " not found", {{"taskId", id}});
+}
 HttpResponse SampleResponse(const std::string& task_id, const std::string& url,
                             const std::string& fingerprint) {
   json::object push_config{{"url", url}};
@@ -107,7 +113,24 @@ HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
 
 boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
   std::string_view path = request.Path();
-  if (path == "/v1/host/sample/a2a/tasks/push-config") {
+  const bool webhooks = path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0;
+  const bool sample = path == "/v1/host/sample/a2a/tasks/push-config";
+  const bool deliveries = path == "/v1/push/deliveries";
+  const bool dead = path == "/v1/push/dead-letters";
+  if (!webhooks && !sample && !deliveries && !dead) co_return std::nullopt;
+  const auto ctx = CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
+  if (auto denied = RequireScope(ctx, dead ? kScopeAdmin : kScopePushManage))
+    co_return RestErrorResponse(*denied);
+  if (deliveries && request.method == "GET") {
+    // Another tenant's task is answered as an unknown one (the push service's 404).
+    const std::string task_id = Param(request, "taskId");
+    if (!task_id.empty()) {
+      auto rec = co_await tasks_.GetRecord(ctx, task_id);
+      if (!rec) co_return RestErrorResponse(rec.error());
+      if (!rec.value()) co_return RestErrorResponse(UnknownTask(task_id));
+    }
+  }
+  if (sample) {
     if (request.method != "POST") {
       auto r = Error(405, "method_not_allowed", "use POST");
       r.headers.emplace_back("Allow", "POST");
@@ -115,8 +138,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
     }
     co_return co_await SamplePushConfig(request);
   }
-  if (path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0)
-    co_return co_await Webhooks(request);
+  if (webhooks) co_return co_await Webhooks(request);
   co_return HandleSync(request);
 }
 
@@ -168,6 +190,12 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
     json::value body = std::move(parsed).value();
     auto reg = ParseRegistration(body.as_object());
     if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
+    if (request.principal && request.principal->authenticated) {
+      // RFC 0152 §E: the tenant is the credential's.
+      if (!reg.tenant.empty() && reg.tenant != request.principal->tenant)
+        co_return Error(403, "forbidden", "tenantId: the tenant comes from the credential");
+      reg.tenant = request.principal->tenant;
+    }
     auto made = co_await service_.RegisterWebhook(reg.url, reg.events, reg.tenant, reg.secret);
     if (!made) {
       const bool url = made.error().message.rfind("webhook URL", 0) == 0;
@@ -183,10 +211,16 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
   std::string id(path.substr(std::string_view("/v1/webhooks/").size()));
   if (id.empty() || id.find('/') != std::string::npos)
     co_return Error(404, "not_found", "no route for DELETE " + std::string(path));
-  auto deleted = service_.DeleteWebhook(id, Param(request, "tenantId"));
+  const bool authenticated = request.principal && request.principal->authenticated;
+  auto deleted = service_.DeleteWebhook(
+      id, authenticated ? request.principal->tenant : Param(request, "tenantId"));
   if (!deleted) {
-    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
+    // Another tenant's subscription: forbidden without authentication (the tenant was the
+    // caller's word); with it, not found (no enumeration).
+    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation && !authenticated)
       co_return Error(403, "forbidden", deleted.error().message);
+    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
+      co_return Error(404, "subscription_not_found", "no webhook subscription '" + id + "'");
     co_return Error(404, "subscription_not_found", deleted.error().message);
   }
   HttpResponse r;
@@ -211,6 +245,14 @@ boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequ
   config.id = "openwop-sample";
   if (config.task_id.empty() || config.url.empty())
     co_return Error(400, "validation_error", "taskId and url are required strings");
+  {
+    const auto ctx =
+        CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
+    auto rec = co_await tasks_.GetRecord(ctx, config.task_id);
+    if (!rec) co_return RestErrorResponse(rec.error());
+    if (!rec.value())
+      co_return Error(404, "task_not_found", "task " + config.task_id + " not found");
+  }
   auto stored = co_await service_.SetConfig(config);
   if (!stored) {
     if (stored.error().code == core::ErrorCode::kTaskNotFound)

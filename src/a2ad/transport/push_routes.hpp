@@ -16,6 +16,11 @@
 //                                           secretFingerprint}; 400 webhook_url_rejected /
 //                                           validation_error
 //   DELETE /v1/webhooks/{id}?tenantId=      204; 404 unknown; 403 another tenant's
+// Authentication (auth.hpp; the router has authenticated the request): every route needs
+// push:manage but the dead letters (every tenant's), which need admin. An authenticated
+// caller's tenant is its credential's: a webhook is registered for it (a body naming another
+// tenantId is 403), deleted only if it is its own (another tenant's is 404), a task of another
+// tenant is unknown (the push-config seam: 404; deliveries: none).
 // Bodies are never shown (they are what was sent; the task is the place for content).
 #include <boost/asio/awaitable.hpp>
 #include <optional>
@@ -28,13 +33,17 @@ class PushService;
 namespace a2ad::storage {
 class PushStore;
 }
+namespace a2ad::tasks {
+class TaskService;
+}
 
 namespace a2ad::transport {
 
 class PushRoutes {
  public:
-  PushRoutes(push::PushService& service, storage::PushStore& store)
-      : service_(service), store_(store) {}
+  /// `tasks` says which tasks a caller may see.
+  PushRoutes(push::PushService& service, storage::PushStore& store, tasks::TaskService& tasks)
+      : service_(service), store_(store), tasks_(tasks) {}
   /// The response, or nullopt when `request` is not one of these routes.
   boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
 
@@ -44,6 +53,7 @@ class PushRoutes {
   std::optional<HttpResponse> HandleSync(const HttpRequest& request);
   push::PushService& service_;
   storage::PushStore& store_;
+  tasks::TaskService& tasks_;
 };
 
 }  // namespace a2ad::transport

@@ -1,5 +1,6 @@
 #include "a2ad/transport/router.hpp"
 
+#include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/transport/error_body.hpp"
@@ -53,7 +54,8 @@ TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path) {
 Router::Router(tasks::TaskService& service, const boost::json::object& agent_card,
                StreamOptions stream_options, std::string jsonrpc_path, OpenwopApi* openwop,
                const ExtensionRegistry* extensions)
-    : jsonrpc_(service, stream_options, extensions),
+    : service_(service),
+      jsonrpc_(service, stream_options, extensions),
       rest_(jsonrpc_.operations(), kA2aRestPath, stream_options, extensions),
       rest03_(jsonrpc_.operations(), kA2aRest03Path, stream_options, extensions,
               protocol::WireVersion::kV03),
@@ -74,7 +76,7 @@ void Router::PublishKey(json::object jwk) { published_keys_.emplace_back(std::mo
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
                         storage::PushStore& store) {
   jsonrpc_.EnablePush(service);
-  push_routes_ = std::make_unique<PushRoutes>(service, store);
+  push_routes_ = std::make_unique<PushRoutes>(service, store, service_);
   push_keys_ = &keys;
 }
 
@@ -112,6 +114,26 @@ HttpResponse Router::Card(const HttpRequest& request) const {
   return r;
 }
 
+HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) const {
+  const std::string_view path = request.Path();
+  HttpResponse r;
+  if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
+                                path.starts_with(jsonrpc_path_) && path.back() == '/')) {
+    // Before the body is read: id null, in the version the header asks for.
+    const auto v = request.Header("A2A-Version").starts_with("1") ? protocol::WireVersion::kV10
+                                                                  : protocol::WireVersion::kV03;
+    r = JsonRpcErrorResponse(nullptr, e, v);
+    r.status = protocol::MapError(e.code).http_status;
+  } else if (rest_.Owns(path)) {
+    r = A2aRestErrorResponse(e);
+  } else if (rest03_.Owns(path)) {
+    r = A2aRest03ErrorResponse(e);
+  } else {
+    r = RestErrorResponse(e);
+  }
+  return r;
+}
+
 asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   std::string_view path = request.Path();
   if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
@@ -122,6 +144,18 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
       co_return r;
     }
     co_return Card(request);
+  }
+  if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  // Every route below but discovery and the JWKS needs a credential once keys exist.
+  const bool exempt =
+      path == "/.well-known/openwop" || path == "/v1/openapi.json" ||
+      (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty()));
+  request.principal.reset();  // only the authenticator sets it
+  if (auth_ && !exempt) {
+    auto refused =
+        Admit(*auth_, request, [&](const core::Error& e) { return Refused(request, e); });
+    if (refused) co_return std::move(*refused);
+    path = request.Path();
   }
   // The endpoint with a trailing '/' too: clients (the A2A TCK's among them) join the
   // interface URL and "/".
@@ -144,7 +178,6 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
   if (rest03_.Owns(path)) co_return co_await rest03_.Handle(request);
-  if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (push_routes_)
     if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
   if (openwop_)

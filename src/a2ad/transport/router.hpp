@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "a2ad/transport/a2a_rest.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/openwop_api.hpp"
@@ -55,6 +56,13 @@ class Router {
   /// GET /.well-known/jwks.json, before the push keys (EnablePush). The route answers 404
   /// while the server has no key at all. Call before serving.
   void PublishKey(boost::json::object jwk);
+  /// Authenticates every request but the agent cards, the JWKS, discovery
+  /// (/.well-known/openwop, /v1/openapi.json) and /healthz with `auth` (auth.hpp; it must
+  /// outlive the router): a failure is answered 401 with `WWW-Authenticate: Bearer` in the
+  /// shape of the path's surface (JSON-RPC error object with id null; google.rpc.Status on
+  /// the 1.0 REST binding; the 0.3 REST error; OpenWOP's envelope elsewhere). Without it
+  /// every request is the anonymous development caller. Call before serving.
+  void SetAuthenticator(Authenticator* auth) { auth_ = auth; }
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
@@ -68,7 +76,11 @@ class Router {
   };
   HttpResponse Card(const HttpRequest& request) const;
   HttpResponse Jwks() const;
+  /// The error answer to `e` (a refused credential) in the shape of `request`'s surface.
+  HttpResponse Refused(const HttpRequest& request, const core::Error& e) const;
 
+  tasks::TaskService& service_;
+  Authenticator* auth_ = nullptr;
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;    // A2A 1.0, over jsonrpc_'s operation table
   A2aRestBinding rest03_;  // A2A 0.3, over the same table

@@ -83,10 +83,10 @@ class V10Service final : public v1::A2AService::CallbackService {
 
 struct GrpcBinding::Impl {
   Impl(const OperationTable& ops, const asio::any_io_executor& io, const ExtensionRegistry* ext,
-       bool serve_v03)
-      : v10(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true)),
+       bool serve_v03, Authenticator* auth)
+      : v10(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)),
         v03(grpc_calls::MakeV03Service(
-            CallRunner(ops, io, ext, protocol::WireVersion::kV03, serve_v03))) {}
+            CallRunner(ops, io, ext, protocol::WireVersion::kV03, serve_v03, auth))) {}
 
   V10Service v10;                      // lf.a2a.v1.A2AService
   std::unique_ptr<grpc::Service> v03;  // a2a.v1.A2AService (grpc_service_v03.cpp)
@@ -94,8 +94,8 @@ struct GrpcBinding::Impl {
 };
 
 GrpcBinding::GrpcBinding(const OperationTable& operations, asio::any_io_executor io,
-                         const ExtensionRegistry* extensions, bool serve_v03)
-    : impl_(std::make_unique<Impl>(operations, io, extensions, serve_v03)) {}
+                         const ExtensionRegistry* extensions, bool serve_v03, Authenticator* auth)
+    : impl_(std::make_unique<Impl>(operations, io, extensions, serve_v03, auth)) {}
 
 GrpcBinding::~GrpcBinding() { Shutdown(); }
 

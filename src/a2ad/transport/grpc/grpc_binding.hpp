@@ -28,6 +28,7 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/extensions.hpp"
 
 namespace a2ad::transport {
@@ -36,8 +37,10 @@ class GrpcBinding {
  public:
   /// `operations` and `extensions` (may be null) must outlive the binding. With `serve_v03`
   /// false (`--a2a-versions 1.0`) the 0.3 service answers every call VersionNotSupported.
+  /// `auth` (may be null: no authentication) authenticates every call (auth.hpp).
   GrpcBinding(const OperationTable& operations, boost::asio::any_io_executor io,
-              const ExtensionRegistry* extensions, bool serve_v03 = true);
+              const ExtensionRegistry* extensions, bool serve_v03 = true,
+              Authenticator* auth = nullptr);
   /// Shutdown().
   ~GrpcBinding();
   GrpcBinding(const GrpcBinding&) = delete;

@@ -93,7 +93,7 @@ SsePumpSpec StreamSpec(WireVersion version, bool close_on_interrupt,
   return spec;
 }
 
-std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c,
+std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::string_view name,
                                          const google::protobuf::Message& req,
                                          CallState& call) const {
   call.ctx = protocol::CallContext::Anonymous(protocol::Binding::kGrpc, version_);
@@ -107,9 +107,22 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c,
                          : k == "a2a-last-generation"     ? "A2A-Last-Generation"
                          : k == "a2a-current-generation"  ? "A2A-Current-Generation"
                          : k == "a2a-if-generation-match" ? "A2A-If-Generation-Match"
+                         : k == "authorization"           ? "Authorization"
+                         : k == "x-api-key"               ? "X-API-Key"
                                                           : nullptr;
     if (header) as_http.headers.emplace_back(header, std::string(value.data(), value.size()));
   }
+  // Who calls, before anything else is looked at (auth.hpp); the credential stays out of
+  // the headers the operations see.
+  if (auth_) {
+    auto who = auth_->Authenticate(as_http);
+    if (!who) return std::move(who).error();
+    call.ctx.principal = std::move(who).value();
+  }
+  std::erase_if(as_http.headers,
+                [](const auto& h) { return h.first == "Authorization" || h.first == "X-API-Key"; });
+  if (const Operation* op = ops_.Find(name))
+    if (auto denied = RequireScope(call.ctx, op->scope)) return denied;
   const std::string_view requested = as_http.Header("A2A-Version");
   if (auto e = version_ == WireVersion::kV10 ? RequireV10(requested) : RequireV03(requested))
     return e;

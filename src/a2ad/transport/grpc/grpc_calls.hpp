@@ -30,6 +30,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/extensions.hpp"
 #include "a2ad/transport/sse_pump.hpp"
 
@@ -62,14 +63,17 @@ struct CallState {
 class CallRunner {
  public:
   /// `version` is the service's A2A version. With `serves` false every call is refused as
-  /// an unsupported version (`--a2a-versions 1.0` and the 0.3 service).
+  /// an unsupported version (`--a2a-versions 1.0` and the 0.3 service). `auth` (may be null:
+  /// every call is the anonymous development caller) authenticates each call's metadata.
   CallRunner(const OperationTable& ops, boost::asio::any_io_executor io,
-             const ExtensionRegistry* extensions, protocol::WireVersion version, bool serves)
+             const ExtensionRegistry* extensions, protocol::WireVersion version, bool serves,
+             Authenticator* auth = nullptr)
       : ops_(ops),
         io_(std::move(io)),
         extensions_(extensions),
         version_(version),
-        serves_(serves) {}
+        serves_(serves),
+        auth_(auth) {}
 
   /// Serves a unary RPC with the operation named `name` (its A2A 1.0 name).
   template <class Resp>
@@ -83,14 +87,17 @@ class CallRunner {
  private:
   /// The call's context and params, or why it is refused. Runs on a gRPC thread; sets the
   /// initial metadata (the activated extensions) before anything is sent. Metadata:
-  /// `a2a-version` (absent or the service's version), `a2a-extensions` / `x-a2a-extensions`.
-  std::optional<core::Error> Prepare(grpc::CallbackServerContext* c,
+  /// `authorization` / `x-api-key` (auth.hpp; then the scope of the operation `name` is
+  /// checked), `a2a-version` (absent or the service's version), `a2a-extensions` /
+  /// `x-a2a-extensions`.
+  std::optional<core::Error> Prepare(grpc::CallbackServerContext* c, std::string_view name,
                                      const google::protobuf::Message& req, CallState& call) const;
   const OperationTable& ops_;
   boost::asio::any_io_executor io_;
   const ExtensionRegistry* extensions_;
   protocol::WireVersion version_;
   bool serves_;
+  Authenticator* auth_;
 };
 
 /// a2a.v1.A2AService, the A2A 0.3 service (grpc_service_v03.cpp), served by `runner` (whose
@@ -209,7 +216,7 @@ grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std:
   using core::ErrorCode;
   grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
   auto call = std::make_shared<CallState>();
-  if (auto refusal = Prepare(c, req, *call)) {
+  if (auto refusal = Prepare(c, name, req, *call)) {
     reactor->Finish(StatusOf(*refusal, version_));
     return reactor;
   }
@@ -258,7 +265,7 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
   shared->io = io_;
   auto* reactor = new StreamReactor<Resp>(shared);
   auto call = std::make_shared<CallState>();
-  if (auto refusal = Prepare(c, req, *call)) {
+  if (auto refusal = Prepare(c, name, req, *call)) {
     reactor->Finish(StatusOf(*refusal, version_));
     return reactor;
   }

@@ -1,0 +1,114 @@
+#include "a2ad/transport/auth.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "a2ad/core/api_key.hpp"
+#include "a2ad/core/log.hpp"
+
+namespace a2ad::transport {
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+
+Error Unauthenticated(std::string message) {
+  return Error(ErrorCode::kUnauthenticated, std::move(message));
+}
+
+bool IEqualsPrefix(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string_view PresentedCredential(const HttpRequest& request) {
+  const std::string_view authorization = Trim(request.Header("Authorization"));
+  if (IEqualsPrefix(authorization, "Bearer ")) return Trim(authorization.substr(7));
+  return Trim(request.Header("X-API-Key"));
+}
+
+bool Authenticator::Enabled() {
+  if (enabled_.load(std::memory_order_acquire)) return true;
+  auto any = keys_.Any();
+  if (!any) {
+    // The store cannot be read: fail closed (every request is refused) rather than serve
+    // unauthenticated.
+    core::LogError("api keys: " + any.error().message);
+    return true;
+  }
+  if (*any && !enabled_.exchange(true))
+    core::LogInfo("api keys exist: authentication is on for every request");
+  return *any;
+}
+
+core::Result<protocol::Principal> Authenticator::Authenticate(const HttpRequest& request) {
+  if (!Enabled()) return protocol::Principal{};
+  const std::string_view credential = PresentedCredential(request);
+  if (credential.empty())
+    return Unauthenticated(
+        "authentication required: send Authorization: Bearer <api key> or X-API-Key: <api key>");
+  const auto parts = core::ParseApiKey(credential);
+  if (!parts) return Unauthenticated("invalid credential: not an a2ad API key");
+  auto found = keys_.Find(parts->key_id);
+  if (!found) return std::move(found).error();
+  // Hash even when the id is unknown, so an unknown id costs what a wrong secret does.
+  const std::string presented = core::HashApiKeySecret(parts->secret);
+  const std::string expected = found->has_value() ? (*found)->secret_sha256 : std::string(64, '0');
+  const bool match = core::ConstantTimeEquals(presented, expected);
+  if (!found->has_value() || !match) return Unauthenticated("invalid credential");
+  const storage::ApiKeyRecord& key = **found;
+  if (key.revoked_at_ms != 0) return Unauthenticated("invalid credential: the key is revoked");
+  if (key.expires_at_ms != 0 && clock_.NowMs() >= key.expires_at_ms)
+    return Unauthenticated("invalid credential: the key has expired");
+  protocol::Principal p;
+  p.id = key.key_id;
+  p.tenant = key.tenant;
+  p.scopes = key.scopes;
+  p.all_scopes = std::find(key.scopes.begin(), key.scopes.end(), kScopeAdmin) != key.scopes.end();
+  p.authenticated = true;
+  return p;
+}
+
+std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
+                                  const std::function<HttpResponse(const Error&)>& shape) {
+  auto who = auth.Authenticate(request);
+  if (who) {
+    request.principal = std::move(who).value();
+    return std::nullopt;
+  }
+  HttpResponse r = shape(who.error());
+  if (who.error().code == ErrorCode::kUnauthenticated) {
+    const bool presented = !PresentedCredential(request).empty();
+    r.headers.emplace_back("WWW-Authenticate", std::string(kWwwAuthenticate) +
+                                                   (presented ? ", error=\"invalid_token\"" : ""));
+  }
+  return r;
+}
+
+protocol::CallContext CallerContext(const HttpRequest& request, protocol::Binding binding,
+                                    protocol::WireVersion version) {
+  auto ctx = protocol::CallContext::Anonymous(binding, version);
+  if (request.principal) ctx.principal = *request.principal;
+  return ctx;
+}
+
+std::optional<Error> RequireScope(const protocol::CallContext& ctx, std::string_view scope) {
+  if (scope.empty() || ctx.HasScope(scope)) return std::nullopt;
+  return Error(ErrorCode::kPermissionDenied,
+               "permission denied: this operation needs the scope '" + std::string(scope) + "'",
+               {{"requiredScope", std::string(scope)}});
+}
+
+}  // namespace a2ad::transport

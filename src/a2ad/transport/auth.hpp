@@ -1,0 +1,84 @@
+#pragma once
+// Who may call (issue 14): API-key authentication of every surface, and the scope check of
+// each operation. OpenWOP RFC 0152 §E: the tenant comes from the credential, never from the
+// request; DIGEST §6.4: keys hashed at rest, compared in constant time, never logged.
+//
+// The Router authenticates every request but those exempt (the agent cards, the JWKS,
+// discovery, /healthz) before it dispatches: a failure is answered 401 with
+// `WWW-Authenticate: Bearer` in the shape of the surface the path belongs to, a success puts
+// the Principal into HttpRequest::principal, from which each binding builds its CallContext
+// (CallerContext below). The gRPC binding authenticates its metadata the same way. Scopes are
+// checked by the binding that knows the operation (Operation::scope; the OpenWOP routes'
+// table in openwop_api.cpp); a missing scope is 403 (kPermissionDenied).
+//
+// A credential is `Authorization: Bearer <key>` or `X-API-Key: <key>` (gRPC metadata
+// `authorization`, `x-api-key`). Authentication is on as soon as the store holds any key
+// (checked at every request until it does, then for good): without keys the server is in
+// development mode and every request is the anonymous caller with every scope. A key with
+// the scope `admin` has every scope.
+//
+// Thread safety: Authenticate may be called from any thread at once (the store locks).
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/result.hpp"
+#include "a2ad/protocol/call_context.hpp"
+#include "a2ad/storage/api_key_store.hpp"
+#include "a2ad/transport/http_types.hpp"
+
+namespace a2ad::transport {
+
+/// Scopes (a2a_operations.hpp names the tasks and push ones).
+inline constexpr const char* kScopeRunsRead = "runs:read";
+inline constexpr const char* kScopeRunsWrite = "runs:write";
+inline constexpr const char* kScopeInterruptsResolve = "interrupts:resolve";
+inline constexpr const char* kScopeAdmin = "admin";
+
+/// The value of the WWW-Authenticate header of a 401 (RFC 6750 §3).
+inline constexpr const char* kWwwAuthenticate = "Bearer realm=\"a2ad\"";
+
+class Authenticator {
+ public:
+  /// `keys` and `clock` must outlive the authenticator.
+  Authenticator(storage::ApiKeyStore& keys, const core::Clock& clock)
+      : keys_(keys), clock_(clock) {}
+
+  /// The caller of a request with these headers: the key's principal (id: the key id,
+  /// tenant and scopes: the key's), or, in development mode, the anonymous caller.
+  /// kUnauthenticated when authentication is on and the credential is missing, malformed,
+  /// unknown, wrong, revoked or expired; kInternal when the store cannot be read. Messages
+  /// never contain the credential.
+  core::Result<protocol::Principal> Authenticate(const HttpRequest& request);
+  /// Whether authentication is on (some key exists). Once true, stays true.
+  bool Enabled();
+
+ private:
+  storage::ApiKeyStore& keys_;
+  const core::Clock& clock_;
+  std::atomic<bool> enabled_{false};
+};
+
+/// The credential a request presents: the token of `Authorization: Bearer` (scheme
+/// case-insensitive), else X-API-Key; "" for none.
+std::string_view PresentedCredential(const HttpRequest& request);
+
+/// The call context of `request` on `binding`: its authenticated principal, or the anonymous
+/// development caller when nothing authenticated it.
+protocol::CallContext CallerContext(const HttpRequest& request, protocol::Binding binding,
+                                    protocol::WireVersion version);
+
+/// Authenticates `request` with `auth` and sets its principal; nullopt then. Else the answer
+/// refusing it: `shape(e)` (the error body of the request's surface) and, for a 401,
+/// `WWW-Authenticate: Bearer realm="a2ad"` (with error="invalid_token" when a credential was
+/// presented, RFC 6750 §3.1). The router (and the golden drivers of tests) use it.
+std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
+                                  const std::function<HttpResponse(const core::Error&)>& shape);
+
+/// kPermissionDenied naming `scope` unless `ctx` has it ("" needs none).
+std::optional<core::Error> RequireScope(const protocol::CallContext& ctx, std::string_view scope);
+
+}  // namespace a2ad::transport
