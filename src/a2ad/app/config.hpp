@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "a2ad/core/result.hpp"
 
@@ -67,6 +68,19 @@ struct Config {
   int64_t push_timeout_ms = 10000;  // one attempt, connect to response
   int64_t push_poll_ms = 1000;      // outbox check interval (new rows wake the worker at once)
   int64_t push_token_ttl_s = 300;   // lifetime of push JWTs (and of retired keys in the JWKS)
+
+  // Authentication (issue 14; transport/auth.hpp): on as soon as an API key exists in the
+  // data directory. Without one, a non-loopback --listen / --grpc-listen refuses to start
+  // (exit 2) unless this is set.
+  bool insecure_no_auth = false;
+};
+
+/// `a2ad keys create`.
+struct KeysCreateConfig {
+  std::string tenant;
+  std::vector<std::string> scopes;
+  std::string name;
+  std::string expires;  // "" never; a duration (30d, 12h, 90m, 3600s) or RFC 3339 UTC
 };
 
 /// `a2ad push listen`: a webhook receiver that verifies and prints pushes.
@@ -109,6 +123,16 @@ int RunDoctor(const Config& config, const DoctorConfig& doctor);
 /// `a2ad keys rotate`: a new push signing key under <data_dir>/keys; the old one stays in
 /// the JWKS until its tokens expire. Prints the new kid.
 int RunKeysRotate(const Config& config);
+
+/// `a2ad keys create`: a new API key of config.data_dir (a2ad.db, made and migrated when
+/// missing); prints the key, once, on stdout (the only place it is ever shown) and a summary
+/// on stderr. Exit code 0; 2 for bad arguments; 1 when the store fails.
+int RunKeysCreate(const Config& config, const KeysCreateConfig& create);
+/// `a2ad keys list`: one line per key (id, state, tenant, times, name, scopes), no secret.
+int RunKeysList(const Config& config);
+/// `a2ad keys revoke ID`: a running server refuses the key from its next request (it reads
+/// the key at every request). Exit code 1 for an unknown id.
+int RunKeysRevoke(const Config& config, const std::string& key_id);
 
 /// `a2ad push listen`: prints "a2a push listen: receiving on <url>" when ready, then one
 /// JSON line per verified push on stdout; refused pushes get 401 and a line on stderr.

@@ -14,6 +14,7 @@
 #include <malloc.h>
 #endif
 
+#include "a2ad/app/api_keys.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
@@ -162,11 +163,24 @@ int RunServer(const Config& config) {
   }
   const std::string synchronous = opened.value()->synchronous();
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
+  // Who may call (transport/auth.hpp): the API keys of the data directory; with none, only
+  // loopback is served (or everyone, with --insecure-no-auth).
+  std::vector<std::string> hosts{listen->host};
+  if (!config.grpc_listen.empty()) {
+    auto where = ParseListen(config.grpc_listen);
+    if (where) hosts.push_back(where->host);
+  }
+  auto api_keys = OpenServerKeys(config, hosts);
+  if (!api_keys) {
+    core::LogError(api_keys.error().message);
+    return api_keys.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
+  }
 
   const size_t threads =
       config.threads ? config.threads : std::max<size_t>(1, std::thread::hardware_concurrency());
   asio::io_context io(static_cast<int>(threads));
   core::SystemClock clock;
+  transport::Authenticator authenticator(**api_keys, clock);
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
@@ -299,6 +313,7 @@ int RunServer(const Config& config) {
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  router->SetAuthenticator(&authenticator);
   // gRPC (A2A 1.0 and 0.3): its own listener over the same operation table; the card lists it.
   std::unique_ptr<transport::GrpcBinding> grpc;
   if (!config.grpc_listen.empty()) {
@@ -308,7 +323,7 @@ int RunServer(const Config& config) {
       return 2;
     }
     grpc = std::make_unique<transport::GrpcBinding>(router->operations(), io.get_executor(),
-                                                    &extensions, !v10_only);
+                                                    &extensions, !v10_only, &authenticator);
     auto grpc_port = grpc->Listen(where->host, where->port);
     if (!grpc_port) {
       core::LogError(grpc_port.error().message);

@@ -1,5 +1,5 @@
-// `a2ad`: serve, migrate, doctor, keys rotate, push listen. Every flag has an A2AD_* environment
-// variable.
+// `a2ad`: serve, migrate, doctor, keys create|list|revoke|rotate, push listen. Every flag has an
+// A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -229,6 +229,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{10}, int64_t{86400}))
       ->capture_default_str();
 
+  serve
+      ->add_flag("--insecure-no-auth", config.insecure_no_auth,
+                 "serve a non-loopback address although no API key exists (everyone who reaches "
+                 "it may do everything); without it such a server refuses to start. Keys turn "
+                 "authentication on whatever this says")
+      ->envname("A2AD_INSECURE_NO_AUTH");
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 
@@ -245,8 +252,31 @@ int main(int argc, char** argv) {
                      "write every damaged and set-aside record, as stored, to this file (JSON "
                      "lines)");
 
-  CLI::App* keys = app.add_subcommand("keys", "push signing keys");
+  CLI::App* keys = app.add_subcommand("keys", "API keys and push signing keys");
   keys->require_subcommand(1);
+  a2ad::app::KeysCreateConfig create_cfg;
+  CLI::App* create = keys->add_subcommand(
+      "create",
+      "make an API key (authentication turns on once one exists) and print it once on stdout");
+  add_common(create);
+  create->add_option("--tenant", create_cfg.tenant, "the tenant every call with the key acts for")
+      ->required();
+  create
+      ->add_option("--scopes", create_cfg.scopes,
+                   "comma-separated: tasks:read, tasks:write, push:manage, runs:read, "
+                   "runs:write, interrupts:resolve, admin (every scope)")
+      ->delimiter(',')
+      ->required();
+  create->add_option("--name", create_cfg.name, "a label shown by `keys list`");
+  create->add_option("--expires", create_cfg.expires,
+                     "a duration (30d, 12h, 90m, 3600s) or an RFC 3339 UTC time; default never");
+  CLI::App* list = keys->add_subcommand("list", "list API keys (never their secrets)");
+  add_common(list);
+  std::string revoke_id;
+  CLI::App* revoke = keys->add_subcommand(
+      "revoke", "revoke an API key; a running server refuses it from its next request");
+  add_common(revoke);
+  revoke->add_option("id", revoke_id, "the key id (as `keys list` shows it)")->required();
   CLI::App* rotate = keys->add_subcommand(
       "rotate",
       "make a new push signing key; the old one stays in the JWKS until its tokens expire");
@@ -296,6 +326,9 @@ int main(int argc, char** argv) {
     return a2ad::app::RunServer(config);
   }
   if (rotate->parsed()) return a2ad::app::RunKeysRotate(config);
+  if (create->parsed()) return a2ad::app::RunKeysCreate(config, create_cfg);
+  if (list->parsed()) return a2ad::app::RunKeysList(config);
+  if (revoke->parsed()) return a2ad::app::RunKeysRevoke(config, revoke_id);
   if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
   return a2ad::app::RunMigrate(config);

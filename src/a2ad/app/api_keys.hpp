@@ -1,0 +1,25 @@
+#pragma once
+// The server's credential source (API keys in the data directory, issue 14) and its safe
+// defaults. Internal to app/.
+//
+// Thread safety: call from the main thread.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "a2ad/app/config.hpp"
+#include "a2ad/storage/api_key_store.hpp"
+
+namespace a2ad::app {
+
+/// True for "localhost" and loopback IPv4/IPv6 literals (127.0.0.0/8, ::1).
+bool IsLoopbackHost(const std::string& host);
+
+/// The key store of config.data_dir (schema current). With no key in it, the server is in
+/// development mode: allowed (and logged once, as a warning) when every host in `hosts` is a
+/// loopback address or config.insecure_no_auth is set; else kInvalidParams saying why and
+/// what to do (the caller exits 2). kInternal when the store cannot be opened.
+core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
+    const Config& config, const std::vector<std::string>& hosts);
+
+}  // namespace a2ad::app

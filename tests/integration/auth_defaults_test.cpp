@@ -1,0 +1,50 @@
+// The safe defaults of the server's credential source (app/api_keys.hpp): without any API
+// key, loopback only, unless --insecure-no-auth; with a key, any address.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "a2ad/app/api_keys.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "test_paths.hpp"
+
+namespace a2ad::app {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(AuthDefaults, LoopbackHosts) {
+  for (const char* h : {"127.0.0.1", "127.1.2.3", "::1", "localhost"})
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  for (const char* h : {"0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "example.com", ""})
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+}
+
+TEST(AuthDefaults, NoKeysServesLoopbackOnlyUnlessInsecure) {
+  const fs::path dir = testing::FreshTestDir("a2ad-authdef");
+  Config config;
+  config.data_dir = dir.string();
+  ASSERT_TRUE(storage::SqliteTaskStore::Migrate((dir / "a2ad.db").string()));
+  EXPECT_TRUE(OpenServerKeys(config, {"127.0.0.1", "::1"}));
+  auto refused = OpenServerKeys(config, {"127.0.0.1", "0.0.0.0"});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, core::ErrorCode::kInvalidParams);
+  EXPECT_NE(refused.error().message.find("--insecure-no-auth"), std::string::npos);
+  config.insecure_no_auth = true;
+  EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));
+  config.insecure_no_auth = false;
+  {
+    auto keys = OpenServerKeys(config, {"127.0.0.1"});
+    ASSERT_TRUE(keys);
+    storage::ApiKeyRecord k;
+    k.key_id = "0123456789abcdef";
+    k.secret_sha256 = std::string(64, '0');
+    k.tenant = "acme";
+    k.scopes = {"admin"};
+    ASSERT_TRUE((*keys)->Insert(k));
+  }
+  EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));  // a key exists: authentication is on
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace a2ad::app
