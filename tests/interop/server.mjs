@@ -34,7 +34,8 @@ export async function loadDep(specifier) {
   }
 }
 
-function resolveBinary() {
+/** The a2ad binary the tests run ($A2AD_BIN, else this checkout's build). */
+export function resolveBinary() {
   const fromEnv = process.env.A2AD_BIN;
   if (fromEnv) {
     if (!existsSync(fromEnv)) throw new Error(`interop: A2AD_BIN=${fromEnv} does not exist`);
