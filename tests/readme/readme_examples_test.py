@@ -224,12 +224,41 @@ def example_card_signing(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_api_keys(code, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "keys-data")
+    key_file = os.path.join(tmp, "key.txt")
+    script = (code.replace("8080", str(port)).replace("./data", data)
+              .replace("key.txt", key_file))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines = script.splitlines()
+    bg = next(i for i, line in enumerate(lines) if line.rstrip().endswith("&"))
+    run("\n".join(lines[:bg]))  # the key
+    key = open(key_file).read().strip()
+    assert re.fullmatch(r"a2ad_k_[0-9a-f]{16}_[A-Za-z0-9_-]{43}", key), key
+    proc = subprocess.Popen(["bash", "-c", "exec " + lines[bg].rstrip()[:-1]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"})
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        out = run("\n".join(lines[bg + 1:])).splitlines()
+        assert out[0] == "401", out
+        assert json.loads(out[1])["tasks"] == [], out
+        listed = "\n".join(out[2:])
+        assert key[7:23] in listed and "acme" in listed and "active" in listed, listed
+        assert key[24:] not in listed, "keys list shows the secret"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
     ("make run", example_make),
     ("--card-signing-key", example_card_signing),
     ('"skillId":"campaign-brief"', example_campaign_brief),
     ('"skillId":"ticker"', example_ticker),
     ("push listen", example_push),
+    ("keys create", example_api_keys),
 ]
 
 
