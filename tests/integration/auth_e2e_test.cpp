@@ -417,6 +417,41 @@ TEST_F(AuthE2e, AnotherTenantsTasksRunsAndPushConfigsAreNotFound) {
   EXPECT_NE(same_id_b.at("result").at("task").at("id").as_string(), task);
 }
 
+TEST_F(AuthE2e, AnotherTenantCannotAnswerAnInterruptAndIdempotencyKeysArePerTenant) {
+  const std::string a = CreateKey("acme", "admin");
+  const std::string b = CreateKey("globex", "admin");
+  Start({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+  const std::string start = R"({"workflowId":"conformance-approval"})";
+  auto made = As(a, "POST", "/v1/runs", start, {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string run(made.Json().at("runId").as_string());
+  json::value snapshot;
+  for (int i = 0; i < 200; ++i) {
+    snapshot = As(a, "GET", "/v1/runs/" + run).Json();
+    if (snapshot.at("status") == "waiting-approval") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(snapshot.at("status"), "waiting-approval") << snapshot;
+  const std::string accept = R"({"resumeValue":{"action":"accept"}})";
+  // B: the run and its interrupt do not exist; still waiting afterwards.
+  EXPECT_EQ(As(b, "POST", "/v1/runs/" + run + "/interrupts/gate", accept).status, 404);
+  EXPECT_EQ(As(b, "POST", "/v1/runs/" + run + "/approvals/gate", accept).status, 404);
+  EXPECT_EQ(As(a, "GET", "/v1/runs/" + run).Json().at("status"), "waiting-approval");
+  // The same Idempotency-Key: a replay for A, a new run for B.
+  auto again = As(a, "POST", "/v1/runs", start, {{"Idempotency-Key", "k1"}});
+  EXPECT_EQ(again.Header("openwop-Idempotent-Replay"), "true");
+  EXPECT_EQ(again.Json().at("runId").as_string(), run);
+  auto other = As(b, "POST", "/v1/runs", start, {{"Idempotency-Key", "k1"}});
+  ASSERT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(other.Header("openwop-Idempotent-Replay"), "false");
+  EXPECT_NE(other.Json().at("runId").as_string(), run);
+  // A answers its own interrupt; the decision is recorded as A's key.
+  EXPECT_EQ(As(a, "POST", "/v1/runs/" + run + "/interrupts/gate", accept).status, 200);
+  const std::string events =
+      As(a, "GET", "/v1/runs/" + run + "/events/poll?lastSequence=0&timeout=0").body;
+  EXPECT_NE(events.find(IdOf(a)), std::string::npos) << events;
+}
+
 TEST_F(AuthE2e, GrpcMetadataCarriesTheKey) {
   const std::string reader = CreateKey("acme", "tasks:read");
   const std::string admin = CreateKey("acme", "admin");
