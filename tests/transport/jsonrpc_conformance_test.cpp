@@ -3,6 +3,10 @@
 // sequential ids, so every byte of the answer is predictable). A case is
 //   {"name": "...", "headers": {"A2A-Version": "1.0"}, "body": <JSON> | "raw": "<text>",
 //    "expect": <the exact JSON answer>}
+// A case with "server": "authenticated" goes through a Router that requires API keys
+// (transport/auth.hpp; the key is conformance.hpp kGoldenReaderKey, scope tasks:read), and its
+// "expect" is {"status", "headers"? (WWW-Authenticate), "body"}: 401 and 403 are answered with
+// those HTTP statuses.
 // Set A2AD_UPDATE_GOLDEN=1 to rewrite the "expect" members from the current output (then
 // read the diff before committing it).
 #include <gtest/gtest.h>
@@ -15,13 +19,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
+#include "a2ad/transport/router.hpp"
 #include "conformance.hpp"
 
 namespace a2ad::transport {
@@ -48,13 +56,28 @@ struct Fixture {
                           std::make_shared<GateExecutor>());
   }
 
-  HttpResponse Call(HttpRequest req) {
+  storage::MemoryApiKeyStore keys;
+  Authenticator auth{keys, clock};
+  std::unique_ptr<Router> router;  // the "authenticated" server, made on first use
+
+  HttpResponse Call(HttpRequest req, bool authenticated = false) {
+    if (authenticated && !router) {
+      storage::ApiKeyRecord key;
+      key.key_id = testing::kGoldenReaderKeyId;
+      key.secret_sha256 = core::HashApiKeySecret(testing::kGoldenReaderSecret);
+      key.tenant = "default";
+      key.scopes = {"tasks:read"};
+      EXPECT_TRUE(keys.Insert(key));
+      router = std::make_unique<Router>(service, json::object{{"name", "golden"}});
+      router->SetAuthenticator(&auth);
+    }
     HttpResponse out;
-    boost::asio::co_spawn(io, handler.Handle(std::move(req)),
-                          [&](std::exception_ptr ep, HttpResponse r) {
-                            if (ep) std::rethrow_exception(ep);
-                            out = std::move(r);
-                          });
+    boost::asio::co_spawn(
+        io, authenticated ? router->Handle(std::move(req)) : handler.Handle(std::move(req)),
+        [&](std::exception_ptr ep, HttpResponse r) {
+          if (ep) std::rethrow_exception(ep);
+          out = std::move(r);
+        });
     io.restart();
     io.run();
     clock.Advance(1000);  // each exchange one second later: timestamps tell them apart
@@ -108,10 +131,19 @@ TEST_P(JsonRpcConformance, MatchesGolden) {
       req.body = std::string(raw->as_string());
     else
       req.body = json::serialize(co.at("body"));
-    HttpResponse res = fx.Call(std::move(req));
-    EXPECT_EQ(res.status, 200) << name;
+    const bool authenticated = co.contains("server") && co.at("server") == "authenticated";
+    HttpResponse res = fx.Call(std::move(req), authenticated);
+    if (!authenticated) {
+      EXPECT_EQ(res.status, 200) << name;
+    }
     json::value actual;
-    if (res.stream) {
+    if (authenticated && !res.stream) {
+      json::object a{{"status", res.status}};
+      for (const auto& [k, v] : res.headers)
+        if (k == "WWW-Authenticate") a["headers"] = json::object{{k, v}};
+      a["body"] = json::parse(res.body);
+      actual = std::move(a);
+    } else if (res.stream) {
       EXPECT_EQ(res.content_type, "text/event-stream") << name;
       actual = json::object{{"sse", fx.Drain(res)}};
     } else if (res.content_type == "text/event-stream") {  // a v0.3 stream's error event
