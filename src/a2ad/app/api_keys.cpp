@@ -3,6 +3,7 @@
 // without any credential source (app/config.hpp).
 #include "a2ad/app/api_keys.hpp"
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdio>
@@ -64,6 +65,14 @@ int RunKeysCreate(const Config& config, const KeysCreateConfig& create) {
                    s.c_str());
       return 2;
     }
+    static constexpr std::string_view kKnown[] = {"tasks:read", "tasks:write", "push:manage",
+                                                  "runs:read",  "runs:write",  "interrupts:resolve",
+                                                  "admin"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), s) == std::end(kKnown))
+      std::fprintf(stderr,
+                   "a2ad keys create: warning: '%s' is not a scope a2ad checks; the key gets it "
+                   "but it allows nothing\n",
+                   s.c_str());
     record.scopes.push_back(s);
   }
   if (record.scopes.empty()) {
