@@ -1,4 +1,5 @@
-// Closed-loop HTTP/1.1 load generator for the JSON-RPC scenarios in bench/RESULTS.md.
+// Closed-loop HTTP/1.1 load generator for the JSON-RPC and HTTP+JSON (REST) scenarios in
+// bench/RESULTS.md (bench/grpc_loadgen.cpp is its gRPC twin).
 //
 // C keep-alive connections each send one request, wait for the whole response (including an
 // SSE body that ends with its last chunk or the connection), and send the next. Warm-up first,
@@ -10,15 +11,14 @@
 //   a2ad_bench_loadgen --port P --body-file send.json --connections 16 --warmup-s 1 --duration-s 5
 //       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--expect completed]
 //       [--seed-body-file send.json --seed 1000]   # then @ID@ in --body-file = a seeded task id
+//       [--method GET --path '/a2a/rest/tasks/@ID@'] [--seed-path /a2a/rest/message:send]
 //
-// Body templates: every "@SEQ@" becomes a 16-digit request counter (unique message ids), every
-// "@ID@" a task id taken round-robin from the seeded tasks (the "id" of the JSON-RPC result,
-// or of result.task for v1.0). The last line of stdout is "RESULT key=value ...".
+// Body and path templates: every "@SEQ@" becomes a 16-digit request counter (unique message
+// ids), every "@ID@" a task id taken round-robin from the seeded tasks (the "id" of the
+// JSON-RPC result, of result.task for v1.0, or of the HTTP+JSON SendMessageResponse's task).
+// A GET (--method GET) sends no body. The last line of stdout is "RESULT key=value ...".
 //
 // Loopback only: the host must be 127.0.0.1 (or ::1).
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -32,14 +32,12 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "load_common.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -54,6 +52,8 @@ struct Options {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   std::string path = "/v1/a2a";
+  std::string seed_path;  // empty: path
+  http::verb method = http::verb::post;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::string seed_body;
@@ -66,77 +66,17 @@ struct Options {
   std::string label;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", path.c_str());
-    std::exit(2);
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string out = s.str();
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
+using bench::ReplaceAll;
 
-void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-}
-
-double ProcCpuSeconds(int pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; fields >> f; ++i) {  // field 3 is the state; utime is 14, stime 15
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) {
-      stime = std::stoull(f);
-      break;
-    }
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double ProcStatusMb(int pid, const std::string& key) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  return 0;
-}
-
-// Busy time of the whole machine (all CPUs), in seconds, from /proc/stat.
-double MachineBusySeconds() {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  unsigned long long v[8] = {0, 0, 0, 0,
-                             0, 0, 0, 0};  // user nice system idle iowait irq softirq steal
-  in >> cpu;
-  for (auto& x : v) in >> x;
-  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-  return static_cast<double>(busy) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double SelfCpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-// The task id in a JSON-RPC response: result.id (v0.3 Task) or result.task.id (v1.0).
+// The task id in a response: result.id (JSON-RPC, v0.3 Task), result.task.id (JSON-RPC, v1.0)
+// or task.id (HTTP+JSON SendMessageResponse).
 std::string TaskIdOf(const std::string& body) {
   boost::system::error_code ec;
   auto v = json::parse(body, ec);
   if (ec || !v.is_object()) return {};
   const auto* result = v.as_object().if_contains("result");
-  if (!result || !result->is_object()) return {};
+  if (!result) result = &v;
+  if (!result->is_object()) return {};
   const auto* obj = &result->as_object();
   if (const auto* task = obj->if_contains("task"); task && task->is_object())
     obj = &task->as_object();
@@ -161,34 +101,49 @@ struct Shared {
   int running = 0;
 };
 
-std::string BuildBody(Shared& s, const std::string& tmpl) {
-  std::string body = tmpl;
-  if (body.find("@SEQ@") != std::string::npos) {
+// A request's target and body from their templates: one @SEQ@ and one @ID@ for both.
+struct Filled {
+  std::string path, body;
+};
+
+Filled Fill(Shared& s, const std::string& path_tmpl, const std::string& body_tmpl) {
+  Filled f{path_tmpl, body_tmpl};
+  const bool has_seq =
+      f.path.find("@SEQ@") != std::string::npos || f.body.find("@SEQ@") != std::string::npos;
+  const bool has_id =
+      f.path.find("@ID@") != std::string::npos || f.body.find("@ID@") != std::string::npos;
+  if (has_seq) {
     char seq[32];
     std::snprintf(seq, sizeof seq, "%016" PRIu64, ++s.seq);
-    ReplaceAll(body, "@SEQ@", seq);
+    ReplaceAll(f.path, "@SEQ@", seq);
+    ReplaceAll(f.body, "@SEQ@", seq);
   }
-  if (body.find("@ID@") != std::string::npos && !s.ids.empty()) {
-    ReplaceAll(body, "@ID@", s.ids[s.next_id]);
+  if (has_id && !s.ids.empty()) {
+    ReplaceAll(f.path, "@ID@", s.ids[s.next_id]);
+    ReplaceAll(f.body, "@ID@", s.ids[s.next_id]);
     s.next_id = (s.next_id + 1) % s.ids.size();
   }
-  return body;
+  return f;
 }
 
-http::request<http::string_body> BuildRequest(const Options& opt, std::string body) {
-  http::request<http::string_body> req(http::verb::post, opt.path, 11);
+http::request<http::string_body> BuildRequest(const Options& opt, http::verb method,
+                                              Filled filled) {
+  http::request<http::string_body> req(method, filled.path, 11);
   req.set(http::field::host, opt.host + ":" + std::to_string(opt.port));
-  req.set(http::field::content_type, "application/json");
+  if (method != http::verb::get) req.set(http::field::content_type, "application/json");
   req.set(http::field::accept, "application/json, text/event-stream");
   for (const auto& [name, value] : opt.headers) req.set(name, value);
   req.keep_alive(true);
-  req.body() = std::move(body);
-  req.prepare_payload();
+  if (method != http::verb::get) {
+    req.body() = std::move(filled.body);
+    req.prepare_payload();
+  }
   return req;
 }
 
 // One connection: send, read the whole response, repeat until the phase is kDone. Runs `count`
-// requests when count > 0 (the seeding phase), collecting task ids.
+// requests when count > 0 (the seeding phase: a POST of the seed body to the seed path),
+// collecting task ids.
 asio::awaitable<void> Connection(Shared& s, const std::string* tmpl, int count, bool collect) {
   const Options& opt = *s.opt;
   auto exec = co_await asio::this_coro::executor;
@@ -214,7 +169,9 @@ asio::awaitable<void> Connection(Shared& s, const std::string* tmpl, int count, 
       connected = true;
       buf.clear();
     }
-    auto req = BuildRequest(opt, BuildBody(s, *tmpl));
+    const bool seeding = count > 0;
+    const std::string& path = seeding && !opt.seed_path.empty() ? opt.seed_path : opt.path;
+    auto req = BuildRequest(opt, seeding ? http::verb::post : opt.method, Fill(s, path, *tmpl));
     co_await http::async_write(sock, req, asio::redirect_error(asio::use_awaitable, ec));
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
@@ -264,18 +221,12 @@ asio::awaitable<void> Connection(Shared& s, const std::string* tmpl, int count, 
   --s.running;
 }
 
-double Percentile(const std::vector<uint32_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p * (sorted.size() - 1) + 0.5));
-  return sorted[i] / 1000.0;
-}
-
 void Usage() {
   std::fprintf(stderr,
                "usage: a2ad_bench_loadgen --port P --body-file F [--host 127.0.0.1] [--path "
                "/v1/a2a]\n  [--header 'Name: value']... [--connections C] [--warmup-s S] "
                "[--duration-s S]\n  [--server-pid PID] [--expect SUBSTRING] [--seed-body-file F "
-               "--seed N] [--label TEXT]\n");
+               "--seed N] [--label TEXT]\n  [--method GET|POST] [--seed-path PATH]\n");
   std::exit(2);
 }
 
@@ -296,7 +247,13 @@ int main(int argc, char** argv) {
       opt.port = static_cast<uint16_t>(std::stoi(next()));
     else if (a == "--path")
       opt.path = next();
-    else if (a == "--header") {
+    else if (a == "--seed-path")
+      opt.seed_path = next();
+    else if (a == "--method") {
+      const auto m = next();
+      if (m != "GET" && m != "POST") Usage();
+      opt.method = m == "GET" ? http::verb::get : http::verb::post;
+    } else if (a == "--header") {
       auto h = next();
       auto colon = h.find(':');
       if (colon == std::string::npos) Usage();
@@ -324,19 +281,15 @@ int main(int argc, char** argv) {
     else
       Usage();
   }
-  if (opt.port == 0 || body_file.empty() || opt.connections < 1) Usage();
+  if (opt.port == 0 || (body_file.empty() && opt.method != http::verb::get) || opt.connections < 1)
+    Usage();
   if (opt.host != "127.0.0.1" && opt.host != "::1") {
     std::fprintf(stderr, "loopback only: --host must be 127.0.0.1 or ::1\n");
     return 2;
   }
-  opt.body = ReadFile(body_file);
-  if (!seed_file.empty()) opt.seed_body = ReadFile(seed_file);
-
-  rlimit nofile{};
-  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
-  }
+  if (!body_file.empty()) opt.body = bench::ReadFile(body_file);
+  if (!seed_file.empty()) opt.seed_body = bench::ReadFile(seed_file);
+  bench::RaiseFileLimit();
 
   asio::io_context io(1);
   Shared s;
@@ -364,7 +317,7 @@ int main(int argc, char** argv) {
   for (int c = 0; c < opt.connections; ++c)
     asio::co_spawn(io, Connection(s, &opt.body, 0, false), asio::detached);
 
-  double cpu0 = 0, cpu1 = 0, self0 = 0, self1 = 0, busy0 = 0, busy1 = 0;
+  bench::Outcome out;
   Clock::time_point m0, m1;
   asio::steady_timer phase_timer(io);
   phase_timer.expires_after(
@@ -372,43 +325,27 @@ int main(int argc, char** argv) {
   phase_timer.async_wait([&](boost::system::error_code) {
     s.phase = Phase::kMeasure;
     m0 = Clock::now();
-    cpu0 = ProcCpuSeconds(opt.server_pid);
-    self0 = SelfCpuSeconds();
-    busy0 = MachineBusySeconds();
+    out.start = bench::Probe::Take(opt.server_pid);
     phase_timer.expires_after(
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration_s)));
     phase_timer.async_wait([&](boost::system::error_code) {
       s.phase = Phase::kDone;
       m1 = Clock::now();
-      cpu1 = ProcCpuSeconds(opt.server_pid);
-      self1 = SelfCpuSeconds();
-      busy1 = MachineBusySeconds();
+      out.end = bench::Probe::Take(opt.server_pid);
     });
   });
   io.run();
 
-  auto& lat = s.latencies_us;
-  std::sort(lat.begin(), lat.end());
-  const double window = std::chrono::duration<double>(m1 - m0).count();
-  const double n = static_cast<double>(lat.size());
-  const double server_cpu = cpu1 - cpu0;
-  double mean = 0;
-  for (auto v : lat) mean += v;
-  mean = lat.empty() ? 0 : mean / n / 1000.0;
   if (!s.first_error.empty()) std::fprintf(stderr, "first error: %s\n", s.first_error.c_str());
-  std::printf(
-      "RESULT label=%s connections=%d requests=%zu window_s=%.3f rps=%.1f p50_ms=%.3f "
-      "p90_ms=%.3f p99_ms=%.3f max_ms=%.3f mean_ms=%.3f errors=%" PRIu64 " unexpected=%" PRIu64
-      " reconnects=%" PRIu64
-      " server_cpu_s=%.2f cpu_ms_per_1k=%.1f server_cpu_pct=%.0f "
-      "client_cpu_pct=%.0f other_cpu_pct=%.0f rss_peak_mb=%.1f rss_mb=%.1f seeded=%zu\n",
-      opt.label.empty() ? "-" : opt.label.c_str(), opt.connections, lat.size(), window,
-      window > 0 ? n / window : 0, Percentile(lat, 0.50), Percentile(lat, 0.90),
-      Percentile(lat, 0.99), lat.empty() ? 0 : lat.back() / 1000.0, mean, s.errors, s.unexpected,
-      s.reconnects, server_cpu, n > 0 ? server_cpu / n * 1e6 : 0,
-      window > 0 ? 100 * server_cpu / window : 0, window > 0 ? 100 * (self1 - self0) / window : 0,
-      window > 0 ? std::max(0.0, 100 * ((busy1 - busy0) - server_cpu - (self1 - self0)) / window)
-                 : 0,
-      ProcStatusMb(opt.server_pid, "VmHWM"), ProcStatusMb(opt.server_pid, "VmRSS"), s.ids.size());
+  out.label = opt.label;
+  out.connections = opt.connections;
+  out.latencies_us = std::move(s.latencies_us);
+  out.window_s = std::chrono::duration<double>(m1 - m0).count();
+  out.errors = s.errors;
+  out.unexpected = s.unexpected;
+  out.reconnects = s.reconnects;
+  out.server_pid = opt.server_pid;
+  out.seeded = s.ids.size();
+  bench::PrintResult(out);
   return 0;
 }

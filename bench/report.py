@@ -8,7 +8,8 @@ import sys
 from collections import defaultdict
 
 TARGET_ORDER = ["a2ad", "a2ad-v1", "a2ad-full", "sdk1-memory", "sdk1-sqlite",
-                "sdk1-sqlite-defaults", "sdk03", "ceiling"]
+                "sdk1-sqlite-defaults", "sdk03", "ceiling", "a2ad-rest", "sdk1-rest", "a2ad-grpc",
+                "sdk1-grpc"]
 LABEL = {
     "a2ad": "a2ad (v0.3 wire, SQLite)",
     "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
@@ -18,7 +19,14 @@ LABEL = {
     "sdk1-sqlite-defaults": "@a2a-js/sdk 1.x, SQLite store on its defaults (rollback journal, synchronous=FULL)",
     "sdk03": "@a2a-js/sdk 0.3.x, in memory",
     "ceiling": "ceiling (bare Beast + JSON)",
+    "a2ad-rest": "a2ad, HTTP+JSON (v1.0, SQLite)",
+    "a2ad-grpc": "a2ad, gRPC (v1.0, SQLite)",
+    "sdk1-rest": "@a2a-js/sdk 1.x, HTTP+JSON, in memory",
+    "sdk1-grpc": "@a2a-js/sdk 1.x, gRPC, in memory",
 }
+# The a2ad cell an SDK cell is compared with, per binding (bindings_table); JSON-RPC first.
+BINDINGS = [("JSON-RPC", "a2ad-v1", "sdk1-memory"), ("HTTP+JSON", "a2ad-rest", "sdk1-rest"),
+            ("gRPC", "a2ad-grpc", "sdk1-grpc")]
 SCENARIO_TITLE = {
     "send": "Blocking `message/send` / `SendMessage` of the echo skill (task created, completed, stored)",
     "get": "`tasks/get` / `GetTask` of existing tasks (1,000 seeded, round-robin)",
@@ -80,6 +88,34 @@ def write_into(path, raw_paths):
     open(path, "w").write(text)
 
 
+def bindings_table(cells):
+    """a2ad / @a2a-js/sdk 1.x per A2A 1.0 binding, when a binding target ran."""
+    if not any(k[1] in ("a2ad-rest", "a2ad-grpc") for k in cells):
+        return
+    print("#### A2A 1.0 bindings side by side: a2ad / `@a2a-js/sdk` 1.x (in memory)")
+    print()
+    print("Per cell: a2ad req/s / SDK req/s (median of runs), and in brackets the SDK's server "
+          "CPU per request / a2ad's (how many times more CPU the SDK spends per request).")
+    print()
+    names = [b for b in BINDINGS if any(k[1] == b[1] for k in cells)]
+    print("| scenario | conns | " + " | ".join(f"{n} a2ad req/s | {n} SDK req/s | {n} ratio (CPU)"
+                                             for n, _, _ in names) + " |")
+    print("|---|---|" + "---|---|---|" * len(names))
+    for scenario in ("send", "get", "stream"):
+        for c in sorted({k[2] for k in cells if k[0] == scenario}):
+            cols = []
+            for _, mine, theirs in names:
+                a, b = cells.get((scenario, mine, c), []), cells.get((scenario, theirs, c), [])
+                ra = med([float(r["rps"]) for r in a])
+                rb = med([float(r["rps"]) for r in b])
+                ca = med([float(r["cpu_ms_per_1k"]) for r in a])
+                cb = med([float(r["cpu_ms_per_1k"]) for r in b])
+                ratio = f"{ra / rb:.2f}x ({cb / ca:.1f}x)" if a and b and rb > 0 and ca > 0 else "n/a"
+                cols += [fmt(ra, 0), fmt(rb, 0), ratio]
+            print(f"| {scenario} | {c} | " + " | ".join(cols) + " |")
+    print()
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--write"]:
@@ -126,7 +162,7 @@ def report(raw_paths):
         print()
         # Ratios: a2ad over each alternative, per connection count, same wire where possible.
         conns = sorted({k[2] for k in keys})
-        others = [t for t in TARGET_ORDER if t not in ("a2ad", "a2ad-v1", "a2ad-full") and any(
+        others = [t for t in TARGET_ORDER if not t.startswith("a2ad") and any(
             (scenario, t, c) in med_rps for c in conns)]
         if others:
             print(f"Throughput ratios, a2ad / other (median req/s; a2ad on the other's wire version "
@@ -137,12 +173,16 @@ def report(raw_paths):
             for c in conns:
                 cols = []
                 for t in others:
-                    mine = med_rps.get((scenario, "a2ad-v1" if t.startswith("sdk1") and
-                                        (scenario, "a2ad-v1", c) in med_rps else "a2ad", c))
+                    pair = {b[2]: b[1] for b in BINDINGS[1:]}.get(t)
+                    mine = med_rps.get((scenario, pair, c)) if pair else med_rps.get(
+                        (scenario, "a2ad-v1" if t.startswith("sdk1") and
+                         (scenario, "a2ad-v1", c) in med_rps else "a2ad", c))
                     theirs = med_rps.get((scenario, t, c))
                     cols.append(f"{mine / theirs:.1f}x" if mine and theirs else "n/a")
                 print(f"| {c} | " + " | ".join(cols) + " |")
             print()
+
+    bindings_table(cells)
 
     if restarts:
         print("#### Restart with stored tasks: spawn -> first `tasks/get` answered")
@@ -170,36 +210,41 @@ def report(raw_paths):
         vals = [(v, k[2]) for k, v in med_rps.items() if k[0] == scenario and k[1] == target]
         return max(vals) if vals else (float("nan"), 0)
 
-    print("#### Targets")
-    print()
-    print("| target | measured | met |")
-    print("|---|---|---|")
-    a2ad_peak = max(peak("send", "a2ad"), peak("send", "a2ad-v1"))
+    rows_out = []
+    a2ad_peak = max((p for p in (peak("send", "a2ad"), peak("send", "a2ad-v1")) if p[0] == p[0]),
+                    default=(float("nan"), 0))
     for other, factor in (("sdk1-memory", 5), ("sdk1-sqlite", 50), ("sdk1-sqlite-defaults", 50),
                           ("ceiling", 0.4)):
         o = peak("send", other)
         if a2ad_peak[0] == a2ad_peak[0] and o[0] == o[0] and o[0] > 0:
             ratio = a2ad_peak[0] / o[0]
             what = f"{factor:g}x {LABEL[other]}" if factor >= 1 else f"{factor:.0%} of {LABEL[other]}"
-            print(f"| blocking send >= {what} (peak vs peak) | {fmt(a2ad_peak[0], 0)} req/s "
+            rows_out.append(f"| blocking send >= {what} (peak vs peak) | {fmt(a2ad_peak[0], 0)} req/s "
                   f"(c={a2ad_peak[1]}) vs {fmt(o[0], 0)} (c={o[1]}): {ratio:.2f}x | "
                   f"{'yes' if ratio >= factor else 'NO'} |")
     full, o = peak("send", "a2ad-full"), peak("send", "sdk1-sqlite-defaults")
     if full[0] == full[0] and o[0] == o[0] and o[0] > 0:
-        print(f"| (both durable against power loss) {LABEL['a2ad-full']} vs {LABEL['sdk1-sqlite-defaults']} "
+        rows_out.append(f"| (both durable against power loss) {LABEL['a2ad-full']} vs {LABEL['sdk1-sqlite-defaults']} "
               f"| {fmt(full[0], 0)} req/s (c={full[1]}) vs {fmt(o[0], 0)} (c={o[1]}): {full[0] / o[0]:.2f}x | - |")
     seq = [float(r["p50_ms"]) for r in rows
            if r["scenario"] == "send" and r["target"] == "a2ad" and r["connections"] == "1"]
     if seq:
         p50 = med(seq)
-        print(f"| p50 sequential round trip < 0.2 ms (a2ad, send, 1 connection) | {p50:.3f} ms | "
+        rows_out.append(f"| p50 sequential round trip < 0.2 ms (a2ad, send, 1 connection) | {p50:.3f} ms | "
               f"{'yes' if p50 < 0.2 else 'NO'} |")
     big = [float(r["first_get_ms"]) for r in restarts if r["n"] == "1000000"]  # warm and cold
     if big:
         m = med(big)
-        print(f"| restart with 1M stored tasks serving within 1 s (median; slowest {max(big):.0f} ms) | {m:.0f} ms | "
+        rows_out.append(f"| restart with 1M stored tasks serving within 1 s (median; slowest {max(big):.0f} ms) | {m:.0f} ms | "
               f"{'yes' if m < 1000 else 'NO'} |")
-    print()
+    if rows_out:
+        print("#### Targets")
+        print()
+        print("| target | measured | met |")
+        print("|---|---|---|")
+        for line in rows_out:
+            print(line)
+        print()
 
 
 if __name__ == "__main__":

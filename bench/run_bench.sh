@@ -18,6 +18,17 @@
 #                synchronous=FULL): the SDK's SQL store as it comes
 #   sdk03        @a2a-js/sdk 0.3.x echo server, InMemoryTaskStore, v0.3 JSON-RPC
 #   ceiling      bench/ceiling.cpp: Beast + Boost.JSON parse/serialize, no work (send only)
+#   a2ad-rest    a2ad serve, A2A 1.0 HTTP+JSON (POST /a2a/rest/message:send, GET
+#                /a2a/rest/tasks/{id}, POST /a2a/rest/message:stream)
+#   a2ad-grpc    a2ad serve --grpc-listen 127.0.0.1:0, lf.a2a.v1.A2AService (SendMessage,
+#                GetTask, SendStreamingMessage), driven by bench/grpc_loadgen.cpp
+#   sdk1-rest    @a2a-js/sdk 1.x echo server (bench/js/sdk1_bindings_server.mjs), its express
+#                restHandler at /a2a/rest, InMemoryTaskStore
+#   sdk1-grpc    the same server's grpcService on @grpc/grpc-js
+# TARGETS=bindings is a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc: the three
+# A2A 1.0 bindings side by side (bench/RESULTS-bindings.md). Within a round, every connection
+# count runs every target in turn (the order reversed every other round), so an a2ad cell and
+# the SDK cell it is compared with are measured close together in time.
 # Raw results go to bench/out/; the tables are printed and saved as bench/out/bench-*.md.
 #
 # Environment:
@@ -54,10 +65,12 @@ WARMUP_S=${WARMUP_S:-1}
 CONNS=${CONNS:-"1 16 64 256"}
 SCENARIOS=${SCENARIOS:-"send get stream restart"}
 TARGETS=${TARGETS:-"a2ad a2ad-v1 a2ad-full sdk1-memory sdk1-sqlite sdk1-sqlite-defaults sdk03 ceiling"}
+[[ $TARGETS == bindings ]] && TARGETS="a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc"
 RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
 BUILD_DIR=build/release
 A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
 LOADGEN=$BUILD_DIR/bench/a2ad_bench_loadgen
+GRPCLOAD=$BUILD_DIR/bench/a2ad_bench_grpcload
 CEILING=$BUILD_DIR/bench/a2ad_bench_ceiling
 RESTART=$BUILD_DIR/bench/a2ad_bench_restart
 JS=bench/js
@@ -65,12 +78,12 @@ JS=bench/js
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   [[ -f $BUILD_DIR/build.ninja ]] || cmake --preset release >/dev/null
   cmake --build "$BUILD_DIR" -j2 --target $([[ -z ${A2AD_BIN:-} ]] && echo a2ad) \
-    a2ad_bench_loadgen a2ad_bench_ceiling a2ad_bench_restart a2ad_bench_fanout
+    a2ad_bench_loadgen a2ad_bench_grpcload a2ad_bench_ceiling a2ad_bench_restart a2ad_bench_fanout
 fi
 if [[ ! -d $JS/node_modules ]] || [[ $JS/package-lock.json -nt $JS/node_modules ]]; then
   (cd "$JS" && npm ci --no-audit --no-fund)
 fi
-for b in "$A2AD" "$LOADGEN" "$CEILING" "$RESTART"; do
+for b in "$A2AD" "$LOADGEN" "$GRPCLOAD" "$CEILING" "$RESTART"; do
   [[ -x $b ]] || { echo "missing $b (build it, or unset SKIP_BUILD)" >&2; exit 1; }
 done
 
@@ -113,19 +126,26 @@ EOF
 cat >"$BODIES/get-v10.json" <<EOF
 {"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}
 EOF
+# HTTP+JSON (A2A 1.0): the SendMessageRequest of send-v10.json's params, for send and stream.
+cat >"$BODIES/send-rest.json" <<EOF
+{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}
+EOF
 
 wire_of() {  # target -> v03 | v10
   case $1 in a2ad | sdk03 | ceiling) echo v03 ;; *) echo v10 ;; esac
 }
 
-start_server() {  # target; sets SERVER_PID and PORT
-  local target=$1
+start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
+  local target=$1 grpc=()
   TMP_DIR=$(mktemp -d /tmp/a2ad-bench-run.XXXXXX)
+  [[ $target == a2ad-grpc ]] && grpc=(--grpc-listen 127.0.0.1:0)
   case $target in
-    a2ad | a2ad-v1 | a2ad-full)
+    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc)
       "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
         --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
-        >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+        "${grpc[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    sdk1-rest | sdk1-grpc)
+      node "$JS/sdk1_bindings_server.mjs" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-memory)
       node "$JS/sdk1_server.mjs" --store memory >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-sqlite | sdk1-sqlite-defaults)
@@ -146,6 +166,17 @@ start_server() {  # target; sets SERVER_PID and PORT
     sleep 0.05
   done
   [[ -n $PORT ]] || { echo "$target did not start:" >&2; cat "$TMP_DIR/stderr" >&2; exit 1; }
+  GRPC_PORT=""
+  case $target in
+    sdk1-grpc) GRPC_PORT=$(sed -nE 's#^sdk1: grpc 127\.0\.0\.1:([0-9]+)$#\1#p' "$TMP_DIR/stdout") ;;
+    a2ad-grpc)  # port 0: the card's GRPC interface says which one
+      GRPC_PORT=$(curl -sf -H 'A2A-Version: 1.0' "http://127.0.0.1:$PORT/.well-known/agent-card.json" |
+        python3 -c 'import json, sys
+print(next(i["url"] for i in json.load(sys.stdin)["supportedInterfaces"]
+           if i["protocolBinding"] == "GRPC").rsplit(":", 1)[1])') ;;
+    *) return 0 ;;
+  esac
+  [[ -n $GRPC_PORT ]] || { echo "$target: no gRPC port" >&2; cat "$TMP_DIR/stderr" >&2; exit 1; }
 }
 
 stop_server() {
@@ -171,24 +202,36 @@ sdk_version() { node -p "require('./$JS/node_modules/$1/package.json').version";
   echo "started: $(date -u +%FT%TZ); loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee -a "$RAW"
 
-# ---- JSON-RPC scenarios -----------------------------------------------------------------
+# ---- send / get / stream: JSON-RPC, HTTP+JSON and gRPC -------------------------------------
 measure() {  # scenario target conns run
   local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
   wire=$(wire_of "$target")
-  [[ $target == a2ad-v1 || $target == a2ad-full || $target == sdk1-* ]] &&
+  [[ $target == a2ad-v1 || $target == a2ad-full || $target == a2ad-rest || $target == sdk1-* ]] &&
     extra+=(--header "A2A-Version: 1.0")
   if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
-  case $scenario in
-    send) extra+=(--body-file "$BODIES/send-$wire.json" --expect "$expect") ;;
-    stream) extra+=(--body-file "$BODIES/stream-$wire.json" --expect "$expect") ;;
-    get) extra+=(--body-file "$BODIES/get-$wire.json" --seed-body-file "$BODIES/send-$wire.json"
-                 --seed 1000 --expect "$expect") ;;
+  case $target:$scenario in
+    *-grpc:*) ;;
+    *-rest:send) extra+=(--path /a2a/rest/message:send --body-file "$BODIES/send-rest.json") ;;
+    *-rest:stream) extra+=(--path /a2a/rest/message:stream --body-file "$BODIES/send-rest.json") ;;
+    *-rest:get) extra+=(--method GET --path '/a2a/rest/tasks/@ID@' --seed 1000
+                        --seed-path /a2a/rest/message:send --seed-body-file "$BODIES/send-rest.json") ;;
+    *:send) extra+=(--body-file "$BODIES/send-$wire.json") ;;
+    *:stream) extra+=(--body-file "$BODIES/stream-$wire.json") ;;
+    *:get) extra+=(--body-file "$BODIES/get-$wire.json" --seed-body-file "$BODIES/send-$wire.json"
+                   --seed 1000) ;;
   esac
   start_server "$target"
   local line rc=0
-  line=$("$LOADGEN" --port "$PORT" --connections "$conns" --warmup-s "$WARMUP_S" \
-    --duration-s "$DURATION_S" --server-pid "$SERVER_PID" "${extra[@]}" 2>"$OUT_DIR/last-loadgen.err" \
-    | grep '^RESULT') || rc=$?
+  if [[ $target == *-grpc ]]; then
+    line=$("$GRPCLOAD" --target "127.0.0.1:$GRPC_PORT" --rpc "$scenario" --seed 1000 \
+      --metadata "a2a-version: 1.0" --connections "$conns" --warmup-s "$WARMUP_S" \
+      --duration-s "$DURATION_S" --server-pid "$SERVER_PID" 2>"$OUT_DIR/last-loadgen.err" \
+      | grep '^RESULT') || rc=$?
+  else
+    line=$("$LOADGEN" --port "$PORT" --connections "$conns" --warmup-s "$WARMUP_S" \
+      --duration-s "$DURATION_S" --server-pid "$SERVER_PID" --expect "$expect" "${extra[@]}" \
+      2>"$OUT_DIR/last-loadgen.err" | grep '^RESULT') || rc=$?
+  fi
   stop_server
   if [[ $rc != 0 || -z $line ]]; then
     echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: $(cat "$OUT_DIR/last-loadgen.err")" | tee -a "$RAW" >&2
@@ -202,14 +245,21 @@ measure() {  # scenario target conns run
 
 # Rounds are the outer loop: every round measures every cell once, so a slow spell on the
 # machine (other tenants of the VM) touches all servers alike instead of one server's runs.
+# Inside a round, the targets take turns at each connection count, in reverse order every
+# other round. a2ad-v1 runs get and stream only beside a binding target (their JSON-RPC
+# reference); a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only.
+BINDING_RUN=0
+[[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ]] && BINDING_RUN=1
 for run in $(seq "$RUNS"); do
+  order=$TARGETS
+  ((run % 2 == 0)) && order=$(tr ' ' '\n' <<<"$TARGETS" | tac | tr '\n' ' ')
   for scenario in $SCENARIOS; do
     case $scenario in send | get | stream) ;; *) continue ;; esac
-    for target in $TARGETS; do
-      [[ $target == ceiling && $scenario != send ]] && continue
-      [[ ($target == a2ad-v1 || $target == a2ad-full || $target == sdk1-sqlite-defaults) &&
-        $scenario != send ]] && continue
-      for conns in $CONNS; do
+    for conns in $CONNS; do
+      for target in $order; do
+        [[ $target == ceiling && $scenario != send ]] && continue
+        [[ ($target == a2ad-full || $target == sdk1-sqlite-defaults) && $scenario != send ]] && continue
+        [[ $target == a2ad-v1 && $scenario != send && $BINDING_RUN == 0 ]] && continue
         measure "$scenario" "$target" "$conns" "$run" ||
           echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: driver error" | tee -a "$RAW" >&2
       done

@@ -22,9 +22,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import express from 'express';
-import { Role, TaskState } from 'sdk1';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from 'sdk1/server';
+import { DefaultRequestHandler, InMemoryTaskStore } from 'sdk1/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from 'sdk1/server/express';
+
+import { EchoExecutor, echoCard } from './sdk1_echo.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -58,93 +59,14 @@ async function makeStore() {
   return new DatabaseTaskStore(db);
 }
 
-class EchoExecutor {
-  async execute(ctx, bus) {
-    const user = ctx.userMessage;
-    const now = () => new Date().toISOString();
-    if (!ctx.task) {
-      bus.publish(
-        AgentEvent.task({
-          id: ctx.taskId,
-          contextId: ctx.contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: now(), message: undefined },
-          artifacts: [],
-          history: [user],
-          metadata: undefined,
-        }),
-      );
-    }
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId: ctx.taskId,
-        contextId: ctx.contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, timestamp: now(), message: undefined },
-        metadata: undefined,
-      }),
-    );
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId: ctx.taskId,
-        contextId: ctx.contextId,
-        artifact: {
-          artifactId: `${ctx.taskId}-echo`,
-          name: 'echo',
-          description: '',
-          parts: user.parts,
-          metadata: undefined,
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-      }),
-    );
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId: ctx.taskId,
-        contextId: ctx.contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: now(), message: undefined },
-        metadata: undefined,
-      }),
-    );
-    bus.finished();
-  }
-
-  async cancelTask() {}
-}
-
 const store = await makeStore();
 const app = express();
 const server = app.listen(0, '127.0.0.1', () => {
   const { port } = server.address();
   const base = `http://127.0.0.1:${port}`;
-  const card = {
-    name: 'sdk1 echo',
-    description: 'Echo server for the a2ad benchmarks',
-    supportedInterfaces: [
-      { url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
-    ],
-    provider: undefined,
-    version: '0.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [
-      {
-        id: 'echo',
-        name: 'Echo',
-        description: 'Echoes the message as an artifact',
-        tags: ['echo'],
-        examples: [],
-        inputModes: [],
-        outputModes: [],
-        securityRequirements: [],
-      },
-    ],
-    signatures: [],
-  };
+  const card = echoCard([
+    { url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+  ]);
   const handler = new DefaultRequestHandler(card, store, new EchoExecutor());
   app.use(
     '/.well-known/agent-card.json',
