@@ -77,6 +77,13 @@ function v10View(card) {
   for (const k of V03_ONLY_CARD_KEYS) delete view[k];
   for (const k of V03_ONLY_CAPABILITY_KEYS) delete view.capabilities?.[k];
   for (const skill of view.skills ?? []) delete skill.security;
+  // Each scheme's 0.3 spelling sits beside its 1.0 oneof member in the same entry (the hybrid
+  // card, as a2a-python's compatibility writer merges it): a 1.0 reader sees the member only.
+  for (const [name, scheme] of Object.entries(view.securitySchemes ?? {})) {
+    const member = Object.keys(scheme).find((k) => k.endsWith('SecurityScheme'));
+    assert.ok(member, `securitySchemes.${name} has no 1.0 oneof member: ${JSON.stringify(scheme)}`);
+    view.securitySchemes[name] = { [member]: scheme[member] };
+  }
   return view;
 }
 

@@ -93,8 +93,18 @@ TEST(CardSignature, BothServedFormsHaveOnePayloadWithoutTheV03Members) {
     EXPECT_TRUE(cards.hybrid.contains(v03_only)) << v03_only;
     EXPECT_FALSE(hybrid->contains(v03_only)) << v03_only;
   }
-  // capabilities.extendedAgentCard is an `optional` bool: kept although false.
-  EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), false);
+  EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), true);
+  // The schemes in 1.0's oneof spelling only (0.3's `type`, `in` and `security` are outside the
+  // v1.0 schema), and requirements whose empty scope lists the proto writer leaves out.
+  EXPECT_EQ(hybrid->at("securitySchemes").at("apiKey"),
+            (json::object{{"apiKeySecurityScheme",
+                           json::object{{"description", "An a2ad API key (a2ad keys create)."},
+                                        {"location", "header"},
+                                        {"name", "X-API-Key"}}}}));
+  EXPECT_FALSE(hybrid->contains("security"));
+  // Requirements naming a scheme with no scopes are all defaults to the proto writer, and
+  // the SDK's cleanEmpty then drops them: not covered by the signature, as in every SDK.
+  EXPECT_FALSE(hybrid->contains("securityRequirements"));
   // The workflow skill keeps only what it has.
   EXPECT_EQ(hybrid->at("skills").at(1), (json::object{{"id", "wf"}, {"name", "wf"}}));
   // JSON-RPC, HTTP+JSON and gRPC, each in 1.0 and 0.3: all covered by the signature.
@@ -108,8 +118,15 @@ TEST(CardSignature, WhatTheNormalizationDoesNotModelIsRefused) {
     EXPECT_EQ(r.error().code, core::ErrorCode::kInvalidParams);
     EXPECT_NE(r.error().message.find(field), std::string::npos) << r.error().message;
   };
-  refused(R"({"name":"n","securitySchemes":{"k":{"apiKeySecurityScheme":{}}}})",
-          "card.securitySchemes");
+  refused(R"({"name":"n","securitySchemes":{"k":{"oauth2SecurityScheme":{"flows":{}}}}})",
+          "card.securitySchemes.k.oauth2SecurityScheme");
+  refused(R"({"name":"n","securitySchemes":{"k":{"apiKeySecurityScheme":{},
+                                                 "mtlsSecurityScheme":{}}}})",
+          "card.securitySchemes.k.mtlsSecurityScheme");  // a oneof holds one
+  refused(R"({"name":"n","securitySchemes":{"k":{"http_auth_security_scheme":{}}}})",
+          "card.securitySchemes.k.http_auth_security_scheme");
+  refused(R"({"name":"n","securityRequirements":[{"schemes":{"k":{"list":[1]}}}]})",
+          "card.securityRequirements[0].schemes.k.list");
   refused(R"({"name":"n","skills":[{"id":"s","securityRequirements":[{"schemes":{}}]}]})",
           "card.skills[0].securityRequirements");
   refused(R"({"name":"n","supported_interfaces":[]})", "card.supported_interfaces");
@@ -165,8 +182,14 @@ TEST(CardSignature, AChangedCardDoesNotVerify) {
     moved["supportedInterfaces"].as_array()[0].as_object()["url"] = "http://evil.example/v1/a2a";
     EXPECT_FALSE(VerifyAgentCardSignature(moved, key->public_key()));
     json::object more = *form;
-    more["capabilities"].as_object()["extendedAgentCard"] = true;
+    more["capabilities"].as_object()["extendedAgentCard"] = false;
     EXPECT_FALSE(VerifyAgentCardSignature(more, key->public_key()));
+    json::object weaker = *form;  // a scheme swapped for another is another card
+    weaker["securitySchemes"]
+        .as_object()["apiKey"]
+        .as_object()["apiKeySecurityScheme"]
+        .as_object()["name"] = "X-Other";
+    EXPECT_FALSE(VerifyAgentCardSignature(weaker, key->public_key()));
     json::object unsigned_card = *form;
     unsigned_card.erase("signatures");
     auto r = VerifyAgentCardSignature(unsigned_card, key->public_key());

@@ -111,6 +111,7 @@ struct SkillInfo {
   std::vector<std::string> examples;
   std::string version;
   boost::json::object definition;  // the OpenWOP WorkflowDefinition ({} for built-ins)
+  bool is_public = true;           // false: on the authenticated extended card only
 };
 
 /// A run started other than by an A2A message: POST /v1/runs, a sub-workflow node.

@@ -358,6 +358,12 @@ std::string NameFor(const OperationCall& call, const char* v10, const char* v03)
   return call.ctx.version == WireVersion::kV03 ? v03 : v10;
 }
 
+Error NotConfigured(const OperationCall& c) {
+  return Error(ErrorCode::kExtendedCardNotConfigured,
+               NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
+                   ": the extended agent card is not configured yet (the server is starting)");
+}
+
 }  // namespace
 
 /// The `check` of an operation whose params one decoder reads.
@@ -423,14 +429,8 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
   // 0.3's GET /v1/card and gRPC GetAgentCard are its extended card too (the public card is at
   // the well-known path), as its SDK servers serve them.
   t.Add({"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard", "GET", "/extendedAgentCard",
-         "/v1/card", false, kScopeTasksRead, "", ParamsRule::kUnchecked,
-         [](const OperationCall& c) {
-           return Refuse(
-               Error(ErrorCode::kUnsupportedOperation,
-                     NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
-                         ": this agent has no extended agent card "
-                         "(capabilities.extendedAgentCard is false)"));
-         }});
+         "/v1/card", false, "", "", ParamsRule::kUnchecked,
+         [](const OperationCall& c) { return Refuse(NotConfigured(c)); }});
   // What a notification of each is checked for (the decoders the handlers use).
   auto send_check = CheckWith(DecodeSend);
   for (auto [name, check] :
@@ -442,6 +442,49 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
                   })}})
     t.SetCheck(name, std::move(check));
   return t;
+}
+
+void ExtendedCard::Set(const boost::json::object& hybrid, const boost::json::object& v10) {
+  boost::json::object proto03 = hybrid;
+  if (const auto* security = hybrid.if_contains("security"); security && security->is_array()) {
+    boost::json::array requirements;
+    for (const auto& any_of : security->get_array()) {
+      boost::json::object schemes;
+      if (any_of.is_object())
+        for (const auto& [name, scopes] : any_of.get_object())
+          schemes[name] = boost::json::object{{"list", scopes}};
+      requirements.push_back(boost::json::object{{"schemes", std::move(schemes)}});
+    }
+    proto03["security"] = std::move(requirements);
+  }
+  std::lock_guard lock(mu_);
+  hybrid_ = protocol::SerializeJson(hybrid);
+  proto03_ = protocol::SerializeJson(proto03);
+  v10_ = protocol::SerializeJson(v10);
+}
+
+std::string ExtendedCard::Body(WireShape shape) const {
+  std::lock_guard lock(mu_);
+  switch (shape) {
+    case WireShape::kV10:
+      return v10_;
+    case WireShape::kV03JsonRpc:
+      return hybrid_;
+    case WireShape::kV03Proto:
+      return proto03_;
+  }
+  return v10_;
+}
+
+void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card) {
+  table.Replace("GetExtendedAgentCard", ParamsRule::kUnchecked,
+                [card](const OperationCall& c) -> boost::asio::awaitable<Result<OperationResult>> {
+                  std::string body = card->Body(ShapeOf(c.ctx));
+                  if (body.empty()) co_return NotConfigured(c);
+                  OperationResult r;
+                  r.result_json = std::move(body);
+                  co_return r;
+                });
 }
 
 }  // namespace a2ad::transport

@@ -18,9 +18,12 @@
 // Thread safety: a table is built before serving and immutable afterwards; Find* may be
 // called from any thread. Handlers run on the calling connection's executor.
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -127,12 +130,37 @@ class OperationTable {
 
 /// The core A2A operations (WIRE.md §5): message send and stream, tasks get, list, cancel and
 /// subscribe, the four push-config methods (answering PushNotificationNotSupported until
-/// AddPushOperations) and the extended card (UnsupportedOperation: this agent has none).
+/// AddPushOperations) and the extended card (ExtendedAgentCardNotConfigured until
+/// ServeExtendedCard).
 OperationTable CoreA2aOperations(tasks::TaskService& service, size_t stream_queue_limit);
 
 /// Serves the push-config operations of `table` with `push` (push_operations.cpp). The task a
 /// config names must be visible to the caller (`service`: its tenant's), else TaskNotFound.
 void AddPushOperations(OperationTable& table, push::PushService& push, tasks::TaskService& service);
+
+/// The authenticated extended agent card (agent_card.hpp CardAudience::kExtended) that
+/// GetExtendedAgentCard / agent/getAuthenticatedExtendedCard answer. Set once the card is
+/// final (after the gRPC listener has its port); until then the operation answers
+/// ExtendedAgentCardNotConfigured. Thread safety: Set and Body from any thread.
+class ExtendedCard {
+ public:
+  /// `hybrid` answers A2A 0.3 JSON-RPC calls, `v10` A2A 1.0 ones; 0.3 REST and gRPC calls get
+  /// the hybrid card with `security` in the 0.3 proto's shape ({"schemes": {name: {"list":
+  /// [...]}}}), which their SDKs read.
+  void Set(const boost::json::object& hybrid, const boost::json::object& v10);
+  /// The card (JSON text) for a call of `shape`; "" until Set.
+  std::string Body(WireShape shape) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::string hybrid_;
+  std::string proto03_;
+  std::string v10_;
+};
+
+/// Serves GetExtendedAgentCard of `table` from `card`. It needs an authenticated caller (every
+/// route but the public card does, once authentication is on) and no particular scope.
+void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card);
 
 /// Binding helpers. The major version of an A2A-Version value ("1.0" -> 1, "0.3" -> 0, a
 /// missing minor is 0), its minor in `minor`; -1 when malformed.

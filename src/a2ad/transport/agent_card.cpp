@@ -9,10 +9,68 @@ json::array Strings(const std::vector<std::string>& v) {
   for (const auto& s : v) a.emplace_back(s);
   return a;
 }
+
+// One scheme: its v1.0 oneof wrapper and, in the hybrid form, its 0.3 spelling beside it.
+struct Scheme {
+  const char* name;
+  const char* wrapper;
+  json::object v10;
+  json::object v03;
+};
+
+std::vector<Scheme> Schemes(const AgentCardConfig& c) {
+  std::vector<Scheme> out;
+  out.push_back({"apiKey",
+                 "apiKeySecurityScheme",
+                 {{"location", "header"},
+                  {"name", "X-API-Key"},
+                  {"description", "An a2ad API key (a2ad keys create)."}},
+                 {{"type", "apiKey"},
+                  {"in", "header"},
+                  {"name", "X-API-Key"},
+                  {"description", "An a2ad API key (a2ad keys create)."}}});
+  const char* bearer_about = c.oidc_discovery_url.empty()
+                                 ? "An a2ad API key as a bearer token."
+                                 : "An a2ad API key, or an access token of the OIDC issuer.";
+  out.push_back({"bearer",
+                 "httpAuthSecurityScheme",
+                 {{"scheme", "Bearer"}, {"description", bearer_about}},
+                 {{"type", "http"}, {"scheme", "bearer"}, {"description", bearer_about}}});
+  if (!c.oidc_discovery_url.empty())
+    out.push_back({"oidc",
+                   "openIdConnectSecurityScheme",
+                   {{"openIdConnectUrl", c.oidc_discovery_url}},
+                   {{"type", "openIdConnect"}, {"openIdConnectUrl", c.oidc_discovery_url}}});
+  if (c.mtls)
+    out.push_back(
+        {"mtls",
+         "mtlsSecurityScheme",
+         {{"description", "A client certificate of the configured CA."}},
+         {{"type", "mutualTLS"}, {"description", "A client certificate of the configured CA."}}});
+  return out;
+}
+
+void AddSecurity(json::object& card, const AgentCardConfig& c, CardForm form) {
+  json::object schemes;
+  json::array requirements;  // v1.0: any one scheme (OR of single-scheme requirements)
+  json::array security;      // v0.3
+  for (Scheme& s : Schemes(c)) {
+    json::object entry{{s.wrapper, std::move(s.v10)}};
+    if (form == CardForm::kHybrid && c.serves_v03)
+      for (auto& [k, v] : s.v03) entry[k] = std::move(v);
+    schemes[s.name] = std::move(entry);
+    requirements.push_back(
+        json::object{{"schemes", json::object{{s.name, json::object{{"list", json::array{}}}}}}});
+    security.push_back(json::object{{s.name, json::array{}}});
+  }
+  card["securitySchemes"] = std::move(schemes);
+  card["securityRequirements"] = std::move(requirements);
+  if (form == CardForm::kHybrid && c.serves_v03) card["security"] = std::move(security);
+}
 }  // namespace
 
 json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::SkillInfo>& skills,
-                            CardForm form) {
+                            CardForm form, CardAudience audience) {
   const std::string rpc_url = c.base_url + c.jsonrpc_path;
   json::object card;
   card["name"] = c.name;
@@ -46,15 +104,18 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
     if (!c.grpc_address.empty())
       additional.push_back(json::object{{"url", c.grpc_address}, {"transport", "GRPC"}});
     card["additionalInterfaces"] = std::move(additional);
+    card["supportsAuthenticatedExtendedCard"] = true;
   }
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},
-                                      {"extendedAgentCard", false}};
+                                      {"extendedAgentCard", true}};
   if (!c.extensions.empty()) card["capabilities"].as_object()["extensions"] = c.extensions;
+  AddSecurity(card, c, form);
   card["defaultInputModes"] = json::array{"text/plain", "application/json"};
   card["defaultOutputModes"] = json::array{"text/plain", "application/json"};
   json::array sk;
   for (const auto& s : skills) {
+    if (!s.is_public && audience == CardAudience::kPublic) continue;
     json::object o;
     o["id"] = s.id;
     o["name"] = s.name.empty() ? s.id : s.name;

@@ -4,6 +4,21 @@
 // `url`/`preferredTransport`/`protocolVersion`/`additionalInterfaces` (JSONRPC, HTTP+JSON and
 // GRPC entries), one skill per registered skill. Served at /.well-known/agent-card.json and
 // /.well-known/agent.json.
+//
+// Security (A2A §4.5, WIRE.md §17): `securitySchemes` names the credentials the server reads
+// (auth.hpp) — `apiKey` (the X-API-Key header), `bearer` (Authorization: Bearer, an API key or
+// an OIDC access token), `oidc` (OpenID Connect, when an issuer is configured) and `mtls`
+// (client certificates, when configured) — and `securityRequirements` says any one of them
+// suffices. The hybrid form also carries each scheme in 0.3's `type`-discriminated spelling
+// (merged into the same entry, as a2a-python's compatibility writer does) and 0.3's
+// `security`. They are declared whether or not authentication is on yet: a server in
+// development mode (no credential configured) ignores credentials, so declaring what it will
+// read once one is configured misleads nobody.
+//
+// The extended card (CardAudience::kExtended; `GetExtendedAgentCard`,
+// `agent/getAuthenticatedExtendedCard`) is the card plus the skills whose workflows are marked
+// non-public (metadata.customProperties.a2a.public: false). Every card declares
+// `capabilities.extendedAgentCard: true` (0.3: `supportsAuthenticatedExtendedCard`).
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <string>
@@ -31,6 +46,10 @@ struct AgentCardConfig {
   bool serves_v03 = true;
   /// capabilities.extensions (ExtensionRegistry::CardEntries); left out when empty.
   boost::json::array extensions;
+  /// The OpenID Connect discovery URL of the configured issuer; "" when OIDC is off.
+  std::string oidc_discovery_url;
+  /// Client certificates are configured (mutual TLS).
+  bool mtls = false;
 };
 
 /// kHybrid: the card above, readable by v0.3 and v1.0 clients. kV10: without the top-level
@@ -40,9 +59,12 @@ struct AgentCardConfig {
 /// requests that send `A2A-Version: 1.x`, and to every request when the server serves 1.0
 /// only (`--a2a-versions 1.0`, with serves_v03 false: then no 0.3 interface either).
 enum class CardForm { kHybrid, kV10 };
+/// kPublic: the skills of public workflows only. kExtended: every skill.
+enum class CardAudience { kPublic, kExtended };
 
 boost::json::object BuildAgentCard(const AgentCardConfig& config,
                                    const std::vector<tasks::SkillInfo>& skills,
-                                   CardForm form = CardForm::kHybrid);
+                                   CardForm form = CardForm::kHybrid,
+                                   CardAudience audience = CardAudience::kPublic);
 
 }  // namespace a2ad::transport

@@ -3,6 +3,8 @@
 #include <boost/json/array.hpp>
 #include <functional>
 #include <initializer_list>
+#include <utility>
+#include <vector>
 
 #include "a2ad/protocol/jcs.hpp"
 #include "a2ad/protocol/jws.hpp"
@@ -113,6 +115,35 @@ class ProtoMessage {
     return core::Ok{};
   }
 
+  // map<string, message>: left out when empty.
+  Result<void> CopyMessageMap(std::string_view name, const Reader& read) {
+    const json::value* v = Member(in_, name);
+    if (!v) return core::Ok{};
+    if (!v->is_object()) return Refuse(Path(name), "must be an object");
+    json::object entries;
+    for (const auto& [key, item] : v->get_object()) {
+      const std::string item_path = Path(name) + "." + std::string(key);
+      if (!item.is_object()) return Refuse(item_path, "must be an object");
+      auto m = read(item.get_object(), item_path);
+      if (!m) return std::move(m).error();
+      entries[key] = std::move(m).value();
+    }
+    if (!entries.empty()) out_[name] = std::move(entries);
+    return core::Ok{};
+  }
+  // A oneof of message fields: at most one of `names` may be set.
+  Result<void> CopyOneOf(std::initializer_list<std::pair<std::string_view, Reader>> cases) {
+    std::string_view set;
+    for (const auto& [name, read] : cases) {
+      if (!Member(in_, name)) continue;
+      if (!set.empty())
+        return Refuse(Path(name), "is set beside " + std::string(set) + " (a oneof)");
+      set = name;
+      if (auto r = CopyMessage(name, read); !r) return r;
+    }
+    return core::Ok{};
+  }
+
   json::object Take() { return std::move(out_); }
 
  private:
@@ -163,6 +194,49 @@ Result<json::object> ReadCapabilities(const json::object& in, std::string path) 
                   [&] { return m.CopyBool("extendedAgentCard", true); }});
 }
 
+// The v1.0 SecurityScheme oneof (WIRE.md §17) less OAuth2, which a2ad does not declare.
+Result<json::object> ReadSecurityScheme(const json::object& in, std::string path) {
+  auto described = [](std::initializer_list<std::string_view> strings,
+                      std::initializer_list<std::string_view> aliases) {
+    std::vector<std::string_view> fields(strings), refused(aliases);
+    return [fields, refused](const json::object& o, std::string p) -> Result<json::object> {
+      ProtoMessage m(o, std::move(p));
+      for (std::string_view a : refused)
+        if (auto r = m.RefuseAliases({a}); !r) return std::move(r).error();
+      for (std::string_view f : fields)
+        if (auto r = m.CopyString(f); !r) return std::move(r).error();
+      return m.Take();
+    };
+  };
+  ProtoMessage m(in, std::move(path));
+  return Read(
+      m, {[&] {
+            return m.RefuseAliases({"api_key_security_scheme", "http_auth_security_scheme",
+                                    "oauth2_security_scheme", "open_id_connect_security_scheme",
+                                    "mtls_security_scheme"});
+          },
+          [&] { return m.RefuseUnmodelled({"oauth2SecurityScheme"}); },
+          [&] {
+            return m.CopyOneOf(
+                {{"apiKeySecurityScheme", described({"description", "location", "name"}, {})},
+                 {"httpAuthSecurityScheme",
+                  described({"description", "scheme", "bearerFormat"}, {"bearer_format"})},
+                 {"openIdConnectSecurityScheme",
+                  described({"description", "openIdConnectUrl"}, {"open_id_connect_url"})},
+                 {"mtlsSecurityScheme", described({"description"}, {})}});
+          }});
+}
+
+Result<json::object> ReadStringList(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(m, {[&] { return m.CopyStrings("list"); }});
+}
+
+Result<json::object> ReadSecurityRequirement(const json::object& in, std::string path) {
+  ProtoMessage m(in, std::move(path));
+  return Read(m, {[&] { return m.CopyMessageMap("schemes", ReadStringList); }});
+}
+
 Result<json::object> ReadSkill(const json::object& in, std::string path) {
   ProtoMessage m(in, std::move(path));
   return Read(
@@ -184,15 +258,14 @@ Result<json::object> ReadCard(const json::object& in) {
                                     "security_requirements", "default_input_modes",
                                     "default_output_modes", "icon_url"});
           },
-          [&] {
-            return m.RefuseUnmodelled({"securitySchemes", "securityRequirements"});
-          },
           [&] { return m.CopyString("name"); }, [&] { return m.CopyString("description"); },
           [&] { return m.CopyMessages("supportedInterfaces", ReadInterface); },
           [&] { return m.CopyMessage("provider", ReadProvider); },
           [&] { return m.CopyString("version"); },
           [&] { return m.CopyString("documentationUrl", true); },
           [&] { return m.CopyMessage("capabilities", ReadCapabilities); },
+          [&] { return m.CopyMessageMap("securitySchemes", ReadSecurityScheme); },
+          [&] { return m.CopyMessages("securityRequirements", ReadSecurityRequirement); },
           [&] { return m.CopyStrings("defaultInputModes"); },
           [&] { return m.CopyStrings("defaultOutputModes"); },
           [&] { return m.CopyMessages("skills", ReadSkill); },

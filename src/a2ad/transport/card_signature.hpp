@@ -18,10 +18,11 @@
 // the signature, as with every SDK. Both served forms therefore have one payload, and one
 // signature verifies on both.
 //
-// The normalization covers what BuildAgentCard writes, plus `provider`, `documentationUrl`,
-// `iconUrl` and skill `inputModes`/`outputModes`. A v1.0 member it does not model
-// (`securitySchemes`, non-empty `securityRequirements`), a snake_case spelling the SDK would
-// also read (`supported_interfaces`, ...), or a member of the wrong JSON type is refused
+// The normalization covers what BuildAgentCard writes (with `securitySchemes` of the API-key,
+// HTTP, OpenID Connect and mTLS kinds, and `securityRequirements`), plus `provider`,
+// `documentationUrl`, `iconUrl` and skill `inputModes`/`outputModes`. A v1.0 member it does
+// not model (an OAuth2 scheme, a skill's `securityRequirements`), a snake_case spelling the SDK
+// would also read (`supported_interfaces`, ...), or a member of the wrong JSON type is refused
 // (kInvalidParams naming it) rather than signed in a form a verifier would compute
 // differently.
 //

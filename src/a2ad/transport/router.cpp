@@ -62,13 +62,20 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
       openwop_(openwop),
       jsonrpc_path_(std::move(jsonrpc_path)),
       card_{protocol::SerializeJson(agent_card), CardEtag(agent_card)},
-      last_modified_(HttpDate(std::chrono::system_clock::now())) {}
+      last_modified_(HttpDate(std::chrono::system_clock::now())) {
+  jsonrpc_.ServeExtendedCard(extended_card_);
+}
 
 void Router::SetCards(const boost::json::object& card, const boost::json::object& v10_card,
                       bool only) {
   card_ = CardBody{protocol::SerializeJson(card), CardEtag(card)};
   v10_card_ = CardBody{protocol::SerializeJson(v10_card), CardEtag(v10_card)};
   v10_only_ = only;
+}
+
+void Router::SetExtendedCards(const boost::json::object& card,
+                              const boost::json::object& v10_card) {
+  extended_card_->Set(card, v10_card);
 }
 
 void Router::PublishKey(json::object jwk) { published_keys_.emplace_back(std::move(jwk)); }

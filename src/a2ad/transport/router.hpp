@@ -52,6 +52,9 @@ class Router {
   /// with a random nonce, so each start, and each replica, has its own) is semantically the
   /// same card, and a client's cached copy stays valid.
   void SetCards(const boost::json::object& card, const boost::json::object& v10_card, bool only);
+  /// The authenticated extended card (agent_card.hpp CardAudience::kExtended) in both forms,
+  /// answered by GetExtendedAgentCard on every binding. May be called while serving.
+  void SetExtendedCards(const boost::json::object& card, const boost::json::object& v10_card);
   /// Lists `jwk` (a public key, protocol/jws.hpp PublicJwk) in the JWKS served at
   /// GET /.well-known/jwks.json, before the push keys (EnablePush). The route answers 404
   /// while the server has no key at all. Call before serving.
@@ -88,6 +91,7 @@ class Router {
   std::string jsonrpc_path_;
   CardBody card_;
   std::optional<CardBody> v10_card_;
+  std::shared_ptr<ExtendedCard> extended_card_ = std::make_shared<ExtendedCard>();
   bool v10_only_ = false;
   std::string last_modified_;  // when the cards were made (they do not change while serving)
   std::unique_ptr<PushRoutes> push_routes_;

@@ -136,6 +136,13 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   A2AD_TRY_ASSIGN(const json::object* metadata, ReqObject(o, "metadata", ""));
   w.tags = Strings(metadata->if_contains("tags"));
   w.examples = Strings(metadata->if_contains("examples"));
+  if (const json::value* cp = metadata->if_contains("customProperties"); cp && cp->is_object())
+    if (const json::value* a2a = cp->as_object().if_contains("a2a"); a2a && a2a->is_object())
+      if (const json::value* pub = a2a->as_object().if_contains("public")) {
+        if (!pub->is_bool())
+          return Bad("metadata.customProperties.a2a.public", "expected true or false");
+        w.is_public = pub->as_bool();
+      }
   A2AD_TRY_ASSIGN(const json::object* settings, ReqObject(o, "settings", ""));
   if (const json::value* t = settings->if_contains("timeout")) {
     A2AD_TRY_ASSIGN(w.timeout_ms, Milliseconds(*t, "settings.timeout"));

@@ -49,6 +49,9 @@ struct Workflow {
   std::string description;
   std::vector<std::string> tags;
   std::vector<std::string> examples;
+  // metadata.customProperties.a2a.public (default true): false keeps the skill off the public
+  // agent card; the authenticated extended card lists it (agent_card.hpp).
+  bool is_public = true;
   std::vector<Node> nodes;  // declaration order (the scheduler's tie-break)
   std::vector<Edge> edges;
   std::vector<Variable> variables;
