@@ -252,7 +252,31 @@ def example_api_keys(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_rate_limit(code, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "limit-data")
+    key_file = os.path.join(tmp, "limit-key.txt")
+    script = (code.replace("8080", str(port)).replace("./data", data)
+              .replace("key.txt", key_file))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines = script.splitlines()
+    bg = next(i for i, line in enumerate(lines) if line.rstrip().endswith("&"))
+    run("\n".join(lines[:bg]))
+    proc = subprocess.Popen(["bash", "-c", "exec " + lines[bg].rstrip()[:-1]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"})
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")  # /healthz is not limited
+        out = run("\n".join(lines[bg + 1:])).split()
+        # The third request comes well within 2 s of the first (the bucket refills at 0.5/s).
+        assert out == ["200", "200", "429"], out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
+    ("--rate-limit", example_rate_limit),
     ("make run", example_make),
     ("--card-signing-key", example_card_signing),
     ('"skillId":"campaign-brief"', example_campaign_brief),

@@ -51,9 +51,9 @@ const Allowed kNowhere = {
     {ErrorCode::kInvalidAgentResponse,
      "never raised: a2ad's agents are in-process skills whose output the task service records "
      "itself; there is no remote agent answer to be invalid"},
-    {ErrorCode::kExtendedCardNotConfigured,
-     "never raised: the card declares capabilities.extendedAgentCard false, so the extended "
-     "card operation answers UnsupportedOperation (spec §3.8), which the goldens pin"},
+    {ErrorCode::kRateLimited,
+     "needs a server started with --rate-limit, which the golden servers are not; "
+     "tests/integration/card_and_limits_e2e_test.cpp pins the 429 of every binding"},
     {ErrorCode::kConflict,
      "a task id taken by another tenant, or a store race lost: an anonymous server has one "
      "tenant, and a race is not a deterministic exchange"},

@@ -73,6 +73,10 @@ struct Config {
   // data directory. Without one, a non-loopback --listen / --grpc-listen refuses to start
   // (exit 2) unless this is set.
   bool insecure_no_auth = false;
+  // Rate limits per principal (transport/auth.hpp Authenticator::Throttle): requests per
+  // second sustained, and the burst a caller may spend at once. 0 = off (the default).
+  double rate_limit = 0;
+  int64_t rate_burst = 0;  // 0 = max(1, rate_limit)
 };
 
 /// `a2ad keys create`.

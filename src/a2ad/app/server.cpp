@@ -181,6 +181,15 @@ int RunServer(const Config& config) {
   asio::io_context io(static_cast<int>(threads));
   core::SystemClock clock;
   transport::Authenticator authenticator(**api_keys, clock);
+  if (config.rate_limit > 0) {
+    const double burst = config.rate_burst > 0 ? static_cast<double>(config.rate_burst)
+                                               : std::max(1.0, config.rate_limit);
+    authenticator.SetRateLimiter(std::make_unique<core::RateLimiter>(config.rate_limit, burst));
+    core::LogInfo("rate limit: " + std::to_string(config.rate_limit) +
+                  " requests/s per caller, "
+                  "bursts of " +
+                  std::to_string(static_cast<int64_t>(burst)));
+  }
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
@@ -264,8 +273,9 @@ int RunServer(const Config& config) {
     for (const auto& why : loaded.refusals) core::LogWarn("workflow refused: " + why);
     for (auto& wf : loaded.workflows) {
       auto shared = std::make_shared<const workflow::Workflow>(std::move(wf));
-      tasks::SkillInfo info{shared->id,       shared->name,    shared->description, shared->tags,
-                            shared->examples, shared->version, shared->definition};
+      tasks::SkillInfo info{shared->id,         shared->name,     shared->description,
+                            shared->tags,       shared->examples, shared->version,
+                            shared->definition, shared->is_public};
       service.RegisterSkill(std::move(info),
                             std::make_shared<workflow::WorkflowExecutor>(
                                 shared, service, tokens.value(), clock, engine_opts));
@@ -334,15 +344,22 @@ int RunServer(const Config& config) {
     card.grpc_address = host + ":" + std::to_string(grpc_port.value());
     core::LogInfo("serving A2A gRPC on " + card.grpc_address);
   }
+  using transport::CardAudience;
+  using transport::CardForm;
   boost::json::object hybrid_card = transport::BuildAgentCard(card, service.skills());
-  boost::json::object v10_card =
-      transport::BuildAgentCard(card, service.skills(), transport::CardForm::kV10);
+  boost::json::object v10_card = transport::BuildAgentCard(card, service.skills(), CardForm::kV10);
+  boost::json::object hybrid_extended =
+      transport::BuildAgentCard(card, service.skills(), CardForm::kHybrid, CardAudience::kExtended);
+  boost::json::object v10_extended =
+      transport::BuildAgentCard(card, service.skills(), CardForm::kV10, CardAudience::kExtended);
   // Signed once: the cards do not change while serving. The key is published in the JWKS
   // the signature's jku names.
   if (card_key->has_value()) {
     const core::Es256PrivateKey& key = **card_key;
-    auto attached = transport::AttachCardSignature(hybrid_card, v10_card, key,
-                                                   card.base_url + "/.well-known/jwks.json");
+    const std::string jku = card.base_url + "/.well-known/jwks.json";
+    auto attached = transport::AttachCardSignature(hybrid_card, v10_card, key, jku);
+    if (attached)
+      attached = transport::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
     if (!attached) {
       core::LogError(attached.error().message);
       return 1;
@@ -352,6 +369,7 @@ int RunServer(const Config& config) {
     core::LogInfo("agent card signed (ES256, kid " + kid + ")");
   }
   router->SetCards(hybrid_card, v10_card, v10_only);
+  router->SetExtendedCards(hybrid_extended, v10_extended);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 
   auto recovered = service.RecoverUnfinished();

@@ -235,6 +235,20 @@ int main(int argc, char** argv) {
                  "it may do everything); without it such a server refuses to start. Keys turn "
                  "authentication on whatever this says")
       ->envname("A2AD_INSECURE_NO_AUTH");
+  serve
+      ->add_option("--rate-limit", config.rate_limit,
+                   "requests per second each caller (API key) may make, sustained; past it: 429 "
+                   "with Retry-After (gRPC RESOURCE_EXHAUSTED). 0 = no limit")
+      ->envname("A2AD_RATE_LIMIT")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  serve
+      ->add_option("--rate-burst", config.rate_burst,
+                   "requests a caller may make at once before --rate-limit applies "
+                   "(0 = the rate, at least 1)")
+      ->envname("A2AD_RATE_BURST")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}))
+      ->capture_default_str();
 
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);

@@ -46,6 +46,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "UNAUTHENTICATED";
     case ErrorCode::kPermissionDenied:
       return "PERMISSION_DENIED";
+    case ErrorCode::kRateLimited:
+      return "RATE_LIMITED";
   }
   return "UNKNOWN";
 }

@@ -33,6 +33,7 @@ enum class ErrorCode {
   kDataCorrupt,  // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
   kUnauthenticated,   // no credential, or one that is unknown, revoked or expired (401)
   kPermissionDenied,  // authenticated, but the credential lacks the operation's scope (403)
+  kRateLimited,       // the caller's request rate is past its limit (429, Retry-After)
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

@@ -55,7 +55,13 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                              "Authentication required", "unauthenticated"};
   static const ErrorMapping kPermissionDenied{-32012, 403, "PERMISSION_DENIED", "Permission denied",
                                               "forbidden"};
+  // Rate limits (issue 14): 429 with Retry-After; gRPC RESOURCE_EXHAUSTED; OpenWOP's
+  // rate_limited (DIGEST §2.3).
+  static const ErrorMapping kRateLimited{-32013, 429, "RESOURCE_EXHAUSTED", "Rate limit exceeded",
+                                         "rate_limited"};
   switch (code) {
+    case ErrorCode::kRateLimited:
+      return kRateLimited;
     case ErrorCode::kUnauthenticated:
       return kUnauthenticated;
     case ErrorCode::kPermissionDenied:
@@ -136,6 +142,8 @@ std::string_view V03ErrorName(core::ErrorCode code) {
       return "UnauthenticatedError";  // a2ad's (0.3 has no authentication errors)
     case -32012:
       return "PermissionDeniedError";
+    case -32013:
+      return "RateLimitedError";
     default:
       return "InternalError";
   }

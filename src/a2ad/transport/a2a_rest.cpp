@@ -208,7 +208,7 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
   }
   if (auto denied =
           RequireScope(CallerContext(request, protocol::Binding::kRest, version_), op->scope))
-    co_return ErrorResponse(*denied);
+    co_return WithScopeChallenge(ErrorResponse(*denied), *denied);
   const std::string_view version = request.Header("A2A-Version");
   if (auto e = v03 ? RequireV03(version) : RequireV10(version)) co_return ErrorResponse(*e);
   if (v03 && !stream_options_.serve_v03)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/log.hpp"
@@ -81,10 +82,32 @@ core::Result<protocol::Principal> Authenticator::Authenticate(const HttpRequest&
   return p;
 }
 
+std::optional<Error> Authenticator::Throttle(const protocol::Principal& who) {
+  if (!limiter_) return std::nullopt;
+  const int64_t wait_ms =
+      limiter_->Take(who.authenticated ? std::string_view(who.id) : "anonymous", clock_.NowMs());
+  if (wait_ms == 0) return std::nullopt;
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g", limiter_->per_second());
+  return Error(ErrorCode::kRateLimited,
+               "rate limit exceeded: at most " + std::string(rate) +
+                   " requests per second (bursts of " +
+                   std::to_string(static_cast<int64_t>(limiter_->burst())) + "); retry in " +
+                   std::to_string(wait_ms) + " ms",
+               {{"retryAfterMs", std::to_string(wait_ms)}, {"scope", "key"}});
+}
+
 std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
                                   const std::function<HttpResponse(const Error&)>& shape) {
   auto who = auth.Authenticate(request);
   if (who) {
+    if (auto limited = auth.Throttle(*who)) {
+      HttpResponse r = shape(*limited);
+      for (const auto& [key, value] : limited->details)
+        if (key == "retryAfterMs")
+          r.headers.emplace_back("Retry-After", std::to_string((std::stoll(value) + 999) / 1000));
+      return r;
+    }
     request.principal = std::move(who).value();
     return std::nullopt;
   }
@@ -109,6 +132,14 @@ std::optional<Error> RequireScope(const protocol::CallContext& ctx, std::string_
   return Error(ErrorCode::kPermissionDenied,
                "permission denied: this operation needs the scope '" + std::string(scope) + "'",
                {{"requiredScope", std::string(scope)}});
+}
+
+HttpResponse WithScopeChallenge(HttpResponse r, const Error& denied) {
+  std::string challenge = std::string(kWwwAuthenticate) + ", error=\"insufficient_scope\"";
+  for (const auto& [key, value] : denied.details)  // scope names hold no '"' or '\\'
+    if (key == "requiredScope") challenge += ", scope=\"" + value + "\"";
+  r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+  return r;
 }
 
 }  // namespace a2ad::transport

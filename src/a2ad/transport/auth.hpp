@@ -20,11 +20,13 @@
 // Thread safety: Authenticate may be called from any thread at once (the store locks).
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/core/rate_limiter.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/storage/api_key_store.hpp"
@@ -56,10 +58,19 @@ class Authenticator {
   /// Whether authentication is on (some key exists). Once true, stays true.
   bool Enabled();
 
+  /// Rate limits per principal (core/rate_limiter.hpp; `--rate-limit`): off until set. The
+  /// bucket of an authenticated caller is its principal's (a key's id); every caller of a
+  /// server in development mode shares the one of the anonymous principal. Call before serving.
+  void SetRateLimiter(std::unique_ptr<core::RateLimiter> limiter) { limiter_ = std::move(limiter); }
+  /// kRateLimited when `who` is past its rate (details retryAfterMs, scope "key"; the
+  /// message says when to retry); nullopt otherwise, and always without a limiter.
+  std::optional<core::Error> Throttle(const protocol::Principal& who);
+
  private:
   storage::ApiKeyStore& keys_;
   const core::Clock& clock_;
   std::atomic<bool> enabled_{false};
+  std::unique_ptr<core::RateLimiter> limiter_;
 };
 
 /// The credential a request presents: the token of `Authorization: Bearer` (scheme
@@ -74,11 +85,17 @@ protocol::CallContext CallerContext(const HttpRequest& request, protocol::Bindin
 /// Authenticates `request` with `auth` and sets its principal; nullopt then. Else the answer
 /// refusing it: `shape(e)` (the error body of the request's surface) and, for a 401,
 /// `WWW-Authenticate: Bearer realm="a2ad"` (with error="invalid_token" when a credential was
-/// presented, RFC 6750 §3.1). The router (and the golden drivers of tests) use it.
+/// presented, RFC 6750 §3.1). A caller past its rate limit (Authenticator::Throttle) gets
+/// `shape(e)` of the kRateLimited error with `Retry-After: <seconds>`. The router (and the
+/// golden drivers of tests) use it.
 std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
                                   const std::function<HttpResponse(const core::Error&)>& shape);
 
 /// kPermissionDenied naming `scope` unless `ctx` has it ("" needs none).
 std::optional<core::Error> RequireScope(const protocol::CallContext& ctx, std::string_view scope);
+
+/// `r` (the 403 answering `denied`, a RequireScope refusal) with the challenge of RFC 6750
+/// §3.1: `WWW-Authenticate: Bearer realm="a2ad", error="insufficient_scope", scope="<s>"`.
+HttpResponse WithScopeChallenge(HttpResponse r, const core::Error& denied);
 
 }  // namespace a2ad::transport

@@ -133,7 +133,7 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   if (auto denied = RequireScope(ctx, op.scope)) {
     HttpResponse r = JsonRpcErrorResponse(rpc.id, *denied, v);
     r.status = 403;
-    co_return r;
+    co_return WithScopeChallenge(std::move(r), *denied);
   }
   if (v == WireVersion::kV03 && !stream_options_.serve_v03)
     co_return fail(Error(ErrorCode::kVersionNotSupported,

@@ -287,7 +287,8 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   }
   if (seg.empty() || seg[0] != "v1") co_return std::nullopt;
   if (const auto scope = RouteScope(m, seg))
-    if (auto denied = RequireScope(ctx, *scope)) co_return ErrorResponse(*denied);
+    if (auto denied = RequireScope(ctx, *scope))
+      co_return WithScopeChallenge(ErrorResponse(*denied), *denied);
   if (seg.size() == 2 && seg[1] == "openapi.json") {
     if (m != "GET") co_return method_not_allowed("GET");
     co_return JsonResponse(200, openapi_body_);

@@ -120,7 +120,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
   if (!webhooks && !sample && !deliveries && !dead) co_return std::nullopt;
   const auto ctx = CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
   if (auto denied = RequireScope(ctx, dead ? kScopeAdmin : kScopePushManage))
-    co_return RestErrorResponse(*denied);
+    co_return WithScopeChallenge(RestErrorResponse(*denied), *denied);
   if (deliveries && request.method == "GET") {
     // Another tenant's task is answered as an unknown one (the push service's 404).
     const std::string task_id = Param(request, "taskId");

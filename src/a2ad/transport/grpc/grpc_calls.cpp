@@ -117,6 +117,7 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
   if (auth_) {
     auto who = auth_->Authenticate(as_http);
     if (!who) return std::move(who).error();
+    if (auto limited = auth_->Throttle(*who)) return limited;
     call.ctx.principal = std::move(who).value();
   }
   std::erase_if(as_http.headers,
