@@ -12,6 +12,7 @@
 //       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--expect completed]
 //       [--seed-body-file send.json --seed 1000]   # then @ID@ in --body-file = a seeded task id
 //       [--method GET --path '/a2a/rest/tasks/@ID@'] [--seed-path /a2a/rest/message:send]
+//       [--tls-ca ca.pem]   # https: a TLS handshake per connection, the server verified
 //
 // Body and path templates: every "@SEQ@" becomes a 16-digit request counter (unique message
 // ids), every "@ID@" a task id taken round-robin from the seeded tasks (the "id" of the
@@ -26,6 +27,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -34,6 +36,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -64,6 +68,7 @@ struct Options {
   int server_pid = 0;
   std::string expect;
   std::string label;
+  std::string tls_ca;  // https when set: the CA (PEM file) the server's certificate chains to
 };
 
 using bench::ReplaceAll;
@@ -99,6 +104,7 @@ struct Shared {
   uint64_t bytes_in = 0;
   std::string first_error;
   int running = 0;
+  ssl::context* tls = nullptr;  // --tls-ca
 };
 
 // A request's target and body from their templates: one @SEQ@ and one @ID@ for both.
@@ -148,6 +154,7 @@ asio::awaitable<void> Connection(Shared& s, const std::string* tmpl, int count, 
   const Options& opt = *s.opt;
   auto exec = co_await asio::this_coro::executor;
   tcp::socket sock(exec);
+  std::optional<ssl::stream<tcp::socket&>> secure;  // over `sock` with --tls-ca
   beast::flat_buffer buf;
   bool connected = false;
   int done = 0;
@@ -166,18 +173,36 @@ asio::awaitable<void> Connection(Shared& s, const std::string* tmpl, int count, 
         continue;
       }
       sock.set_option(tcp::no_delay(true), ec);
+      if (s.tls) {  // a new TLS session per connection, counted in this request's latency
+        secure.emplace(sock, *s.tls);
+        co_await secure->async_handshake(ssl::stream_base::client,
+                                         asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+          ++s.errors;
+          if (s.first_error.empty()) s.first_error = "TLS handshake: " + ec.message();
+          sock.close(ec);
+          continue;
+        }
+      }
       connected = true;
       buf.clear();
     }
     const bool seeding = count > 0;
     const std::string& path = seeding && !opt.seed_path.empty() ? opt.seed_path : opt.path;
     auto req = BuildRequest(opt, seeding ? http::verb::post : opt.method, Fill(s, path, *tmpl));
-    co_await http::async_write(sock, req, asio::redirect_error(asio::use_awaitable, ec));
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
     parser.header_limit(64 * 1024);
-    if (!ec)
-      co_await http::async_read(sock, buf, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (secure) {
+      co_await http::async_write(*secure, req, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec)
+        co_await http::async_read(*secure, buf, parser,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      co_await http::async_write(sock, req, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec)
+        co_await http::async_read(sock, buf, parser, asio::redirect_error(asio::use_awaitable, ec));
+    }
     const auto t1 = Clock::now();
     ++done;
     if (ec) {
@@ -226,7 +251,8 @@ void Usage() {
                "usage: a2ad_bench_loadgen --port P --body-file F [--host 127.0.0.1] [--path "
                "/v1/a2a]\n  [--header 'Name: value']... [--connections C] [--warmup-s S] "
                "[--duration-s S]\n  [--server-pid PID] [--expect SUBSTRING] [--seed-body-file F "
-               "--seed N] [--label TEXT]\n  [--method GET|POST] [--seed-path PATH]\n");
+               "--seed N] [--label TEXT]\n  [--method GET|POST] [--seed-path PATH] [--tls-ca "
+               "PEM]\n");
   std::exit(2);
 }
 
@@ -278,6 +304,8 @@ int main(int argc, char** argv) {
       opt.expect = next();
     else if (a == "--label")
       opt.label = next();
+    else if (a == "--tls-ca")
+      opt.tls_ca = next();
     else
       Usage();
   }
@@ -295,6 +323,12 @@ int main(int argc, char** argv) {
   Shared s;
   s.opt = &opt;
   s.endpoint = tcp::endpoint(asio::ip::make_address(opt.host), opt.port);
+  ssl::context tls(ssl::context::tls_client);
+  if (!opt.tls_ca.empty()) {
+    tls.load_verify_file(opt.tls_ca);
+    tls.set_verify_mode(ssl::verify_peer);
+    s.tls = &tls;
+  }
 
   // Seeding: create the tasks that @ID@ refers to (not measured).
   if (opt.seed > 0 && !opt.seed_body.empty()) {

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 TARGET_ORDER = ["a2ad", "a2ad-v1", "a2ad-full", "sdk1-memory", "sdk1-sqlite",
                 "sdk1-sqlite-defaults", "sdk03", "ceiling", "a2ad-rest", "sdk1-rest", "a2ad-grpc",
-                "sdk1-grpc"]
+                "sdk1-grpc", "a2ad-https", "a2ad-key"]
 LABEL = {
     "a2ad": "a2ad (v0.3 wire, SQLite)",
     "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
@@ -23,6 +23,8 @@ LABEL = {
     "a2ad-grpc": "a2ad, gRPC (v1.0, SQLite)",
     "sdk1-rest": "@a2a-js/sdk 1.x, HTTP+JSON, in memory",
     "sdk1-grpc": "@a2a-js/sdk 1.x, gRPC, in memory",
+    "a2ad-https": "a2ad (v1.0 wire, SQLite) over TLS",
+    "a2ad-key": "a2ad (v1.0 wire, SQLite) with an API key per request",
 }
 # The a2ad cell an SDK cell is compared with, per binding (bindings_table); JSON-RPC first.
 BINDINGS = [("JSON-RPC", "a2ad-v1", "sdk1-memory"), ("HTTP+JSON", "a2ad-rest", "sdk1-rest"),
@@ -116,6 +118,36 @@ def bindings_table(cells):
     print()
 
 
+def security_table(cells):
+    """What TLS and API-key authentication cost per request, against plain a2ad-v1."""
+    modes = [(t, n) for t, n in (("a2ad-https", "https"), ("a2ad-key", "API key"))
+             if any(k[1] == t for k in cells)]
+    if not modes:
+        return
+    print("#### TLS and API-key authentication: a2ad over https, and with a key per request")
+    print()
+    print("Per cell: req/s (median of runs), then the mode's req/s / plain req/s and, in brackets, "
+          "its server CPU per request / plain's.")
+    print()
+    print("| scenario | conns | plain req/s | " + " | ".join(f"{n} req/s | {n} / plain (CPU)"
+                                                      for _, n in modes) + " |")
+    print("|---|---|---|" + "---|---|" * len(modes))
+    for scenario in ("send", "get", "stream"):
+        for c in sorted({k[2] for k in cells if k[0] == scenario and k[1] == "a2ad-v1"}):
+            base = cells.get((scenario, "a2ad-v1", c), [])
+            rb = med([float(r["rps"]) for r in base])
+            cb = med([float(r["cpu_ms_per_1k"]) for r in base])
+            cols = [fmt(rb, 0)]
+            for target, _ in modes:
+                m = cells.get((scenario, target, c), [])
+                rm = med([float(r["rps"]) for r in m])
+                cm = med([float(r["cpu_ms_per_1k"]) for r in m])
+                ratio = f"{rm / rb:.2f}x ({cm / cb:.2f}x)" if m and base and rb > 0 and cb > 0 else "n/a"
+                cols += [fmt(rm, 0), ratio]
+            print(f"| {scenario} | {c} | " + " | ".join(cols) + " |")
+    print()
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--write"]:
@@ -183,6 +215,7 @@ def report(raw_paths):
             print()
 
     bindings_table(cells)
+    security_table(cells)
 
     if restarts:
         print("#### Restart with stored tasks: spawn -> first `tasks/get` answered")

@@ -25,6 +25,13 @@
 #   sdk1-rest    @a2a-js/sdk 1.x echo server (bench/js/sdk1_bindings_server.mjs), its express
 #                restHandler at /a2a/rest, InMemoryTaskStore
 #   sdk1-grpc    the same server's grpcService on @grpc/grpc-js
+#   a2ad-https   a2ad-v1 over TLS (--tls-cert/--tls-key; certificates made by a2ad_test_pki):
+#                one TLS 1.3 session per kept-alive connection, the handshake in its first
+#                request
+#   a2ad-key     a2ad-v1 with authentication on: every request carries an API key
+#                (Authorization: Bearer), looked up and hashed per request
+# TARGETS=security is a2ad-v1 a2ad-https a2ad-key: what TLS and API-key authentication cost per
+# request (bench/RESULTS-security.md).
 # TARGETS=bindings is a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc: the three
 # A2A 1.0 bindings side by side (bench/RESULTS-bindings.md). Within a round, every connection
 # count runs every target in turn (the order reversed every other round), so an a2ad cell and
@@ -66,6 +73,7 @@ CONNS=${CONNS:-"1 16 64 256"}
 SCENARIOS=${SCENARIOS:-"send get stream restart"}
 TARGETS=${TARGETS:-"a2ad a2ad-v1 a2ad-full sdk1-memory sdk1-sqlite sdk1-sqlite-defaults sdk03 ceiling"}
 [[ $TARGETS == bindings ]] && TARGETS="a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc"
+[[ $TARGETS == security ]] && TARGETS="a2ad-v1 a2ad-https a2ad-key"
 RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
 BUILD_DIR=build/release
 A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
@@ -73,12 +81,14 @@ LOADGEN=$BUILD_DIR/bench/a2ad_bench_loadgen
 GRPCLOAD=$BUILD_DIR/bench/a2ad_bench_grpcload
 CEILING=$BUILD_DIR/bench/a2ad_bench_ceiling
 RESTART=$BUILD_DIR/bench/a2ad_bench_restart
+PKI=$BUILD_DIR/tests/support/a2ad_test_pki
 JS=bench/js
 
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   [[ -f $BUILD_DIR/build.ninja ]] || cmake --preset release >/dev/null
   cmake --build "$BUILD_DIR" -j2 --target $([[ -z ${A2AD_BIN:-} ]] && echo a2ad) \
-    a2ad_bench_loadgen a2ad_bench_grpcload a2ad_bench_ceiling a2ad_bench_restart a2ad_bench_fanout
+    a2ad_bench_loadgen a2ad_bench_grpcload a2ad_bench_ceiling a2ad_bench_restart a2ad_bench_fanout \
+    $([[ " $TARGETS " == *" a2ad-https "* ]] && echo a2ad_test_pki)
 fi
 if [[ ! -d $JS/node_modules ]] || [[ $JS/package-lock.json -nt $JS/node_modules ]]; then
   (cd "$JS" && npm ci --no-audit --no-fund)
@@ -131,19 +141,31 @@ cat >"$BODIES/send-rest.json" <<EOF
 {"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}
 EOF
 
+# TLS: a CA and a server certificate for 127.0.0.1 (a2ad_test_pki, the OpenSSL library).
+if [[ " $TARGETS " == *" a2ad-https "* ]]; then
+  "$PKI" "$BODIES/pki" || { echo "cannot make the TLS certificates ($PKI)" >&2; exit 1; }
+fi
+
 wire_of() {  # target -> v03 | v10
   case $1 in a2ad | sdk03 | ceiling) echo v03 ;; *) echo v10 ;; esac
 }
 
 start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
-  local target=$1 grpc=()
+  local target=$1 flags=()
   TMP_DIR=$(mktemp -d /tmp/a2ad-bench-run.XXXXXX)
-  [[ $target == a2ad-grpc ]] && grpc=(--grpc-listen 127.0.0.1:0)
+  [[ $target == a2ad-grpc ]] && flags=(--grpc-listen 127.0.0.1:0)
+  [[ $target == a2ad-https ]] &&
+    flags=(--tls-cert "$BODIES/pki/server.pem" --tls-key "$BODIES/pki/server-key.pem")
+  API_KEY=""
+  if [[ $target == a2ad-key ]]; then  # a key in the fresh data directory: authentication on
+    API_KEY=$("$A2AD" keys create --data-dir "$TMP_DIR/data" --tenant bench \
+      --scopes tasks:read,tasks:write 2>/dev/null)
+  fi
   case $target in
-    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc)
+    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key)
       "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
         --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
-        "${grpc[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+        "${flags[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-rest | sdk1-grpc)
       node "$JS/sdk1_bindings_server.mjs" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-memory)
@@ -160,7 +182,7 @@ start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
   SERVER_PID=$!
   PORT=""
   for _ in $(seq 300); do
-    PORT=$(sed -nE 's#.*serving http://127\.0\.0\.1:([0-9]+).*#\1#p' "$TMP_DIR/stdout" 2>/dev/null)
+    PORT=$(sed -nE 's#.*serving https?://127\.0\.0\.1:([0-9]+).*#\1#p' "$TMP_DIR/stdout" 2>/dev/null)
     [[ -n $PORT ]] && break
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.05
@@ -206,8 +228,8 @@ sdk_version() { node -p "require('./$JS/node_modules/$1/package.json').version";
 measure() {  # scenario target conns run
   local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
   wire=$(wire_of "$target")
-  [[ $target == a2ad-v1 || $target == a2ad-full || $target == a2ad-rest || $target == sdk1-* ]] &&
-    extra+=(--header "A2A-Version: 1.0")
+  [[ $target == a2ad-v1 || $target == a2ad-full || $target == a2ad-rest || $target == sdk1-* ||
+    $target == a2ad-https || $target == a2ad-key ]] && extra+=(--header "A2A-Version: 1.0")
   if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
   case $target:$scenario in
     *-grpc:*) ;;
@@ -221,6 +243,8 @@ measure() {  # scenario target conns run
                    --seed 1000) ;;
   esac
   start_server "$target"
+  [[ $target == a2ad-https ]] && extra+=(--tls-ca "$BODIES/pki/ca.pem")
+  [[ -n $API_KEY ]] && extra+=(--header "Authorization: Bearer $API_KEY")
   local line rc=0
   if [[ $target == *-grpc ]]; then
     line=$("$GRPCLOAD" --target "127.0.0.1:$GRPC_PORT" --rpc "$scenario" --seed 1000 \
@@ -246,10 +270,11 @@ measure() {  # scenario target conns run
 # Rounds are the outer loop: every round measures every cell once, so a slow spell on the
 # machine (other tenants of the VM) touches all servers alike instead of one server's runs.
 # Inside a round, the targets take turns at each connection count, in reverse order every
-# other round. a2ad-v1 runs get and stream only beside a binding target (their JSON-RPC
-# reference); a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only.
+# other round. a2ad-v1 runs get and stream only beside a binding or security target (their
+# JSON-RPC reference); a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only.
 BINDING_RUN=0
-[[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ]] && BINDING_RUN=1
+[[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ||
+  " $TARGETS " == *" a2ad-https "* || " $TARGETS " == *" a2ad-key "* ]] && BINDING_RUN=1
 for run in $(seq "$RUNS"); do
   order=$TARGETS
   ((run % 2 == 0)) && order=$(tr ' ' '\n' <<<"$TARGETS" | tac | tr '\n' ' ')

@@ -1,5 +1,5 @@
 // The safe defaults of the server's credential source (app/api_keys.hpp): without any API
-// key, loopback only, unless --insecure-no-auth; with a key, any address.
+// key, loopback only, unless --insecure-no-auth or mutual TLS; with a key, any address.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -32,6 +32,13 @@ TEST(AuthDefaults, NoKeysServesLoopbackOnlyUnlessInsecure) {
   config.insecure_no_auth = true;
   EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));
   config.insecure_no_auth = false;
+  // Mutual TLS authenticates callers by their certificates: no key needed to serve any address.
+  config.tls_cert = "server.pem";
+  config.tls_client_ca = "clients-ca.pem";
+  EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));
+  config.tls_client_ca.clear();  // TLS alone authenticates no one
+  EXPECT_FALSE(OpenServerKeys(config, {"0.0.0.0"}));
+  config.tls_cert.clear();
   {
     auto keys = OpenServerKeys(config, {"127.0.0.1"});
     ASSERT_TRUE(keys);

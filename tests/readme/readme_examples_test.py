@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every ```sh example of README.md as written, against the real server.
 
-Usage: readme_examples_test.py <repo root> <a2ad binary>
+Usage: readme_examples_test.py <repo root> <a2ad binary> [<a2ad_test_pki binary>]
 
 The only rewrites are where the README names a fixed address: port 8080 (the default) and the
 push receiver's 9000 become free loopback ports, `a2ad` is the built binary, and `./data` a
@@ -23,6 +23,7 @@ import time
 import urllib.request
 
 ROOT, BIN = sys.argv[1], sys.argv[2]
+PKI = sys.argv[3] if len(sys.argv) > 3 else None  # the a2ad_test_pki binary (tests/support)
 
 
 def free_port():
@@ -275,6 +276,38 @@ def example_rate_limit(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_tls(code, tmp):
+    # The certificates the example names, made by the test (a2ad_test_pki, the OpenSSL
+    # library): a server certificate for localhost, a client CA and a client certificate for
+    # CN=billing-agent,O=Acme.
+    assert PKI, "readme_examples_test.py needs the a2ad_test_pki binary as its third argument"
+    work = os.path.join(tmp, "tls")
+    subprocess.run([PKI, work], check=True)
+    port = free_port()
+    script = code.replace("8080", str(port)).replace("./data", os.path.join(work, "data"))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines = script.splitlines()
+    bg = next(i for i, line in enumerate(lines) if line.rstrip().endswith("&"))
+    run("cd " + work + "\n" + "\n".join(lines[:bg]))  # clients.json
+    proc = subprocess.Popen(["bash", "-c", "cd " + work + " && exec " + lines[bg].rstrip()[:-1]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"})
+    try:
+        wait_port(port)
+        out = []
+        for _ in range(300):  # the port is open before the server answers: retry until it does
+            try:
+                out = run("cd " + work + "\n" + "\n".join(lines[bg + 1:])).splitlines()
+                break
+            except AssertionError:
+                time.sleep(0.1)
+        assert out and out[0] == "401", out
+        assert json.loads(out[1])["tasks"] == [], out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
     ("--rate-limit", example_rate_limit),
     ("make run", example_make),
@@ -283,6 +316,7 @@ CHECKS = [
     ('"skillId":"ticker"', example_ticker),
     ("push listen", example_push),
     ("keys create", example_api_keys),
+    ("--tls-client-map", example_tls),
 ]
 
 

@@ -1,7 +1,5 @@
 #include "http_client.hpp"
 
-#include "a2ad/protocol/json_parse.hpp"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <strings.h>
@@ -19,6 +17,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+
+#include "a2ad/protocol/json_parse.hpp"
 
 namespace a2ad::testing {
 namespace asio = boost::asio;
@@ -38,9 +38,8 @@ json::value ClientResponse::Json() const { return StrictJson(body, "response bod
 json::value StrictJson(const std::string& text, const std::string& what) {
   auto v = protocol::ParseJson(text);
   if (!v)
-    throw std::runtime_error("the server wrote a " + what +
-                             " that is not strict JSON (" + v.error().message + "): " +
-                             text.substr(0, 300));
+    throw std::runtime_error("the server wrote a " + what + " that is not strict JSON (" +
+                             v.error().message + "): " + text.substr(0, 300));
   return std::move(v).value();
 }
 
@@ -178,9 +177,9 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
   }
   close(fds[0]);  // the server's later stdout writes go nowhere (it prints only this line)
   p.ready_line = line.substr(0, line.find('\n'));
-  auto pos = p.ready_line.find("http://127.0.0.1:");
+  auto pos = p.ready_line.find("://127.0.0.1:");  // http, or https when serving TLS
   if (pos == std::string::npos) throw std::runtime_error("unexpected ready line: " + p.ready_line);
-  p.port = static_cast<uint16_t>(std::stoi(p.ready_line.substr(pos + 17)));
+  p.port = static_cast<uint16_t>(std::stoi(p.ready_line.substr(pos + 13)));
   return p;
 }
 

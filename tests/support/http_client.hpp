@@ -47,7 +47,7 @@ class HttpClient {
 /// In a forked child: execv(args[0], args); exits 127 if that fails. Never returns.
 [[noreturn]] void ExecOrExit(std::vector<std::string> args);
 
-/// Reads "a2ad: serving http://HOST:PORT/..." from a spawned server's stdout.
+/// Reads "a2ad: serving http(s)://HOST:PORT/..." from a spawned server's stdout.
 struct ServerProcess {
   int pid = -1;
   uint16_t port = 0;

@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <stdexcept>
@@ -57,8 +58,21 @@ WebhookReceiver::~WebhookReceiver() {
   for (auto& t : workers) t.join();
 }
 
+WebhookReceiver::WebhookReceiver(const CertAndKey& tls) : WebhookReceiver() {
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  ctx->use_certificate_chain(asio::buffer(tls.cert_pem));
+  ctx->use_private_key(asio::buffer(tls.key_pem), asio::ssl::context::pem);
+  std::lock_guard lock(mu_);  // before any connection is served (Serve reads it under mu_)
+  tls_ = std::move(ctx);
+}
+
 std::string WebhookReceiver::Url(const std::string& path) const {
-  return "http://127.0.0.1:" + std::to_string(port_) + path;
+  return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) + path;
+}
+
+size_t WebhookReceiver::failed_handshakes() {
+  std::lock_guard lock(mu_);
+  return failed_handshakes_;
 }
 
 void WebhookReceiver::Script(std::vector<int> statuses) {
@@ -110,6 +124,31 @@ void WebhookReceiver::Accept() {
 void WebhookReceiver::Serve(int fd) {
   asio::io_context io;
   asio::ip::tcp::socket sock(io, asio::ip::tcp::v4(), fd);
+  std::shared_ptr<asio::ssl::context> tls;
+  {
+    std::lock_guard lock(mu_);
+    tls = tls_;
+  }
+  if (tls) {
+    asio::ssl::stream<asio::ip::tcp::socket&> stream(sock, *tls);
+    boost::system::error_code ec;
+    stream.handshake(asio::ssl::stream_base::server, ec);
+    if (ec) {
+      std::lock_guard lock(mu_);
+      ++failed_handshakes_;
+    } else {
+      Exchange(stream);
+      stream.shutdown(ec);
+    }
+  } else {
+    Exchange(sock);
+  }
+  boost::system::error_code ignored;
+  sock.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
+template <class Stream>
+void WebhookReceiver::Exchange(Stream& sock) {
   beast::flat_buffer buf;
   for (;;) {
     http::request<http::string_body> req;
@@ -153,8 +192,6 @@ void WebhookReceiver::Serve(int fd) {
     http::write(sock, res, ec);
     if (ec || !req.keep_alive()) break;
   }
-  boost::system::error_code ignored;
-  sock.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace a2ad::testing

@@ -1,7 +1,8 @@
 #pragma once
 // A webhook receiver for push tests: a real HTTP/1.1 server on 127.0.0.1:<ephemeral port>,
 // one thread per connection. It records every request and answers with the next scripted
-// status (then `default_status`), optionally after a delay or with a Location header.
+// status (then `default_status`), optionally after a delay or with a Location header. With a
+// certificate it serves https (the test's own TLS server) and counts failed handshakes.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -12,6 +13,12 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "test_pki.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace a2ad::testing {
 
@@ -26,9 +33,14 @@ struct ReceivedRequest {
 class WebhookReceiver {
  public:
   WebhookReceiver();
+  /// Serves https with `tls` (a server certificate for 127.0.0.1, test_pki.hpp).
+  explicit WebhookReceiver(const CertAndKey& tls);
   ~WebhookReceiver();
   uint16_t port() const { return port_; }
+  /// "http(s)://127.0.0.1:<port><path>".
   std::string Url(const std::string& path = "/hook") const;
+  /// https: connections whose TLS handshake failed (the client refused the certificate).
+  size_t failed_handshakes();
 
   /// Statuses for the next requests, in order; afterwards `default_status` (200).
   void Script(std::vector<int> statuses);
@@ -46,6 +58,8 @@ class WebhookReceiver {
  private:
   void Accept();
   void Serve(int fd);
+  template <class Stream>
+  void Exchange(Stream& stream);
 
   int listen_fd_ = -1;
   uint16_t port_ = 0;
@@ -59,6 +73,8 @@ class WebhookReceiver {
   std::string location_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  size_t failed_handshakes_ = 0;
 };
 
 }  // namespace a2ad::testing

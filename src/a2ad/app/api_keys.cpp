@@ -178,7 +178,7 @@ core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
   if (!store) return std::move(store).error();
   auto any = (*store)->Any();
   if (!any) return std::move(any).error();
-  if (!*any) {
+  if (!*any && !config.MutualTls()) {  // client certificates authenticate too
     std::string exposed;
     for (const auto& h : hosts)
       if (!IsLoopbackHost(h)) exposed = h;

@@ -77,6 +77,23 @@ struct Config {
   // second sustained, and the burst a caller may spend at once. 0 = off (the default).
   double rate_limit = 0;
   int64_t rate_burst = 0;  // 0 = max(1, rate_limit)
+
+  // TLS (issue 14; transport/tls_context.hpp): with tls_cert and tls_key (PEM files) the HTTP
+  // listener serves HTTPS and the gRPC listener TLS, and the default public URL is https://.
+  // With tls_client_ca, client certificates are asked for on both and verified against it
+  // (mutual TLS); tls_client_map (transport/client_cert_auth.hpp) maps a verified
+  // certificate's subject to a principal, and turns authentication on. Cert, key and CA that
+  // cannot be read, and a client CA without a map (or a map without a CA), refuse to start.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  std::string tls_client_map;
+  int64_t tls_handshake_timeout_ms = 10000;  // a connection's TLS handshake; then it is closed
+
+  /// Whether the listeners serve TLS.
+  bool Tls() const { return !tls_cert.empty(); }
+  /// Whether client certificates authenticate callers (the agent card's mTLS security scheme).
+  bool MutualTls() const { return Tls() && !tls_client_ca.empty(); }
 };
 
 /// `a2ad keys create`.

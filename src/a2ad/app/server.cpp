@@ -19,6 +19,7 @@
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
 #include "a2ad/app/push_setup.hpp"
+#include "a2ad/app/tls_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
@@ -144,6 +145,12 @@ int RunServer(const Config& config) {
     core::LogError(listen.error().message);
     return 2;
   }
+  // TLS first: a certificate or key that cannot be read is a startup error (exit 2).
+  auto tls = OpenServingTls(config);
+  if (!tls) {
+    core::LogError(tls.error().message);
+    return 2;
+  }
   if (!EnsureDir(config.data_dir)) return 1;
   auto card_key = OpenCardSigningKey(config);
   if (!card_key) {
@@ -190,6 +197,7 @@ int RunServer(const Config& config) {
                   "bursts of " +
                   std::to_string(static_cast<int64_t>(burst)));
   }
+  if (*tls && (*tls)->client_map) authenticator.SetClientCertificates((*tls)->client_map.get());
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
@@ -239,6 +247,10 @@ int RunServer(const Config& config) {
   http_opts.max_connections = config.max_connections;
   http_opts.max_connections_per_address = config.max_connections_per_address;
   http_opts.transport_error = transport::SurfaceTransportErrors(jsonrpc_path);
+  if (*tls) {
+    http_opts.tls = (*tls)->context;
+    http_opts.handshake_timeout = std::chrono::milliseconds(config.tls_handshake_timeout_ms);
+  }
   std::unique_ptr<transport::Router> router;
   transport::HttpServer server(
       io, [&router](transport::HttpRequest r) { return router->Handle(std::move(r)); }, http_opts);
@@ -255,7 +267,7 @@ int RunServer(const Config& config) {
   } else {
     std::string host =
         listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
-    card.base_url = "http://" + host + ":" + std::to_string(port.value());
+    card.base_url = (*tls ? "https://" : "http://") + host + ":" + std::to_string(port.value());
   }
   // Workflows: each valid definition becomes a skill; a refused file is logged and skipped.
   auto tokens = workflow::InterruptTokens::Open(std::filesystem::path(config.data_dir) /
@@ -316,6 +328,7 @@ int RunServer(const Config& config) {
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
   card.extensions = extensions.CardEntries();
+  card.mtls = config.MutualTls();
   const bool v10_only = config.a2a_versions == "1.0";
   stream_opts.serve_v03 = !v10_only;
   card.serves_v03 = !v10_only;
@@ -334,7 +347,7 @@ int RunServer(const Config& config) {
     }
     grpc = std::make_unique<transport::GrpcBinding>(router->operations(), io.get_executor(),
                                                     &extensions, !v10_only, &authenticator);
-    auto grpc_port = grpc->Listen(where->host, where->port);
+    auto grpc_port = grpc->Listen(where->host, where->port, *tls ? &(*tls)->pem : nullptr);
     if (!grpc_port) {
       core::LogError(grpc_port.error().message);
       return 1;
@@ -381,8 +394,9 @@ int RunServer(const Config& config) {
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
 
   server.Start();
-  core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) + " with " +
-                std::to_string(threads) + " thread(s); data in " + DbPath(config) +
+  core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) +
+                (*tls ? " (HTTPS" + std::string((*tls)->client_map ? ", mutual TLS)" : ")") : "") +
+                " with " + std::to_string(threads) + " thread(s); data in " + DbPath(config) +
                 " (SQLite WAL, synchronous=" + synchronous + ")");
   std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
   std::fflush(stdout);

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   serve
       ->add_option(
           "--public-url", config.public_url,
-          "base URL clients use to reach this server (agent card URLs); default http://<listen>")
+          "base URL clients use to reach this server (agent card URLs); default http://<listen> "
+          "(https:// with --tls-cert)")
       ->envname("A2AD_PUBLIC_URL");
   serve->add_option("--threads", config.threads, "I/O threads (0 = one per core)")
       ->envname("A2AD_THREADS")
@@ -248,6 +249,34 @@ int main(int argc, char** argv) {
                    "(0 = the rate, at least 1)")
       ->envname("A2AD_RATE_BURST")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}))
+      ->capture_default_str();
+
+  // TLS and mutual TLS (issue 14).
+  serve
+      ->add_option("--tls-cert", config.tls_cert,
+                   "PEM file of the server certificate (and its chain): serve HTTPS, and TLS on "
+                   "--grpc-listen; needs --tls-key")
+      ->envname("A2AD_TLS_CERT");
+  serve->add_option("--tls-key", config.tls_key, "PEM file of the private key of --tls-cert")
+      ->envname("A2AD_TLS_KEY");
+  serve
+      ->add_option("--tls-client-ca", config.tls_client_ca,
+                   "PEM file of the CA(s) client certificates must chain to (mutual TLS): a "
+                   "client certificate is asked for on HTTPS and gRPC and verified when sent; "
+                   "needs --tls-client-map")
+      ->envname("A2AD_TLS_CLIENT_CA");
+  serve
+      ->add_option("--tls-client-map", config.tls_client_map,
+                   "JSON file mapping verified client certificate subjects to tenants and "
+                   "scopes: [{\"subject\":\"CN=agent,O=Acme\",\"tenant\":\"acme\","
+                   "\"scopes\":[\"tasks:read\"]}]")
+      ->envname("A2AD_TLS_CLIENT_MAP");
+  serve
+      ->add_option("--tls-handshake-timeout-ms", config.tls_handshake_timeout_ms,
+                   "time a new HTTPS connection has to complete its TLS handshake; then it is "
+                   "closed")
+      ->envname("A2AD_TLS_HANDSHAKE_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{1}, int64_t{600000}))
       ->capture_default_str();
 
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");

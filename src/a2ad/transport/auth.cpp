@@ -6,6 +6,7 @@
 
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/transport/client_cert_auth.hpp"
 
 namespace a2ad::transport {
 using core::Error;
@@ -41,6 +42,7 @@ std::string_view PresentedCredential(const HttpRequest& request) {
 }
 
 bool Authenticator::Enabled() {
+  if (certs_) return true;
   if (enabled_.load(std::memory_order_acquire)) return true;
   auto any = keys_.Any();
   if (!any) {
@@ -57,6 +59,8 @@ bool Authenticator::Enabled() {
 core::Result<protocol::Principal> Authenticator::Authenticate(const HttpRequest& request) {
   if (!Enabled()) return protocol::Principal{};
   const std::string_view credential = PresentedCredential(request);
+  if (credential.empty() && certs_ && !request.client_cert_subject.empty())
+    return certs_->PrincipalOf(request.client_cert_subject);
   if (credential.empty())
     return Unauthenticated(
         "authentication required: send Authorization: Bearer <api key> or X-API-Key: <api key>");

@@ -17,6 +17,11 @@
 // development mode and every request is the anonymous caller with every scope. A key with
 // the scope `admin` has every scope.
 //
+// Mutual TLS (client_cert_auth.hpp): with a certificate map set, a request that presents no
+// credential but came with a verified client certificate is that certificate's principal; a
+// request with both is the credential's (the explicit credential wins, the certificate is not
+// consulted). A certificate map turns authentication on from the start.
+//
 // Thread safety: Authenticate may be called from any thread at once (the store locks).
 #include <atomic>
 #include <functional>
@@ -33,6 +38,8 @@
 #include "a2ad/transport/http_types.hpp"
 
 namespace a2ad::transport {
+
+class ClientCertMap;
 
 /// Scopes (a2a_operations.hpp names the tasks and push ones).
 inline constexpr const char* kScopeRunsRead = "runs:read";
@@ -55,8 +62,12 @@ class Authenticator {
   /// unknown, wrong, revoked or expired; kInternal when the store cannot be read. Messages
   /// never contain the credential.
   core::Result<protocol::Principal> Authenticate(const HttpRequest& request);
-  /// Whether authentication is on (some key exists). Once true, stays true.
+  /// Whether authentication is on (some key exists, or a certificate map is set). Once true,
+  /// stays true.
   bool Enabled();
+  /// Mutual TLS: maps verified client certificates (must outlive the authenticator; null:
+  /// none). Set before serving.
+  void SetClientCertificates(const ClientCertMap* certs) { certs_ = certs; }
 
   /// Rate limits per principal (core/rate_limiter.hpp; `--rate-limit`): off until set. The
   /// bucket of an authenticated caller is its principal's (a key's id); every caller of a
@@ -71,6 +82,7 @@ class Authenticator {
   const core::Clock& clock_;
   std::atomic<bool> enabled_{false};
   std::unique_ptr<core::RateLimiter> limiter_;
+  const ClientCertMap* certs_ = nullptr;
 };
 
 /// The credential a request presents: the token of `Authorization: Bearer` (scheme

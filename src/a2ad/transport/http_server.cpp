@@ -6,6 +6,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,12 +22,15 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/transport/conn_stream.hpp"
 #include "a2ad/transport/error_body.hpp"
+#include "a2ad/transport/tls_context.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using core::Error;
 using core::ErrorCode;
@@ -57,6 +61,9 @@ constexpr std::chrono::seconds kRefusalRead{1};
 constexpr size_t kMaxRefusing = 1024;
 // A refused connection is logged at most this often (with the count since the last line).
 constexpr std::chrono::seconds kRefusalLogEvery{1};
+// TLS close_notify exchange at the end of a connection; a client that does not answer it is
+// cut off.
+constexpr std::chrono::seconds kTlsShutdown{1};
 
 // A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
 // 192.0.2.1 and ::ffff:192.0.2.1 are one client.
@@ -68,9 +75,10 @@ AddressKey KeyOf(const asio::ip::address& a) {
 }
 
 struct Conn : std::enable_shared_from_this<Conn> {
-  Conn(tcp::socket s, AddressKey a)
-      : stream(std::move(s)), read_deadline(stream.get_executor()), address(a) {}
-  beast::tcp_stream stream;
+  Conn(tcp::socket s, AddressKey a, ssl::context* tls)
+      : io(std::move(s), tls), stream(io.tcp()), read_deadline(stream.get_executor()), address(a) {}
+  ConnStream io;              // reads and writes: TCP or TLS
+  beast::tcp_stream& stream;  // the TCP stream under `io`: expiry, cancel, close
   // The deadline of the current read. Unlike the tcp_stream's own expiry (which closes the
   // socket, so no 408 could follow), it only cancels the read and sets `timed_out`.
   asio::steady_timer read_deadline;
@@ -79,6 +87,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
   uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
   bool busy = false;             // inside a request; touched only on the connection's strand
   std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
+  std::string client_subject;    // TLS: the verified client certificate's subject, or ""
 
   /// Arms the read deadline `d` from now. Call on the strand; pair with DisarmReadDeadline.
   void ArmReadDeadline(std::chrono::steady_clock::duration d) {
@@ -174,23 +183,22 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
 
   void Watch() {
     auto self = shared_from_this();
-    c_->stream.socket().async_read_some(
-        asio::buffer(scratch_), [self](boost::system::error_code ec, size_t n) {
-          if (!ec) {
-            // Bytes from a streaming client: a pipelined next request (kept for the
-            // session once the stream is over), or noise. Keep watching.
-            if (self->early_.size() + n > sizeof self->scratch_ * 16) {
-              self->Gone();  // a client that talks over its stream: stop
-              self->WatchFinished();
-              return;
-            }
-            self->early_.append(self->scratch_, n);
-            self->Watch();
-            return;
-          }
-          if (!(ec == asio::error::operation_aborted && self->unwatching_)) self->Gone();
+    c_->io.async_read_some(asio::buffer(scratch_), [self](boost::system::error_code ec, size_t n) {
+      if (!ec) {
+        // Bytes from a streaming client: a pipelined next request (kept for the
+        // session once the stream is over), or noise. Keep watching.
+        if (self->early_.size() + n > sizeof self->scratch_ * 16) {
+          self->Gone();  // a client that talks over its stream: stop
           self->WatchFinished();
-        });
+          return;
+        }
+        self->early_.append(self->scratch_, n);
+        self->Watch();
+        return;
+      }
+      if (!(ec == asio::error::operation_aborted && self->unwatching_)) self->Gone();
+      self->WatchFinished();
+    });
   }
 
   void WatchFinished() {
@@ -221,9 +229,9 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
       const std::array<asio::const_buffer, 3> parts{asio::buffer(size, static_cast<size_t>(len)),
                                                     asio::buffer(bytes), asio::buffer("\r\n", 2)};
       std::tie(ec, std::ignore) =
-          co_await asio::async_write(c_->stream, parts, asio::as_tuple(asio::use_awaitable));
+          co_await asio::async_write(c_->io, parts, asio::as_tuple(asio::use_awaitable));
     } else {
-      std::tie(ec, std::ignore) = co_await asio::async_write(c_->stream, asio::buffer(bytes),
+      std::tie(ec, std::ignore) = co_await asio::async_write(c_->io, asio::buffer(bytes),
                                                              asio::as_tuple(asio::use_awaitable));
     }
     c_->stream.expires_never();
@@ -308,7 +316,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       if (ep_ec) continue;  // the client is gone already; `sock` closes here
       boost::system::error_code ignored;
       sock.set_option(tcp::no_delay(true), ignored);
-      auto conn = std::make_shared<Conn>(std::move(sock), KeyOf(remote.address()));
+      auto conn = std::make_shared<Conn>(std::move(sock), KeyOf(remote.address()), opts.tls.get());
       if (const char* cap = Admit(conn)) {
         Refuse(conn, remote, cap);
         continue;
@@ -370,12 +378,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   /// connection closed lingering (the client may still be sending its head and body; see
   /// LingeringClose). A client that leaves without sending anything gets nothing.
   asio::awaitable<void> Refusal(std::shared_ptr<Conn> c) {
+    if (!co_await Handshake(*c, kRefusalRead)) {
+      c->stream.close();
+      co_return;
+    }
     std::string head;
     std::array<char, 1024> scratch;
     c->ArmReadDeadline(kRefusalRead);
     while (head.find("\r\n") == std::string::npos && head.size() < opts.header_limit) {
-      auto [ec, n] = co_await c->stream.async_read_some(asio::buffer(scratch),
-                                                        asio::as_tuple(asio::use_awaitable));
+      auto [ec, n] = co_await c->io.async_read_some(asio::buffer(scratch),
+                                                    asio::as_tuple(asio::use_awaitable));
       if (ec) break;
       head.append(scratch.data(), n);
     }
@@ -425,7 +437,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     if (status == 503) r.headers.emplace_back("Retry-After", "1");
     auto res = ToBeast(std::move(r), 11, false);
     c.stream.expires_after(kErrorWriteTimeout);
-    co_await http::async_write(c.stream, res, asio::as_tuple(asio::use_awaitable));
+    co_await http::async_write(c.io, res, asio::as_tuple(asio::use_awaitable));
     c.stream.expires_never();
   }
 
@@ -435,18 +447,53 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   /// sending its body would typically see "connection reset" instead of the 413 or 408.
   /// So: FIN after the answer (shutdown of the send side), then read and drop what still
   /// arrives until the client closes too, kLingerBytes were dropped, or kLinger passed.
+  /// On TLS the client's bytes are read before the close_notify (a TLS stream has no
+  /// half-close that would let them be read after it).
   static asio::awaitable<void> LingeringClose(Conn& c) {
     boost::system::error_code ignored;
-    c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (!c.io.tls()) c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     c.stream.expires_after(kLinger);  // the tcp_stream closes the socket at the deadline
     std::array<char, 4096> scratch;
     for (size_t dropped = 0; dropped < kLingerBytes;) {
-      auto [ec, n] = co_await c.stream.async_read_some(asio::buffer(scratch),
-                                                       asio::as_tuple(asio::use_awaitable));
+      auto [ec, n] =
+          co_await c.io.async_read_some(asio::buffer(scratch), asio::as_tuple(asio::use_awaitable));
       if (ec) break;
       dropped += n;
     }
+    co_await Close(c);
+  }
+
+  /// Ends a connection: on TLS the close_notify exchange first (bounded by kTlsShutdown),
+  /// then FIN and close.
+  static asio::awaitable<void> Close(Conn& c) {
+    if (auto* tls = c.io.tls()) {
+      c.stream.expires_after(kTlsShutdown);
+      (void)co_await tls->async_shutdown(asio::as_tuple(asio::use_awaitable));
+    }
+    boost::system::error_code ignored;
+    c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     c.stream.close();
+  }
+
+  /// TLS: the handshake, within `limit` (the tcp_stream's expiry closes the socket of a client
+  /// that never completes it, so it cannot hold a slot). false when it failed: logged at debug
+  /// (a port scan or a plain HTTP client is no event worth more), the caller closes.
+  static asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration limit) {
+    auto* tls = c.io.tls();
+    if (!tls) co_return true;
+    boost::system::error_code ep_ec;
+    const tcp::endpoint remote = c.stream.socket().remote_endpoint(ep_ec);
+    c.stream.expires_after(limit);
+    auto [ec] = co_await tls->async_handshake(ssl::stream_base::server,
+                                              asio::as_tuple(asio::use_awaitable));
+    c.stream.expires_never();
+    if (ec) {
+      core::LogDebug("TLS handshake with " + remote.address().to_string() +
+                     " failed: " + ec.message());
+      co_return false;
+    }
+    c.client_subject = VerifiedClientSubject(tls->native_handle());
+    co_return true;
   }
 
   asio::awaitable<void> Session(std::shared_ptr<Conn> c) {
@@ -456,14 +503,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     // (buffer_overflow, answered 400).
     beast::flat_buffer buffer(opts.header_limit + kReadSlack);
     bool linger = false;  // an error answer was written before the request was read
+    if (stopping || !co_await Handshake(*c, opts.handshake_timeout)) {
+      c->stream.close();
+      co_return;
+    }
     for (;;) {
       if (stopping) break;
       c->stream.expires_never();  // reads run under read_deadline, not the stream's expiry
       if (buffer.size() == 0) {
         // Between requests: up to idle_timeout for the first byte; then close, unanswered.
         c->ArmReadDeadline(opts.idle_timeout);
-        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(kFirstRead),
-                                                          asio::as_tuple(asio::use_awaitable));
+        auto [ec, n] = co_await c->io.async_read_some(buffer.prepare(kFirstRead),
+                                                      asio::as_tuple(asio::use_awaitable));
         c->DisarmReadDeadline();
         if (ec) break;
         buffer.commit(n);
@@ -473,7 +524,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       parser.body_limit(opts.body_limit);
       parser.header_limit(static_cast<std::uint32_t>(opts.header_limit));
       c->ArmReadDeadline(opts.header_timeout);
-      auto [ec_h, n_h] = co_await http::async_read_header(c->stream, buffer, parser,
+      auto [ec_h, n_h] = co_await http::async_read_header(c->io, buffer, parser,
                                                           asio::as_tuple(asio::use_awaitable));
       (void)n_h;
       c->DisarmReadDeadline();
@@ -503,7 +554,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       c->busy = true;
       c->ArmReadDeadline(opts.body_timeout);
       auto [ec_b, n_b] =
-          co_await http::async_read(c->stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+          co_await http::async_read(c->io, buffer, parser, asio::as_tuple(asio::use_awaitable));
       (void)n_b;
       c->DisarmReadDeadline();
       if (ec_b) {
@@ -532,6 +583,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       for (const auto& f : req)
         in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
       in.body = std::move(req.body());
+      in.client_cert_subject = c->client_subject;
       const bool keep_alive = req.keep_alive();
       const unsigned version = req.version();
       HttpResponse out;
@@ -560,7 +612,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         http::response_serializer<http::empty_body> sr{head};
         c->stream.expires_after(std::chrono::seconds(30));
         auto [ec_s, n_s] =
-            co_await http::async_write_header(c->stream, sr, asio::as_tuple(asio::use_awaitable));
+            co_await http::async_write_header(c->io, sr, asio::as_tuple(asio::use_awaitable));
         (void)n_s;
         c->stream.expires_never();
         if (!ec_s) {
@@ -580,7 +632,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
             if (co_await sink->StopWatching(early)) {
               c->sink.reset();
               c->stream.expires_after(std::chrono::seconds(30));
-              auto [ec_e, n_e] = co_await asio::async_write(c->stream, asio::buffer("0\r\n\r\n", 5),
+              auto [ec_e, n_e] = co_await asio::async_write(c->io, asio::buffer("0\r\n\r\n", 5),
                                                             asio::as_tuple(asio::use_awaitable));
               (void)n_e;
               c->stream.expires_never();
@@ -601,7 +653,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       auto res = ToBeast(std::move(out), version, again);
       c->stream.expires_after(std::chrono::seconds(30));
       auto [ec_w, n_w] =
-          co_await http::async_write(c->stream, res, asio::as_tuple(asio::use_awaitable));
+          co_await http::async_write(c->io, res, asio::as_tuple(asio::use_awaitable));
       (void)n_w;
       c->busy = false;
       if (ec_w || !again) break;
@@ -609,9 +661,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     if (linger) {
       co_await LingeringClose(*c);
     } else {
-      boost::system::error_code ignored;
-      c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      c->stream.close();
+      co_await Close(*c);
     }
   }
 };

@@ -5,6 +5,14 @@
 // let in-flight requests finish and answer with `Connection: close`, close idle connections,
 // then report drained). Errors the server answers itself are shaped by
 // HttpServerOptions::transport_error.
+//
+// HTTPS (HttpServerOptions::tls): every connection starts with a TLS handshake (TLS 1.2+) that
+// must complete within handshake_timeout, else the connection is closed; a failed handshake
+// (a plain HTTP client, an untrusted client certificate, a scanner) is logged at debug and
+// closed without an answer. Then everything above holds as on plain TCP (a connection over a
+// cap is given kRefusalRead for its handshake and request line before its 503). With mutual
+// TLS the verified client certificate's subject is in HttpRequest::client_cert_subject of every
+// request of the connection. Connections end with a TLS close_notify exchange (bounded).
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -17,6 +25,10 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/transport/http_types.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace a2ad::transport {
 
@@ -38,6 +50,12 @@ struct HttpServerOptions {
   // Shapes the errors the server answers itself (400, 408, 413, 431, 500, 503); empty means
   // DefaultTransportError.
   TransportErrorFn transport_error;
+  // Serve HTTPS with this context (tls_context.hpp makes it); null serves plain HTTP. Shared
+  // by every connection, read-only.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  // TLS: a new connection's handshake must complete within this (it counts against the caps
+  // meanwhile); else the connection is closed unanswered.
+  std::chrono::milliseconds handshake_timeout{10000};
 };
 
 /// The default TransportErrorFn: OpenWOP's closed error envelope,

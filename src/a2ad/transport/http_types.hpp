@@ -23,6 +23,10 @@ struct HttpRequest {
   /// nullopt: not authenticated by anyone (a server without an Authenticator, in-process
   /// tests): the bindings then call as the anonymous development caller.
   std::optional<protocol::Principal> principal;
+  /// Mutual TLS: the RFC 2253 subject of the client certificate the connection's handshake
+  /// verified ("CN=billing-agent,O=Acme"); "" for none (plain HTTP, no certificate). Set by
+  /// the server (gRPC: from the call's auth context), never read from the wire.
+  std::string client_cert_subject;
 
   /// Case-insensitive header lookup; "" if absent.
   std::string_view Header(std::string_view name) const;

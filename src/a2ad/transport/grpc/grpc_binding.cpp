@@ -99,12 +99,22 @@ GrpcBinding::GrpcBinding(const OperationTable& operations, asio::any_io_executor
 
 GrpcBinding::~GrpcBinding() { Shutdown(); }
 
-core::Result<uint16_t> GrpcBinding::Listen(const std::string& host, uint16_t port) {
+core::Result<uint16_t> GrpcBinding::Listen(const std::string& host, uint16_t port,
+                                           const ServerTls* tls) {
   const std::string address =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   int selected = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (tls) {
+    grpc::SslServerCredentialsOptions options(tls->client_ca_pem.empty()
+                                                  ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                                  : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+    options.pem_root_certs = tls->client_ca_pem;
+    options.pem_key_cert_pairs.push_back({tls->key_pem, tls->cert_chain_pem});
+    credentials = grpc::SslServerCredentials(options);
+  }
+  builder.AddListeningPort(address, credentials, &selected);
   builder.RegisterService(&impl_->v10);
   builder.RegisterService(impl_->v03.get());
   impl_->server_ = builder.BuildAndStart();

@@ -17,7 +17,10 @@
 // 0.3 `x-a2a-extensions`). Errors are gRPC statuses coded by the error table's gRPC column
 // with a google.rpc.Status in grpc-status-details-bin holding the ErrorInfo (reason, domain
 // "a2a-protocol.org", metadata); a 0.3 status message starts with the 0.3 SDKs' error class
-// ("TaskNotFoundError: ..."). Plaintext (h2c); TLS is the auth issue's.
+// ("TaskNotFoundError: ..."). Plaintext (h2c), or TLS with the HTTP listener's certificate and
+// key (Listen's `tls`); with its client CA, a client certificate is asked for and verified when
+// sent, and its subject (gRPC's x509_subject, RFC 2253) authenticates a call that carries no
+// credential (auth.hpp, client_cert_auth.hpp).
 //
 // Thread safety: Listen and Shutdown from one thread (the app's); calls are served on gRPC's
 // threads, which only hand work to the I/O executor and finish calls from it.
@@ -30,6 +33,7 @@
 #include "a2ad/transport/a2a_operations.hpp"
 #include "a2ad/transport/auth.hpp"
 #include "a2ad/transport/extensions.hpp"
+#include "a2ad/transport/tls_context.hpp"
 
 namespace a2ad::transport {
 
@@ -46,9 +50,10 @@ class GrpcBinding {
   GrpcBinding(const GrpcBinding&) = delete;
   GrpcBinding& operator=(const GrpcBinding&) = delete;
 
-  /// Starts serving on host:port (port 0: a free one); returns the bound port. kInvalidParams
-  /// when it cannot listen there.
-  core::Result<uint16_t> Listen(const std::string& host, uint16_t port);
+  /// Starts serving on host:port (port 0: a free one), over TLS with `tls` (null: plaintext);
+  /// returns the bound port. kInvalidParams when it cannot listen there.
+  core::Result<uint16_t> Listen(const std::string& host, uint16_t port,
+                                const ServerTls* tls = nullptr);
   /// Stops taking calls; calls in flight are cancelled (streams end). Idempotent.
   void Shutdown();
 

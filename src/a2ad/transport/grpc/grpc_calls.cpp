@@ -1,5 +1,7 @@
 #include "a2ad/transport/grpc/grpc_calls.hpp"
 
+#include <grpc/grpc_security_constants.h>
+
 #include <cctype>
 
 #include "a2ad/protocol/error_table.hpp"
@@ -111,6 +113,13 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
                          : k == "x-api-key"               ? "X-API-Key"
                                                           : nullptr;
     if (header) as_http.headers.emplace_back(header, std::string(value.data(), value.size()));
+  }
+  // A client certificate verified in the TLS handshake (only verifying modes are
+  // configured, so a subject here is a verified one).
+  if (auto tls = c->auth_context()) {
+    const auto subject = tls->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME);
+    if (!subject.empty())
+      as_http.client_cert_subject.assign(subject.front().data(), subject.front().size());
   }
   // Who calls, before anything else is looked at (auth.hpp); the credential stays out of
   // the headers the operations see.
