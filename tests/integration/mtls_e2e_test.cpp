@@ -119,7 +119,12 @@ TEST_F(MtlsE2e, AMappedCertificateIsItsTenantsPrincipal) {
 
 TEST_F(MtlsE2e, NoCertificateIs401AndAnUnmappedOneIs403) {
   TlsHttpClient anonymous = Anonymous();
-  EXPECT_EQ(anonymous.Request("GET", "/.well-known/agent-card.json").status, 200);  // exempt
+  testing::ClientResponse card = anonymous.Request("GET", "/.well-known/agent-card.json");
+  EXPECT_EQ(card.status, 200);  // exempt
+  // The card declares client certificates as a way in (1.0 member, 0.3 `type`).
+  const json::value mtls = card.Json().at("securitySchemes").at("mtls");
+  EXPECT_TRUE(mtls.as_object().contains("mtlsSecurityScheme")) << mtls;
+  EXPECT_EQ(mtls.at("type"), "mutualTLS") << mtls;
   auto refused = anonymous.Rpc("message/send", SendParams("m1"));
   EXPECT_EQ(refused.status, 401) << refused.body;
   EXPECT_TRUE(refused.Header("WWW-Authenticate").starts_with("Bearer")) << refused.body;
