@@ -52,8 +52,12 @@ run: build
 	mkdir -p $(DATA_DIR)
 	exec $(A2AD_RELEASE) serve --listen $(LISTEN) --data-dir $(DATA_DIR) --workflows-dir $(WORKFLOWS_DIR)
 
+# The servers the tests start log into build/release/test-logs; afterwards no credential may
+# be found there (scripts/scan_test_logs.sh).
 test: build
-	ctest --preset release -j$(JOBS)
+	rm -rf build/release/test-logs && mkdir -p build/release/test-logs
+	A2AD_TEST_LOG_DIR=$(CURDIR)/build/release/test-logs ctest --preset release -j$(JOBS)
+	scripts/scan_test_logs.sh build/release/test-logs
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # Only the SDK interop tests (tests/interop), against the release build.

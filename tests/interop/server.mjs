@@ -5,6 +5,7 @@
 // this checkout is used so `node --test` works by hand after a build.
 
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -85,6 +86,14 @@ export async function startServer({
   child.stdout.setEncoding('utf8');
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d) => { stderr = keepTail(stderr + d); });
+  // With A2AD_TEST_LOG_DIR (make test sets it) the whole log also goes there, for
+  // scripts/scan_test_logs.sh to search for credentials after the run.
+  if (process.env.A2AD_TEST_LOG_DIR) {
+    const log = createWriteStream(
+      path.join(process.env.A2AD_TEST_LOG_DIR, `interop-${process.pid}-${child.pid}.log`));
+    child.stderr.on('data', (d) => log.write(d));
+    child.once('exit', () => log.end());
+  }
 
   const exited = new Promise((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));

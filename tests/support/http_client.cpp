@@ -1,6 +1,7 @@
 #include "http_client.hpp"
 
 #include <fcntl.h>
+#include <cstdlib>
 #include <signal.h>
 #include <strings.h>
 #include <sys/wait.h>
@@ -144,15 +145,21 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
-    if (!log_file.empty()) {
-      const int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // With A2AD_TEST_LOG_DIR (make test sets it), a server whose test keeps no log of its own
+    // logs at info into that directory, which scripts/scan_test_logs.sh then searches for
+    // credentials after the run.
+    std::string log_path = log_file;
+    if (const char* dir = std::getenv("A2AD_TEST_LOG_DIR"); log_path.empty() && dir && *dir)
+      log_path = std::string(dir) + "/server-" + std::to_string(getpid()) + ".log";
+    if (!log_path.empty()) {
+      const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (log < 0) _exit(126);
       dup2(log, STDERR_FILENO);
       close(log);
     }
     std::vector<std::string> args{
         binary,       "serve",  "--listen",    "127.0.0.1:0",
-        "--data-dir", data_dir, "--log-level", log_file.empty() ? "warn" : "info"};
+        "--data-dir", data_dir, "--log-level", log_path.empty() ? "warn" : "info"};
     for (auto& e : extra) args.push_back(e);
     ExecOrExit(std::move(args));
   }
