@@ -126,6 +126,7 @@ class CardAndLimits : public ::testing::Test {
 };
 
 TEST_F(CardAndLimits, ThePublicCardDeclaresTheCredentialsAndListsPublicSkillsOnly) {
+  Key("acme", "tasks:read");  // authentication on at startup: the extended card is declared
   Start();
   const json::value hybrid = client_->Request("GET", "/.well-known/agent-card.json").Json();
   const json::value v10 =
@@ -150,6 +151,23 @@ TEST_F(CardAndLimits, ThePublicCardDeclaresTheCredentialsAndListsPublicSkillsOnl
   EXPECT_EQ(hybrid.at("supportsAuthenticatedExtendedCard"), true);
   EXPECT_FALSE(v10.at("securitySchemes").at("apiKey").as_object().contains("type"));
   EXPECT_FALSE(v10.as_object().contains("security"));
+}
+
+TEST_F(CardAndLimits, InDevelopmentModeThereIsNoExtendedCard) {
+  Start();  // no key: nobody can authenticate
+  const json::value card = client_->Request("GET", "/.well-known/agent-card.json").Json();
+  EXPECT_EQ(card.at("capabilities").at("extendedAgentCard"), false) << card;
+  EXPECT_FALSE(card.as_object().contains("supportsAuthenticatedExtendedCard")) << card;
+  EXPECT_TRUE(card.at("securitySchemes").as_object().contains("apiKey"));  // what a key would use
+  ClientResponse r = Rpc("", "GetExtendedAgentCard", "1.0");
+  EXPECT_EQ(r.Json().at("error").at("code"), -32004) << r.body;
+  EXPECT_NE(r.body.find("development mode"), std::string::npos) << r.body;
+  // A key made while the server runs serves it to that key's caller (the card says so from
+  // the next start).
+  const std::string key = Key("acme", "tasks:read");
+  r = As(key, "GET", "/a2a/rest/extendedAgentCard");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(Has(SkillIds(r.Json()), "inner-flow")) << r.body;
 }
 
 TEST_F(CardAndLimits, TheExtendedCardListsEverySkillToAnAuthenticatedCallerOnEveryBinding) {

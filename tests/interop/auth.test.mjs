@@ -8,6 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { loadDep, resolveBinary, startServer } from './server.mjs';
@@ -19,6 +22,7 @@ const {
 const { GrpcTransportFactory } = await loadDep('sdk1/client/grpc');
 const grpc = await loadDep('@grpc/grpc-js');
 const { Role, TaskState } = await loadDep('sdk1');
+const sdk03 = await loadDep('sdk03/client');
 
 const run = promisify(execFile);
 
@@ -110,4 +114,79 @@ describe('a2ad API keys with @a2a-js/sdk 1.3.0', () => {
       return true;
     });
   });
+});
+
+// A server that starts with a key declares the authenticated extended card; the SDKs' own
+// calls fetch it with the key, and it lists the workflow kept off the public card.
+describe('the authenticated extended card with @a2a-js/sdk 1.3.0 and 0.3.14', () => {
+  let server;
+  let key;
+  let tmp;
+  const withKey = (f) => (url, init = {}) =>
+    f(url, { ...init, headers: { ...(init.headers ?? {}), 'X-API-Key': key } });
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'a2ad-extended-'));
+    const dataDir = path.join(tmp, 'data');
+    const workflowsDir = path.join(tmp, 'workflows');
+    await run('mkdir', ['-p', dataDir, workflowsDir]);
+    await writeFile(path.join(workflowsDir, 'inner-flow.json'), JSON.stringify({
+      id: 'inner-flow', name: 'Inner flow', version: '1',
+      nodes: [{ id: 'n', typeId: 'core.noop', config: {} }], edges: [], triggers: [], variables: [],
+      metadata: { customProperties: { a2a: { public: false } } }, settings: {},
+    }));
+    const made = await run(resolveBinary(), ['keys', 'create', '--data-dir', dataDir,
+      '--tenant', 'acme', '--scopes', 'tasks:read']);
+    key = made.stdout.trim();
+    const port = await freePort();
+    server = await startServer({ dataDir, workflowsDir, args: ['--grpc-listen', `127.0.0.1:${port}`] });
+  });
+  after(async () => {
+    await server?.stop();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('the public card declares it and its schemes, and leaves the workflow out', async () => {
+    const card = await (await fetch(server.cardUrl)).json();
+    assert.equal(card.capabilities.extendedAgentCard, true);
+    assert.equal(card.supportsAuthenticatedExtendedCard, true);
+    assert.deepEqual(Object.keys(card.securitySchemes).sort(), ['apiKey', 'bearer']);
+    assert.ok(!card.skills.some((s) => s.id === 'inner-flow'));
+  });
+
+  for (const [name, factory] of [
+    ['JSON-RPC', () => new JsonRpcTransportFactory({ fetchImpl: withKey(fetch) })],
+    ['REST', () => new RestTransportFactory({ fetchImpl: withKey(fetch) })],
+    ['gRPC', () => new GrpcTransportFactory({ grpcCallOptions: { interceptors: [
+      (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
+        start(metadata, listener, next) { metadata.set('x-api-key', key); next(metadata, listener); },
+      })] } })],
+  ]) {
+    it(`1.3.0 ${name}: client.getAgentCard() follows the card to the extended one`, async () => {
+      const client = await clientOf(server, [factory()]);
+      const card = await client.getAgentCard();
+      assert.ok(card.skills.some((s) => s.id === 'inner-flow'), JSON.stringify(card.skills));
+      assert.ok(card.securitySchemes.apiKey, JSON.stringify(card.securitySchemes));
+    });
+  }
+
+  it('1.3.0 without the key: refused', async () => {
+    const client = await clientOf(server, [new JsonRpcTransportFactory()]);
+    await assert.rejects(client.getAgentCard());
+  });
+
+  for (const [name, factory] of [
+    ['JSON-RPC', () => new sdk03.JsonRpcTransportFactory({ fetchImpl: withKey(fetch) })],
+    ['HTTP+JSON', () => new sdk03.RestTransportFactory({ fetchImpl: withKey(fetch) })],
+  ]) {
+    it(`0.3.14 ${name}: getAgentCard() follows supportsAuthenticatedExtendedCard`, async () => {
+      const client = await new sdk03.ClientFactory({ transports: [factory()] })
+        .createFromUrl(server.baseUrl);
+      const card = await client.getAgentCard();
+      assert.ok(card.skills.some((s) => s.id === 'inner-flow'), JSON.stringify(card.skills));
+      assert.equal(card.securitySchemes.apiKey.type, 'apiKey');
+      assert.equal(card.securitySchemes.apiKey.in, 'header');
+      assert.deepEqual(card.security, [{ bearer: [] }, { apiKey: [] }]);
+    });
+  }
 });

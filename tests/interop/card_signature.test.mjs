@@ -100,7 +100,7 @@ describe('the signed agent card', () => {
         (c) => { c.name = 'Not a2ad'; },
         (c) => { c.supportedInterfaces[0].url = 'http://evil.example/v1/a2a'; },
         (c) => { c.skills[0].description += '!'; },
-        (c) => { c.capabilities.extendedAgentCard = false; },
+        (c) => { c.capabilities.extendedAgentCard = true; },
         (c) => { c.skills.pop(); },
       ];
       for (const alter of alterations) {

@@ -45,11 +45,8 @@ export function describeSdk03Binding({ binding, transportFactory, serverArgs, in
     after(async () => { await server?.stop(); });
 
     it(`the card's additionalInterfaces name the ${binding} interface, and the client took it`, async () => {
-      // The public card (the client's getAgentCard() answers the extended one, which the card
-      // announces: supportsAuthenticatedExtendedCard).
-      const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
+      const card = await client.getAgentCard();
       assert.equal(card.preferredTransport, 'JSONRPC');
-      assert.equal(card.supportsAuthenticatedExtendedCard, true);
       const entry = card.additionalInterfaces.find((i) => i.transport === binding);
       assert.ok(entry, JSON.stringify(card.additionalInterfaces));
       assert.equal(entry.url, interfaceUrl(server, args));
@@ -93,19 +90,8 @@ export function describeSdk03Binding({ binding, transportFactory, serverArgs, in
       await assert.rejects(
         client.sendMessage({ message: userMessage('x', { taskId: `none-${randomUUID()}` }) }),
         TaskNotFoundError);
-    });
-
-    it('the extended card (0.3: GET /v1/card, gRPC GetAgentCard) reads through the SDK', async () => {
-      const extended = await client.transport.getExtendedAgentCard();
-      assert.ok(extended.skills.some((s) => s.id === 'echo'), JSON.stringify(extended.skills));
-      assert.equal(extended.supportsAuthenticatedExtendedCard, true);
-      // The 0.3 proto's security requirements, as the SDK converts them back to 0.3's shape.
-      assert.deepEqual(extended.security, [{ apiKey: [] }, { bearer: [] }]);
-      assert.equal(extended.securitySchemes.apiKey.type, 'apiKey');
-      assert.equal(extended.securitySchemes.apiKey.in, 'header');
-      assert.equal(extended.securitySchemes.bearer.type, 'http');
-      // The client's getAgentCard() follows supportsAuthenticatedExtendedCard to the same card.
-      assert.deepEqual((await client.getAgentCard()).skills, extended.skills);
+      // This agent has no extended card (0.3: GET /v1/card, gRPC GetAgentCard).
+      await assert.rejects(client.transport.getExtendedAgentCard(), UnsupportedOperationError);
     });
 
     it('sendMessageStream yields task, working, artifact, completed final:true', async () => {

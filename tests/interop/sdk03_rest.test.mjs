@@ -100,13 +100,9 @@ describe('a2ad HTTP+JSON 0.3 on the wire (raw fetch)', () => {
     res = await fetch(`${base}/v1/tasks`);
     assert.equal(res.status, 404);
     assert.equal((await res.json()).code, -32601);
-    // The extended card answers (development mode: no key exists), in the 0.3 proto's shape.
     res = await fetch(`${base}/v1/card`);
-    assert.equal(res.status, 200);
-    const card = await res.json();
-    assert.equal(card.supportsAuthenticatedExtendedCard, true);
-    assert.deepEqual(card.security, [{ schemes: { apiKey: { list: [] } } },
-      { schemes: { bearer: { list: [] } } }]);
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).code, -32004);
     res = await fetch(`${base}/v1/tasks/x`, { headers: { 'A2A-Version': '1.0' } });
     assert.equal(res.status, 400);
     assert.equal((await res.json()).code, -32009);

@@ -93,7 +93,8 @@ TEST(CardSignature, BothServedFormsHaveOnePayloadWithoutTheV03Members) {
     EXPECT_TRUE(cards.hybrid.contains(v03_only)) << v03_only;
     EXPECT_FALSE(hybrid->contains(v03_only)) << v03_only;
   }
-  EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), true);
+  // capabilities.extendedAgentCard is an `optional` bool: kept although false.
+  EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), false);
   // The schemes in 1.0's oneof spelling only (0.3's `type`, `in` and `security` are outside the
   // v1.0 schema), and requirements whose empty scope lists the proto writer leaves out.
   EXPECT_EQ(hybrid->at("securitySchemes").at("apiKey"),
@@ -182,7 +183,7 @@ TEST(CardSignature, AChangedCardDoesNotVerify) {
     moved["supportedInterfaces"].as_array()[0].as_object()["url"] = "http://evil.example/v1/a2a";
     EXPECT_FALSE(VerifyAgentCardSignature(moved, key->public_key()));
     json::object more = *form;
-    more["capabilities"].as_object()["extendedAgentCard"] = false;
+    more["capabilities"].as_object()["extendedAgentCard"] = true;
     EXPECT_FALSE(VerifyAgentCardSignature(more, key->public_key()));
     json::object weaker = *form;  // a scheme swapped for another is another card
     weaker["securitySchemes"]

@@ -51,6 +51,9 @@ const Allowed kNowhere = {
     {ErrorCode::kInvalidAgentResponse,
      "never raised: a2ad's agents are in-process skills whose output the task service records "
      "itself; there is no remote agent answer to be invalid"},
+    {ErrorCode::kExtendedCardNotConfigured,
+     "only between the listeners opening and the card being final at startup "
+     "(a2a_operations.hpp ExtendedCard), not a deterministic exchange"},
     {ErrorCode::kRateLimited,
      "needs a server started with --rate-limit, which the golden servers are not; "
      "tests/integration/card_and_limits_e2e_test.cpp pins the 429 of every binding"},

@@ -167,9 +167,10 @@ TEST_F(GrpcV03Test, ErrorsAreStatusesNamedByTheirZeroThreeClass) {
   grpc::ClientContext c6;
   v03::AgentCard card;
   EXPECT_EQ(Describe(stub_->GetAgentCard(&c6, v03::GetAgentCardRequest(), &card)),
-            "9 EXTENDED_AGENT_CARD_NOT_CONFIGURED AuthenticatedExtendedCardNotConfiguredError: "
-            "agent/getAuthenticatedExtendedCard: the extended agent card is not configured yet "
-            "(the server is starting)");  // this test's router is never given one
+            "12 UNSUPPORTED_OPERATION UnsupportedOperationError: "
+            "agent/getAuthenticatedExtendedCard: the extended agent card is served to "
+            "authenticated callers only, and this server has no credential configured "
+            "(development mode)");
 }
 
 TEST_F(GrpcV03Test, StreamsEndWithFinalAndSubscribeReplaysAFinishedTask) {

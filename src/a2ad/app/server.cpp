@@ -329,6 +329,9 @@ int RunServer(const Config& config) {
   card.push_notifications = true;
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
+  // Declared when a caller can authenticate now; a key made later serves it too (to
+  // authenticated callers), and the card says so from the next start.
+  card.extended_card = authenticator.Enabled();
   const bool v10_only = config.a2a_versions == "1.0";
   stream_opts.serve_v03 = !v10_only;
   card.serves_v03 = !v10_only;

@@ -358,7 +358,14 @@ std::string NameFor(const OperationCall& call, const char* v10, const char* v03)
   return call.ctx.version == WireVersion::kV03 ? v03 : v10;
 }
 
+// Why the extended card is not served: to the anonymous development caller, there is none
+// (A2A serves it to authenticated callers only); to anyone else, not yet.
 Error NotConfigured(const OperationCall& c) {
+  if (!c.ctx.principal.authenticated)
+    return Error(ErrorCode::kUnsupportedOperation,
+                 NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
+                     ": the extended agent card is served to authenticated callers only, and "
+                     "this server has no credential configured (development mode)");
   return Error(ErrorCode::kExtendedCardNotConfigured,
                NameFor(c, "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard") +
                    ": the extended agent card is not configured yet (the server is starting)");
@@ -479,6 +486,7 @@ std::string ExtendedCard::Body(WireShape shape) const {
 void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card) {
   table.Replace("GetExtendedAgentCard", ParamsRule::kUnchecked,
                 [card](const OperationCall& c) -> boost::asio::awaitable<Result<OperationResult>> {
+                  if (!c.ctx.principal.authenticated) co_return NotConfigured(c);
                   std::string body = card->Body(ShapeOf(c.ctx));
                   if (body.empty()) co_return NotConfigured(c);
                   OperationResult r;

@@ -158,8 +158,8 @@ class ExtendedCard {
   std::string v10_;
 };
 
-/// Serves GetExtendedAgentCard of `table` from `card`. It needs an authenticated caller (every
-/// route but the public card does, once authentication is on) and no particular scope.
+/// Serves GetExtendedAgentCard of `table` from `card` to authenticated callers (no particular
+/// scope); the anonymous development caller gets UnsupportedOperation.
 void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card);
 
 /// Binding helpers. The major version of an A2A-Version value ("1.0" -> 1, "0.3" -> 0, a

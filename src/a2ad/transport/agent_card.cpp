@@ -20,6 +20,14 @@ struct Scheme {
 
 std::vector<Scheme> Schemes(const AgentCardConfig& c) {
   std::vector<Scheme> out;
+  // Bearer first: the usual way, and what clients that try only the first scheme send.
+  const char* bearer_about = c.oidc_discovery_url.empty()
+                                 ? "An a2ad API key as a bearer token."
+                                 : "An a2ad API key, or an access token of the OIDC issuer.";
+  out.push_back({"bearer",
+                 "httpAuthSecurityScheme",
+                 {{"scheme", "Bearer"}, {"description", bearer_about}},
+                 {{"type", "http"}, {"scheme", "bearer"}, {"description", bearer_about}}});
   out.push_back({"apiKey",
                  "apiKeySecurityScheme",
                  {{"location", "header"},
@@ -29,13 +37,6 @@ std::vector<Scheme> Schemes(const AgentCardConfig& c) {
                   {"in", "header"},
                   {"name", "X-API-Key"},
                   {"description", "An a2ad API key (a2ad keys create)."}}});
-  const char* bearer_about = c.oidc_discovery_url.empty()
-                                 ? "An a2ad API key as a bearer token."
-                                 : "An a2ad API key, or an access token of the OIDC issuer.";
-  out.push_back({"bearer",
-                 "httpAuthSecurityScheme",
-                 {{"scheme", "Bearer"}, {"description", bearer_about}},
-                 {{"type", "http"}, {"scheme", "bearer"}, {"description", bearer_about}}});
   if (!c.oidc_discovery_url.empty())
     out.push_back({"oidc",
                    "openIdConnectSecurityScheme",
@@ -104,11 +105,11 @@ json::object BuildAgentCard(const AgentCardConfig& c, const std::vector<tasks::S
     if (!c.grpc_address.empty())
       additional.push_back(json::object{{"url", c.grpc_address}, {"transport", "GRPC"}});
     card["additionalInterfaces"] = std::move(additional);
-    card["supportsAuthenticatedExtendedCard"] = true;
+    if (c.extended_card) card["supportsAuthenticatedExtendedCard"] = true;
   }
   card["capabilities"] = json::object{{"streaming", c.streaming},
                                       {"pushNotifications", c.push_notifications},
-                                      {"extendedAgentCard", true}};
+                                      {"extendedAgentCard", c.extended_card}};
   if (!c.extensions.empty()) card["capabilities"].as_object()["extensions"] = c.extensions;
   AddSecurity(card, c, form);
   card["defaultInputModes"] = json::array{"text/plain", "application/json"};

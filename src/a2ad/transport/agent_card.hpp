@@ -17,8 +17,10 @@
 //
 // The extended card (CardAudience::kExtended; `GetExtendedAgentCard`,
 // `agent/getAuthenticatedExtendedCard`) is the card plus the skills whose workflows are marked
-// non-public (metadata.customProperties.a2a.public: false). Every card declares
-// `capabilities.extendedAgentCard: true` (0.3: `supportsAuthenticatedExtendedCard`).
+// non-public (metadata.customProperties.a2a.public: false). A2A requires it to be asked for
+// with a credential, so the card declares it (`capabilities.extendedAgentCard: true`, 0.3
+// `supportsAuthenticatedExtendedCard: true`) when authentication is on at startup, and not in
+// development mode, where nobody can authenticate.
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <string>
@@ -50,6 +52,8 @@ struct AgentCardConfig {
   std::string oidc_discovery_url;
   /// Client certificates are configured (mutual TLS).
   bool mtls = false;
+  /// Authentication is on: the extended card is declared.
+  bool extended_card = false;
 };
 
 /// kHybrid: the card above, readable by v0.3 and v1.0 clients. kV10: without the top-level
