@@ -115,7 +115,7 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
   // Who calls, before anything else is looked at (auth.hpp); the credential stays out of
   // the headers the operations see.
   if (auth_) {
-    auto who = auth_->Authenticate(as_http);
+    auto who = auth_->AuthenticateBlocking(as_http);
     if (!who) return std::move(who).error();
     call.ctx.principal = std::move(who).value();
   }
