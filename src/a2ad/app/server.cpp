@@ -18,6 +18,7 @@
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
+#include "a2ad/app/oidc_setup.hpp"
 #include "a2ad/app/push_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -163,8 +164,9 @@ int RunServer(const Config& config) {
   }
   const std::string synchronous = opened.value()->synchronous();
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
-  // Who may call (transport/auth.hpp): the API keys of the data directory; with none, only
-  // loopback is served (or everyone, with --insecure-no-auth).
+  // Who may call (transport/auth.hpp): the API keys of the data directory and the OIDC
+  // issuer's JWTs; with neither, only loopback is served (or everyone, with
+  // --insecure-no-auth).
   std::vector<std::string> hosts{listen->host};
   if (!config.grpc_listen.empty()) {
     auto where = ParseListen(config.grpc_listen);
@@ -180,7 +182,6 @@ int RunServer(const Config& config) {
       config.threads ? config.threads : std::max<size_t>(1, std::thread::hardware_concurrency());
   asio::io_context io(static_cast<int>(threads));
   core::SystemClock clock;
-  transport::Authenticator authenticator(**api_keys, clock);
   auto ids = core::MakeUuidV7Generator(clock);
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
@@ -190,6 +191,13 @@ int RunServer(const Config& config) {
     core::LogError("egress: " + egress.error().message);
     return 2;
   }
+  // Bearer JWTs of an OIDC issuer, its keys fetched through the same egress client.
+  auto oidc = OpenOidc(config, *(*egress)->client, clock, io.get_executor());
+  if (!oidc) {
+    core::LogError(oidc.error().message);
+    return 2;
+  }
+  transport::Authenticator authenticator(**api_keys, clock, oidc->get());
   auto push = OpenPush(config, DbPath(config), *store, clock, *ids, **egress);
   if (!push) {
     core::LogError("push notifications: " + push.error().message);
