@@ -109,6 +109,11 @@ TEST_F(JwtTest, TheDatesAreHonouredWithTheLeeway) {
   ExpectRefused(Check(SignJwt(*rsa_, c)), "no exp");
   c["exp"] = "tomorrow";
   ExpectRefused(Check(SignJwt(*rsa_, c)), "exp is not a number");
+  c["exp"] = -1e20;  // a date no clock can show: named at the bound
+  ExpectRefused(Check(SignJwt(*rsa_, c)), "expired at 1970-01-01T00:00:00.000Z");
+  c["exp"] = kNow + 600;
+  c["nbf"] = 1e300;
+  ExpectRefused(Check(SignJwt(*rsa_, c)), "not valid before 9999-12-31T23:59:59.000Z");
   // The same token passes at kNow and is refused once its exp (+ leeway) is reached.
   const std::string t = SignJwt(*ec_, Claims());
   EXPECT_TRUE(Check(t, 659));

@@ -1,5 +1,6 @@
 #include "a2ad/protocol/jwt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -98,8 +99,10 @@ std::optional<double> NumericDate(const json::value& v) {
   return d;
 }
 
+// A numeric date for a message; a date outside years 1970-9999 is shown at that bound.
 std::string When(double seconds) {
-  return core::FormatTimestamp(static_cast<int64_t>(std::floor(seconds * 1000)));
+  const double clamped = std::clamp(seconds, 0.0, 253402300799.0);
+  return core::FormatTimestamp(static_cast<int64_t>(std::floor(clamped * 1000)));
 }
 
 }  // namespace
