@@ -1,5 +1,6 @@
 // The safe defaults of the server's credential source (app/api_keys.hpp): without any API
-// key, loopback only, unless --insecure-no-auth or mutual TLS; with a key, any address.
+// key, loopback only, unless --insecure-no-auth, mutual TLS or an OIDC issuer; with a key, any
+// address.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,6 +51,21 @@ TEST(AuthDefaults, NoKeysServesLoopbackOnlyUnlessInsecure) {
     ASSERT_TRUE((*keys)->Insert(k));
   }
   EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));  // a key exists: authentication is on
+  fs::remove_all(dir);
+}
+
+TEST(AuthDefaults, AnOidcIssuerServesAnyAddressWithoutKeys) {
+  const fs::path dir = testing::FreshTestDir("a2ad-authdef");
+  Config config;
+  config.data_dir = dir.string();
+  ASSERT_TRUE(storage::SqliteTaskStore::Migrate((dir / "a2ad.db").string()));
+  ASSERT_FALSE(OpenServerKeys(config, {"0.0.0.0"}));
+  config.oidc_issuer = "https://login.example.com/realms/acme";
+  config.oidc_audience = "a2ad";
+  EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0", "10.0.0.1"}));
+  EXPECT_TRUE(config.OidcEnabled());
+  EXPECT_EQ(config.OidcDiscoveryUrl(),
+            "https://login.example.com/realms/acme/.well-known/openid-configuration");
   fs::remove_all(dir);
 }
 

@@ -1,14 +1,17 @@
-// API keys (issue 14) through the A2A v1.0 JavaScript SDK (@a2a-js/sdk 1.3.0): the key goes
-// with every request through the SDK's own authentication hook (createAuthenticatingFetchWithRetry
-// on the JSON-RPC and REST transports, a @grpc/grpc-js interceptor adding `authorization`
-// metadata on gRPC). The card is read without a credential; without the key the same calls are
-// refused (401 / UNAUTHENTICATED), and the server's stderr never holds the key's secret.
+// API keys and OIDC bearer JWTs (issue 14) through the A2A v1.0 JavaScript SDK (@a2a-js/sdk
+// 1.3.0): the credential goes with every request through the SDK's own authentication hook
+// (createAuthenticatingFetchWithRetry on the JSON-RPC and REST transports, a @grpc/grpc-js
+// interceptor adding `authorization` metadata on gRPC). The card is read without a credential;
+// without it the same calls are refused (401 / UNAUTHENTICATED), and the server's stderr never
+// holds a key's secret or a token. The JWTs come from an issuer this file runs on 127.0.0.1
+// (node:http serving discovery and the JWKS; keys and signatures from node:crypto).
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
@@ -189,4 +192,137 @@ describe('the authenticated extended card with @a2a-js/sdk 1.3.0 and 0.3.14', ()
       assert.deepEqual(card.security, [{ bearer: [] }, { apiKey: [] }]);
     });
   }
+});
+
+// ---- OIDC bearer JWTs ----------------------------------------------------------------------
+
+const b64url = (data) => Buffer.from(data).toString('base64url');
+
+/** An OpenID Connect issuer on 127.0.0.1: an RSA and an EC key, discovery and JWKS. */
+async function startIssuer() {
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwks = {
+    keys: [
+      { ...rsa.publicKey.export({ format: 'jwk' }), kid: 'rsa-1', use: 'sig', alg: 'RS256' },
+      { ...ec.publicKey.export({ format: 'jwk' }), kid: 'ec-1', use: 'sig', alg: 'ES256' },
+    ],
+  };
+  const fetches = { discovery: 0, jwks: 0 };
+  const server = http.createServer((req, res) => {
+    let body;
+    if (req.url === '/.well-known/openid-configuration') {
+      fetches.discovery += 1;
+      body = { issuer: issuer.url, jwks_uri: `${issuer.url}/jwks` };
+    } else if (req.url === '/jwks') {
+      fetches.jwks += 1;
+      body = jwks;
+    }
+    res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body ?? {}));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = {
+    url: `http://127.0.0.1:${server.address().port}`,
+    fetches,
+    /** A token for `claims` (iss, iat, exp added), signed RS256 by rsa-1 or ES256 by ec-1. */
+    token(claims, { alg = 'RS256', ageS = 0 } = {}) {
+      const now = Math.floor(Date.now() / 1000) - ageS;
+      const header = { alg, typ: 'JWT', kid: alg === 'RS256' ? 'rsa-1' : 'ec-1' };
+      const payload = { iss: issuer.url, iat: now, exp: now + 600, ...claims };
+      const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`;
+      const signature = alg === 'RS256'
+        ? sign('sha256', Buffer.from(input), rsa.privateKey)
+        : sign('sha256', Buffer.from(input), { key: ec.privateKey, dsaEncoding: 'ieee-p1363' });
+      return `${input}.${b64url(signature)}`;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+  return issuer;
+}
+
+describe('a2ad OIDC bearer JWTs with @a2a-js/sdk 1.3.0', () => {
+  const audience = 'a2ad-interop';
+  let issuer;
+  let server;
+  let acme;
+  let globex;
+
+  const bearer = (token) => createAuthenticatingFetchWithRetry(fetch, {
+    headers: async () => ({ Authorization: `Bearer ${token}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+
+  before(async () => {
+    issuer = await startIssuer();
+    const port = await freePort();
+    server = await startServer({
+      args: ['--grpc-listen', `127.0.0.1:${port}`, '--oidc-issuer', issuer.url,
+        '--oidc-audience', audience, '--egress-allow-http', '--egress-allowlist', '127.0.0.1/32'],
+    });
+    acme = issuer.token({ aud: audience, sub: 'alice', tenant: 'acme',
+      scope: 'tasks:read tasks:write' });
+    globex = issuer.token({ aud: [audience, 'other'], sub: 'bob', tenant: 'globex',
+      scp: ['tasks:read'] }, { alg: 'ES256' });
+  });
+  after(async () => {
+    const { stderr } = await server.stop();
+    await issuer.close();
+    for (const token of [acme, globex]) {
+      assert.ok(!stderr.includes(token.split('.')[2]), 'a token is in the log');
+    }
+  });
+
+  it('JSON-RPC: the token authenticates; another tenant does not see the task', async () => {
+    const client = await clientOf(server, [new JsonRpcTransportFactory({ fetchImpl: bearer(acme) })]);
+    const task = await client.sendMessage({ tenant: '', message: userMessage('jsonrpc with a JWT') });
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(task));
+    assert.equal((await client.getTask({ tenant: '', id: task.id })).id, task.id);
+    const other = await clientOf(server, [new JsonRpcTransportFactory({ fetchImpl: bearer(globex) })]);
+    await assert.rejects(other.getTask({ tenant: '', id: task.id }), /not found|-32001/i);
+    const anonymous = await clientOf(server, [new JsonRpcTransportFactory()]);
+    await assert.rejects(anonymous.getTask({ tenant: '', id: task.id }));
+    // An expired token: 401 with error="invalid_token".
+    const expired = issuer.token({ aud: audience, sub: 'alice', tenant: 'acme', scope: 'tasks:read' },
+      { ageS: 3600 });
+    const raw = await fetch(server.rpcUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0',
+        Authorization: `Bearer ${expired}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: task.id } }),
+    });
+    assert.equal(raw.status, 401);
+    assert.match(raw.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    assert.equal((await raw.json()).error.code, -32011);
+  });
+
+  it('REST: the token authenticates; a token without the scope is refused', async () => {
+    const client = await clientOf(server, [new RestTransportFactory({ fetchImpl: bearer(acme) })]);
+    const task = await client.sendMessage({ tenant: '', message: userMessage('rest with a JWT') });
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(task));
+    assert.equal((await client.getTask({ tenant: '', id: task.id })).id, task.id);
+    const readOnly = await clientOf(server, [new RestTransportFactory({ fetchImpl: bearer(globex) })]);
+    await assert.rejects(readOnly.sendMessage({ tenant: '', message: userMessage('no scope') }));
+  });
+
+  it('gRPC: the token in the call metadata', async () => {
+    const withToken = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        metadata.set('authorization', `Bearer ${acme}`);
+        next(metadata, listener);
+      },
+    });
+    const client = await clientOf(server, [
+      new GrpcTransportFactory({ grpcCallOptions: { interceptors: [withToken] } })]);
+    const task = await client.sendMessage({ tenant: '', message: userMessage('grpc with a JWT') });
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(task));
+    assert.equal((await client.getTask({ tenant: '', id: task.id })).id, task.id);
+    const anonymous = await clientOf(server, [new GrpcTransportFactory()]);
+    await assert.rejects(anonymous.getTask({ tenant: '', id: task.id }), (err) => {
+      assert.match(String(err?.message ?? err), /UNAUTHENTICATED|authentication|16/i);
+      return true;
+    });
+    assert.equal(issuer.fetches.discovery, 1);
+    assert.equal(issuer.fetches.jwks, 1);
+  });
 });

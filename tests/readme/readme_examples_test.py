@@ -308,6 +308,32 @@ def example_tls(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_oidc(code, tmp):
+    # Run as one script (its shell variables and function carry from line to line) in a
+    # directory of its own; each background server gets a wait until it answers, and every
+    # background job is killed when the script ends.
+    port, issuer_port = free_port(), free_port()
+    work = os.path.join(tmp, "oidc")
+    os.makedirs(work)
+    script = (code.replace("8080", str(port)).replace("9100", str(issuer_port))
+              .replace("./data", os.path.join(work, "data")))
+    script = re.sub(r"(?m)^a2ad ", os.path.abspath(BIN) + " ", script)
+    lines = []
+    for line in script.splitlines():
+        if line.rstrip().endswith("&"):
+            line = line.rstrip()[:-1] + " >>" + os.path.join(work, "bg.log") + " 2>&1 &"
+        lines.append(line)
+        if line.endswith("&"):
+            probe = (f"http://127.0.0.1:{issuer_port}/jwks.json" if "http.server" in line
+                     else f"http://127.0.0.1:{port}/healthz")
+            lines.append(f"for i in $(seq 300); do curl -sf -o /dev/null {probe} && break; "
+                         "sleep 0.1; done")
+    out = run("cd " + work + "\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + "\n".join(lines),
+              env={"A2AD_LISTEN": f"127.0.0.1:{port}"}).splitlines()
+    assert out[0] == "401", out
+    assert json.loads(out[1])["tasks"] == [], out
+
+
 CHECKS = [
     ("--rate-limit", example_rate_limit),
     ("make run", example_make),
@@ -315,6 +341,7 @@ CHECKS = [
     ('"skillId":"campaign-brief"', example_campaign_brief),
     ('"skillId":"ticker"', example_ticker),
     ("push listen", example_push),
+    ("--oidc-issuer", example_oidc),
     ("keys create", example_api_keys),
     ("--tls-client-map", example_tls),
 ]

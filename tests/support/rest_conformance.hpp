@@ -130,10 +130,20 @@ struct RestFixture {
     EXPECT_TRUE(rest->Owns(req.Path())) << req.target;
     transport::HttpResponse out;
     if (auth) {  // what the router does before it dispatches to the binding
-      auto refused = transport::Admit(*auth, req, [this](const core::Error& e) {
-        return version == protocol::WireVersion::kV03 ? transport::A2aRest03ErrorResponse(e)
-                                                      : transport::A2aRestErrorResponse(e);
-      });
+      std::optional<transport::HttpResponse> refused;
+      boost::asio::co_spawn(io,
+                            transport::Admit(*auth, req,
+                                             [this](const core::Error& e) {
+                                               return version == protocol::WireVersion::kV03
+                                                          ? transport::A2aRest03ErrorResponse(e)
+                                                          : transport::A2aRestErrorResponse(e);
+                                             }),
+                            [&](std::exception_ptr ep, std::optional<transport::HttpResponse> r) {
+                              if (ep) std::rethrow_exception(ep);
+                              refused = std::move(r);
+                            });
+      io.restart();
+      io.run();
       if (refused) {
         clock.Advance(1000);
         return std::move(*refused);

@@ -65,10 +65,7 @@ int RunKeysCreate(const Config& config, const KeysCreateConfig& create) {
                    s.c_str());
       return 2;
     }
-    static constexpr std::string_view kKnown[] = {"tasks:read", "tasks:write", "push:manage",
-                                                  "runs:read",  "runs:write",  "interrupts:resolve",
-                                                  "admin"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), s) == std::end(kKnown))
+    if (!transport::IsKnownScope(s))
       std::fprintf(stderr,
                    "a2ad keys create: warning: '%s' is not a scope a2ad checks; the key gets it "
                    "but it allows nothing\n",
@@ -178,7 +175,7 @@ core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
   if (!store) return std::move(store).error();
   auto any = (*store)->Any();
   if (!any) return std::move(any).error();
-  if (!*any && !config.MutualTls()) {  // client certificates authenticate too
+  if (!*any && !config.MutualTls() && !config.OidcEnabled()) {  // certificates, tokens
     std::string exposed;
     for (const auto& h : hosts)
       if (!IsLoopbackHost(h)) exposed = h;

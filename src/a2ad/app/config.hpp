@@ -94,6 +94,31 @@ struct Config {
   bool Tls() const { return !tls_cert.empty(); }
   /// Whether client certificates authenticate callers (the agent card's mTLS security scheme).
   bool MutualTls() const { return Tls() && !tls_client_ca.empty(); }
+
+  // Bearer JWTs of an OpenID Connect issuer (issue 14; transport/oidc_verifier.hpp). An
+  // issuer turns authentication on whatever the key store holds; the audience is then
+  // required. jwks_url "" = discovery (<issuer>/.well-known/openid-configuration -> jwks_uri).
+  // A token without the tenant claim is refused unless oidc_default_tenant is set.
+  std::string oidc_issuer;
+  std::string oidc_audience;
+  std::string oidc_jwks_url;
+  std::string oidc_tenant_claim = "tenant";
+  std::string oidc_scope_claim = "scope";  // also `scp` when this is `scope` and it is absent
+  std::string oidc_principal_claim = "sub";
+  std::string oidc_default_tenant;
+  int64_t oidc_leeway_s = 60;
+
+  /// Whether callers may authenticate with the issuer's JWTs (the agent card's
+  /// securitySchemes read this and OidcDiscoveryUrl).
+  bool OidcEnabled() const { return !oidc_issuer.empty(); }
+  /// The issuer's discovery document, an A2A OpenIdConnectSecurityScheme's `openIdConnectUrl`;
+  /// "" without an issuer.
+  std::string OidcDiscoveryUrl() const {
+    if (oidc_issuer.empty()) return "";
+    std::string base = oidc_issuer;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    return base + "/.well-known/openid-configuration";
+  }
 };
 
 /// `a2ad keys create`.

@@ -18,6 +18,7 @@
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
+#include "a2ad/app/oidc_setup.hpp"
 #include "a2ad/app/push_setup.hpp"
 #include "a2ad/app/tls_setup.hpp"
 #include "a2ad/core/clock.hpp"
@@ -170,8 +171,9 @@ int RunServer(const Config& config) {
   }
   const std::string synchronous = opened.value()->synchronous();
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
-  // Who may call (transport/auth.hpp): the API keys of the data directory; with none, only
-  // loopback is served (or everyone, with --insecure-no-auth).
+  // Who may call (transport/auth.hpp): the API keys of the data directory and the OIDC
+  // issuer's JWTs; with neither, only loopback is served (or everyone, with
+  // --insecure-no-auth).
   std::vector<std::string> hosts{listen->host};
   if (!config.grpc_listen.empty()) {
     auto where = ParseListen(config.grpc_listen);
@@ -187,7 +189,22 @@ int RunServer(const Config& config) {
       config.threads ? config.threads : std::max<size_t>(1, std::thread::hardware_concurrency());
   asio::io_context io(static_cast<int>(threads));
   core::SystemClock clock;
-  transport::Authenticator authenticator(**api_keys, clock);
+  auto ids = core::MakeUuidV7Generator(clock);
+  tasks::TaskServiceOptions svc_opts;
+  svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
+  svc_opts.default_skill = config.default_skill;
+  auto egress = OpenEgress(config);  // every outbound call: one guard, one client
+  if (!egress) {
+    core::LogError("egress: " + egress.error().message);
+    return 2;
+  }
+  // Bearer JWTs of an OIDC issuer, its keys fetched through the same egress client.
+  auto oidc = OpenOidc(config, *(*egress)->client, clock, io.get_executor());
+  if (!oidc) {
+    core::LogError(oidc.error().message);
+    return 2;
+  }
+  transport::Authenticator authenticator(**api_keys, clock, oidc->get());
   if (config.rate_limit > 0) {
     const double burst = config.rate_burst > 0 ? static_cast<double>(config.rate_burst)
                                                : std::max(1.0, config.rate_limit);
@@ -198,15 +215,6 @@ int RunServer(const Config& config) {
                   std::to_string(static_cast<int64_t>(burst)));
   }
   if (*tls && (*tls)->client_map) authenticator.SetClientCertificates((*tls)->client_map.get());
-  auto ids = core::MakeUuidV7Generator(clock);
-  tasks::TaskServiceOptions svc_opts;
-  svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
-  svc_opts.default_skill = config.default_skill;
-  auto egress = OpenEgress(config);  // every outbound call: one guard, one client
-  if (!egress) {
-    core::LogError("egress: " + egress.error().message);
-    return 2;
-  }
   auto push = OpenPush(config, DbPath(config), *store, clock, *ids, **egress);
   if (!push) {
     core::LogError("push notifications: " + push.error().message);
@@ -329,6 +337,7 @@ int RunServer(const Config& config) {
   card.push_notifications = true;
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
+  card.oidc_discovery_url = config.OidcDiscoveryUrl();
   // Declared when a caller can authenticate now; a key made later serves it too (to
   // authenticated callers), and the card says so from the next start.
   card.extended_card = authenticator.Enabled();

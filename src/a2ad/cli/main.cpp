@@ -279,6 +279,49 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{600000}))
       ->capture_default_str();
 
+  // OpenID Connect bearer tokens (issue 14).
+  serve
+      ->add_option("--oidc-issuer", config.oidc_issuer,
+                   "accept bearer JWTs of this OpenID Connect issuer (its exact `iss`, e.g. "
+                   "https://login.example.com/realms/acme); turns authentication on")
+      ->envname("A2AD_OIDC_ISSUER");
+  serve
+      ->add_option("--oidc-audience", config.oidc_audience,
+                   "the `aud` a token must name (required with --oidc-issuer)")
+      ->envname("A2AD_OIDC_AUDIENCE");
+  serve
+      ->add_option("--oidc-jwks-url", config.oidc_jwks_url,
+                   "the issuer's JWKS (default: jwks_uri of "
+                   "<issuer>/.well-known/openid-configuration)")
+      ->envname("A2AD_OIDC_JWKS_URL");
+  serve
+      ->add_option("--oidc-tenant-claim", config.oidc_tenant_claim,
+                   "the claim naming the caller's tenant")
+      ->envname("A2AD_OIDC_TENANT_CLAIM")
+      ->capture_default_str();
+  serve
+      ->add_option("--oidc-scope-claim", config.oidc_scope_claim,
+                   "the claim holding the scopes (space-separated string or array; `scope` "
+                   "falls back to `scp`)")
+      ->envname("A2AD_OIDC_SCOPE_CLAIM")
+      ->capture_default_str();
+  serve
+      ->add_option("--oidc-principal-claim", config.oidc_principal_claim,
+                   "the claim naming the caller (its id is oidc:<value>)")
+      ->envname("A2AD_OIDC_PRINCIPAL_CLAIM")
+      ->capture_default_str();
+  serve
+      ->add_option("--oidc-default-tenant", config.oidc_default_tenant,
+                   "the tenant of a token without the tenant claim (default: such tokens are "
+                   "refused)")
+      ->envname("A2AD_OIDC_DEFAULT_TENANT");
+  serve
+      ->add_option("--oidc-leeway-s", config.oidc_leeway_s,
+                   "clock skew allowed on exp, nbf and iat, in seconds")
+      ->envname("A2AD_OIDC_LEEWAY_S")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600}))
+      ->capture_default_str();
+
   CLI::App* migrate = app.add_subcommand("migrate", "apply task store schema migrations and exit");
   add_common(migrate);
 

@@ -7,6 +7,8 @@
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/transport/client_cert_auth.hpp"
+#include "a2ad/protocol/jwt.hpp"
+#include "a2ad/transport/oidc_verifier.hpp"
 
 namespace a2ad::transport {
 using core::Error;
@@ -35,6 +37,11 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+bool IsKnownScope(std::string_view scope) {
+  return std::find(std::begin(kKnownScopes), std::end(kKnownScopes), scope) !=
+         std::end(kKnownScopes);
+}
+
 std::string_view PresentedCredential(const HttpRequest& request) {
   const std::string_view authorization = Trim(request.Header("Authorization"));
   if (IEqualsPrefix(authorization, "Bearer ")) return Trim(authorization.substr(7));
@@ -42,7 +49,7 @@ std::string_view PresentedCredential(const HttpRequest& request) {
 }
 
 bool Authenticator::Enabled() {
-  if (certs_) return true;
+  if (certs_ || oidc_) return true;
   if (enabled_.load(std::memory_order_acquire)) return true;
   auto any = keys_.Any();
   if (!any) {
@@ -56,14 +63,46 @@ bool Authenticator::Enabled() {
   return *any;
 }
 
-core::Result<protocol::Principal> Authenticator::Authenticate(const HttpRequest& request) {
+std::optional<core::Result<protocol::Principal>> Authenticator::Decide(const HttpRequest& request,
+                                                                       std::string& jwt) {
   if (!Enabled()) return protocol::Principal{};
   const std::string_view credential = PresentedCredential(request);
   if (credential.empty() && certs_ && !request.client_cert_subject.empty())
     return certs_->PrincipalOf(request.client_cert_subject);
   if (credential.empty())
+    return Unauthenticated(oidc_ ? "authentication required: send Authorization: Bearer <token "
+                                   "of the OIDC issuer or api key>, or X-API-Key: <api key>"
+                                 : "authentication required: send Authorization: Bearer <api "
+                                   "key> or X-API-Key: <api key>");
+  if (credential.starts_with(core::kApiKeyPrefix)) return ApiKeyPrincipal(credential);
+  if (!protocol::LooksLikeJwt(credential))
+    return Unauthenticated(oidc_ ? "invalid credential: neither an a2ad API key nor a JWT"
+                                 : "invalid credential: not an a2ad API key");
+  if (!oidc_)
     return Unauthenticated(
-        "authentication required: send Authorization: Bearer <api key> or X-API-Key: <api key>");
+        "invalid credential: a JWT, and this server takes no JWTs (it has no "
+        "OIDC issuer); use an a2ad API key");
+  if (!IEqualsPrefix(Trim(request.Header("Authorization")), "Bearer "))
+    return Unauthenticated(
+        "invalid credential: a JWT goes in Authorization: Bearer, not X-API-Key");
+  jwt = std::string(credential);
+  return std::nullopt;
+}
+
+boost::asio::awaitable<core::Result<protocol::Principal>> Authenticator::Authenticate(
+    const HttpRequest& request) {
+  std::string jwt;
+  if (auto decided = Decide(request, jwt)) co_return std::move(*decided);
+  co_return co_await oidc_->Authenticate(std::move(jwt));
+}
+
+core::Result<protocol::Principal> Authenticator::AuthenticateBlocking(const HttpRequest& request) {
+  std::string jwt;
+  if (auto decided = Decide(request, jwt)) return std::move(*decided);
+  return oidc_->AuthenticateBlocking(std::move(jwt));
+}
+
+core::Result<protocol::Principal> Authenticator::ApiKeyPrincipal(std::string_view credential) {
   const auto parts = core::ParseApiKey(credential);
   if (!parts) return Unauthenticated("invalid credential: not an a2ad API key");
   auto found = keys_.Find(parts->key_id);
@@ -101,19 +140,19 @@ std::optional<Error> Authenticator::Throttle(const protocol::Principal& who) {
                {{"retryAfterMs", std::to_string(wait_ms)}, {"scope", "key"}});
 }
 
-std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
-                                  const std::function<HttpResponse(const Error&)>& shape) {
-  auto who = auth.Authenticate(request);
+boost::asio::awaitable<std::optional<HttpResponse>> Admit(
+    Authenticator& auth, HttpRequest& request, std::function<HttpResponse(const Error&)> shape) {
+  auto who = co_await auth.Authenticate(request);
   if (who) {
     if (auto limited = auth.Throttle(*who)) {
       HttpResponse r = shape(*limited);
       for (const auto& [key, value] : limited->details)
         if (key == "retryAfterMs")
           r.headers.emplace_back("Retry-After", std::to_string((std::stoll(value) + 999) / 1000));
-      return r;
+      co_return r;
     }
     request.principal = std::move(who).value();
-    return std::nullopt;
+    co_return std::nullopt;
   }
   HttpResponse r = shape(who.error());
   if (who.error().code == ErrorCode::kUnauthenticated) {
@@ -121,7 +160,7 @@ std::optional<HttpResponse> Admit(Authenticator& auth, HttpRequest& request,
     r.headers.emplace_back("WWW-Authenticate", std::string(kWwwAuthenticate) +
                                                    (presented ? ", error=\"invalid_token\"" : ""));
   }
-  return r;
+  co_return r;
 }
 
 protocol::CallContext CallerContext(const HttpRequest& request, protocol::Binding binding,

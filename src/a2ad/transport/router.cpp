@@ -159,8 +159,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
       (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty()));
   request.principal.reset();  // only the authenticator sets it
   if (auth_ && !exempt) {
-    auto refused =
-        Admit(*auth_, request, [&](const core::Error& e) { return Refused(request, e); });
+    auto refused = co_await Admit(
+        *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
     if (refused) co_return std::move(*refused);
     path = request.Path();
   }

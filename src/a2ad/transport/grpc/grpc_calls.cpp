@@ -124,7 +124,7 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
   // Who calls, before anything else is looked at (auth.hpp); the credential stays out of
   // the headers the operations see.
   if (auth_) {
-    auto who = auth_->Authenticate(as_http);
+    auto who = auth_->AuthenticateBlocking(as_http);
     if (!who) return std::move(who).error();
     if (auto limited = auth_->Throttle(*who)) return limited;
     call.ctx.principal = std::move(who).value();
