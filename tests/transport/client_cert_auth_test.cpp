@@ -89,17 +89,17 @@ class CertAuthenticator : public ::testing::Test {
 
 TEST_F(CertAuthenticator, AMapTurnsAuthenticationOnAndACertificateAuthenticates) {
   EXPECT_FALSE(auth_.Enabled());  // no key: development mode
-  EXPECT_EQ(auth_.Authenticate(Request("CN=billing-agent,O=Acme", {}))->id, "anonymous");
+  EXPECT_EQ(auth_.AuthenticateBlocking(Request("CN=billing-agent,O=Acme", {}))->id, "anonymous");
   auth_.SetClientCertificates(&map_);
   EXPECT_TRUE(auth_.Enabled());
-  auto p = auth_.Authenticate(Request("CN=billing-agent,O=Acme", {}));
+  auto p = auth_.AuthenticateBlocking(Request("CN=billing-agent,O=Acme", {}));
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->id, "cert:CN=billing-agent,O=Acme");
   EXPECT_EQ(p->tenant, "acme");
-  auto none = auth_.Authenticate(Request("", {}));
+  auto none = auth_.AuthenticateBlocking(Request("", {}));
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, ErrorCode::kUnauthenticated);
-  auto unmapped = auth_.Authenticate(Request("CN=stranger,O=Acme", {}));
+  auto unmapped = auth_.AuthenticateBlocking(Request("CN=stranger,O=Acme", {}));
   ASSERT_FALSE(unmapped);
   EXPECT_EQ(unmapped.error().code, ErrorCode::kPermissionDenied);
 }
@@ -114,13 +114,14 @@ TEST_F(CertAuthenticator, AnExplicitCredentialWinsOverTheCertificate) {
   r.scopes = {"tasks:read"};
   ASSERT_TRUE(keys_.Insert(r));
   const std::string key = core::FormatApiKey(k);
-  auto p =
-      auth_.Authenticate(Request("CN=billing-agent,O=Acme", {{"Authorization", "Bearer " + key}}));
+  auto p = auth_.AuthenticateBlocking(
+      Request("CN=billing-agent,O=Acme", {{"Authorization", "Bearer " + key}}));
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->tenant, "globex");
   EXPECT_EQ(p->id, k.key_id);
   // A wrong key is refused although the certificate would authenticate.
-  auto wrong = auth_.Authenticate(Request("CN=billing-agent,O=Acme", {{"X-API-Key", key + "x"}}));
+  auto wrong =
+      auth_.AuthenticateBlocking(Request("CN=billing-agent,O=Acme", {{"X-API-Key", key + "x"}}));
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().code, ErrorCode::kUnauthenticated);
 }

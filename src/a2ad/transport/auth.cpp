@@ -6,8 +6,8 @@
 
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/transport/client_cert_auth.hpp"
 #include "a2ad/protocol/jwt.hpp"
+#include "a2ad/transport/client_cert_auth.hpp"
 #include "a2ad/transport/oidc_verifier.hpp"
 
 namespace a2ad::transport {

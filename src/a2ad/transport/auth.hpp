@@ -127,8 +127,8 @@ protocol::CallContext CallerContext(const HttpRequest& request, protocol::Bindin
 /// refusing it: `shape(e)` (the error body of the request's surface) and, for a 401,
 /// `WWW-Authenticate: Bearer realm="a2ad"` (with error="invalid_token" when a credential was
 /// presented, RFC 6750 §3.1). A caller past its rate limit (Authenticator::Throttle) gets
-/// `shape(e)` of the kRateLimited error with `Retry-After: <seconds>`. The router (and the golden drivers of tests) use it. `request`
-/// must stay alive until it completes.
+/// `shape(e)` of the kRateLimited error with `Retry-After: <seconds>`. The router (and the golden
+/// drivers of tests) use it. `request` must stay alive until it completes.
 boost::asio::awaitable<std::optional<HttpResponse>> Admit(
     Authenticator& auth, HttpRequest& request,
     std::function<HttpResponse(const core::Error&)> shape);
