@@ -131,6 +131,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
   if (!executor)
     co_return Error(ErrorCode::kUnsupportedOperation, "run " + run_id + " has no executor");
   req.caller = ctx.caller();  // decidedBy / resolvedBy: who the context says is answering
+  req.principal = ctx.principal;
   auto slot = Acquire(run_id);
   auto resumes = std::make_shared<bool>(true);
   auto resolve = [&req, executor, resumes](const storage::TaskRecord& current,
@@ -139,7 +140,10 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
     if (!resolution) return std::move(resolution).error();
     *resumes = resolution->resumes;
     step = std::move(resolution->events);
-    if (step.empty()) return Error(ErrorCode::kInternal, "the resolution commits nothing");
+    // Nothing to write is fine for an answer that changes nothing (a repeated vote): the
+    // caller gets the record as it is. One that resumes the run must write its resumption.
+    if (step.empty() && *resumes)
+      return Error(ErrorCode::kInternal, "the resolution commits nothing");
     return std::nullopt;
   };
   auto r = co_await CommitRecord(slot, {}, false, resolve);
