@@ -143,6 +143,7 @@ TEST(QuorumGate, TheSameVoteAgainWritesNothingAnotherIsRefused) {
     auto again = h.ResolveAs(Key("k1"), json::parse(body), "a2a");
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_FALSE(again->resumes);
+    EXPECT_TRUE(again->changes_nothing);
     EXPECT_TRUE(again->events.empty());
   }
   auto changed = h.ResolveAs(Key("k1"), kReject);

@@ -88,10 +88,12 @@ struct ResolveRequest {
 struct Resolution {
   std::vector<EventDraft> events;
   /// False when the answer does not end the wait (an approval "ask", a vote that leaves a
-  /// quorum open): the run stays waiting and no execution starts. With no `events` as well,
-  /// the answer changes nothing (the same quorum vote again): nothing is written, not even
-  /// an A2A reply message, and the caller is answered with the record as it is.
+  /// quorum open): the run stays waiting and no execution starts.
   bool resumes = true;
+  /// The answer was given already (the same quorum vote again): nothing is written, not even
+  /// the A2A reply message, and the caller is answered with the record as it is. Implies
+  /// `resumes` false and no `events`.
+  bool changes_nothing = false;
   /// The executor's events move the task out of input-required themselves (node.resumed);
   /// the A2A reply is then logged without changing the state.
   bool explicit_resume = false;

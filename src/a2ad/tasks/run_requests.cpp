@@ -138,12 +138,15 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
                                            std::vector<EventDraft>& step) -> std::optional<Error> {
     auto resolution = executor->Resolve(current, req);
     if (!resolution) return std::move(resolution).error();
-    *resumes = resolution->resumes;
+    *resumes = resolution->resumes && !resolution->changes_nothing;
     step = std::move(resolution->events);
-    // Nothing to write is fine for an answer that changes nothing (a repeated vote): the
-    // caller gets the record as it is. One that resumes the run must write its resumption.
-    if (step.empty() && *resumes)
-      return Error(ErrorCode::kInternal, "the resolution commits nothing");
+    // An answer given already (a repeated vote) writes nothing: the caller gets the record
+    // as it is.
+    if (resolution->changes_nothing) {
+      step.clear();
+      return std::nullopt;
+    }
+    if (step.empty()) return Error(ErrorCode::kInternal, "the resolution commits nothing");
     return std::nullopt;
   };
   auto r = co_await CommitRecord(slot, {}, false, resolve);

@@ -360,8 +360,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
       rr.via = "a2a";
       auto resolution = executor->Resolve(current, rr);
       if (!resolution) return std::move(resolution).error();
-      *resumes = resolution->resumes;
-      if (!resolution->resumes && resolution->events.empty()) {
+      *resumes = resolution->resumes && !resolution->changes_nothing;
+      if (resolution->changes_nothing) {
         // An answer that changes nothing (the same quorum vote again): written as a retry
         // is, not at all; the reply is the task as it is (with the tally).
         step.clear();

@@ -340,7 +340,10 @@ core::Result<tasks::Resolution> ResolveVote(Resolving& r, const ApprovalPolicy& 
   if (!cast) return std::move(cast).error();
   r.res.resumes = false;
   r.res.explicit_resume = false;
-  if (cast->duplicate) return std::move(r.res);  // counted already: nothing to write
+  if (cast->duplicate) {  // counted already: nothing to write
+    r.res.changes_nothing = true;
+    return std::move(r.res);
+  }
   const QuorumTally& t = cast->tally;
   json::object vote{{"principal", caller}, {"action", answer.action}, {"votedAt", r.now}};
   if (answer.feedback) vote["feedback"] = *answer.feedback;
