@@ -536,7 +536,8 @@ class ClarificationGate final : public Gate {
 };
 
 // core.interrupt: config {kind, data?, timeoutMs?}; an approval's data gets the defaults an
-// approval gate would have.
+// approval gate would have, and its quorum and approver fields follow the same rules
+// (approval_policy.hpp).
 class Interrupt final : public Gate {
  public:
   core::Result<void> Validate(const Node& n, const std::string& path) const override {
