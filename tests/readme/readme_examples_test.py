@@ -85,9 +85,9 @@ class Server:
         self.proc.wait(timeout=10)
 
 
-def run(script, env=None, timeout=60):
+def run(script, env=None, timeout=60, cwd=None):
     r = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
-                       timeout=timeout, env={**os.environ, **(env or {})})
+                       timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd)
     assert r.returncode == 0, f"exit {r.returncode}\nscript:\n{script}\nstderr:\n{r.stderr}"
     return r.stdout
 
@@ -334,7 +334,34 @@ def example_oidc(code, tmp):
     assert json.loads(out[1])["tasks"] == [], out
 
 
+def example_quorum(code, tmp):
+    # Run where the README's ./data and *.key files may be made: a fresh directory.
+    work = os.path.join(tmp, "quorum")
+    os.makedirs(work)
+    port = free_port()
+    script = (code.replace("8080", str(port))
+              .replace("./workflows", os.path.join(ROOT, "workflows")))
+    script = re.sub(r"(?m)^a2ad ", BIN + " ", script)
+    lines = script.splitlines()
+    bg = next(i for i, line in enumerate(lines) if line.rstrip().endswith("&"))
+    keys = run("\n".join(lines[:bg]), cwd=work)
+    assert keys == "", keys  # the keys went to their files
+    proc = subprocess.Popen(["bash", "-c", "exec " + lines[bg].rstrip()[:-1]], cwd=work,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "A2AD_LISTEN": f"127.0.0.1:{port}"})
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        out = [json.loads(line) for line in run("\n".join(lines[bg + 1:]), cwd=work).splitlines()]
+        assert [o["status"] for o in out] == ["waiting-approval"] * 3 + ["running"], out
+        assert [o["quorum"]["accepts"] for o in out[:3]] == [1, 2, 2], out
+        assert "quorum" not in out[3], out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
+    ("conformance-interrupt-quorum", example_quorum),
     ("--rate-limit", example_rate_limit),
     ("make run", example_make),
     ("--card-signing-key", example_card_signing),

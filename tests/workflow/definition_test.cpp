@@ -65,14 +65,41 @@ TEST(Definition, BadConditionTypeIsRefused) {
   EXPECT_NE(e.message.find("edges[0].condition.type"), std::string::npos) << e.message;
 }
 
-TEST(Definition, QuorumApprovalsAreRefused) {
-  auto e = Refusal(Doc(
-      json::array{NodeDoc("gate", "core.approvalGate", json::object{{"requiredApprovals", 3}})}));
-  EXPECT_EQ(Detail(e, "field"), "nodes[0].config.requiredApprovals");
-  EXPECT_NE(e.message.find("nodes[0].config.requiredApprovals"), std::string::npos) << e.message;
-  EXPECT_TRUE(ParseWorkflow(Doc(json::array{NodeDoc("gate", "core.approvalGate",
-                                                    json::object{{"requiredApprovals", 1}})}))
-                  .ok());
+TEST(Definition, QuorumApprovalsLoadAndTheirUnservableFormsAreRefused) {
+  // conformance-interrupt-quorum's gate loads.
+  EXPECT_TRUE(
+      ParseWorkflow(Doc(json::array{NodeDoc("gate", "core.approvalGate",
+                                            json::object{{"requiredApprovals", 3},
+                                                         {"rejectionPolicy", "majority"},
+                                                         {"approversList", json::array()}})}))
+          .ok());
+  struct Row {
+    json::object config;
+    std::string field;
+  };
+  const std::vector<Row> rows = {
+      {json::object{{"requiredApprovals", 0}}, "nodes[0].config.requiredApprovals"},
+      {json::object{{"requiredApprovals", 2},
+                    {"actions", json::array{"accept", "reject", "refine"}}},
+       "nodes[0].config.actions"},
+      {json::object{{"requiredApprovals", 3}, {"approversList", json::array{"k1", "k2"}}},
+       "nodes[0].config.approversList"},
+      {json::object{{"overrideBypassesQuorum", true}}, "nodes[0].config.overrideBypassesQuorum"},
+      {json::object{{"rejectionPolicy", "all"}}, "nodes[0].config.rejectionPolicy"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.field);
+    auto e = Refusal(Doc(json::array{NodeDoc("gate", "core.approvalGate", row.config)}));
+    EXPECT_EQ(Detail(e, "field"), row.field);
+    EXPECT_EQ(Detail(e, "nodeId"), "gate");
+    EXPECT_NE(e.message.find(row.field), std::string::npos) << e.message;
+  }
+  // The same rules for an approval raised by core.interrupt.
+  auto e = Refusal(Doc(json::array{
+      NodeDoc("gate", "core.interrupt",
+              json::object{{"kind", "approval"},
+                           {"data", json::object{{"approverGroupRefs", json::array{1}}}}})}));
+  EXPECT_EQ(Detail(e, "field"), "nodes[0].config.data.approverGroupRefs[0]");
 }
 
 TEST(Definition, OtherRefusalsNameTheirField) {

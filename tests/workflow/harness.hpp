@@ -168,6 +168,28 @@ class Harness {
     return exec_.Resolve(rec, req);
   }
 
+  // Resolve as principal `who` (its id is the caller), answering by `via`.
+  core::Result<tasks::Resolution> ResolveAs(const protocol::Principal& who, json::value resume,
+                                            std::string via = "rest") {
+    tasks::ResolveRequest req;
+    req.resume_value = std::move(resume);
+    req.caller = who.id;
+    req.principal = who;
+    req.via = std::move(via);
+    return exec_.Resolve(rec, req);
+  }
+
+  // ResolveAs; on success commit its events and drive on when it resumes the run.
+  core::Result<tasks::Resolution> AnswerAs(const protocol::Principal& who, json::value resume,
+                                           std::string via = "rest") {
+    auto r = ResolveAs(who, std::move(resume), std::move(via));
+    if (r) {
+      Commit(r.value().events);
+      if (r.value().resumes) Drive();
+    }
+    return r;
+  }
+
   // Resolve; on success commit its events and drive on.
   core::Result<tasks::Resolution> Answer(json::value resume, std::string node_id = "") {
     auto r = Resolve(std::move(resume), std::move(node_id));

@@ -65,7 +65,12 @@ int RunKeysCreate(const Config& config, const KeysCreateConfig& create) {
                    s.c_str());
       return 2;
     }
-    if (!transport::IsKnownScope(s))
+    // group:<name> and role:<name> are not checked by an operation but name what approval
+    // gates may require of an approver (approverGroupRefs / approverRoleRefs,
+    // workflow/approval_policy.hpp).
+    const bool membership =
+        (s.starts_with("group:") && s.size() > 6) || (s.starts_with("role:") && s.size() > 5);
+    if (!membership && !transport::IsKnownScope(s))
       std::fprintf(stderr,
                    "a2ad keys create: warning: '%s' is not a scope a2ad checks; the key gets it "
                    "but it allows nothing\n",

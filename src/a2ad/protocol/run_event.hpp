@@ -59,6 +59,12 @@ inline constexpr const char* kEvCapBreached = "cap.breached";
 // Vendor: an approver's question on an open approval ("ask"; does not resolve it).
 inline constexpr const char* kEvApprovalAsked =
     "a2ad.approval.asked";  // {nodeId, question, askedBy}
+// Vendor: one approver's vote on an open quorum approval (requiredApprovals > 1) that does
+// not close it (workflow/approval_policy.hpp); the vote that closes it is the gate's
+// approval.received, which lists every vote. The task stays input-required: the entry
+// projects to a status update whose message states the tally.
+// {interruptId, principal, action, feedback?, accepts, rejects, required, message}
+inline constexpr const char* kEvApprovalVote = "a2ad.approval.vote";
 // Vendor: a sub-workflow node's child run started or stopped waiting; the parent's status
 // mirrors the child's waiting status (DIGEST §5.2). {childRunId, status, interrupt?}
 inline constexpr const char* kEvChildStatus = "a2ad.child.status";

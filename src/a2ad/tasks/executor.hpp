@@ -78,15 +78,22 @@ struct ResolveRequest {
   const protocol::Message* message = nullptr;      // A2A reply (resume value derived from it)
   std::string caller;  // the answering principal (decidedBy): set by TaskService from the call's
                        // context (protocol::CallContext::caller())
-  std::string via;     // "a2a" | "rest" | "token"
+  /// The whole answering principal (its authentication and scopes), set by TaskService with
+  /// `caller`: approval gates check who may answer with it (workflow/approval_policy.hpp).
+  protocol::Principal principal;
+  std::string via;  // "a2a" | "rest" | "token" | "timeout"
 };
 
 /// What resolving an interrupt commits (after the reply message, for A2A).
 struct Resolution {
   std::vector<EventDraft> events;
-  /// False when the answer does not end the wait (an approval "ask", a partial quorum):
-  /// the run stays waiting and no execution starts.
+  /// False when the answer does not end the wait (an approval "ask", a vote that leaves a
+  /// quorum open): the run stays waiting and no execution starts.
   bool resumes = true;
+  /// The answer was given already (the same quorum vote again): nothing is written, not even
+  /// the A2A reply message, and the caller is answered with the record as it is. Implies
+  /// `resumes` false and no `events`.
+  bool changes_nothing = false;
   /// The executor's events move the task out of input-required themselves (node.resumed);
   /// the A2A reply is then logged without changing the state.
   bool explicit_resume = false;

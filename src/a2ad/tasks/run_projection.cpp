@@ -158,6 +158,28 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
         json::object{{"question", p.contains("question") ? p.at("question") : json::value()},
                      {"askedBy", Str(p, "askedBy")},
                      {"askedAt", when}});
+  } else if (e.type == protocol::kEvApprovalVote) {
+    // A vote on the open quorum interrupt it names: appended, and the counts recomputed
+    // from the votes (so the tally is whatever the log holds, replayed or not).
+    json::value* open = run.if_contains("interrupt");
+    if (open && open->is_object() &&
+        Str(open->get_object(), "interruptId") == Str(p, "interruptId")) {
+      json::object& quorum = Obj(open->get_object(), "quorum");
+      json::value& votes = quorum["votes"];
+      if (!votes.is_array()) votes = json::array();
+      json::object vote{
+          {"principal", Str(p, "principal")}, {"action", Str(p, "action")}, {"votedAt", when}};
+      if (auto* f = p.if_contains("feedback")) vote["feedback"] = *f;
+      votes.get_array().push_back(std::move(vote));
+      int64_t accepts = 0, rejects = 0;
+      for (const auto& v : votes.get_array()) {
+        if (!v.is_object()) continue;
+        accepts += Str(v.get_object(), "action") == "accept";
+        rejects += Str(v.get_object(), "action") == "reject";
+      }
+      quorum["accepts"] = accepts;
+      quorum["rejects"] = rejects;
+    }
   } else if (e.type == protocol::kEvChildStatus) {
     std::string_view child_status = Str(p, "status");
     if (child_status.starts_with("waiting-")) {

@@ -10,7 +10,12 @@
 //   resumeValues{key: value}  answers of resolved interrupts by their deterministic key
 //   interruptCounts{nodeId: n} interrupts each node has raised (the key's ordinal)
 //   nodeExecutions            node starts so far (limits.maxNodeExecutions)
-//   interrupt{nodeId, interruptId, kind, key, data, interruptToken?, expiresAt?} while waiting
+//   interrupt{nodeId, interruptId, kind, key, data, interruptToken?, expiresAt?, quorum?}
+//                             while waiting; quorum (approvals with requiredApprovals > 1,
+//                             workflow/approval_policy.hpp): {required, rejectionPolicy,
+//                             accepts, rejects, votes: [{principal, action, votedAt,
+//                             feedback?}]}, one vote per a2ad.approval.vote entry, the counts
+//                             recomputed from the votes
 //   acceptedMessages{messageId: digest}  the user messages the task accepted (its first
 //                              message, each accepted reply): replies are idempotent by
 //                              messageId (accepted_messages.hpp)

@@ -131,14 +131,21 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
   if (!executor)
     co_return Error(ErrorCode::kUnsupportedOperation, "run " + run_id + " has no executor");
   req.caller = ctx.caller();  // decidedBy / resolvedBy: who the context says is answering
+  req.principal = ctx.principal;
   auto slot = Acquire(run_id);
   auto resumes = std::make_shared<bool>(true);
   auto resolve = [&req, executor, resumes](const storage::TaskRecord& current,
                                            std::vector<EventDraft>& step) -> std::optional<Error> {
     auto resolution = executor->Resolve(current, req);
     if (!resolution) return std::move(resolution).error();
-    *resumes = resolution->resumes;
+    *resumes = resolution->resumes && !resolution->changes_nothing;
     step = std::move(resolution->events);
+    // An answer given already (a repeated vote) writes nothing: the caller gets the record
+    // as it is.
+    if (resolution->changes_nothing) {
+      step.clear();
+      return std::nullopt;
+    }
     if (step.empty()) return Error(ErrorCode::kInternal, "the resolution commits nothing");
     return std::nullopt;
   };

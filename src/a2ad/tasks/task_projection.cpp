@@ -40,7 +40,7 @@ json::object& OpenwopMetadata(Task& t) {
 constexpr const char* kStatusTypes[] = {protocol::kEvRunStarted,    protocol::kEvNodeResumed,
                                         protocol::kEvInputRequired, protocol::kEvRunCompleted,
                                         protocol::kEvRunFailed,     protocol::kEvRunCancelled,
-                                        protocol::kEvRunRejected};
+                                        protocol::kEvRunRejected,   protocol::kEvApprovalVote};
 
 bool IsStatusType(std::string_view type) {
   return std::any_of(std::begin(kStatusTypes), std::end(kStatusTypes),
@@ -125,6 +125,14 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     OpenwopMetadata(t)["interrupt"] = std::move(interrupt);
     if (auto* token = e.payload.if_contains("interruptToken"); token && token->is_string())
       OpenwopMetadata(t)["interruptToken"] = *token;
+  } else if (e.type == protocol::kEvApprovalVote) {
+    // A vote that leaves a quorum open: the task stays where it is (input-required), with the
+    // tally as its new status message; metadata.openwop.interrupt.quorum is set below, from
+    // the run's fold.
+    if (protocol::IsInterrupted(t.status.state)) {
+      new_state = t.status.state;
+      A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
+    }
   } else if (e.type == protocol::kEvArtifactCreated) {
     const json::value* a = e.payload.if_contains("artifact");
     if (!a) return Error(ErrorCode::kInvalidParams, "artifact.created needs an artifact");
@@ -201,6 +209,11 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       next.dedup_key.clear();
   if (ProjectsToA2a(e.type)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);
+  if (e.type == protocol::kEvApprovalVote)
+    if (auto* open = next.run.if_contains("interrupt"); open && open->is_object())
+      if (auto* q = open->get_object().if_contains("quorum"))
+        if (auto* i = OpenwopMetadata(t).if_contains("interrupt"); i && i->is_object())
+          i->get_object()["quorum"] = *q;
   if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);
   next.last_sequence = e.sequence;
   next.updated_at_ms = e.timestamp_ms;

@@ -18,6 +18,11 @@
 //   node.suspended       {kind, message?, interrupt?}   state input-required (auth-required
 //                                                        when kind == "auth");
 //                                                        metadata.openwop.interrupt
+//   a2ad.approval.vote   {message, ...}                 (a quorum vote that leaves it open)
+//                                                        state stays input-required, status
+//                                                        message = the tally;
+//                                                        metadata.openwop.interrupt.quorum
+//                                                        = the run's interrupt.quorum
 //   artifact.created     {artifact, append?, lastChunk?} artifact added, replaced or appended
 //   run.completed        {message?}                     state completed
 //   run.failed           {error{code,message}}          state failed, status.message from

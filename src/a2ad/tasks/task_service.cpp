@@ -311,11 +311,12 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   // node.resumed).
   Executor* executor = ExecutorFor(skill_id);
   const std::string caller = ctx.caller();
+  const protocol::Principal principal = ctx.principal;
   auto resumes = std::make_shared<bool>(true);
   auto retried = std::make_shared<bool>(false);
   const std::optional<int64_t> if_match = req.configuration.if_generation_match;
-  auto accept_reply = [&task_id, executor, &msg, &caller, resumes, retried, slot, if_match,
-                       push_record = std::move(push_record)](
+  auto accept_reply = [&task_id, executor, &msg, &caller, &principal, resumes, retried, slot,
+                       if_match, push_record = std::move(push_record)](
                           const storage::TaskRecord& current,
                           std::vector<EventDraft>& step) -> std::optional<Error> {
     switch (FindAcceptedMessage(current, msg, caller)) {
@@ -355,10 +356,17 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
       ResolveRequest rr;
       rr.message = &msg;
       rr.caller = caller;
+      rr.principal = principal;
       rr.via = "a2a";
       auto resolution = executor->Resolve(current, rr);
       if (!resolution) return std::move(resolution).error();
-      *resumes = resolution->resumes;
+      *resumes = resolution->resumes && !resolution->changes_nothing;
+      if (resolution->changes_nothing) {
+        // An answer that changes nothing (the same quorum vote again): written as a retry
+        // is, not at all; the reply is the task as it is (with the tally).
+        step.clear();
+        return std::nullopt;
+      }
       if (resolution->explicit_resume || !resolution->resumes) step[0].payload["resumes"] = false;
       for (auto& e : resolution->events) step.push_back(std::move(e));
     }

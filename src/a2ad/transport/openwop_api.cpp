@@ -98,7 +98,8 @@ bool InUpdates(std::string_view type) {
       type.starts_with("artifact."))
     return true;
   return type == "node.completed" || type == "node.failed" || type == "node.skipped" ||
-         type == "node.suspended" || type == "node.resumed" || type == "cap.breached";
+         type == "node.suspended" || type == "node.resumed" || type == "cap.breached" ||
+         type == protocol::kEvApprovalVote;
 }
 
 json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::SkillInfo>& skills) {
@@ -121,6 +122,12 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
       {"supportedTransports", json::array{"rest", "a2a"}},
       {"fixtures", std::move(fixtures)},
       {"subWorkflow", json::object{{"inputMapping", true}}},
+      // RFC 0104: approverGroupRefs / approverRoleRefs are enforced at resolve time
+      // (workflow/approval_policy.hpp); `audience` is passed through, not honored.
+      {"interrupt",
+       json::object{{"approverRouting", json::object{{"supported", true},
+                                                     {"refKinds", json::array{"group", "role"}},
+                                                     {"audience", false}}}}},
       {"webhooks", json::object{{"supported", o.webhooks},
                                 {"signatureAlgorithms", json::array{"v1"}},
                                 {"durable", o.webhooks}}},
@@ -611,9 +618,12 @@ asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const CallContext& ctx,
       co_return ErrorResponse(404, "not_found", "no run '" + run_id + "'");
     co_return ErrorResponse(done.error());
   }
-  co_return Json(
-      200, json::object{
-               {"runId", run_id}, {"nodeId", node_id}, {"status", done.value()->run.at("status")}});
+  json::object answer{
+      {"runId", run_id}, {"nodeId", node_id}, {"status", done.value()->run.at("status")}};
+  // A quorum still open (this vote counted, or counted before): the tally so far.
+  if (auto* open = done.value()->run.if_contains("interrupt"); open && open->is_object())
+    if (auto* quorum = open->get_object().if_contains("quorum")) answer["quorum"] = *quorum;
+  co_return Json(200, answer);
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::Token(const CallContext& ctx, const std::string& token,

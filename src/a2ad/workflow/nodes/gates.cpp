@@ -8,6 +8,16 @@
 // node.resumed with the normalized answer under the deterministic key runId:nodeId:n. In
 // flight, Continue finishes the node from that logged answer (a re-driven node re-asks
 // nothing), or raises the interrupt again when none was logged.
+//
+// Approvals check who answers before what is answered (approval_policy.hpp): a gate naming
+// approversList / approverGroupRefs / approverRoleRefs takes answers from those principals
+// only, and a quorum gate (requiredApprovals N > 1) counts one vote per authenticated
+// principal. A vote that leaves the quorum open is logged as a2ad.approval.vote (the run stays
+// waiting-approval, the task input-required with the tally in its status message and in
+// metadata.openwop.interrupt.quorum); the vote that closes it is logged as approval.received
+// (decidedBy = the closing approver, `quorum` = every vote) + interrupt.resolved +
+// node.resumed, like a single approval. The tally is the fold of those entries
+// (run.interrupt.quorum, tasks/run_projection.hpp), so a restart loses no acknowledged vote.
 #include <algorithm>
 
 #include "a2ad/core/clock.hpp"
@@ -16,6 +26,7 @@
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/workflow/answers.hpp"
+#include "a2ad/workflow/approval_policy.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 #include "a2ad/workflow/nodes/node_kind.hpp"
 #include "a2ad/workflow/run_steps.hpp"
@@ -35,6 +46,30 @@ Error Reason(ErrorCode code, std::string reason, std::string message) {
   return Error(code, std::move(message), {{"reason", std::move(reason)}});
 }
 
+json::array ActionsOf(const json::object& data) {
+  if (const json::value* a = data.if_contains("actions"); a && a->is_array()) return a->get_array();
+  return json::array{"accept", "reject"};
+}
+
+// The approval policy of an open interrupt's data (checked when the workflow loaded).
+core::Result<ApprovalPolicy> PolicyOf(const json::object& data) {
+  auto p = ParseApprovalPolicy(data, "data", ActionsOf(data));
+  if (!p)
+    return Error(ErrorCode::kInternal,
+                 "the approval's data does not read as a policy: " + p.error().message);
+  return p;
+}
+
+// The tally's starting point, kept in the open interrupt (run.interrupt.quorum) and in the
+// A2A task's metadata.openwop.interrupt.quorum; votes are folded into it.
+json::object OpenQuorum(const ApprovalPolicy& p) {
+  return json::object{{"required", p.required},
+                      {"rejectionPolicy", p.RejectionPolicyName()},
+                      {"accepts", 0},
+                      {"rejects", 0},
+                      {"votes", json::array()}};
+}
+
 // ---- raising -----------------------------------------------------------------------------------
 
 // A human-readable status message for A2A clients that do not read metadata.openwop.
@@ -52,6 +87,14 @@ protocol::Message PromptMessage(const std::string& kind, const json::object& dat
     if (auto* a = data.if_contains("actions"); a && a->is_array())
       for (const auto& x : a->get_array()) actions += (actions.empty() ? "" : "|") + AsText(x);
     text += "\nReply with a data part {\"action\": \"" + actions + "\", \"feedback\": \"...\"}.";
+    if (auto policy = PolicyOf(data)) {
+      if (policy->Quorum())
+        text += "\nThis gate needs " + std::to_string(policy->required) +
+                " approvals from distinct approvers (rejection policy " +
+                std::string(policy->RejectionPolicyName()) + ").";
+      if (policy->Restricted())
+        text += "\nOnly these may answer: " + DescribeApprovers(*policy) + ".";
+    }
   } else if (kind == "clarification") {
     text = "Input needed:";
     if (auto* q = data.if_contains("questions"); q && q->is_array())
@@ -135,11 +178,14 @@ std::vector<EventDraft> Gate::RaiseInterrupt(const NodeStep& step, bool started)
                          {"requestedAt", requested_at}};
   if (timeout_ms > 0) requested["timeoutMs"] = timeout_ms;
   out.push_back(Ev(protocol::kEvInterruptRequested, n.id, requested));
+  json::object quorum;  // an approval quorum's open tally; empty otherwise
   if (kind == "approval") {
     json::object a{{"interruptId", interrupt_id}};
-    for (const char* k : {"artifactId", "artifactType", "title", "actions", "requiredApprovals"})
+    for (const char* k :
+         {"artifactId", "artifactType", "title", "actions", "requiredApprovals", "approversList"})
       if (const json::value* v = data.if_contains(k)) a[k] = *v;
     out.push_back(Ev(protocol::kEvApprovalRequested, n.id, std::move(a)));
+    if (auto policy = PolicyOf(data); policy && policy->Quorum()) quorum = OpenQuorum(*policy);
   } else if (kind == "clarification" && data.contains("questions")) {
     out.push_back(
         Ev(protocol::kEvClarificationRequested, n.id,
@@ -162,9 +208,11 @@ std::vector<EventDraft> Gate::RaiseInterrupt(const NodeStep& step, bool started)
     if (!env.public_url.empty())
       interrupt["callbackUrl"] = env.public_url + "/v1/interrupts/" + token;
   }
+  if (!quorum.empty()) interrupt["quorum"] = quorum;
   // The A2A view: the interrupt's identity and the shape a client needs to render it.
   json::object flat{{"kind", kind}, {"nodeId", n.id}, {"interruptId", interrupt_id}};
   for (const auto& kv : data) flat[kv.key()] = kv.value();
+  if (!quorum.empty()) flat["quorum"] = std::move(quorum);
   json::object suspended{
       {"interruptId", interrupt_id},
       {"kind", kind},
@@ -196,6 +244,8 @@ std::vector<EventDraft> Gate::FinishGate(const std::string& run_id, const Node& 
     std::string_view action = Str(rv, "action");
     if (action == "reject") {
       std::string message = "rejected by " + std::string(Str(rv, "decidedBy"));
+      if (std::string_view summary = Str(ObjOr(rv, "quorum"), "summary"); !summary.empty())
+        message += " (" + std::string(summary) + ")";
       if (!Str(rv, "feedback").empty()) message += ": " + std::string(Str(rv, "feedback"));
       FailNode(out, n, ErrorObj("approval_rejected", message));
       return out;
@@ -280,7 +330,80 @@ core::Result<tasks::Resolution> ResolveTimeout(Resolving& r) {
   return std::move(r.res);
 }
 
+// One approver's accept or reject at a quorum gate: counted once per principal; a vote that
+// leaves the quorum open is a2ad.approval.vote (the run stays waiting), the closing one
+// resolves the gate with every vote in approval.received.quorum.
+core::Result<tasks::Resolution> ResolveVote(Resolving& r, const ApprovalPolicy& policy,
+                                            ApprovalAnswer& answer) {
+  const std::string& caller = r.answer.request.caller;
+  auto cast = CastVote(policy, VotesOf(r.answer.interrupt), Vote{caller, answer.action});
+  if (!cast) return std::move(cast).error();
+  r.res.resumes = false;
+  r.res.explicit_resume = false;
+  if (cast->duplicate) {  // counted already: nothing to write
+    r.res.changes_nothing = true;
+    return std::move(r.res);
+  }
+  const QuorumTally& t = cast->tally;
+  json::object vote{{"principal", caller}, {"action", answer.action}, {"votedAt", r.now}};
+  if (answer.feedback) vote["feedback"] = *answer.feedback;
+  const std::string summary = DescribeTally(policy, t);
+  if (t.outcome == QuorumTally::Outcome::kOpen) {
+    json::object payload = vote;
+    payload["interruptId"] = r.interrupt_id;
+    payload["accepts"] = t.accepts;
+    payload["rejects"] = t.rejects;
+    payload["required"] = policy.required;
+    // The A2A task's new status message: the tally, in words and as data.
+    protocol::Message m;
+    m.role = protocol::Role::kAgent;
+    m.message_id = r.interrupt_id + "-vote-" + std::to_string(t.accepts + t.rejects);
+    m.parts.push_back(
+        protocol::Part::Text("Vote recorded: " + answer.action + " by " + caller + ". " + summary));
+    m.parts.push_back(protocol::Part::Data(json::object{{"kind", "approval.vote"},
+                                                        {"nodeId", r.node_id},
+                                                        {"interruptId", r.interrupt_id},
+                                                        {"accepts", t.accepts},
+                                                        {"rejects", t.rejects},
+                                                        {"required", policy.required}}));
+    payload["message"] = protocol::v10::MessageToJson(m);
+    r.res.events.push_back(Ev(protocol::kEvApprovalVote, r.node_id, std::move(payload)));
+    return std::move(r.res);
+  }
+  json::array votes;
+  if (const json::value* v = ObjOr(r.answer.interrupt, "quorum").if_contains("votes");
+      v && v->is_array())
+    votes = v->get_array();
+  votes.push_back(std::move(vote));
+  const bool accepted = t.outcome == QuorumTally::Outcome::kAccepted;
+  json::object normalized{{"action", accepted ? "accept" : "reject"},
+                          {"decidedBy", caller},
+                          {"decidedAt", r.now},
+                          {"quorum", json::object{{"required", policy.required},
+                                                  {"rejectionPolicy", policy.RejectionPolicyName()},
+                                                  {"accepts", t.accepts},
+                                                  {"rejects", t.rejects},
+                                                  {"outcome", accepted ? "accepted" : "rejected"},
+                                                  {"reason", t.reason},
+                                                  {"summary", summary},
+                                                  {"votes", std::move(votes)}}}};
+  if (answer.feedback) normalized["feedback"] = std::move(*answer.feedback);
+  json::object received = normalized;
+  received["interruptId"] = r.interrupt_id;
+  r.res.resumes = true;
+  r.res.explicit_resume = true;
+  r.res.events.push_back(Ev(protocol::kEvApprovalReceived, r.node_id, std::move(received)));
+  r.Resolved(std::move(normalized));
+  return std::move(r.res);
+}
+
 core::Result<tasks::Resolution> ResolveApproval(Resolving& r) {
+  // Who answers first (approval_policy.hpp), whatever the answer says.
+  auto policy = PolicyOf(r.data);
+  if (!policy) return std::move(policy).error();
+  if (auto refused =
+          CheckApprover(*policy, r.answer.request.principal, r.answer.request.via, r.node_id))
+    return std::move(*refused);
   auto checked = CheckApprovalAnswer(r.answer.value, r.data, r.node_id);
   if (!checked) return std::move(checked).error();
   ApprovalAnswer& answer = checked.value();
@@ -294,6 +417,7 @@ core::Result<tasks::Resolution> ResolveApproval(Resolving& r) {
                                            {"interruptId", r.interrupt_id}}));
     return std::move(r.res);
   }
+  if (policy->Quorum()) return ResolveVote(r, *policy, answer);
   json::object normalized{{"action", answer.action}, {"decidedBy", caller}, {"decidedAt", r.now}};
   if (answer.feedback) normalized["feedback"] = std::move(*answer.feedback);
   if (answer.refine_feedback) normalized["refineFeedback"] = std::move(*answer.refine_feedback);
@@ -354,30 +478,28 @@ core::Result<tasks::Resolution> Gate::Resolve(const InterruptAnswer& answer) con
 
 // ---- the three kinds ---------------------------------------------------------------------------
 
-json::array ApprovalActions(const Node& n) {
-  if (const json::value* a = n.config.if_contains("actions"); a && a->is_array())
-    return a->get_array();
-  return json::array{"accept", "reject"};
+json::array ApprovalActions(const Node& n) { return ActionsOf(n.config); }
+
+// An approval's policy fields (approval_policy.hpp) at `path`, refused naming the node.
+core::Result<void> CheckPolicy(const json::object& fields, const std::string& path, const Node& n) {
+  auto policy = ParseApprovalPolicy(fields, path, ActionsOf(fields));
+  if (!policy) {
+    Error e = std::move(policy).error();
+    e.details.emplace_back("nodeId", n.id);
+    return e;
+  }
+  return core::Ok{};
 }
 
-// core.approvalGate: config {title?, description?, actions?, artifactData?, approversList?,
-// rejectionPolicy?, requiredApprovals? (1 only), timeoutMs?}.
+// core.approvalGate: config {title?, description?, actions?, artifactData?, timeoutMs?,
+// requiredApprovals?, rejectionPolicy?, approversList?, approverGroupRefs?, approverRoleRefs?,
+// audience?, overrideBypassesQuorum? (false only)}: approval_policy.hpp.
 class ApprovalGate final : public Gate {
  public:
   core::Result<void> Validate(const Node& n, const std::string& path) const override {
     auto actions = CheckActions(n.config.if_contains("actions"), path + ".config.actions");
     if (!actions) return std::move(actions).error();
-    if (const json::value* q = n.config.if_contains("requiredApprovals");
-        q && !(q->is_int64() && q->as_int64() == 1))
-      return Error(ErrorCode::kInvalidParams,
-                   path +
-                       ".config.requiredApprovals: quorum approvals need authenticated "
-                       "approvers, which this host does not have yet; only 1 is supported",
-                   {{"field", path + ".config.requiredApprovals"},
-                    {"reason", "capability_required"},
-                    {"requiredCapability", "interrupt.quorum"},
-                    {"nodeId", n.id}});
-    return core::Ok{};
+    return CheckPolicy(n.config, path + ".config", n);
   }
 
  protected:
@@ -391,7 +513,9 @@ class ApprovalGate final : public Gate {
                                                  : n.config.at("title")},
         {"actions", ApprovalActions(n)},
         {"requiredApprovals", 1}};
-    for (const char* k : {"description", "artifactData", "approversList", "rejectionPolicy"})
+    for (const char* k :
+         {"description", "artifactData", "requiredApprovals", "approversList", "rejectionPolicy",
+          "approverGroupRefs", "approverRoleRefs", "audience", "overrideBypassesQuorum"})
       if (const json::value* v = n.config.if_contains(k)) data[k] = *v;
     return data;
   }
@@ -412,7 +536,8 @@ class ClarificationGate final : public Gate {
 };
 
 // core.interrupt: config {kind, data?, timeoutMs?}; an approval's data gets the defaults an
-// approval gate would have.
+// approval gate would have, and its quorum and approver fields follow the same rules
+// (approval_policy.hpp).
 class Interrupt final : public Gate {
  public:
   core::Result<void> Validate(const Node& n, const std::string& path) const override {
@@ -429,6 +554,10 @@ class Interrupt final : public Gate {
       auto actions = CheckActions(data ? data->get_object().if_contains("actions") : nullptr,
                                   path + ".config.data.actions");
       if (!actions) return std::move(actions).error();
+      if (data) {
+        auto policy = CheckPolicy(data->get_object(), path + ".config.data", n);
+        if (!policy) return policy;
+      }
     } else if (kind == "clarification") {
       auto questions = CheckQuestions(data ? data->get_object().if_contains("questions") : nullptr,
                                       path + ".config.data.questions", n.id);
