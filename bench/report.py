@@ -9,7 +9,7 @@ from collections import defaultdict
 
 TARGET_ORDER = ["a2ad", "a2ad-v1", "a2ad-full", "sdk1-memory", "sdk1-sqlite",
                 "sdk1-sqlite-defaults", "sdk03", "ceiling", "a2ad-rest", "sdk1-rest", "a2ad-grpc",
-                "sdk1-grpc", "a2ad-https", "a2ad-key"]
+                "sdk1-grpc", "a2ad-https", "a2ad-key", "a2ad-jwt"]
 LABEL = {
     "a2ad": "a2ad (v0.3 wire, SQLite)",
     "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
@@ -25,6 +25,7 @@ LABEL = {
     "sdk1-grpc": "@a2a-js/sdk 1.x, gRPC, in memory",
     "a2ad-https": "a2ad (v1.0 wire, SQLite) over TLS",
     "a2ad-key": "a2ad (v1.0 wire, SQLite) with an API key per request",
+    "a2ad-jwt": "a2ad (v1.0 wire, SQLite) with an OIDC ES256 JWT per request",
 }
 # The a2ad cell an SDK cell is compared with, per binding (bindings_table); JSON-RPC first.
 BINDINGS = [("JSON-RPC", "a2ad-v1", "sdk1-memory"), ("HTTP+JSON", "a2ad-rest", "sdk1-rest"),
@@ -120,7 +121,8 @@ def bindings_table(cells):
 
 def security_table(cells):
     """What TLS and API-key authentication cost per request, against plain a2ad-v1."""
-    modes = [(t, n) for t, n in (("a2ad-https", "https"), ("a2ad-key", "API key"))
+    modes = [(t, n) for t, n in (("a2ad-https", "https"), ("a2ad-key", "API key"),
+                                      ("a2ad-jwt", "JWT"))
              if any(k[1] == t for k in cells)]
     if not modes:
         return

@@ -30,8 +30,10 @@
 #                request
 #   a2ad-key     a2ad-v1 with authentication on: every request carries an API key
 #                (Authorization: Bearer), looked up and hashed per request
-# TARGETS=security is a2ad-v1 a2ad-https a2ad-key: what TLS and API-key authentication cost per
-# request (bench/RESULTS-security.md).
+#   a2ad-jwt     a2ad-v1 with --oidc-issuer (bench/js/oidc_issuer.mjs on loopback): every request
+#                carries an ES256 access token, verified per request against the cached JWKS
+# TARGETS=security is a2ad-v1 a2ad-https a2ad-key a2ad-jwt: what TLS, API-key and JWT
+# authentication cost per request (bench/RESULTS-security.md).
 # TARGETS=bindings is a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc: the three
 # A2A 1.0 bindings side by side (bench/RESULTS-bindings.md). Within a round, every connection
 # count runs every target in turn (the order reversed every other round), so an a2ad cell and
@@ -73,7 +75,7 @@ CONNS=${CONNS:-"1 16 64 256"}
 SCENARIOS=${SCENARIOS:-"send get stream restart"}
 TARGETS=${TARGETS:-"a2ad a2ad-v1 a2ad-full sdk1-memory sdk1-sqlite sdk1-sqlite-defaults sdk03 ceiling"}
 [[ $TARGETS == bindings ]] && TARGETS="a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc"
-[[ $TARGETS == security ]] && TARGETS="a2ad-v1 a2ad-https a2ad-key"
+[[ $TARGETS == security ]] && TARGETS="a2ad-v1 a2ad-https a2ad-key a2ad-jwt"
 RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
 BUILD_DIR=build/release
 A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
@@ -157,12 +159,23 @@ start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
   [[ $target == a2ad-https ]] &&
     flags=(--tls-cert "$BODIES/pki/server.pem" --tls-key "$BODIES/pki/server-key.pem")
   API_KEY=""
+  ISSUER_PID=""
   if [[ $target == a2ad-key ]]; then  # a key in the fresh data directory: authentication on
     API_KEY=$("$A2AD" keys create --data-dir "$TMP_DIR/data" --tenant bench \
       --scopes tasks:read,tasks:write 2>/dev/null)
   fi
+  if [[ $target == a2ad-jwt ]]; then  # an issuer on loopback; its token is the credential
+    node "$JS/oidc_issuer.mjs" >"$TMP_DIR/issuer" 2>/dev/null &
+    ISSUER_PID=$!
+    for _ in $(seq 100); do [[ $(wc -l <"$TMP_DIR/issuer") -ge 2 ]] && break; sleep 0.1; done
+    local issuer
+    issuer=$(sed -n 1p "$TMP_DIR/issuer")
+    API_KEY=$(sed -n 2p "$TMP_DIR/issuer")
+    flags=(--oidc-issuer "$issuer" --oidc-audience a2ad-bench --oidc-jwks-url "$issuer/jwks"
+      --egress-allow-http --egress-allowlist 127.0.0.1/32)
+  fi
   case $target in
-    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key)
+    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key | a2ad-jwt)
       "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
         --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
         "${flags[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
@@ -211,6 +224,11 @@ stop_server() {
     fi
   fi
   SERVER_PID=""
+  if [[ -n ${ISSUER_PID:-} ]]; then
+    kill "$ISSUER_PID" 2>/dev/null || true
+    wait "$ISSUER_PID" 2>/dev/null || true
+    ISSUER_PID=""
+  fi
   [[ -n $TMP_DIR ]] && rm -rf "$TMP_DIR"
   TMP_DIR=""
 }
@@ -229,7 +247,8 @@ measure() {  # scenario target conns run
   local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
   wire=$(wire_of "$target")
   [[ $target == a2ad-v1 || $target == a2ad-full || $target == a2ad-rest || $target == sdk1-* ||
-    $target == a2ad-https || $target == a2ad-key ]] && extra+=(--header "A2A-Version: 1.0")
+    $target == a2ad-https || $target == a2ad-key || $target == a2ad-jwt ]] &&
+    extra+=(--header "A2A-Version: 1.0")
   if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
   case $target:$scenario in
     *-grpc:*) ;;
@@ -274,7 +293,8 @@ measure() {  # scenario target conns run
 # JSON-RPC reference); a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only.
 BINDING_RUN=0
 [[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ||
-  " $TARGETS " == *" a2ad-https "* || " $TARGETS " == *" a2ad-key "* ]] && BINDING_RUN=1
+  " $TARGETS " == *" a2ad-https "* || " $TARGETS " == *" a2ad-key "* ||
+  " $TARGETS " == *" a2ad-jwt "* ]] && BINDING_RUN=1
 for run in $(seq "$RUNS"); do
   order=$TARGETS
   ((run % 2 == 0)) && order=$(tr ' ' '\n' <<<"$TARGETS" | tac | tr '\n' ' ')
