@@ -350,7 +350,8 @@ int main(int argc, char** argv) {
   create
       ->add_option("--scopes", create_cfg.scopes,
                    "comma-separated: tasks:read, tasks:write, push:manage, runs:read, "
-                   "runs:write, interrupts:resolve, admin (every scope)")
+                   "runs:write, interrupts:resolve, admin (every scope); group:<name> and "
+                   "role:<name> make the key an approver that gates may require")
       ->delimiter(',')
       ->required();
   create->add_option("--name", create_cfg.name, "a label shown by `keys list`");
