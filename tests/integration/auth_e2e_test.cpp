@@ -261,13 +261,13 @@ void ExpectRefused(const Route& r, const ClientResponse& res, int status, const 
   }
   const json::value body = res.Json();
   if (r.surface == "jsonrpc") {
-    EXPECT_EQ(body.at("error").at("code"), status == 401 ? -32011 : -32012) << what << body;
+    EXPECT_EQ(body.at("error").at("code"), status == 401 ? -32014 : -32015) << what << body;
   } else if (r.surface == "rest") {
     EXPECT_EQ(body.at("error").at("status"),
               status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED")
         << what << body;
   } else if (r.surface == "rest03") {
-    EXPECT_EQ(body.at("code"), status == 401 ? -32011 : -32012) << what << body;
+    EXPECT_EQ(body.at("code"), status == 401 ? -32014 : -32015) << what << body;
   } else {
     EXPECT_EQ(body.at("error"), status == 401 ? "unauthenticated" : "forbidden") << what << body;
   }
@@ -309,8 +309,8 @@ TEST_F(AuthE2e, EveryRouteRefusesMissingWrongRevokedExpiredKeysAndMissingScopes)
       const json::value answer = ok.Json();
       const auto code = answer.as_object().if_contains("error");
       if (code) {
-        EXPECT_NE(code->at("code"), -32011) << r.body;
-        EXPECT_NE(code->at("code"), -32012) << r.body;
+        EXPECT_NE(code->at("code"), -32014) << r.body;
+        EXPECT_NE(code->at("code"), -32015) << r.body;
       }
     }
   }
@@ -331,12 +331,12 @@ TEST_F(AuthE2e, ScopesAreThoseOfTheOperation) {
   json::value sent = RpcAs(writer, "SendMessage", Msg10("s1"));
   ASSERT_TRUE(sent.as_object().contains("result")) << sent;
   const std::string task(sent.at("result").at("task").at("id").as_string());
-  EXPECT_EQ(RpcAs(writer, "GetTask", {{"id", task}}).at("error").at("code"), -32012);
+  EXPECT_EQ(RpcAs(writer, "GetTask", {{"id", task}}).at("error").at("code"), -32015);
   EXPECT_TRUE(RpcAs(reader, "GetTask", {{"id", task}}).as_object().contains("result"));
-  EXPECT_EQ(RpcAs(reader, "CancelTask", {{"id", task}}).at("error").at("code"), -32012);
-  EXPECT_EQ(RpcAs(reader, "SendMessage", Msg10("s2")).at("error").at("code"), -32012);
+  EXPECT_EQ(RpcAs(reader, "CancelTask", {{"id", task}}).at("error").at("code"), -32015);
+  EXPECT_EQ(RpcAs(reader, "SendMessage", Msg10("s2")).at("error").at("code"), -32015);
   json::value denied = RpcAs(reader, "ListTaskPushNotificationConfigs", {{"taskId", task}});
-  EXPECT_EQ(denied.at("error").at("code"), -32012) << denied;
+  EXPECT_EQ(denied.at("error").at("code"), -32015) << denied;
   EXPECT_EQ(denied.at("error").at("data").at(0).at("metadata").at("requiredScope"), "push:manage")
       << denied;
   // OpenWOP: runs:read reads the run, may not cancel it; the A2A seam needs tasks:read.

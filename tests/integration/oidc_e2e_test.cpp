@@ -248,7 +248,7 @@ TEST_F(OidcE2e, RefusedTokensAre401InvalidTokenOnEverySurface) {
        Rpc("GetTask", {{"id", "x"}}),
        {{"A2A-Version", "1.0"}},
        [](const json::value& b, int s) {
-         EXPECT_EQ(b.at("error").at("code"), s == 401 ? -32011 : -32012);
+         EXPECT_EQ(b.at("error").at("code"), s == 401 ? -32014 : -32015);
        }},
       {"POST",
        "/v1/a2a",
@@ -258,7 +258,7 @@ TEST_F(OidcE2e, RefusedTokensAre401InvalidTokenOnEverySurface) {
                                                        {"parts", json::array{}}}}}),
        {},
        [](const json::value& b, int s) {
-         EXPECT_EQ(b.at("error").at("code"), s == 401 ? -32011 : -32012);
+         EXPECT_EQ(b.at("error").at("code"), s == 401 ? -32014 : -32015);
        }},
       {"GET",
        "/a2a/rest/tasks",
@@ -278,7 +278,7 @@ TEST_F(OidcE2e, RefusedTokensAre401InvalidTokenOnEverySurface) {
        "/a2a/rest03/v1/tasks/x",
        "",
        {},
-       [](const json::value& b, int s) { EXPECT_EQ(b.at("code"), s == 401 ? -32011 : -32012); }},
+       [](const json::value& b, int s) { EXPECT_EQ(b.at("code"), s == 401 ? -32014 : -32015); }},
       {"GET",
        "/v1/runs",
        "",

@@ -347,7 +347,7 @@ TEST_F(QuorumE2E, DevelopmentModeRefusesQuorumVotesNamingAuthentication) {
   }
   json::value rpc = Send("", "anon-vote", {{"action", "accept"}}, run);
   ASSERT_TRUE(rpc.as_object().contains("error")) << json::serialize(rpc);
-  EXPECT_EQ(rpc.at("error").at("code"), -32012);
+  EXPECT_EQ(rpc.at("error").at("code"), -32015);
   EXPECT_NE(json::serialize(rpc).find("approver_authentication_required"), std::string::npos);
   EXPECT_EQ(Events("", run).size(), logged);
   EXPECT_EQ(Run("", run).at("status"), "waiting-approval");
@@ -395,7 +395,7 @@ TEST_F(QuorumE2E, RestrictedGatesTakeListedGroupedOrRoledApproversOnly) {
       EXPECT_NE(r.body.find("finance"), std::string::npos) << r.body;
       json::value rpc = Send(*refused, "no-" + run, {{"action", "ask"}}, run);
       ASSERT_TRUE(rpc.as_object().contains("error")) << json::serialize(rpc);
-      EXPECT_EQ(rpc.at("error").at("code"), -32012);
+      EXPECT_EQ(rpc.at("error").at("code"), -32015);
     }
     EXPECT_EQ(Events(admin, run).size(), logged);
     EXPECT_EQ(Run(admin, run).at("status"), "waiting-approval");
@@ -408,7 +408,7 @@ TEST_F(QuorumE2E, RestrictedGatesTakeListedGroupedOrRoledApproversOnly) {
   const std::string task(started.at("id").as_string());
   json::value refused = Send(outsider, "o-vote", {{"action", "accept"}}, task);
   ASSERT_TRUE(refused.as_object().contains("error")) << json::serialize(refused);
-  EXPECT_EQ(refused.at("error").at("code"), -32012);
+  EXPECT_EQ(refused.at("error").at("code"), -32015);
   EXPECT_NE(json::serialize(refused).find("not_an_approver"), std::string::npos);
   json::object t = TaskOf(Send(finance, "f-vote", {{"action", "accept"}}, task));
   EXPECT_EQ(t.at("status").at("state"), "TASK_STATE_INPUT_REQUIRED");

@@ -88,7 +88,7 @@ describe('a2ad API keys with @a2a-js/sdk 1.3.0', () => {
     });
     assert.equal(raw.status, 401);
     assert.match(raw.headers.get('www-authenticate') ?? '', /^Bearer/);
-    assert.equal((await raw.json()).error.code, -32011);
+    assert.equal((await raw.json()).error.code, -32014);
   });
 
   it('REST: sendMessage and getTask with the key; refused without it', async () => {
@@ -293,7 +293,7 @@ describe('a2ad OIDC bearer JWTs with @a2a-js/sdk 1.3.0', () => {
     });
     assert.equal(raw.status, 401);
     assert.match(raw.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
-    assert.equal((await raw.json()).error.code, -32011);
+    assert.equal((await raw.json()).error.code, -32014);
   });
 
   it('REST: the token authenticates; a token without the scope is refused', async () => {

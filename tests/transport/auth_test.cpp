@@ -75,12 +75,12 @@ TEST_F(AuthRouter, EachSurfaceRefusesInItsOwnShape) {
   EXPECT_EQ(Header(rpc, "WWW-Authenticate"), "Bearer realm=\"a2ad\"");
   json::value body = json::parse(rpc.body);
   EXPECT_TRUE(body.at("id").is_null()) << body;
-  EXPECT_EQ(body.at("error").at("code"), -32011);
+  EXPECT_EQ(body.at("error").at("code"), -32014);
   auto rest = Get("/a2a/rest/tasks/x", {{"X-API-Key", key + "x"}});
   EXPECT_EQ(rest.status, 401);
   EXPECT_EQ(Header(rest, "WWW-Authenticate"), "Bearer realm=\"a2ad\", error=\"invalid_token\"");
   EXPECT_EQ(json::parse(rest.body).at("error").at("status"), "UNAUTHENTICATED");
-  EXPECT_EQ(json::parse(Get("/a2a/rest03/v1/tasks/x").body).at("code"), -32011);
+  EXPECT_EQ(json::parse(Get("/a2a/rest03/v1/tasks/x").body).at("code"), -32014);
   auto ow = Get("/v1/runs");
   EXPECT_EQ(ow.status, 401);
   EXPECT_EQ(json::parse(ow.body).at("error"), "unauthenticated");
@@ -94,7 +94,7 @@ TEST_F(AuthRouter, EachSurfaceRefusesInItsOwnShape) {
   EXPECT_EQ(denied.status, 403);
   body = json::parse(denied.body);
   EXPECT_EQ(body.at("id"), 8);
-  EXPECT_EQ(body.at("error").at("code"), -32012);
+  EXPECT_EQ(body.at("error").at("code"), -32015);
   // The key's own scope: served (the task is unknown).
   auto ok = Get("/a2a/rest/tasks/x", {{"authorization", "bearer " + key}});
   EXPECT_EQ(ok.status, 404) << ok.body;

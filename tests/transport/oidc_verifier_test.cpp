@@ -398,7 +398,7 @@ TEST(OidcRouter, EachSurfaceAnswersInItsOwnShape) {
            {"/a2a/rest/tasks",
             [](const json::value& b) { EXPECT_EQ(b.at("error").at("status"), "UNAUTHENTICATED"); }},
            {"/a2a/rest03/v1/tasks/x",
-            [](const json::value& b) { EXPECT_EQ(b.at("code"), -32011); }},
+            [](const json::value& b) { EXPECT_EQ(b.at("code"), -32014); }},
            {"/v1/runs",
             [](const json::value& b) { EXPECT_EQ(b.at("error"), "unauthenticated"); }}}) {
     const HttpResponse r = get(target, expired);
@@ -408,7 +408,7 @@ TEST(OidcRouter, EachSurfaceAnswersInItsOwnShape) {
     EXPECT_EQ(r.body.find(expired), std::string::npos);
     EXPECT_NE(r.body.find("expired"), std::string::npos) << r.body;
   }
-  // JSON-RPC: id null, -32011.
+  // JSON-RPC: id null, -32014.
   HttpRequest rpc;
   rpc.method = "POST";
   rpc.target = "/v1/a2a";
@@ -419,7 +419,7 @@ TEST(OidcRouter, EachSurfaceAnswersInItsOwnShape) {
   const HttpResponse refused = app.Call(rpc);
   EXPECT_EQ(refused.status, 401);
   EXPECT_TRUE(json::parse(refused.body).at("id").is_null());
-  EXPECT_EQ(json::parse(refused.body).at("error").at("code"), -32011);
+  EXPECT_EQ(json::parse(refused.body).at("error").at("code"), -32014);
   // A scope the token lacks: 403 with the request's id.
   rpc.headers[0].second = "Bearer " + good;
   rpc.body = R"({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":"x"}})";

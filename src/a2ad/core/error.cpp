@@ -48,6 +48,10 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "PERMISSION_DENIED";
     case ErrorCode::kRateLimited:
       return "RATE_LIMITED";
+    case ErrorCode::kTaskNotPausable:
+      return "TASK_NOT_PAUSABLE";
+    case ErrorCode::kResumeHandleMismatch:
+      return "RESUME_HANDLE_MISMATCH";
   }
   return "UNKNOWN";
 }

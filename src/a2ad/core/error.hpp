@@ -34,6 +34,8 @@ enum class ErrorCode {
   kUnauthenticated,   // no credential, or one that is unknown, revoked or expired (401)
   kPermissionDenied,  // authenticated, but the credential lacks the operation's scope (403)
   kRateLimited,       // the caller's request rate is past its limit (429, Retry-After)
+  kTaskNotPausable,   // pause extension: the task's state allows no pause / resume (-32011)
+  kResumeHandleMismatch,  // pause extension: the resume handle is not the open pause's (-32012)
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

@@ -50,16 +50,29 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                      "record_unreadable"};
   // Authentication (issue 14): A2A names HTTP 401/403 and gRPC UNAUTHENTICATED /
   // PERMISSION_DENIED (WIRE.md §12) but no JSON-RPC code; these two are a2ad's, in the
-  // server-defined range -32000..-32099, above A2A 1.1's -32010.
-  static const ErrorMapping kUnauthenticated{-32011, 401, "UNAUTHENTICATED",
+  // server-defined range -32000..-32099, above A2A 1.1's -32010 and the pause extension's
+  // -32011/-32012 (its seed RFC fixes those two).
+  static const ErrorMapping kUnauthenticated{-32014, 401, "UNAUTHENTICATED",
                                              "Authentication required", "unauthenticated"};
-  static const ErrorMapping kPermissionDenied{-32012, 403, "PERMISSION_DENIED", "Permission denied",
+  static const ErrorMapping kPermissionDenied{-32015, 403, "PERMISSION_DENIED", "Permission denied",
                                               "forbidden"};
   // Rate limits (issue 14): 429 with Retry-After; gRPC RESOURCE_EXHAUSTED; OpenWOP's
   // rate_limited (DIGEST §2.3).
   static const ErrorMapping kRateLimited{-32013, 429, "RESOURCE_EXHAUSTED", "Rate limit exceeded",
                                          "rate_limited"};
+  // The pause extension (ext/pause, its seed RFC's table): a task whose state allows no pause
+  // or resume, and a resume whose handle is not the open pause's. 409 / FAILED_PRECONDITION
+  // like TaskNotCancelable.
+  static const ErrorMapping kNotPausable{-32011, 409, "FAILED_PRECONDITION",
+                                         "Task cannot be paused or resumed in its state",
+                                         "conflict"};
+  static const ErrorMapping kHandle{-32012, 409, "FAILED_PRECONDITION",
+                                    "Resume handle does not match the task's pause", "conflict"};
   switch (code) {
+    case ErrorCode::kTaskNotPausable:
+      return kNotPausable;
+    case ErrorCode::kResumeHandleMismatch:
+      return kHandle;
     case ErrorCode::kRateLimited:
       return kRateLimited;
     case ErrorCode::kUnauthenticated:
@@ -139,11 +152,15 @@ std::string_view V03ErrorName(core::ErrorCode code) {
     case -32010:
       return "TaskGenerationMismatchError";  // A2A 1.1's name; 0.3 has no such error
     case -32011:
-      return "UnauthenticatedError";  // a2ad's (0.3 has no authentication errors)
+      return "TaskNotPausableError";  // the pause extension's
     case -32012:
-      return "PermissionDeniedError";
+      return "ResumeHandleMismatchError";
     case -32013:
       return "RateLimitedError";
+    case -32014:
+      return "UnauthenticatedError";  // a2ad's (0.3 has no authentication errors)
+    case -32015:
+      return "PermissionDeniedError";
     default:
       return "InternalError";
   }
