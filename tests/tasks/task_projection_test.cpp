@@ -198,11 +198,11 @@ TEST(TaskProjection, EveryProjectedEventCarriesTheNextGeneration) {
     }
     EXPECT_EQ(GenerationOf(log.rec.task), want) << type;
   }
-  EXPECT_EQ(carried, (std::vector<int64_t>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(carried, (std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8}));
   // The snapshot keeps it: a task read back from storage (v1.0 JSON) has the same generation.
   auto stored = protocol::v10::TaskFromJson(protocol::v10::TaskToJson(log.rec.task), "t");
   ASSERT_TRUE(stored.ok());
-  EXPECT_EQ(GenerationOf(*stored), 7);
+  EXPECT_EQ(GenerationOf(*stored), 8);
 }
 
 TEST(TaskProjection, MalformedPayloadIsRefusedAndChangesNothing) {

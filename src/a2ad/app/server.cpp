@@ -24,6 +24,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/ext/pause/pause_extension.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
@@ -158,8 +159,8 @@ int RunServer(const Config& config) {
     core::LogError(card_key.error().message);
     return card_key.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
   }
-  // The A2A extensions served (their operations, card entries and tables). None yet: the
-  // Objective-Plan-Task extension will be the first to Register here.
+  // The A2A extensions served (their operations, card entries and tables): the pause
+  // extension is registered once the task service exists (below).
   transport::ExtensionRegistry extensions;
   storage::SqliteOptions sqlite_options;
   sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
@@ -335,6 +336,7 @@ int RunServer(const Config& config) {
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
+  extensions.Register(ext::pause::MakePauseExtension(service));
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
   card.oidc_discovery_url = config.OidcDiscoveryUrl();

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -24,8 +25,9 @@ using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 class TaskService::Context final : public ExecutionContext {
  public:
   Context(TaskService& svc, std::shared_ptr<Slot> slot, RecordPtr record, protocol::Message message,
-          std::string skill_id)
+          std::string skill_id, uint64_t epoch)
       : svc_(svc),
+        epoch_(epoch),
         slot_(std::move(slot)),
         record_(std::move(record)),
         message_(std::move(message)),
@@ -39,14 +41,29 @@ class TaskService::Context final : public ExecutionContext {
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
     return svc_.CommitStep(slot_, std::move(step));
   }
+  // A step of a superseded execution is refused; so is one a pause does not admit
+  // (pause.hpp PauseAdmits): reason "paused", and the executor parks.
   asio::awaitable<Result<RecordPtr>> Apply(std::vector<EventDraft> step) override {
-    return svc_.CommitRecord(slot_, std::move(step), false, {});
+    auto slot = slot_;
+    const uint64_t epoch = epoch_;
+    auto admit = [slot, epoch](const storage::TaskRecord& head,
+                               std::vector<EventDraft>& s) -> std::optional<Error> {
+      if (slot->epoch.load() != epoch)
+        return Error(ErrorCode::kUnsupportedOperation, "a newer execution drives this run",
+                     {{"reason", "superseded"}});
+      if (!PauseAdmits(head.run, s))
+        return Error(ErrorCode::kUnsupportedOperation, "the run is paused", {{"reason", "paused"}});
+      return std::nullopt;
+    };
+    auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit);
+    if (r) svc_.NoteEventWait(*r.value());
+    co_return r;
   }
   asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
     auto signal = std::make_shared<Signal>();
     {
       std::lock_guard lock(slot_->sleep_mu);
-      if (slot_->cancel_requested) co_return false;
+      if (cancel_requested()) co_return false;
       slot_->sleepers.push_back(signal);
     }
     const int64_t left = epoch_ms - svc_.clock_.NowMs();
@@ -61,13 +78,17 @@ class TaskService::Context final : public ExecutionContext {
       std::lock_guard lock(slot_->sleep_mu);
       std::erase(slot_->sleepers, signal);
     }
-    co_return !slot_->cancel_requested;
+    co_return !cancel_requested();
   }
-  bool cancel_requested() const override { return slot_->cancel_requested.load(); }
+  /// A cancel, or a newer execution (Slot::Supersede): stop.
+  bool cancel_requested() const override {
+    return slot_->cancel_requested.load() || slot_->epoch.load() != epoch_;
+  }
   const protocol::CallContext& call_context() const override { return call_; }
 
  private:
   TaskService& svc_;
+  const uint64_t epoch_;
   std::shared_ptr<Slot> slot_;
   RecordPtr record_;
   protocol::Message message_;
@@ -76,14 +97,17 @@ class TaskService::Context final : public ExecutionContext {
 };
 
 void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
-                                 const protocol::Message& message, const std::string& skill_id) {
+                                 const protocol::Message& message, const std::string& skill_id,
+                                 std::optional<uint64_t> epoch) {
   auto it = executors_.find(skill_id);
   if (it == executors_.end()) {
     core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
                    "'; not executed");
     return;
   }
-  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id);
+  NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
+  const uint64_t in_epoch = epoch ? *epoch : slot->epoch.load();
+  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch);
   ++running_;
   asio::co_spawn(
       asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {

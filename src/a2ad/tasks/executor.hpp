@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
@@ -99,8 +100,32 @@ struct Resolution {
   bool explicit_resume = false;
 };
 
+/// What a pause does to a run's step in flight (Executor::PlanPause; tasks/pause.hpp).
+struct PausePlan {
+  /// The node in flight whose step may still commit while paused (finish_step,
+  /// wait_for_completion); "" when none is in flight.
+  std::string in_flight_node;
+  /// interrupt_immediate: the node in flight is abandoned (its state reset by the pause entry)
+  /// and starts again from its beginning on resume.
+  std::string abandon_node;
+  /// The node waits for this child run: the pause is passed on to the child (finish_step,
+  /// interrupt_immediate) and the child resumed with the run.
+  std::string child_run_id;
+  bool cascade = false;
+};
+
 class Executor {
  public:
+  /// Whether this executor can park `current` as `mode` asks (pause extension), and what the
+  /// pause does to its step in flight. Called under the task's lock: pure. Default: the
+  /// skill cannot be paused (kUnsupportedOperation).
+  virtual core::Result<PausePlan> PlanPause(const storage::TaskRecord& current,
+                                            std::string_view mode) const {
+    (void)current;
+    (void)mode;
+    return core::Error(core::ErrorCode::kUnsupportedOperation,
+                       "this skill cannot be paused (only workflow runs can)");
+  }
   virtual ~Executor() = default;
   /// Checks an answer against the open interrupt of `current` (called under the task's lock,
   /// so racing answers are decided one at a time: pure, no store calls, no blocking) and

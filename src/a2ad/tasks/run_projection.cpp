@@ -26,6 +26,7 @@ std::string NodeOf(const RunEvent& e) {
 
 void SetStatus(json::object& run, std::string_view status) {
   if (IsTerminalRunStatus(Str(run, "status"))) return;  // terminal is final
+  if (IsTerminalRunStatus(status)) run.erase("pause");
   run["status"] = status;
 }
 
@@ -189,16 +190,26 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
       if (auto* i = p.if_contains("interrupt")) waiting["interrupt"] = *i;
       run["waitingOn"] = std::move(waiting);
     } else {
-      SetStatus(run, "running");
+      if (Str(run, "status") != "paused") SetStatus(run, "running");  // a paused run stays so
       run.erase("waitingOn");
       run.erase("currentNodeId");
     }
   } else if (e.type == protocol::kEvRunPaused) {
+    // tasks/pause.hpp: the open pause; an abandoned node starts again on resume.
     SetStatus(run, "paused");
-    run["pausedReason"] = Str(p, "reason");
+    json::object pause = p;
+    pause.erase("caller");
+    if (std::string_view n = Str(p, "abandonNode"); !n.empty())
+      if (auto* states = run.if_contains("nodeStates"); states && states->is_object())
+        states->get_object().erase(n);
+    run["pause"] = std::move(pause);
   } else if (e.type == protocol::kEvRunResumed) {
-    SetStatus(run, "running");
-    run.erase("pausedReason");
+    std::string_view before = Str(protocol::ObjOr(run, "pause"), "previousStatus");
+    SetStatus(run, before.empty() ? "running" : std::string(before));
+    json::object last{{"cause", Str(p, "cause")}, {"resumedAt", Str(p, "resumedAt")}};
+    if (auto* in = p.if_contains("input")) last["input"] = *in;
+    run["lastResume"] = std::move(last);
+    run.erase("pause");
   } else if (e.type == protocol::kEvNodeResumed) {
     SetStatus(run, "running");
     EndInterrupt(run);

@@ -30,6 +30,17 @@ std::string StringField(const json::object& o, std::string_view key) {
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
+// metadata.pause of a paused task: the run.paused entry as the pause RFC's A2A 1.0 revision
+// shapes status.pause, plus the literal 0.3 state and the mode.
+json::object PauseView(const json::object& entry) {
+  json::object v{{"state", StringField(entry, "initiatedBy") == "agent" ? "paused-by-agent"
+                                                                        : "paused-by-client"}};
+  for (const char* k : {"initiatedBy", "reason", "pausedAt", "pausedUntil", "resumeToken",
+                        "resumable", "conditions", "resumeMode", "mode", "summary"})
+    if (auto* x = entry.if_contains(k)) v[k] = *x;
+  return v;
+}
+
 json::object& OpenwopMetadata(Task& t) {
   json::value& v = t.metadata["openwop"];
   if (!v.is_object()) v = json::object();
@@ -40,7 +51,8 @@ json::object& OpenwopMetadata(Task& t) {
 constexpr const char* kStatusTypes[] = {protocol::kEvRunStarted,    protocol::kEvNodeResumed,
                                         protocol::kEvInputRequired, protocol::kEvRunCompleted,
                                         protocol::kEvRunFailed,     protocol::kEvRunCancelled,
-                                        protocol::kEvRunRejected,   protocol::kEvApprovalVote};
+                                        protocol::kEvRunRejected,   protocol::kEvApprovalVote,
+                                        protocol::kEvRunPaused,     protocol::kEvRunResumed};
 
 bool IsStatusType(std::string_view type) {
   return std::any_of(std::begin(kStatusTypes), std::end(kStatusTypes),
@@ -150,11 +162,13 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       *it = std::move(art);
     }
   } else if (e.type == protocol::kEvRunPaused) {
-    // A2A has no paused state: the task stays working, the reason is in metadata.
-    OpenwopMetadata(t)["paused"] = json::object{{"reason", StringField(e.payload, "reason")}};
+    // A2A has no paused state: the task stays working and metadata.pause describes the pause
+    // (tasks/pause.hpp); the pause extension's view shows the literal state to its callers.
+    t.metadata["pause"] = PauseView(e.payload);
+    new_state = t.status.state;  // the same state, a new status time
   } else if (e.type == protocol::kEvRunResumed) {
-    OpenwopMetadata(t).erase("paused");
-    if (OpenwopMetadata(t).empty()) t.metadata.erase("openwop");
+    t.metadata.erase("pause");
+    new_state = t.status.state;
   } else if (e.type == protocol::kEvRunCompleted) {
     new_state = TaskState::kCompleted;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
@@ -207,6 +221,7 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     if (const json::value* caller = e.payload.if_contains("caller");
         caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
       next.dedup_key.clear();
+  if (new_state && protocol::IsTerminal(*new_state)) t.metadata.erase("pause");
   if (ProjectsToA2a(e.type)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);
   if (e.type == protocol::kEvApprovalVote)
@@ -267,6 +282,11 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     u.status = after.status;
     if (auto* ow = after.metadata.if_contains("openwop"); ow && ow->is_object())
       u.metadata["openwop"] = *ow;
+    if (auto* pause = after.metadata.if_contains("pause")) u.metadata["pause"] = *pause;
+    if (e.type == protocol::kEvRunResumed)  // the resume, as the pause RFC's 1.0 revision has it
+      for (const char* k :
+           {"previousState", "cause", "hadResumeInput", "continueTranscript", "resumedAt"})
+        if (auto* v = e.payload.if_contains(k)) u.metadata[k] = *v;
     u.metadata["generation"] = GenerationOf(after);
     u.final =
         protocol::IsTerminal(after.status.state) || protocol::IsInterrupted(after.status.state);

@@ -35,6 +35,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +47,7 @@
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/storage/task_store.hpp"
 #include "a2ad/tasks/executor.hpp"
+#include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/subscription.hpp"
 
 namespace a2ad::tasks {
@@ -261,6 +263,31 @@ class TaskService {
                                                                        int64_t after_sequence,
                                                                        size_t queue_capacity);
 
+  // ---- pausing (pause.cpp, pause.hpp; the pause extension serves them) -------------------
+
+  /// Pauses run `req.task_id` of ctx's tenant: commits run.paused (the task stays working
+  /// with metadata.pause) before answering, with a fresh handle (resumeToken). A pause by the
+  /// same initiator again answers the open pause unchanged. The step in flight: as
+  /// Executor::PlanPause says per mode (finish_step lets it commit, interrupt_immediate stops
+  /// it now, wait_for_completion lets its node finish); a child run it waits for is paused
+  /// with it. Errors: kTaskNotFound; kTaskNotPausable (terminal, waiting at a gate, paused by
+  /// the other initiator); kUnsupportedOperation (a skill that cannot pause); kInvalidParams.
+  boost::asio::awaitable<core::Result<RecordPtr>> PauseTask(const CallContext& ctx,
+                                                            PauseTaskRequest req);
+  /// Resumes run `req.task_id`: commits run.resumed {previousState, cause, ...} and starts
+  /// its execution again (the state before the pause: working). A timer request decides
+  /// itself: trigger due -> condition_fired, timeout due -> resume (cause timeout) or fail the
+  /// run (onTimeout fail). Errors: kTaskNotFound; kTaskNotPausable (not paused, terminal);
+  /// kResumeHandleMismatch; kConflict with reason not_due (a timer that woke early).
+  boost::asio::awaitable<core::Result<RecordPtr>> ResumeTask(const CallContext& ctx,
+                                                             ResumeTaskRequest req);
+  /// An event posted by a caller (POST /v1/events): resumes every run of ctx's tenant paused
+  /// until event `name` (conditions.onEvent), with `payload` as the resume input (cause
+  /// external_event). Returns their ids (none waiting: empty). Nothing is kept for a run that
+  /// starts waiting later. kInvalidParams for a name that is empty or over 256 characters.
+  boost::asio::awaitable<core::Result<std::vector<std::string>>> PostEvent(
+      const CallContext& ctx, std::string name, boost::json::value payload);
+
   // ---- the server's own work (execution.cpp) ------------------------------------------------
 
   /// Starts the execution of every task of every tenant found `submitted` or `working` (and
@@ -348,9 +375,14 @@ class TaskService {
                                                         std::shared_ptr<Subscription> attach,
                                                         bool first_steps_inline = false);
 
-  // Executions (execution.cpp).
+  // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
+  // (Slot::Supersede); unset: the current one.
   void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
-                      const std::string& skill_id);
+                      const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt);
+  // Pausing (pause.cpp): supersede the run's execution and start a new one from `rec`
+  // (unless terminal); index a pause that waits for an event.
+  void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);
+  void NoteEventWait(const storage::TaskRecord& rec);
 
   Executor* ExecutorFor(const std::string& skill_id) const;
   /// The skill a new message names (message, then request metadata `skillId`), else the
@@ -371,6 +403,10 @@ class TaskService {
   std::atomic<size_t> running_{0};
   std::mutex slots_mu_;
   std::unordered_map<std::string, std::weak_ptr<Slot>> slots_;
+  // Paused runs waiting for an event, by "tenant\nname" (rebuilt by recovery; a stale id is
+  // dropped when PostEvent finds its run no longer waiting).
+  std::mutex event_waits_mu_;
+  std::unordered_map<std::string, std::set<std::string>> event_waits_;
   // Last member: destroyed (joined) first, while everything its reads use still exists.
   std::unique_ptr<ReadExecutor> reads_;
 };

@@ -87,9 +87,20 @@ struct TaskService::Slot {
   bool fanout_running = false;
 
   std::atomic<bool> cancel_requested{false};
-  // Durable-timer sleeps of the execution, woken early by a cancel.
+  // Which execution may commit (pause.cpp): an execution belongs to the epoch it started in;
+  // Supersede moves to the next one (a resume, an immediate pause), after which the older
+  // execution's steps are refused and its sleeps end, so one execution drives a run.
+  std::atomic<uint64_t> epoch{0};
+  // Durable-timer sleeps of the execution, woken early by a cancel or a Supersede.
   std::mutex sleep_mu;
   std::vector<std::shared_ptr<Signal>> sleepers;
+  uint64_t Supersede() {
+    std::lock_guard lock(sleep_mu);
+    const uint64_t next = ++epoch;
+    for (auto& s : sleepers) s->Fire();
+    sleepers.clear();
+    return next;
+  }
   void WakeSleepers() {
     std::lock_guard lock(sleep_mu);
     for (auto& s : sleepers) s->Fire();

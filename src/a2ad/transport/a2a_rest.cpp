@@ -255,12 +255,24 @@ asio::awaitable<HttpResponse> A2aRestBinding::Handle(const HttpRequest& request)
   if (!result) co_return fail(result.error());
   OperationResult& out = result.value();
   HttpResponse r;
+  auto view = extensions_ ? extensions_->ViewFor(ctx) : nullptr;
   if (out.stream) {
-    r = SseResponse(
-        std::move(*out.stream),
+    SsePumpSpec spec =
         v03 ? A2aRest03StreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat)
-            : RestStreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat));
+            : RestStreamSpec(out.stream_closes_on_interrupt, stream_options_.heartbeat);
+    if (view)  // an activated extension's view of each event's data line
+      spec.frame = [frame = std::move(spec.frame), view](const tasks::StreamItem& item) {
+        std::string text = frame(item);
+        const size_t at = text.find("data: ");
+        const size_t end = text.rfind("\n\n");
+        if (at == std::string::npos || end == std::string::npos || end < at) return text;
+        std::string data = text.substr(at + 6, end - at - 6);
+        view(data);
+        return text.substr(0, at + 6) + data + "\n\n";
+      };
+    r = SseResponse(std::move(*out.stream), std::move(spec));
   } else {
+    if (view) view(out.result_json);
     // google.protobuf.Empty (a deleted push config) is {} on this binding.
     r = JsonResponse(200, out.result_json == "null" ? "{}" : std::move(out.result_json));
   }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
+
 namespace a2ad::transport {
 namespace json = boost::json;
 
@@ -88,6 +91,21 @@ std::optional<core::Error> ExtensionRegistry::CheckRequired(
                              " header",
                          {{"uri", e.uri}});
   return std::nullopt;
+}
+
+std::function<void(std::string&)> ExtensionRegistry::ViewFor(
+    const protocol::CallContext& ctx) const {
+  std::vector<const std::function<void(json::value&, WireShape)>*> views;
+  for (const auto& e : extensions_)
+    if (e.view && ctx.Activated(e.uri)) views.push_back(&e.view);
+  if (views.empty()) return {};
+  return [views = std::move(views), shape = ShapeOf(ctx)](std::string& text) {
+    auto parsed = protocol::ParseJson(text);
+    if (!parsed) return;
+    json::value v = std::move(parsed).value();
+    for (const auto* view : views) (*view)(v, shape);
+    text = protocol::SerializeJson(v);
+  };
 }
 
 std::optional<std::pair<std::string, std::string>> ExtensionRegistry::EchoHeader(

@@ -17,6 +17,8 @@
 // Thread safety: Register before serving; afterwards immutable, every const method safe from
 // any thread.
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +39,9 @@ struct Extension {
   boost::json::object params;         // the card entry's params ({} = none)
   std::vector<Operation> operations;  // their `extension` is set to `uri` on Register
   std::vector<storage::ComponentMigrations> migrations;
+  /// Rewrites a result or stream event (JSON of the call's shape) for a caller that activated
+  /// the extension (e.g. a state only its callers can parse); unset: none.
+  std::function<void(boost::json::value&, WireShape)> view;
 };
 
 inline constexpr const char* kExtensionsHeader = "A2A-Extensions";
@@ -64,6 +69,10 @@ class ExtensionRegistry {
   /// "a, b"); nullopt when none is active.
   static std::optional<std::pair<std::string, std::string>> EchoHeader(
       const protocol::CallContext& ctx);
+
+  /// The rewrite of results and stream events (JSON text of ctx's shape) by the views of ctx's
+  /// activated extensions; an empty function when none applies (the usual case: no cost).
+  std::function<void(std::string&)> ViewFor(const protocol::CallContext& ctx) const;
 
   const std::vector<Extension>& extensions() const { return extensions_; }
 

@@ -47,7 +47,8 @@ std::optional<Error> CheckVersion(std::string_view header, WireVersion method_ve
 /// The SSE frames of one JSON-RPC stream: every event is a JSON-RPC response with the
 /// request's id; a v0.3 status update that does not end the stream is final=false.
 SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on_interrupt,
-                          std::chrono::milliseconds heartbeat) {
+                          std::chrono::milliseconds heartbeat,
+                          std::function<void(std::string&)> view) {
   auto closes = [close_on_interrupt](const tasks::StreamItem& item) {
     return EndsA2aStream(item, close_on_interrupt);
   };
@@ -55,14 +56,16 @@ SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on
   SsePumpSpec spec;
   spec.heartbeat = heartbeat;
   spec.closes = closes;
-  spec.frame = [version, id_json, closes](const tasks::StreamItem& item) {
+  spec.frame = [version, id_json, closes, view = std::move(view)](const tasks::StreamItem& item) {
     std::string out;
     if (!item.a2a) return out;  // a log entry with no A2A projection (node.started, ...)
     int kind = 0;
     if (version == WireVersion::kV03)
       kind =
           (item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item)) ? 2 : 1;
-    const std::string& result = item.Json(kind);
+    std::string viewed;  // an activated extension's view of the shared item (extensions.hpp)
+    if (view) view(viewed = item.Json(kind));
+    const std::string& result = view ? viewed : item.Json(kind);
     out.reserve(result.size() + id_json->size() + 64);
     out.append("id: ").append(std::to_string(item.sequence));
     out.append("\ndata: {\"jsonrpc\":\"2.0\",\"id\":").append(*id_json);
@@ -162,9 +165,13 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   OperationResult& out = result.value();
   HttpResponse r;
   if (out.stream) {
-    r = SseResponse(std::move(*out.stream), RpcStreamSpec(v, rpc.id, out.stream_closes_on_interrupt,
-                                                          stream_options_.heartbeat));
+    r = SseResponse(
+        std::move(*out.stream),
+        RpcStreamSpec(v, rpc.id, out.stream_closes_on_interrupt, stream_options_.heartbeat,
+                      extensions_ ? extensions_->ViewFor(ctx) : nullptr));
   } else {
+    if (extensions_)
+      if (auto view = extensions_->ViewFor(ctx)) view(out.result_json);
     std::string body = "{\"jsonrpc\":\"2.0\",\"id\":";
     body.reserve(out.result_json.size() + 64);
     protocol::JsonTextWriter(body).Value(rpc.id);

@@ -233,6 +233,7 @@ std::optional<std::string_view> RouteScope(std::string_view method,
   }
   if (family == "interrupts") return method == "GET" ? kScopeRunsRead : kScopeInterruptsResolve;
   if (family == "a2a" || family == "host") return kScopeTasksRead;
+  if (family == "events") return kScopeRunsWrite;
   return std::nullopt;
 }
 
@@ -331,6 +332,10 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
       if (m != "POST") co_return method_not_allowed("POST");
       co_return co_await ResolveAtNode(ctx, id, seg[4], r);
     }
+  }
+  if (seg.size() == 2 && seg[1] == "events") {
+    if (m != "POST") co_return method_not_allowed("POST");
+    co_return co_await PostEvent(ctx, r);
   }
   if (seg.size() >= 3 && seg[1] == "interrupts" && seg.size() <= 4) {
     if (seg.size() == 4 && seg[3] != "resolve") co_return std::nullopt;
@@ -473,6 +478,35 @@ asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const
   auto resp = Json(200, out);
   resp.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
   co_return resp;
+}
+
+namespace {
+// Built outside the coroutine (GCC 12 mis-compiles braced json initializers inside them).
+HttpResponse EventAnswer(const std::string& name, const std::vector<std::string>& resumed) {
+  json::array ids;
+  for (const auto& id : resumed) ids.emplace_back(id);
+  return Json(200, json::object{{"name", name}, {"resumed", std::move(ids)}});
+}
+}  // namespace
+
+asio::awaitable<HttpResponse> OpenwopApi::PostEvent(const CallContext& ctx, const HttpRequest& r) {
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  const json::object& b = body->get_object();
+  const json::value* name = b.if_contains("name");
+  if (!name || !name->is_string())
+    co_return ErrorResponse(400, "validation_error", "name: required, the event's name (a string)");
+  for (const auto& kv : b)
+    if (kv.key() != "name" && kv.key() != "payload")
+      co_return ErrorResponse(400, "validation_error",
+                              std::string(kv.key()) + ": unknown member (name, payload)");
+  json::value payload;
+  if (const json::value* p = b.if_contains("payload")) payload = *p;
+  std::string event(name->get_string());
+  auto resumed = co_await service_.PostEvent(ctx, event, std::move(payload));
+  if (!resumed) co_return ErrorResponse(resumed.error());
+  co_return EventAnswer(event, resumed.value());
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, const std::string& id,

@@ -62,6 +62,9 @@ class OpenwopApi {
                                                  const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> GetRun(const CallContext& ctx, const std::string& id);
   boost::asio::awaitable<HttpResponse> ListRuns(const CallContext& ctx, const HttpRequest& request);
+  /// POST /v1/events {name, payload}: resumes the runs paused until event `name`
+  /// (tasks/pause.hpp; core.awaitResumption, tasks/await_resumption conditions.onEvent).
+  boost::asio::awaitable<HttpResponse> PostEvent(const CallContext& ctx, const HttpRequest& r);
   boost::asio::awaitable<HttpResponse> CancelRun(const CallContext& ctx, const std::string& id,
                                                  const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> Events(const CallContext& ctx, const std::string& id,

@@ -48,6 +48,27 @@ PlanEnv WorkflowExecutor::Env() const {
   return env;
 }
 
+core::Result<tasks::PausePlan> WorkflowExecutor::PlanPause(const storage::TaskRecord& current,
+                                                           std::string_view mode) const {
+  tasks::PausePlan plan;
+  const json::object& states = ObjOr(current.run, "nodeStates");
+  for (const auto& n : workflow_->nodes) {
+    const json::object& st = ObjOr(states, n.id);
+    if (Str(st, "status") != "running") continue;
+    if (std::string child(Str(st, "childRunId")); !child.empty()) {
+      plan.child_run_id = std::move(child);
+      plan.cascade = mode != tasks::kWaitForCompletion;
+      plan.in_flight_node = n.id;
+    } else if (mode == tasks::kInterruptImmediate) {
+      if (NodeKindRegistry::BuiltIn().KindOf(n).RestartsWhenInterrupted()) plan.abandon_node = n.id;
+    } else {
+      plan.in_flight_node = n.id;
+    }
+    break;  // one node is in flight at a time
+  }
+  return plan;
+}
+
 std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& current) const {
   Decision d = Plan(*workflow_, current.task.id, current.run, Env());
   if (d.kind != Decision::Kind::kCommit) return {};
@@ -55,6 +76,15 @@ std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& 
 }
 
 // ---- Execute: the engine's I/O, and every TaskService call it makes --------------------------
+
+namespace {
+bool IsPausedRefusal(const Error& e) {
+  if (e.code != ErrorCode::kUnsupportedOperation) return false;
+  for (const auto& [k, v] : e.details)
+    if (k == "reason") return v == "paused";
+  return false;
+}
+}  // namespace
 
 asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::ExecutionContext> ctx) {
   auto rec = std::make_shared<const storage::TaskRecord>(ctx->record());
@@ -78,6 +108,19 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         break;
       case Decision::Kind::kParked: {
         if (d.wake_at <= 0) co_return;  // nothing to time out: the answer starts a new run
+        if (tasks::RunStatus(rec->run) == "paused") {
+          // A pause's timer (trigger, timeout): the service decides what fired, under the
+          // run's lock; a resume meanwhile wins (the handle no longer matches).
+          const std::string handle(Str(ObjOr(rec->run, "pause"), "resumeToken"));
+          if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
+          tasks::ResumeTaskRequest timer;
+          timer.task_id = run_id;
+          timer.handle = handle;
+          timer.timer = true;
+          auto fired = co_await service_.ResumeTask(ctx->call_context(), std::move(timer));
+          if (!fired && fired.error().code == ErrorCode::kConflict) continue;  // woke early
+          co_return;  // resumed (a new execution drives it), failed, or resumed by another
+        }
         const std::string interrupt_id(Str(ObjOr(rec->run, "interrupt"), "interruptId"));
         if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
         tasks::ResolveRequest timeout;
@@ -142,6 +185,13 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
       }
     }
     auto next = co_await ctx->Apply(std::move(d.events));
+    if (!next && IsPausedRefusal(next.error())) {
+      // Paused meanwhile and the step was not the one in flight: park where the log is.
+      auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);
+      if (!fresh || !fresh.value()) co_return;
+      rec = std::make_shared<const storage::TaskRecord>(std::move(*fresh.value()));
+      continue;
+    }
     if (!next) {
       // Cancelled meanwhile, or the store is closing: stop here. Anything else is a bug.
       if (next.error().code != ErrorCode::kUnsupportedOperation &&

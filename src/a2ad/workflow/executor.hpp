@@ -52,6 +52,11 @@ class WorkflowExecutor final : public tasks::Executor {
   /// kInvalidParams naming the required variables (without default) missing from `inputs`.
   std::optional<core::Error> CheckInputs(const boost::json::object& inputs) const override;
   bool RecoversParked() const override { return true; }
+  /// Pause extension: which node is in flight and what `mode` does to it (tasks/pause.hpp):
+  /// a child run is paused with the run (not in wait_for_completion); in interrupt_immediate a
+  /// kind that RestartsWhenInterrupted is abandoned; else its step may still commit.
+  core::Result<tasks::PausePlan> PlanPause(const storage::TaskRecord& current,
+                                           std::string_view mode) const override;
   /// The steps Plan decides at once from the new run (up to the first sleep, gate or child),
   /// committed with its creation: an instant workflow is one transaction.
   std::vector<tasks::EventDraft> FirstSteps(const storage::TaskRecord& current) const override;

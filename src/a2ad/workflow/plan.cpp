@@ -4,6 +4,7 @@
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/workflow/graph.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
@@ -45,7 +46,12 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
                                        {"engineVersion", "1"}}));
     return d;
   }
-  if (status == "paused" || (status.starts_with("waiting-") && !run.contains("waitingOn"))) {
+  if (status == "paused") {  // until resumed, or its first timer (tasks/pause.hpp)
+    d.kind = Decision::Kind::kParked;
+    d.wake_at = tasks::PauseWakeAt(run);
+    return d;
+  }
+  if (status.starts_with("waiting-") && !run.contains("waitingOn")) {
     d.kind = Decision::Kind::kParked;
     d.wake_at = IntOr(ObjOr(run, "interrupt"), "expiresAt", 0);
     return d;

@@ -35,6 +35,8 @@ int64_t DelayMs(const Node& n, const json::object& inputs, std::string& error) {
 
 class Delay final : public NodeKind {
  public:
+  bool RestartsWhenInterrupted() const override { return true; }
+
   std::vector<EventDraft> Start(const NodeStep& step, const json::object& inputs) const override {
     const Node& n = step.node;
     std::vector<EventDraft> out;

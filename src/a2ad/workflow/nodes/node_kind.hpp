@@ -74,6 +74,11 @@ class NodeKind {
   virtual std::vector<tasks::EventDraft> Start(const NodeStep& step,
                                                const boost::json::object& inputs) const = 0;
 
+  /// A pause with mode interrupt_immediate abandons this kind's step in flight, and the node
+  /// starts again from its beginning on resume (a sleeping delay); else the step in flight
+  /// finishes first. Default: false.
+  virtual bool RestartsWhenInterrupted() const { return false; }
+
   /// The node's last logged status is running. Default: a one-step kind cut short by a
   /// crash after node.started: complete it with no outputs (not start it again).
   virtual Decision Continue(const NodeStep& step) const;

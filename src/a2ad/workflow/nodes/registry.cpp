@@ -19,6 +19,7 @@ std::unique_ptr<const NodeKind> MakeApprovalGateKind();       // gates.cpp
 std::unique_ptr<const NodeKind> MakeClarificationGateKind();  // gates.cpp
 std::unique_ptr<const NodeKind> MakeInterruptKind();          // gates.cpp
 std::unique_ptr<const NodeKind> MakeSubWorkflowKind();        // sub_workflow.cpp
+std::unique_ptr<const NodeKind> MakeAwaitResumptionKind();    // await_resumption.cpp
 }  // namespace nodes
 
 NodeKindRegistry::NodeKindRegistry() {
@@ -30,6 +31,7 @@ NodeKindRegistry::NodeKindRegistry() {
   Add("core.clarificationGate", nodes::MakeClarificationGateKind());
   Add("core.interrupt", nodes::MakeInterruptKind());
   Add("core.subWorkflow", nodes::MakeSubWorkflowKind());
+  Add("core.awaitResumption", nodes::MakeAwaitResumptionKind());
 }
 
 // ---- the registry ----------------------------------------------------------------------------

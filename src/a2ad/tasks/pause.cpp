@@ -1,0 +1,402 @@
+// Pausing runs (pause.hpp): the pure rules of the log, and TaskService's PauseTask, ResumeTask
+// and PostEvent (each decided under the task's lock, committed before it is answered).
+#include "a2ad/tasks/pause.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_util.hpp"
+#include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/tasks/task_writer.hpp"
+
+namespace a2ad::tasks {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using core::Result;
+using protocol::IntOr;
+using protocol::ObjOr;
+using protocol::Str;
+using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
+bool IsPauseMode(std::string_view mode) {
+  return mode == kFinishStep || mode == kInterruptImmediate || mode == kWaitForCompletion;
+}
+
+namespace {
+
+constexpr int64_t kMaxPauseMs = 30LL * 24 * 3600 * 1000;  // timers up to 30 days ahead
+constexpr size_t kMaxEventName = 256;
+
+Error Invalid(std::string field, std::string what) {
+  return Error(ErrorCode::kInvalidParams, field + ": " + what, {{"field", field}});
+}
+
+}  // namespace
+
+Result<PauseConditions> NormalizeConditions(const json::value& conditions, int64_t now_ms,
+                                            std::string_view field) {
+  PauseConditions out;
+  const std::string base(field);
+  if (conditions.is_null()) return out;
+  if (!conditions.is_object()) return Invalid(base, "expected an object");
+  for (const auto& kv : conditions.get_object()) {
+    const std::string f = base + "." + std::string(kv.key());
+    const json::value& v = kv.value();
+    if (kv.key() == "onEvent") {
+      if (!v.is_string() || v.get_string().empty() || v.get_string().size() > kMaxEventName)
+        return Invalid(f, "expected an event name (1 to 256 characters)");
+      out.normalized["onEvent"] = v;
+    } else if (kv.key() == "trigger") {
+      int64_t at = 0;
+      if (v.is_string()) {
+        if (!core::ParseTimestamp(v.get_string(), at))
+          return Invalid(f, "expected an RFC 3339 time such as 2026-11-24T09:00:00Z");
+      } else if (v.is_object() && v.get_object().size() == 1 &&
+                 v.get_object().contains("afterMs") && v.get_object().at("afterMs").is_number()) {
+        const double after = v.get_object().at("afterMs").to_number<double>();
+        if (after < 0 || after > kMaxPauseMs) return Invalid(f + ".afterMs", "0 to 30 days");
+        at = now_ms + static_cast<int64_t>(after);
+      } else {
+        return Invalid(f, "expected an RFC 3339 time or {\"afterMs\": n}");
+      }
+      if (at - now_ms > kMaxPauseMs) return Invalid(f, "more than 30 days ahead");
+      out.trigger_at_ms = std::max<int64_t>(at, 1);
+      out.normalized["trigger"] = core::FormatTimestamp(out.trigger_at_ms);
+    } else if (kv.key() == "timeout") {
+      if (!v.is_object()) return Invalid(f, "expected {durationMinutes, onTimeout}");
+      json::object t;
+      for (const auto& m : v.get_object()) {
+        if (m.key() == "durationMinutes") {
+          if (!m.value().is_number()) return Invalid(f + ".durationMinutes", "expected a number");
+          const double minutes = m.value().to_number<double>();
+          if (!(minutes > 0) || minutes * 60000 > kMaxPauseMs)
+            return Invalid(f + ".durationMinutes", "expected more than 0, at most 30 days");
+          t["durationMinutes"] = m.value();
+          out.timeout_at_ms = now_ms + static_cast<int64_t>(std::llround(minutes * 60000));
+        } else if (m.key() == "onTimeout") {
+          if (m.value() != json::value("fail") && m.value() != json::value("resume"))
+            return Invalid(f + ".onTimeout", "expected \"fail\" or \"resume\"");
+          t["onTimeout"] = m.value();
+        } else {
+          return Invalid(f + "." + std::string(m.key()),
+                         "unknown member (durationMinutes, onTimeout)");
+        }
+      }
+      if (!t.contains("durationMinutes")) return Invalid(f + ".durationMinutes", "required");
+      if (!t.contains("onTimeout")) t["onTimeout"] = "fail";
+      out.normalized["timeout"] = std::move(t);
+    } else {
+      return Invalid(f, "unknown condition (onEvent, trigger, timeout)");
+    }
+  }
+  return out;
+}
+
+json::object PauseEntry(const PauseEntryFields& f) {
+  const PauseTaskRequest& r = f.request;
+  json::object p{{"initiatedBy", r.initiated_by},
+                 {"reason", r.reason},
+                 {"mode", r.mode},
+                 {"resumeToken", f.handle},
+                 {"pausedAt", core::FormatTimestamp(f.now_ms)},
+                 {"resumable", true},
+                 {"resumeMode", r.initiated_by == "agent" ? "condition_or_explicit" : "explicit"},
+                 {"previousState", f.a2a_state},
+                 {"previousStatus", f.run_status}};
+  if (!r.conditions.empty()) p["conditions"] = r.conditions;
+  if (r.trigger_at_ms > 0) p["triggerAtMs"] = r.trigger_at_ms;
+  if (r.timeout_at_ms > 0) p["timeoutAtMs"] = r.timeout_at_ms;
+  int64_t until = 0;
+  for (int64_t t : {r.trigger_at_ms, r.timeout_at_ms})
+    if (t > 0 && (until == 0 || t < until)) until = t;
+  if (until > 0) p["pausedUntil"] = core::FormatTimestamp(until);
+  if (!r.summary.empty()) p["summary"] = r.summary;
+  if (!r.metadata.empty()) p["metadata"] = r.metadata;
+  if (!r.cascaded_from.empty()) p["cascadedFrom"] = r.cascaded_from;
+  if (const PausePlan* plan = f.plan) {
+    if (!plan->in_flight_node.empty()) p["inFlightNode"] = plan->in_flight_node;
+    if (!plan->abandon_node.empty()) p["abandonNode"] = plan->abandon_node;
+    if (!plan->child_run_id.empty()) {
+      p["childRunId"] = plan->child_run_id;
+      p["cascade"] = plan->cascade;
+    }
+  }
+  if (!f.node_id.empty()) p["nodeId"] = f.node_id;
+  if (!f.caller.empty()) p["caller"] = f.caller;
+  return p;
+}
+
+const json::object* OpenPause(const json::object& run) {
+  if (RunStatus(run) != "paused") return nullptr;
+  const json::value* p = run.if_contains("pause");
+  return p && p->is_object() ? &p->get_object() : nullptr;
+}
+
+std::string PausedStateName(const json::object& pause) {
+  return Str(pause, "initiatedBy") == "agent" ? "paused-by-agent" : "paused-by-client";
+}
+
+int64_t PauseWakeAt(const json::object& run) {
+  const json::object* p = OpenPause(run);
+  if (!p) return 0;
+  int64_t at = 0;
+  for (const char* k : {"triggerAtMs", "timeoutAtMs"}) {
+    const int64_t t = IntOr(*p, k, 0);
+    if (t > 0 && (at == 0 || t < at)) at = t;
+  }
+  return at;
+}
+
+bool PauseAdmits(const json::object& run, const std::vector<EventDraft>& step) {
+  const json::object* p = OpenPause(run);
+  if (!p) return true;
+  const std::string_view mode = Str(*p, "mode");
+  const std::string_view node = Str(*p, "inFlightNode");
+  if (mode == kInterruptImmediate || node.empty() || step.empty()) return false;
+  if (Str(ObjOr(ObjOr(run, "nodeStates"), node), "status") != "running") return false;
+  bool ends_node = false;
+  for (const auto& e : step) {
+    if (e.node_id != node) return false;
+    if (e.type == protocol::kEvNodeCompleted) {
+      ends_node = true;
+    } else if (e.type == protocol::kEvChildStatus) {
+      if (mode != kWaitForCompletion || Str(e.payload, "status") != "running") return false;
+    } else if (e.type != protocol::kEvArtifactCreated && e.type != protocol::kEvVariableChanged) {
+      return false;
+    }
+  }
+  return ends_node || mode == kWaitForCompletion;
+}
+
+// ---- TaskService ---------------------------------------------------------------------------
+
+namespace {
+
+Error NotPausable(const std::string& id, std::string why) {
+  return Error(ErrorCode::kTaskNotPausable, "task " + id + " " + std::move(why), {{"taskId", id}});
+}
+
+std::string StateName(protocol::TaskState s) {
+  return std::string(protocol::v03::TaskStateName(s));
+}
+
+}  // namespace
+
+void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec) {
+  const uint64_t epoch = slot->Supersede();
+  if (protocol::IsTerminal(rec->task.status.state)) return;
+  const protocol::Message* m = LastUserMessage(rec->task);
+  StartExecution(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
+}
+
+void TaskService::NoteEventWait(const storage::TaskRecord& rec) {
+  const json::object* p = OpenPause(rec.run);
+  if (!p) return;
+  const std::string_view name = Str(ObjOr(*p, "conditions"), "onEvent");
+  if (name.empty()) return;
+  std::lock_guard lock(event_waits_mu_);
+  event_waits_[rec.tenant + "\n" + std::string(name)].insert(rec.task.id);
+}
+
+asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx,
+                                                          PauseTaskRequest req) {
+  if (!IsPauseMode(req.mode))
+    co_return Invalid("params.mode", "unknown mode '" + req.mode +
+                                         "' (finish_step, interrupt_immediate, "
+                                         "wait_for_completion)");
+  auto visible = co_await Visible(ctx, req.task_id);
+  if (!visible) co_return std::move(visible).error();
+  Executor* ex = ExecutorFor(visible.value().skill_id);
+  if (!ex)
+    co_return Error(ErrorCode::kUnsupportedOperation,
+                    "task " + req.task_id + " runs no known skill; it cannot be paused");
+  auto slot = Acquire(req.task_id);
+  const std::string handle = "suspend-" + ids_.Next();
+  const std::string id = req.task_id;
+  PausePlan plan;
+  bool repeated = false;
+  auto decide = [&](const storage::TaskRecord& head,
+                    std::vector<EventDraft>& step) -> std::optional<Error> {
+    const protocol::TaskState s = head.task.status.state;
+    if (protocol::IsTerminal(s))
+      return NotPausable(id, "is " + StateName(s) + "; a finished task cannot be paused");
+    if (protocol::IsInterrupted(s))
+      return NotPausable(id, "is " + StateName(s) +
+                                 ": it waits for an answer; answer or cancel it (a task "
+                                 "cannot be paused at a gate)");
+    if (const json::object* open = OpenPause(head.run)) {
+      if (Str(*open, "initiatedBy") == req.initiated_by) {
+        repeated = true;  // the same pause again: the same handle, nothing written
+        step.clear();
+        return std::nullopt;
+      }
+      return NotPausable(
+          id, "is already " + PausedStateName(*open) + "; resume it with its handle or cancel it");
+    }
+    auto planned = ex->PlanPause(head, req.mode);
+    if (!planned) return std::move(planned).error();
+    plan = planned.value();
+    PauseEntryFields f{req,
+                       handle,
+                       clock_.NowMs(),
+                       std::string(RunStatus(head.run)),
+                       StateName(s),
+                       &plan,
+                       {},
+                       req.cascaded_from.empty() ? ctx.caller() : std::string()};
+    step = OneEvent(protocol::kEvRunPaused, PauseEntry(f));
+    return std::nullopt;
+  };
+  auto r = co_await CommitRecord(slot, {}, false, decide);
+  if (!r) co_return std::move(r).error();
+  RecordPtr rec = std::move(r).value();
+  if (repeated) co_return rec;
+  NoteEventWait(*rec);
+  // The step in flight stops now (interrupt_immediate; an agent pause parks at once); a new
+  // execution sleeps until the pause's timers, if it has any.
+  if (req.mode == kInterruptImmediate) Redrive(slot, rec);
+  if (plan.cascade && !plan.child_run_id.empty()) {
+    PauseTaskRequest child;
+    child.task_id = plan.child_run_id;
+    child.mode = req.mode;
+    child.reason = "parent run " + id + " was paused";
+    child.cascaded_from = id;
+    auto c = co_await PauseTask(ctx, std::move(child));
+    if (!c && c.error().code != ErrorCode::kTaskNotPausable)
+      core::LogWarn("pause of child run " + plan.child_run_id + " of " + id +
+                    " failed: " + c.error().message);
+  }
+  co_return rec;
+}
+
+asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ctx,
+                                                           ResumeTaskRequest req) {
+  auto visible = co_await Visible(ctx, req.task_id);
+  if (!visible) co_return std::move(visible).error();
+  auto slot = Acquire(req.task_id);
+  const std::string id = req.task_id;
+  json::object closed;  // the pause this resume ends
+  bool not_due = false;
+  auto decide = [&](const storage::TaskRecord& head,
+                    std::vector<EventDraft>& step) -> std::optional<Error> {
+    const protocol::TaskState s = head.task.status.state;
+    if (protocol::IsTerminal(s))
+      return NotPausable(id, "is " + StateName(s) + "; nothing to resume");
+    const json::object* open = OpenPause(head.run);
+    if (!open) return NotPausable(id, "is not paused (it is " + StateName(s) + ")");
+    const std::string token(Str(*open, "resumeToken"));
+    if (!req.on_event.empty()) {
+      if (Str(ObjOr(*open, "conditions"), "onEvent") != req.on_event)
+        return NotPausable(id, "does not wait for event '" + req.on_event + "'");
+    } else if (req.handle != token) {
+      return Error(ErrorCode::kResumeHandleMismatch,
+                   "handle '" + req.handle + "' is not the handle of task " + id +
+                       "'s pause (a resume names the pause it ends)",
+                   {{"taskId", id}, {"field", "params.handle"}});
+    }
+    const int64_t now = clock_.NowMs();
+    std::string cause = req.cause;
+    if (req.timer) {
+      const int64_t trigger = IntOr(*open, "triggerAtMs", 0);
+      const int64_t timeout = IntOr(*open, "timeoutAtMs", 0);
+      if (trigger > 0 && now >= trigger) {
+        cause = std::string(kConditionFired);
+      } else if (timeout > 0 && now >= timeout) {
+        cause = std::string(kTimeoutCause);
+        const json::object& t = ObjOr(ObjOr(*open, "conditions"), "timeout");
+        if (Str(t, "onTimeout") != "resume") {
+          closed = *open;
+          json::object error{{"code", "pause_timeout"},
+                             {"message", "the pause's timeout elapsed before it was resumed"}};
+          step = OneEvent(protocol::kEvRunFailed, json::object{{"error", std::move(error)}});
+          return std::nullopt;
+        }
+      } else {
+        not_due = true;
+        return Error(ErrorCode::kConflict, "the pause's timer is not due yet",
+                     {{"reason", "not_due"}});
+      }
+    }
+    closed = *open;
+    json::object payload{
+        {"previousState", PausedStateName(*open)}, {"cause", cause},
+        {"hadResumeInput", req.input.has_value()}, {"continueTranscript", req.continue_transcript},
+        {"resumedAt", core::FormatTimestamp(now)}, {"resumeToken", token}};
+    if (req.input) payload["input"] = *req.input;
+    if (!req.metadata.empty()) payload["metadata"] = req.metadata;
+    if (!ctx.caller().empty()) payload["resumedBy"] = ctx.caller();
+    step = OneEvent(protocol::kEvRunResumed, std::move(payload));
+    return std::nullopt;
+  };
+  auto r = co_await CommitRecord(slot, {}, false, decide);
+  if (!r) co_return std::move(r).error();
+  (void)not_due;
+  RecordPtr rec = std::move(r).value();
+  if (protocol::IsTerminal(rec->task.status.state)) {
+    slot->Supersede();  // failed by its timeout: the parked execution stops
+  } else {
+    Redrive(slot, rec);
+  }
+  // A child paused with this run is resumed with it.
+  const std::string child_id(Str(closed, "childRunId"));
+  if (!child_id.empty() && closed.contains("cascade") &&
+      closed.at("cascade") == json::value(true)) {
+    auto child = co_await GetRecord(ctx, child_id);
+    if (child && child.value())
+      if (const json::object* cp = OpenPause(child.value()->run);
+          cp && Str(*cp, "cascadedFrom") == id) {
+        ResumeTaskRequest again;
+        again.task_id = child_id;
+        again.handle = std::string(Str(*cp, "resumeToken"));
+        again.cause = req.cause == kTimeoutCause ? std::string(kExplicitResume) : req.cause;
+        auto c = co_await ResumeTask(ctx, std::move(again));
+        if (!c)
+          core::LogWarn("resume of child run " + child_id + " of " + id +
+                        " failed: " + c.error().message);
+      }
+  }
+  co_return rec;
+}
+
+asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const CallContext& ctx,
+                                                                         std::string name,
+                                                                         json::value payload) {
+  if (name.empty() || name.size() > kMaxEventName)
+    co_return Invalid("name", "expected an event name (1 to 256 characters)");
+  const std::string key = ctx.principal.tenant + "\n" + name;
+  std::vector<std::string> candidates;
+  {
+    std::lock_guard lock(event_waits_mu_);
+    if (auto it = event_waits_.find(key); it != event_waits_.end())
+      candidates.assign(it->second.begin(), it->second.end());
+  }
+  std::vector<std::string> resumed;
+  for (const auto& id : candidates) {
+    ResumeTaskRequest r;
+    r.task_id = id;
+    r.on_event = name;
+    r.input = payload;
+    r.cause = std::string(kExternalEvent);
+    auto done = co_await ResumeTask(ctx, std::move(r));
+    if (done) {
+      resumed.push_back(id);
+    } else if (done.error().code != ErrorCode::kTaskNotPausable &&
+               done.error().code != ErrorCode::kTaskNotFound) {
+      continue;  // a store failure: the run still waits, the index keeps it
+    }
+    std::lock_guard lock(event_waits_mu_);
+    if (auto it = event_waits_.find(key); it != event_waits_.end()) {
+      it->second.erase(id);
+      if (it->second.empty()) event_waits_.erase(it);
+    }
+  }
+  co_return resumed;
+}
+
+}  // namespace a2ad::tasks
