@@ -118,9 +118,11 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
   Accepted& a = accepted.value();
   if (req.configuration.return_immediately)
     co_return Shape(a.record->task, req.configuration.history_length);
+  // Settled: terminal, waiting for input, or paused (pause.hpp): a pause may last for days.
   auto settled = [](const storage::TaskRecord& r) {
     const Task& t = r.task;
-    return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state);
+    return protocol::IsTerminal(t.status.state) || protocol::IsInterrupted(t.status.state) ||
+           OpenPause(r.run) != nullptr;
   };
   if (settled(*a.record))  // e.g. a retried send whose task already finished
     co_return Shape(a.record->task, req.configuration.history_length);
@@ -347,6 +349,12 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
       if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
       return std::nullopt;
     }
+    if (const json::object* pause = OpenPause(current.run))
+      return Error(ErrorCode::kUnsupportedOperation,
+                   "task " + task_id + " is " + PausedStateName(*pause) +
+                       ": a message does not resume it; resume it with tasks/resume "
+                       "(ResumeTask) and its handle, or cancel it",
+                   {{"taskId", task_id}, {"reason", "task_paused"}});
     if (!protocol::IsInterrupted(s))
       return Error(ErrorCode::kUnsupportedOperation,
                    "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
