@@ -25,8 +25,11 @@ TEST_F(PauseE2e, TransitionTable) {
   // Paused by the client, an agent pause is refused (the other initiator).
   EXPECT_EQ(ErrorCode(Rpc("tasks/await_resumption", {{"taskId", t}})), -32011);
   // A message does not resume it: it is refused and says how to resume.
-  json::object reply{{"kind", "message"},         {"messageId", "reply-1"}, {"role", "user"},
-                     {"taskId", t},               {"contextId", Task(t).at("contextId")},
+  json::object reply{{"kind", "message"},
+                     {"messageId", "reply-1"},
+                     {"role", "user"},
+                     {"taskId", t},
+                     {"contextId", Task(t).at("contextId")},
                      {"parts", json::array{json::object{{"kind", "text"}, {"text", "go on"}}}}};
   json::value sent = Rpc("message/send", {{"message", reply}});
   EXPECT_EQ(ErrorCode(sent), -32004) << sent;

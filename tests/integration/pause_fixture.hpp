@@ -28,9 +28,12 @@ inline constexpr const char* kExt = "https://a2ad.dev/ext/pause/v1";
 
 inline json::object Node(std::string id, std::string type, json::object config,
                          json::object inputs = {}) {
-  return json::object{{"id", std::move(id)},         {"typeId", std::move(type)},
-                      {"name", "n"},                 {"position", json::object{{"x", 0}, {"y", 0}}},
-                      {"config", std::move(config)}, {"inputs", std::move(inputs)}};
+  return json::object{{"id", std::move(id)},
+                      {"typeId", std::move(type)},
+                      {"name", "n"},
+                      {"position", json::object{{"x", 0}, {"y", 0}}},
+                      {"config", std::move(config)},
+                      {"inputs", std::move(inputs)}};
 }
 
 inline json::object Workflow(std::string id, json::array nodes, json::array variables = {}) {
@@ -57,15 +60,18 @@ inline json::object Workflow(std::string id, json::array nodes, json::array vari
 inline std::vector<json::object> Workflows() {
   json::array delay_var{json::object{
       {"name", "delayMs"}, {"type", "number"}, {"required", false}, {"defaultValue", 1500}}};
-  json::object from_var{{"delayMs", json::object{{"type", "variable"}, {"variableName", "delayMs"}}}};
+  json::object from_var{
+      {"delayMs", json::object{{"type", "variable"}, {"variableName", "delayMs"}}}};
   auto await = [](std::string id, json::object conditions) {
     json::object outputs{
         {"input", json::object{{"type", "connection"}, {"nodeId", "wait"}, {"outputKey", "input"}}},
-        {"cause", json::object{{"type", "connection"}, {"nodeId", "wait"}, {"outputKey", "cause"}}}};
-    return Workflow(std::move(id),
-                    json::array{Node("wait", "core.awaitResumption",
-                                     json::object{{"reason", "waiting"}, {"conditions", conditions}}),
-                                Node("done", "core.identity", {}, outputs)});
+        {"cause",
+         json::object{{"type", "connection"}, {"nodeId", "wait"}, {"outputKey", "cause"}}}};
+    return Workflow(
+        std::move(id),
+        json::array{Node("wait", "core.awaitResumption",
+                         json::object{{"reason", "waiting"}, {"conditions", conditions}}),
+                    Node("done", "core.identity", {}, outputs)});
   };
   return {
       Workflow("slow",
@@ -76,13 +82,14 @@ inline std::vector<json::object> Workflows() {
                                                        {"waitForCompletion", true},
                                                        {"onChildFailure", "fail-parent"}}),
                                      Node("end", "core.noop", {})}),
-      Workflow("gate", json::array{Node("gate", "core.approvalGate",
-                                        json::object{{"title", "ok?"},
-                                                     {"actions", json::array{"accept", "reject"}}})}),
+      Workflow("gate",
+               json::array{Node(
+                   "gate", "core.approvalGate",
+                   json::object{{"title", "ok?"}, {"actions", json::array{"accept", "reject"}}})}),
       await("await-event", json::object{{"onEvent", "go"}}),
       await("await-trigger", json::object{{"trigger", json::object{{"afterMs", 1500}}}}),
-      await("await-timeout-fail",
-            json::object{{"timeout", json::object{{"durationMinutes", 0.02}, {"onTimeout", "fail"}}}}),
+      await("await-timeout-fail", json::object{{"timeout", json::object{{"durationMinutes", 0.02},
+                                                                        {"onTimeout", "fail"}}}}),
       await("await-timeout-resume",
             json::object{
                 {"timeout", json::object{{"durationMinutes", 0.02}, {"onTimeout", "resume"}}}}),
@@ -126,8 +133,8 @@ class PauseE2e : public ::testing::Test {
     auto r = client_->Request("POST", "/v1/a2a", json::serialize(req), h);
     return json::parse(r.body);
   }
-  json::value Result(const std::string& method, json::object params, const std::string& version = "",
-                     Headers h = {}) {
+  json::value Result(const std::string& method, json::object params,
+                     const std::string& version = "", Headers h = {}) {
     json::value r = Rpc(method, std::move(params), version, std::move(h));
     EXPECT_TRUE(r.as_object().contains("result")) << method << ": " << r;
     return r.as_object().contains("result") ? r.at("result") : json::value();
@@ -137,7 +144,8 @@ class PauseE2e : public ::testing::Test {
     return e ? e->at("code").as_int64() : 0;
   }
   // A new task of `skill` (non-blocking), with `data` as its data part; its id.
-  std::string Send(const std::string& skill, json::object data = {}, const std::string& context = "") {
+  std::string Send(const std::string& skill, json::object data = {},
+                   const std::string& context = "") {
     json::object msg{{"kind", "message"},
                      {"messageId", "m-" + std::to_string(++sent_)},
                      {"role", "user"},
@@ -167,7 +175,8 @@ class PauseE2e : public ::testing::Test {
     return false;
   }
   std::string NodeStatus(const std::string& id, const std::string& node) {
-    const json::object& states = Run(id).at("nodeStates").as_object();
+    const json::value run = Run(id);
+    const json::object& states = run.at("nodeStates").as_object();
     const json::value* st = states.if_contains(node);
     return st ? std::string(st->at("status").as_string()) : std::string();
   }
