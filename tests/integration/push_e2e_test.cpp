@@ -237,6 +237,36 @@ TEST_F(PushE2E, ApprovalGatedRunPushesOncePerSubscribedTransition) {
   EXPECT_EQ(states, (std::vector<std::string>{"input-required", "completed"}));
 }
 
+// The pause extension: a pause is pushed (the task stays working; a caller waits for a pause
+// as for input-required), with the pause's state and handle but not its reason; the resume
+// is not (working again), the completion is.
+TEST_F(PushE2E, APauseIsPushedWithItsHandle) {
+  WebhookReceiver rx;
+  Start(PushFlags({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"}));
+  HttpClient c("127.0.0.1", server_.port);
+  json::object params = SendParams("wait", rx.Url("/pause"), "tok-pause");
+  params["message"].as_object()["metadata"] = json::object{{"skillId", "long-delay"}};
+  params["message"].as_object()["parts"] =
+      json::array{json::object{{"kind", "data"}, {"data", json::object{{"delayMs", 1000}}}}};
+  params["configuration"].as_object()["blocking"] = false;
+  auto r = c.Rpc("message/send", params);
+  ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
+  const std::string task_id(r.at("result").at("id").as_string());
+  auto p = c.Rpc("tasks/pause", json::object{{"taskId", task_id}, {"reason", "secret reason"}});
+  ASSERT_TRUE(p.as_object().contains("result")) << json::serialize(p);
+  ASSERT_EQ(rx.WaitFor(1), 1u);
+  auto first = json::parse(rx.requests()[0].body);
+  EXPECT_EQ(first.at("status").at("state"), "working");
+  EXPECT_EQ(first.at("metadata").at("pause").at("state"), "paused-by-client");
+  EXPECT_EQ(first.at("metadata").at("pause").at("resumeToken"), p.at("result").at("handle"));
+  EXPECT_EQ(rx.requests()[0].body.find("secret reason"), std::string::npos);
+  auto resumed = c.Rpc("tasks/resume",
+                       json::object{{"taskId", task_id}, {"handle", p.at("result").at("handle")}});
+  ASSERT_TRUE(resumed.as_object().contains("result")) << json::serialize(resumed);
+  ASSERT_EQ(rx.WaitFor(2), 2u);  // the completion (the resume itself is not pushed)
+  EXPECT_EQ(json::parse(rx.requests()[1].body).at("status").at("state"), "completed");
+}
+
 TEST_F(PushE2E, DeliveredOnTheThirdAttemptAcrossASigkill) {
   WebhookReceiver rx;
   rx.Script({500, 500});

@@ -46,8 +46,15 @@ bool IsNotifiedState(TaskState s) {
 
 PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_version,
                          const std::string& event_id) {
-  // Content-free: state and time only (a status message may quote inputs or outputs).
+  // Content-free: state and time only (a status message may quote inputs or outputs); a
+  // pause's state, times and handle (not its reason).
   json::object metadata{{"eventId", event_id}};
+  if (const auto* p = task.metadata.if_contains("pause"); p && p->is_object()) {
+    json::object pause;
+    for (const char* k : {"state", "initiatedBy", "pausedAt", "pausedUntil", "resumeToken"})
+      if (const auto* v = p->get_object().if_contains(k)) pause[k] = *v;
+    metadata["pause"] = std::move(pause);
+  }
   const int64_t ts = task.status.timestamp_ms;
   if (wire_version == "0.3") {
     json::object status{{"state", protocol::v03::TaskStateName(task.status.state)}};
@@ -265,8 +272,14 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
   for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
   AddWebhookRows(commit);
   const TaskState now = commit.Record().task.status.state;
-  if (previous && previous->task.status.state == now) return;
-  if (!IsNotifiedState(now)) return;
+  // A pause (the pause extension) is notified too: the task stays working, but a caller waits
+  // for it as for input-required (metadata.pause says which pause).
+  auto paused = [](const storage::TaskRecord& r) { return r.task.metadata.contains("pause"); };
+  const bool newly_paused = paused(commit.Record()) && !(previous && paused(*previous));
+  if (!newly_paused) {
+    if (previous && previous->task.status.state == now) return;
+    if (!IsNotifiedState(now)) return;
+  }
   std::vector<CachedConfig> configs;
   {
     std::lock_guard lock(mu_);
