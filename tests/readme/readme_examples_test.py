@@ -360,7 +360,32 @@ def example_quorum(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_pause(code, tmp):
+    s = Server(tmp)
+    try:
+        out = run(code.replace("localhost:8080", f"127.0.0.1:{s.port}"))
+        lines = out.strip().splitlines()
+        # The walk prints: the state in metadata, the literal state, the resume's cause, and
+        # the event's answer (naming the await-event task it resumed).
+        assert lines[:3] == ["paused-by-client", "paused-by-client", "explicit_resume"], out
+        event = json.loads(lines[3])
+        assert event["name"] == "build.done" and len(event["resumed"]) == 1, out
+        resumed = event["resumed"][0]
+        end = time.time() + 10
+        while time.time() < end:
+            task = rpc(s.port, "tasks/get", {"id": resumed})["result"]
+            if task["status"]["state"] == "completed":
+                break
+            time.sleep(0.05)
+        assert task["status"]["state"] == "completed", task
+        data = [p["data"] for a in task.get("artifacts", []) for p in a["parts"] if "data" in p]
+        assert {"event": {"ok": True}, "cause": "external_event"} in data, task
+    finally:
+        s.stop()
+
+
 CHECKS = [
+    ("tasks/pause", example_pause),
     ("conformance-interrupt-quorum", example_quorum),
     ("--rate-limit", example_rate_limit),
     ("make run", example_make),
