@@ -114,8 +114,9 @@ class PauseE2e : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void Start() {
-    server_ = testing::ServerProcess::Start(testing::A2adBinary(), data_.string(),
-                                            {"--workflows-dir", (dir_ / "workflows").string()});
+    std::vector<std::string> args{"--workflows-dir", (dir_ / "workflows").string()};
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    server_ = testing::ServerProcess::Start(testing::A2adBinary(), data_.string(), args);
     client_ = std::make_unique<testing::HttpClient>("127.0.0.1", server_.port);
   }
   void KillAndRestart() {
@@ -200,6 +201,7 @@ class PauseE2e : public ::testing::Test {
     return std::string(Task(id).at("metadata").at("pause").at("resumeToken").as_string());
   }
 
+  std::vector<std::string> extra_args_;  // more `serve` flags (set before SetUp)
   fs::path dir_, data_;
   testing::ServerProcess server_;
   std::unique_ptr<testing::HttpClient> client_;

@@ -88,18 +88,19 @@ const Allowed kGrpcUnreachable = With(
 
 // The pause extension's errors (ext/pause/): the golden servers do not register it (their
 // skills are built-ins that cannot pause); the real binary answers them on every JSON binding
-// in tests/integration/pause_e2e_test.cpp (PauseE2e.ErrorsOnEveryBinding).
+// in tests/integration/pause_e2e_test.cpp (PauseE2e.ErrorsOnEveryBinding) and on gRPC in
+// pause_grpc_e2e_test.cpp.
 const Allowed kPauseOnRest = With(
     kNowhere, {
                   {ErrorCode::kTaskNotPausable, "pause extension: pause_e2e_test.cpp pins it"},
                   {ErrorCode::kResumeHandleMismatch, "pause extension: pause_e2e_test.cpp pins it"},
               });
-const Allowed kPauseOnGrpc = With(
-    kGrpcUnreachable,
-    {
-        {ErrorCode::kTaskNotPausable, "no pause RPC on gRPC: the extension has no proto service"},
-        {ErrorCode::kResumeHandleMismatch, "no pause RPC on gRPC: the extension has no proto"},
-    });
+const Allowed kPauseOnGrpc =
+    With(kGrpcUnreachable,
+         {
+             {ErrorCode::kTaskNotPausable, "pause extension: pause_grpc_e2e_test.cpp pins it"},
+             {ErrorCode::kResumeHandleMismatch, "pause extension: pause_grpc_e2e_test.cpp pins it"},
+         });
 
 void ExpectCovered(const std::string& binding, const std::set<ErrorCode>& covered,
                    const Allowed& allowed) {

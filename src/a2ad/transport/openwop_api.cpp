@@ -175,6 +175,8 @@ std::string OpenApi(const OpenwopApiOptions& o) {
       {"/v1/runs/{runId}/events/poll", json::object{{"get", op("RunEventDoc long-poll", "200")}}},
       {"/v1/runs/{runId}/interrupts/{nodeId}",
        json::object{{"post", op("Resolve the open interrupt at a node", "200", true)}}},
+      {"/v1/events",
+       json::object{{"post", op("Post an event: resumes the runs paused until it", "200", true)}}},
       {"/v1/interrupts/{token}", json::object{{"get", op("Inspect an interrupt", "200")},
                                               {"post", op("Resolve an interrupt", "200", true)}}},
       {"/v1/a2a/tasks/{taskId}",

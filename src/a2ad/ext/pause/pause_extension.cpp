@@ -97,7 +97,7 @@ Result<std::string> ReasonOf(const json::object& p) {
   return r;
 }
 
-std::string TaskJson(const protocol::Task& task, WireShape shape) {
+std::string TaskJson(const protocol::Task& task, WireShape shape, bool literal) {
   json::value v;
   switch (shape) {
     case WireShape::kV03JsonRpc:
@@ -110,7 +110,7 @@ std::string TaskJson(const protocol::Task& task, WireShape shape) {
       v = protocol::v10::TaskToJson(task);
       break;
   }
-  ShowPausedStates(v, shape);
+  if (literal) ShowPausedStates(v, shape);
   return protocol::SerializeJson(v);
 }
 
@@ -144,7 +144,8 @@ OperationResult Answer(const storage::TaskRecord& rec, const OperationCall& call
   if (shape == WireShape::kV03JsonRpc)
     r.result_json = protocol::SerializeJson(paused ? PauseSummary(rec) : ResumeSummary(rec));
   else
-    r.result_json = TaskJson(rec.task, shape);
+    // gRPC's Task has no paused state: its callers read metadata.pause (docs/PAUSE.md).
+    r.result_json = TaskJson(rec.task, shape, call.ctx.binding != protocol::Binding::kGrpc);
   return r;
 }
 

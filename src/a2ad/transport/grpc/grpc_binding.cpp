@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "pause/v1/pause.grpc.pb.h"
 #include "a2ad/transport/grpc/grpc_calls.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
 
@@ -79,6 +80,31 @@ class V10Service final : public v1::A2AService::CallbackService {
   CallRunner run_;
 };
 
+/// a2ad.pause.v1.PauseService: the pause extension's operations (ext/pause/), A2A 1.0 shapes.
+/// Without the extension registered, each answers UNIMPLEMENTED (the operation is not found).
+class PauseService final : public a2ad::pause::v1::PauseService::CallbackService {
+ public:
+  explicit PauseService(CallRunner runner) : run_(std::move(runner)) {}
+  grpc::ServerUnaryReactor* PauseTask(grpc::CallbackServerContext* c,
+                                      const a2ad::pause::v1::PauseTaskRequest* req,
+                                      v1::Task* resp) override {
+    return run_.Unary(c, "PauseTask", *req, resp);
+  }
+  grpc::ServerUnaryReactor* ResumeTask(grpc::CallbackServerContext* c,
+                                       const a2ad::pause::v1::ResumeTaskRequest* req,
+                                       v1::Task* resp) override {
+    return run_.Unary(c, "ResumeTask", *req, resp);
+  }
+  grpc::ServerUnaryReactor* AwaitTaskResumption(
+      grpc::CallbackServerContext* c, const a2ad::pause::v1::AwaitTaskResumptionRequest* req,
+      v1::Task* resp) override {
+    return run_.Unary(c, "AwaitTaskResumption", *req, resp);
+  }
+
+ private:
+  CallRunner run_;
+};
+
 }  // namespace
 
 struct GrpcBinding::Impl {
@@ -86,10 +112,12 @@ struct GrpcBinding::Impl {
        bool serve_v03, Authenticator* auth)
       : v10(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)),
         v03(grpc_calls::MakeV03Service(
-            CallRunner(ops, io, ext, protocol::WireVersion::kV03, serve_v03, auth))) {}
+            CallRunner(ops, io, ext, protocol::WireVersion::kV03, serve_v03, auth))),
+        pause(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)) {}
 
   V10Service v10;                      // lf.a2a.v1.A2AService
   std::unique_ptr<grpc::Service> v03;  // a2a.v1.A2AService (grpc_service_v03.cpp)
+  PauseService pause;                  // a2ad.pause.v1.PauseService
   std::unique_ptr<grpc::Server> server_;
 };
 
@@ -117,6 +145,7 @@ core::Result<uint16_t> GrpcBinding::Listen(const std::string& host, uint16_t por
   builder.AddListeningPort(address, credentials, &selected);
   builder.RegisterService(&impl_->v10);
   builder.RegisterService(impl_->v03.get());
+  builder.RegisterService(&impl_->pause);
   impl_->server_ = builder.BuildAndStart();
   if (!impl_->server_ || selected == 0)
     return Error(ErrorCode::kInvalidParams, "cannot serve gRPC on " + address);

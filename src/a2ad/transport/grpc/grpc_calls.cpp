@@ -147,6 +147,9 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
       c->AddInitialMetadata(Lower(echo->first), echo->second);
     if (auto e = extensions_->CheckRequired(call.ctx)) return e;
   }
+  if (!ops_.Find(name))  // an extension's RPC whose extension is not registered
+    return Error(ErrorCode::kMethodNotFound, std::string(name) + " is not served here",
+                 {{"method", std::string(name)}});
   std::string text;
   google::protobuf::util::JsonPrintOptions print;
   if (auto st = google::protobuf::util::MessageToJsonString(req, &text, print); !st.ok())
