@@ -148,7 +148,7 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
     if (auto e = extensions_->CheckRequired(call.ctx)) return e;
   }
   if (!ops_.Find(name))  // an extension's RPC whose extension is not registered
-    return Error(ErrorCode::kMethodNotFound, std::string(name) + " is not served here",
+    return Error(ErrorCode::kUnsupportedOperation, std::string(name) + " is not served here",
                  {{"method", std::string(name)}});
   std::string text;
   google::protobuf::util::JsonPrintOptions print;
