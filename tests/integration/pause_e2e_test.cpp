@@ -228,6 +228,33 @@ TEST_F(PauseE2e, TwoResumesOneWins) {
   }
 }
 
+TEST_F(PauseE2e, ResumeRacingCancelEndsCanceled) {
+  // Either the resume lands first (then the cancel ends the running task) or the cancel does
+  // (then the resume finds a canceled task: -32011); never a resumed task after a cancel.
+  for (int round = 0; round < 5; ++round) {
+    const std::string t = Send("slow", {{"delayMs", 60000}});
+    ASSERT_TRUE(WaitStatus(t, "running"));
+    ASSERT_EQ(ErrorCode(Pause(t)), 0);
+    const std::string handle = HandleOf(t);
+    auto call = [&](const std::string& method, json::object params, json::value& out) {
+      testing::HttpClient c("127.0.0.1", server_.port);
+      json::object req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
+      out = json::parse(
+          c.Request("POST", "/v1/a2a", json::serialize(req), {{"Content-Type", "application/json"}})
+              .body);
+    };
+    json::value resumed, canceled;
+    std::thread a([&] { call("tasks/resume", {{"taskId", t}, {"handle", handle}}, resumed); });
+    std::thread b([&] { call("tasks/cancel", {{"id", t}}, canceled); });
+    a.join();
+    b.join();
+    EXPECT_EQ(ErrorCode(canceled), 0) << canceled;
+    EXPECT_TRUE(ErrorCode(resumed) == 0 || ErrorCode(resumed) == -32011) << resumed;
+    EXPECT_EQ(Status(t), "cancelled");
+    EXPECT_EQ(Task(t).at("status").at("state"), "canceled");
+  }
+}
+
 TEST_F(PauseE2e, PauseRacingCompletionOneWins) {
   // A pause sent as the delay ends: either it wins (the run parks before completing, and
   // completes once resumed) or the run completed first (the pause is refused as terminal).
