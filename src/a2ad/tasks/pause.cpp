@@ -282,7 +282,6 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
   auto slot = Acquire(req.task_id);
   const std::string id = req.task_id;
   json::object closed;  // the pause this resume ends
-  bool not_due = false;
   auto decide = [&](const storage::TaskRecord& head,
                     std::vector<EventDraft>& step) -> std::optional<Error> {
     const protocol::TaskState s = head.task.status.state;
@@ -318,7 +317,6 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
           return std::nullopt;
         }
       } else {
-        not_due = true;
         return Error(ErrorCode::kConflict, "the pause's timer is not due yet",
                      {{"reason", "not_due"}});
       }
@@ -336,7 +334,6 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
   };
   auto r = co_await CommitRecord(slot, {}, false, decide);
   if (!r) co_return std::move(r).error();
-  (void)not_due;
   RecordPtr rec = std::move(r).value();
   if (protocol::IsTerminal(rec->task.status.state)) {
     slot->Supersede();  // failed by its timeout: the parked execution stops

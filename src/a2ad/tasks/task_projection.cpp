@@ -5,6 +5,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
+#include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/state_machine.hpp"
 
@@ -33,8 +34,7 @@ std::string StringField(const json::object& o, std::string_view key) {
 // metadata.pause of a paused task: the run.paused entry as the pause RFC's A2A 1.0 revision
 // shapes status.pause, plus the literal 0.3 state and the mode.
 json::object PauseView(const json::object& entry) {
-  json::object v{{"state", StringField(entry, "initiatedBy") == "agent" ? "paused-by-agent"
-                                                                        : "paused-by-client"}};
+  json::object v{{"state", PausedStateName(entry)}};
   for (const char* k : {"initiatedBy", "reason", "pausedAt", "pausedUntil", "resumeToken",
                         "resumable", "conditions", "resumeMode", "mode", "summary"})
     if (auto* x = entry.if_contains(k)) v[k] = *x;
