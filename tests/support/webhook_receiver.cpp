@@ -92,6 +92,13 @@ void WebhookReceiver::SetLocation(std::string location) {
   location_ = std::move(location);
 }
 
+void WebhookReceiver::SetResponse(std::string body,
+                                  std::vector<std::pair<std::string, std::string>> headers) {
+  std::lock_guard lock(mu_);
+  body_ = std::move(body);
+  extra_headers_ = std::move(headers);
+}
+
 size_t WebhookReceiver::WaitFor(size_t n, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return requests_.size() >= n; });
@@ -163,9 +170,12 @@ void WebhookReceiver::Exchange(Stream& sock) {
     r.body = req.body();
     int status;
     std::chrono::milliseconds delay;
-    std::string location;
+    std::string location, body;
+    std::vector<std::pair<std::string, std::string>> extra;
     {
       std::lock_guard lock(mu_);
+      body = body_;
+      extra = extra_headers_;
       status = default_status_;
       if (!script_.empty()) {
         status = script_.front();
@@ -187,7 +197,9 @@ void WebhookReceiver::Exchange(Stream& sock) {
     if (!location.empty() && status >= 300 && status < 400)
       res.set(http::field::location, location);
     res.keep_alive(req.keep_alive());
-    res.body() = "{}";
+    res.set(http::field::content_type, "application/json");
+    for (const auto& [k, v] : extra) res.set(k, v);
+    res.body() = body;
     res.prepare_payload();
     http::write(sock, res, ec);
     if (ec || !req.keep_alive()) break;

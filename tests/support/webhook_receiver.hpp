@@ -49,6 +49,8 @@ class WebhookReceiver {
   void SetDelay(std::chrono::milliseconds delay);
   /// 3xx answers carry this Location.
   void SetLocation(std::string location);
+  /// Every answer's body (default "{}", application/json) and extra headers.
+  void SetResponse(std::string body, std::vector<std::pair<std::string, std::string>> headers = {});
 
   /// Blocks until at least `n` requests arrived or `timeout` passes; returns the count.
   size_t WaitFor(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(30));
@@ -71,6 +73,8 @@ class WebhookReceiver {
   int default_status_ = 200;
   std::chrono::milliseconds delay_{0};
   std::string location_;
+  std::string body_ = "{}";
+  std::vector<std::pair<std::string, std::string>> extra_headers_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   std::shared_ptr<boost::asio::ssl::context> tls_;

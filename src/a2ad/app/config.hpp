@@ -60,6 +60,10 @@ struct Config {
   std::string egress_allowlist;    // comma-separated CIDRs/hosts that skip the SSRF ranges
   std::string egress_ca_file;      // extra CA bundle (PEM) trusted for https destinations
 
+  // A2A peers that workflows call (core.a2a.invoke `peer`; issue 16): "NAME=URL" each, URL
+  // the peer's card or its base URL. Credentials come from the environment (effects/).
+  std::vector<std::string> a2a_peers;
+
   // Push notifications (issue 5; push/).
   int push_max_attempts = 8;       // then the delivery is dead-lettered
   int64_t push_backoff_ms = 1000;  // first retry delay (doubles, with jitter)

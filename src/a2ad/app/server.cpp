@@ -24,6 +24,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/effects/host_effects.hpp"
 #include "a2ad/ext/pause/pause_extension.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
@@ -285,6 +286,19 @@ int RunServer(const Config& config) {
     core::LogError(tokens.error().message);
     return 1;
   }
+  // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client.
+  effects::EffectsConfig effects_config;
+  for (const auto& p : config.a2a_peers) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
+      core::LogError("--a2a-peer '" + p + "': expected NAME=URL");
+      return 2;
+    }
+    effects_config.peers[p.substr(0, eq)] =
+        effects::PeerConfig{effects::PeerCardUrl(p.substr(eq + 1)), {}};
+  }
+  effects::AddEnvironment(effects_config, environ);
+  effects::HostEffects host_effects(*(*egress)->client, std::move(effects_config));
   workflow::EngineOptions engine_opts;
   engine_opts.public_url = card.base_url;
   engine_opts.token_ttl_ms = config.interrupt_token_ttl_s * 1000;
@@ -297,9 +311,9 @@ int RunServer(const Config& config) {
       tasks::SkillInfo info{shared->id,         shared->name,     shared->description,
                             shared->tags,       shared->examples, shared->version,
                             shared->definition, shared->is_public};
-      service.RegisterSkill(std::move(info),
-                            std::make_shared<workflow::WorkflowExecutor>(
-                                shared, service, tokens.value(), clock, engine_opts));
+      service.RegisterSkill(
+          std::move(info), std::make_shared<workflow::WorkflowExecutor>(
+                               shared, service, tokens.value(), clock, engine_opts, &host_effects));
       ++loaded_workflows;
     }
     core::LogInfo("serving " + std::to_string(loaded_workflows) + " workflow(s) from '" +

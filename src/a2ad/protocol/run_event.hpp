@@ -68,6 +68,11 @@ inline constexpr const char* kEvApprovalVote = "a2ad.approval.vote";
 // Vendor: a sub-workflow node's child run started or stopped waiting; the parent's status
 // mirrors the child's waiting status (DIGEST §5.2). {childRunId, status, interrupt?}
 inline constexpr const char* kEvChildStatus = "a2ad.child.status";
+// Vendor: what a node's call out (an HTTP request, an A2A exchange with a peer) returned,
+// logged before the node acts on it, so a replay or re-drive reads it instead of calling
+// again (DIGEST §7). {nodeId, effect, result}: `result`'s members are merged into
+// nodeStates[nodeId].effect.
+inline constexpr const char* kEvNodeEffect = "a2ad.node.effect";
 // A run parked at a step boundary by an outside request, and re-driven (RFC paused state).
 inline constexpr const char* kEvRunPaused = "run.paused";    // {reason}
 inline constexpr const char* kEvRunResumed = "run.resumed";  // {}

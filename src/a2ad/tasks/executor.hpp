@@ -171,6 +171,13 @@ class Executor {
     (void)current;
     return {};
   }
+  /// After the run `rec` was cancelled (committed): stop work it has out of the host (an A2A
+  /// peer's task). Spawned by the service, not awaited by the canceller; best effort: a
+  /// crash before it runs leaves that work alone. Default: nothing.
+  virtual boost::asio::awaitable<void> AfterCancel(std::shared_ptr<const storage::TaskRecord> rec) {
+    (void)rec;
+    co_return;
+  }
   /// Runs the task from wherever its log says it is until it ends or parks at an interrupt.
   /// Called for a new task, for a reply to an interrupted task, and on restart for a task
   /// found unfinished; so it must derive its position from ctx->task() (never repeat a

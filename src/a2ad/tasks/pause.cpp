@@ -163,8 +163,8 @@ bool PauseAdmits(const json::object& run, const std::vector<EventDraft>& step) {
   bool ends_node = false;
   for (const auto& e : step) {
     if (e.node_id != node) return false;
-    if (e.type == protocol::kEvNodeCompleted) {
-      ends_node = true;
+    if (e.type == protocol::kEvNodeCompleted || e.type == protocol::kEvNodeEffect) {
+      ends_node = true;  // an effect's result is logged: the call in flight is over
     } else if (e.type == protocol::kEvChildStatus) {
       if (mode != kWaitForCompletion || Str(e.payload, "status") != "running") return false;
     } else if (e.type != protocol::kEvArtifactCreated && e.type != protocol::kEvVariableChanged) {

@@ -194,6 +194,10 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
       run.erase("waitingOn");
       run.erase("currentNodeId");
     }
+  } else if (e.type == protocol::kEvNodeEffect) {
+    json::object& effect = Obj(Obj(Obj(run, "nodeStates"), node), "effect");
+    if (auto* r = p.if_contains("result"); r && r->is_object())
+      for (const auto& kv : r->get_object()) effect[kv.key()] = kv.value();
   } else if (e.type == protocol::kEvRunPaused) {
     // tasks/pause.hpp: the open pause; an abandoned node starts again on resume.
     SetStatus(run, "paused");

@@ -4,6 +4,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
 #include <limits>
 
 #include "a2ad/core/log.hpp"
@@ -64,6 +65,10 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   }
   slot->cancel_requested = true;
   slot->WakeSleepers();
+  if (Executor* ex = ExecutorFor(r.value()->skill_id)) {
+    ++running_;  // drained at shutdown like an execution
+    asio::co_spawn(io_, ex->AfterCancel(r.value()), [this](std::exception_ptr) { --running_; });
+  }
   // Cascade: the run's unfinished children are cancelled too (DIGEST §4.6 cascade-cancel).
   // Children are of the parent's tenant, so the same context sees them.
   const RecordPtr& rec = r.value();

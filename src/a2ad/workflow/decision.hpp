@@ -23,6 +23,8 @@ struct Decision {
                  // woke for the run's deadline, decide again
     kParked,     // waiting for an answer; `wake_at` > 0: the interrupt times out then
     kWaitChild,  // start (idempotently) and wait for child run `child_run_id` of `node`
+    kEffect,     // carry out `effect` for `node` (effects.hpp: the engine's only calls out),
+                 // commit its result (a2ad.node.effect), then decide again
     kDone,       // terminal: nothing more to do
   };
   Kind kind = Kind::kDone;
@@ -33,6 +35,8 @@ struct Decision {
   std::string child_run_id;
   std::string child_workflow_id;
   boost::json::object child_inputs;
+  // kEffect: what to do, {"kind": "http" | "a2a.send" | ..., ...} (effects.hpp).
+  boost::json::object effect;
 };
 
 struct PlanEnv {

@@ -19,12 +19,14 @@ using tasks::EventDraft;
 
 WorkflowExecutor::WorkflowExecutor(std::shared_ptr<const Workflow> workflow,
                                    tasks::TaskService& service, const InterruptTokens& tokens,
-                                   const core::Clock& clock, EngineOptions options)
+                                   const core::Clock& clock, EngineOptions options,
+                                   EffectRunner* effects)
     : workflow_(std::move(workflow)),
       service_(service),
       tokens_(tokens),
       clock_(clock),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      effects_(effects) {}
 
 std::optional<Error> WorkflowExecutor::CheckInputs(const json::object& inputs) const {
   std::string missing;
@@ -78,6 +80,12 @@ std::vector<EventDraft> WorkflowExecutor::FirstSteps(const storage::TaskRecord& 
 // ---- Execute: the engine's I/O, and every TaskService call it makes --------------------------
 
 namespace {
+// a2ad.node.effect: what the call returned, under the effect's kind.
+EventDraft EffectEvent(const Node& n, const json::object& effect, json::object result) {
+  return Ev(protocol::kEvNodeEffect, n.id,
+            json::object{{"effect", Str(effect, "kind")}, {"result", std::move(result)}});
+}
+
 bool IsPausedRefusal(const Error& e) {
   if (e.code != ErrorCode::kUnsupportedOperation) return false;
   for (const auto& [k, v] : e.details)
@@ -132,6 +140,24 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         // Refused when answered meanwhile (the interrupt id no longer matches): fine.
         (void)co_await service_.ResolveInterrupt(by_timeout, run_id, std::move(timeout));
         co_return;
+      }
+      case Decision::Kind::kEffect: {
+        const Node& n = *d.node;
+        if (!effects_) {
+          FailNode(d.events, n,
+                   ErrorObj("capability_required", "node '" + n.id + "' (" + n.type_id +
+                                                       ") calls out, and this host has no runner"));
+          break;
+        }
+        json::object result = co_await effects_->Run(*ctx, n.id, d.effect);
+        if (result.contains("interrupted")) {  // cancelled or superseded: decide again
+          auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);
+          if (!fresh || !fresh.value()) co_return;
+          rec = std::make_shared<const storage::TaskRecord>(std::move(*fresh.value()));
+          continue;
+        }
+        d.events.push_back(EffectEvent(n, d.effect, std::move(result)));
+        break;
       }
       case Decision::Kind::kWaitChild: {
         const Node& n = *d.node;
@@ -202,6 +228,21 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
     rec = std::move(next).value();
   }
   core::LogError("run " + run_id + ": the engine took 100000 steps; stopping");
+}
+
+asio::awaitable<void> WorkflowExecutor::AfterCancel(
+    std::shared_ptr<const storage::TaskRecord> rec) {
+  if (!effects_) co_return;
+  const json::object& states = ObjOr(rec->run, "nodeStates");
+  const PlanEnv env = Env();
+  for (const auto& n : workflow_->nodes) {
+    const json::object& st = ObjOr(states, n.id);
+    if (Str(st, "status") != "running") continue;
+    const std::string& run_id = rec->task.id;
+    json::object spec = NodeKindRegistry::BuiltIn().KindOf(n).CancelEffect(
+        NodeStep{*workflow_, n, run_id, rec->run, st, env});
+    if (!spec.empty()) co_await effects_->Cancel(tasks::RunCallContext(*rec), spec);
+  }
 }
 
 // ---- Resolve: which interrupt an answer is for; the node's kind checks the answer ------------

@@ -7,7 +7,8 @@
 // interrupt timeouts).
 //
 // A step is load -> decide (Plan) -> carry out -> commit. Carrying out is this file's only
-// I/O, and its only use of TaskService: sleeping until a durable timer, resolving an
+// I/O, and its only use of TaskService: calling out through the EffectRunner (effects.hpp),
+// sleeping until a durable timer, resolving an
 // interrupt whose timeoutMs passed (ResolveInterrupt), creating and watching a child run
 // (GetRecord, StartRun, WaitForRecord). What each node kind does is in nodes/ (registry.hpp);
 // answers are checked by the kind of the node that raised the interrupt.
@@ -25,6 +26,7 @@
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/decision.hpp"
 #include "a2ad/workflow/definition.hpp"
+#include "a2ad/workflow/effects.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 
 namespace a2ad::workflow {
@@ -37,9 +39,11 @@ struct EngineOptions {
 
 class WorkflowExecutor final : public tasks::Executor {
  public:
-  /// `service`, `tokens` and `clock` must outlive the executor.
+  /// `service`, `tokens`, `clock` and `effects` must outlive the executor. Without `effects`
+  /// a node that calls out fails with capability_required when it gets there.
   WorkflowExecutor(std::shared_ptr<const Workflow> workflow, tasks::TaskService& service,
-                   const InterruptTokens& tokens, const core::Clock& clock, EngineOptions options);
+                   const InterruptTokens& tokens, const core::Clock& clock, EngineOptions options,
+                   EffectRunner* effects = nullptr);
 
   /// Drives the run until it parks, ends, is cancelled or the store refuses a step.
   boost::asio::awaitable<void> Execute(std::shared_ptr<tasks::ExecutionContext> ctx) override;
@@ -52,6 +56,8 @@ class WorkflowExecutor final : public tasks::Executor {
   /// kInvalidParams naming the required variables (without default) missing from `inputs`.
   std::optional<core::Error> CheckInputs(const boost::json::object& inputs) const override;
   bool RecoversParked() const override { return true; }
+  /// The node in flight of a cancelled run: its kind's CancelEffect, through the runner.
+  boost::asio::awaitable<void> AfterCancel(std::shared_ptr<const storage::TaskRecord> rec) override;
   /// Pause extension: which node is in flight and what `mode` does to it (tasks/pause.hpp):
   /// a child run is paused with the run (not in wait_for_completion); in interrupt_immediate a
   /// kind that RestartsWhenInterrupted is abandoned; else its step may still commit.
@@ -71,6 +77,7 @@ class WorkflowExecutor final : public tasks::Executor {
   const InterruptTokens& tokens_;
   const core::Clock& clock_;
   EngineOptions options_;
+  EffectRunner* effects_;
 };
 
 }  // namespace a2ad::workflow

@@ -28,6 +28,7 @@
 #include "a2ad/workflow/answers.hpp"
 #include "a2ad/workflow/approval_policy.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
+#include "a2ad/workflow/nodes/interrupts.hpp"
 #include "a2ad/workflow/nodes/node_kind.hpp"
 #include "a2ad/workflow/run_steps.hpp"
 
@@ -153,19 +154,23 @@ class Gate : public NodeKind {
                                      const json::value& resume) const;
 };
 
-// Steps that raise the node's interrupt: node.started (unless already), interrupt.requested,
-// approval/clarification.requested, node.suspended.
 std::vector<EventDraft> Gate::RaiseInterrupt(const NodeStep& step, bool started) const {
+  const std::string kind = InterruptKind(step.node);
+  return nodes::RaiseInterrupt(step, started, kind, InterruptData(step.run_id, step.node, kind));
+}
+
+}  // namespace
+
+std::vector<EventDraft> RaiseInterrupt(const NodeStep& step, bool started, const std::string& kind,
+                                       json::object data) {
   const std::string& run_id = step.run_id;
   const Node& n = step.node;
   const PlanEnv& env = step.env;
   std::vector<EventDraft> out;
-  const std::string kind = InterruptKind(n);
   const json::object& counts = ObjOr(step.run, "interruptCounts");
   const int64_t ordinal = IntOr(counts, n.id, 0);
   const std::string key = run_id + ":" + n.id + ":" + std::to_string(ordinal);
   const std::string interrupt_id = n.id + "-" + std::to_string(ordinal);
-  json::object data = InterruptData(run_id, n, kind);
   const int64_t timeout_ms = IntOr(n.config, "timeoutMs", 0);
   const std::string requested_at = core::FormatTimestamp(env.now_ms);
 
@@ -224,6 +229,8 @@ std::vector<EventDraft> Gate::RaiseInterrupt(const NodeStep& step, bool started)
   out.push_back(Ev(protocol::kEvInputRequired, n.id, std::move(suspended)));
   return out;
 }
+
+namespace {
 
 // ---- finishing ---------------------------------------------------------------------------------
 
@@ -468,6 +475,12 @@ core::Result<tasks::Resolution> ResolveCustom(Resolving& r) {
 }
 
 core::Result<tasks::Resolution> Gate::Resolve(const InterruptAnswer& answer) const {
+  return ResolveAnswer(answer);
+}
+
+}  // namespace
+
+core::Result<tasks::Resolution> ResolveAnswer(const InterruptAnswer& answer) {
   Resolving r(answer);
   if (answer.request.via == "timeout") return ResolveTimeout(r);
   if (r.kind == "approval") return ResolveApproval(r);
@@ -475,6 +488,8 @@ core::Result<tasks::Resolution> Gate::Resolve(const InterruptAnswer& answer) con
   if (r.kind == "external-event") return ResolveExternalEvent(r);
   return ResolveCustom(r);
 }
+
+namespace {
 
 // ---- the three kinds ---------------------------------------------------------------------------
 

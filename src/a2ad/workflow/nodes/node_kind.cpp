@@ -28,6 +28,8 @@ std::vector<EventDraft> NodeKind::FinishChild(const Node& node, const json::obje
   return out;
 }
 
+json::object NodeKind::CancelEffect(const NodeStep&) const { return {}; }
+
 core::Result<tasks::Resolution> NodeKind::Resolve(const InterruptAnswer& answer) const {
   return core::Error(
       core::ErrorCode::kInternal,

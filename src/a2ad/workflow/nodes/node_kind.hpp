@@ -13,6 +13,10 @@
 //             FinishChild     its child run is terminal (only the executor sees the child)
 //   answered  Resolve         an answer to the interrupt it raised: checked, then the events
 //                             that resolve it
+//   cancelled CancelEffect    what to stop outside the host (a peer's task)
+//
+// A kind that calls out (an HTTP API, another agent) does so by deciding Decision::kEffect in
+// Continue; the executor carries the call out and logs its result (effects.hpp).
 //
 // Determinism: every hook is a pure function of its arguments, and Start/Continue of the run
 // snapshot alone, so that a restart re-drives a run from its last committed step and decides
@@ -90,6 +94,11 @@ class NodeKind {
                                                      const boost::json::object& parent_run,
                                                      const std::string& child_run_id,
                                                      const boost::json::object& child_run) const;
+
+  /// The run was cancelled while this node was in flight (`step.state` its last state): the
+  /// spec of an EffectRunner::Cancel that stops its work outside the host (effects.hpp), or
+  /// an empty object when there is none. Default: none.
+  virtual boost::json::object CancelEffect(const NodeStep& step) const;
 
   /// An answer to the node's open interrupt (the run's other checks passed: the interrupt
   /// is open, at this node, and an answer was given). An error refuses the answer and

@@ -20,6 +20,8 @@ std::unique_ptr<const NodeKind> MakeClarificationGateKind();  // gates.cpp
 std::unique_ptr<const NodeKind> MakeInterruptKind();          // gates.cpp
 std::unique_ptr<const NodeKind> MakeSubWorkflowKind();        // sub_workflow.cpp
 std::unique_ptr<const NodeKind> MakeAwaitResumptionKind();    // await_resumption.cpp
+std::unique_ptr<const NodeKind> MakeHttpCallKind();           // http_call.cpp
+std::unique_ptr<const NodeKind> MakeA2aInvokeKind();          // a2a_invoke.cpp
 }  // namespace nodes
 
 NodeKindRegistry::NodeKindRegistry() {
@@ -32,6 +34,9 @@ NodeKindRegistry::NodeKindRegistry() {
   Add("core.interrupt", nodes::MakeInterruptKind());
   Add("core.subWorkflow", nodes::MakeSubWorkflowKind());
   Add("core.awaitResumption", nodes::MakeAwaitResumptionKind());
+  Add("core.http", nodes::MakeHttpCallKind());
+  Add("core.a2a.invoke", nodes::MakeA2aInvokeKind());
+  Add("core.conformance.a2a-invoke", nodes::MakeA2aInvokeKind());
 }
 
 // ---- the registry ----------------------------------------------------------------------------

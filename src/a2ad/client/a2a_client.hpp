@@ -1,0 +1,71 @@
+#pragma once
+// A2aClient: a2ad as a client of other A2A agents (issue 16), on the server's own event loop
+// and its one egress guard (net/http_client.hpp): every URL, the card's and the endpoint's,
+// is vetted at the moment of the call. JSON-RPC in the version the peer's card chose
+// (peer_card.hpp): A2A 1.0 (SendMessage, GetTask, CancelTask with `A2A-Version: 1.0`) or 0.3
+// (message/send, tasks/get, tasks/cancel). Each call retries as retry.hpp says; a JSON-RPC
+// error from the peer is an answer, not retried.
+//
+// Errors: the HttpClient's (egress detail) after the retries; an HTTP status that is not 2xx
+// with no JSON-RPC body, kUnavailable with detail {"status": "503"}; a JSON-RPC error,
+// kInvalidAgentResponse with details {"peerCode", "peerMessage"} (the peer's message cut to
+// 200 characters); an answer that is not JSON-RPC, kInvalidAgentResponse. Every error also
+// carries {"attempts": N}.
+//
+// Thread safety: immutable; calls may run concurrently from any thread.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <string>
+
+#include "a2ad/client/peer_card.hpp"
+#include "a2ad/client/retry.hpp"
+#include "a2ad/core/result.hpp"
+#include "a2ad/net/http_client.hpp"
+
+namespace a2ad::client {
+
+struct CallOptions {
+  net::HeaderList headers;  // credentials for this peer (never logged)
+  RetryPolicy retry;
+  Sleeper sleep;                             // empty: a steady timer
+  std::chrono::milliseconds timeout{10000};  // per attempt
+};
+
+/// What message/send answered: a task, or (an agent may) a message. Normalized.
+struct SendResult {
+  bool is_task = true;
+  boost::json::object task;
+  boost::json::object message;
+};
+
+class A2aClient {
+ public:
+  /// `http` must outlive the client.
+  explicit A2aClient(const net::HttpClient& http) : http_(http) {}
+
+  /// Fetches and reads the card at `card_url` (asking for the 1.0 form).
+  boost::asio::awaitable<core::Result<PeerCard>> FetchCard(const std::string& card_url,
+                                                           const CallOptions& options) const;
+
+  /// `message` in the neutral shape of peer_card.hpp ({messageId, role, parts: [{text} |
+  /// {data}], taskId?, contextId?, metadata?}), written in the card's version.
+  boost::asio::awaitable<core::Result<SendResult>> Send(const PeerCard& peer,
+                                                        const boost::json::object& message,
+                                                        const CallOptions& options) const;
+  boost::asio::awaitable<core::Result<boost::json::object>> GetTask(
+      const PeerCard& peer, const std::string& task_id, const CallOptions& options) const;
+  boost::asio::awaitable<core::Result<boost::json::object>> CancelTask(
+      const PeerCard& peer, const std::string& task_id, const CallOptions& options) const;
+
+  /// One JSON-RPC call: `method10` is the 1.0 name; the 0.3 name is derived. The result.
+  boost::asio::awaitable<core::Result<boost::json::value>> Call(const PeerCard& peer,
+                                                                std::string_view method10,
+                                                                boost::json::object params,
+                                                                const CallOptions& options) const;
+
+ private:
+  const net::HttpClient& http_;
+};
+
+}  // namespace a2ad::client

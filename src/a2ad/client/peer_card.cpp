@@ -1,0 +1,122 @@
+#include "a2ad/client/peer_card.hpp"
+
+#include "a2ad/protocol/json_util.hpp"
+
+namespace a2ad::client {
+namespace json = boost::json;
+using core::Error;
+using core::ErrorCode;
+using protocol::ObjOr;
+using protocol::Str;
+
+namespace {
+
+bool IsJsonRpc(std::string_view binding) { return binding.empty() || binding == "JSONRPC"; }
+
+json::array NormalizeParts(const json::value* parts) {
+  json::array out;
+  if (!parts || !parts->is_array()) return out;
+  for (const auto& p : parts->get_array()) {
+    if (!p.is_object()) continue;
+    json::object part = p.get_object();
+    part.erase("kind");
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+}  // namespace
+
+core::Result<PeerCard> ReadPeerCard(const json::value& value) {
+  if (!value.is_object())
+    return Error(ErrorCode::kInvalidAgentResponse, "the agent card is not a JSON object");
+  const json::object& card = value.get_object();
+  PeerCard out;
+  out.card = card;
+  out.name = Str(card, "name");
+  if (const json::value* s = card.if_contains("signatures"); s && s->is_array())
+    out.is_signed = !s->get_array().empty();
+  std::string url03;
+  if (const json::value* ifs = card.if_contains("supportedInterfaces"); ifs && ifs->is_array())
+    for (const auto& i : ifs->get_array()) {
+      if (!i.is_object()) continue;
+      const json::object& o = i.get_object();
+      if (!IsJsonRpc(Str(o, "protocolBinding")) || Str(o, "url").empty()) continue;
+      std::string_view v = Str(o, "protocolVersion");
+      if (v.starts_with("1")) {
+        out.url = Str(o, "url");
+        out.version = "1.0";
+        return out;
+      }
+      if (v.starts_with("0.3") && url03.empty()) url03 = Str(o, "url");
+    }
+  // The 0.3 shape.
+  if (url03.empty() && Str(card, "protocolVersion").starts_with("0.")) {
+    std::string_view preferred = Str(card, "preferredTransport");
+    if (IsJsonRpc(preferred) && !Str(card, "url").empty()) url03 = Str(card, "url");
+    if (const json::value* ifs = card.if_contains("additionalInterfaces"); ifs && ifs->is_array())
+      for (const auto& i : ifs->get_array())
+        if (url03.empty() && i.is_object() && Str(i.get_object(), "transport") == "JSONRPC")
+          url03 = Str(i.get_object(), "url");
+  }
+  if (url03.empty())
+    return Error(ErrorCode::kInvalidAgentResponse,
+                 "the agent card of '" + out.name +
+                     "' declares no JSON-RPC interface of A2A 1.x (supportedInterfaces) or 0.3 "
+                     "(url with preferredTransport JSONRPC, additionalInterfaces)");
+  out.url = std::move(url03);
+  out.version = "0.3";
+  return out;
+}
+
+std::string NormalizeState(const json::value& state) {
+  if (!state.is_string()) return "unknown";
+  std::string s(state.get_string());
+  if (s.starts_with("TASK_STATE_")) {
+    s = s.substr(11);
+    for (char& c : s)
+      c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (s == "cancelled") s = "canceled";
+  for (const char* known : {"submitted", "working", "input-required", "auth-required", "completed",
+                            "failed", "canceled", "rejected"})
+    if (s == known) return s;
+  return "unknown";
+}
+
+json::object NormalizeMessage(const json::object& m) {
+  json::object out = m;
+  out.erase("kind");
+  out["parts"] = NormalizeParts(m.if_contains("parts"));
+  std::string role(Str(m, "role"));
+  if (role == "ROLE_AGENT") role = "agent";
+  if (role == "ROLE_USER") role = "user";
+  out["role"] = role;
+  return out;
+}
+
+json::object NormalizeTask(const json::object& t) {
+  json::object out = t;
+  out.erase("kind");
+  json::object status = ObjOr(t, "status");
+  const json::value* st = status.if_contains("state");
+  const std::string state = NormalizeState(st ? *st : json::value());
+  status["state"] = state;
+  if (auto* m = status.if_contains("message"); m && m->is_object())
+    status["message"] = NormalizeMessage(m->get_object());
+  out["status"] = std::move(status);
+  out["state"] = state;
+  json::array artifacts;
+  if (const json::value* a = t.if_contains("artifacts"); a && a->is_array())
+    for (const auto& x : a->get_array()) {
+      if (!x.is_object()) continue;
+      json::object art = x.get_object();
+      art["parts"] = NormalizeParts(x.get_object().if_contains("parts"));
+      artifacts.push_back(std::move(art));
+    }
+  out["artifacts"] = std::move(artifacts);
+  out.erase("history");  // the peer's history is its own; the node keeps the result
+  return out;
+}
+
+}  // namespace a2ad::client

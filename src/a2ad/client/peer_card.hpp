@@ -1,0 +1,44 @@
+#pragma once
+// What a2ad reads from another agent's card, in either shape (WIRE.md §2): the A2A 1.0
+// `supportedInterfaces` [{url, protocolBinding, protocolVersion}], and the 0.3 `url` +
+// `preferredTransport` + `additionalInterfaces` [{url, transport}] + `protocolVersion`. The
+// JSON-RPC interface of the newest version the card declares is chosen: 1.0 whenever a
+// JSON-RPC interface says 1.x, else 0.3. That choice is recorded with every call and never
+// changed behind the caller's back (no silent downgrade: a 1.0 peer that fails is a failure).
+// Also normalizes what peers answer (tasks and messages of either version) to one shape the
+// workflow engine logs and reads:
+//   task    {id, contextId, state, status: {state, message?, timestamp?}, artifacts: [...],
+//            createdAt?}   state: submitted | working | input-required | auth-required |
+//                          completed | failed | canceled | rejected | unknown
+//   message {messageId, role, parts: [{text} | {data} | {file...}], taskId?, contextId?}
+// Parts lose their 0.3 `kind` discriminator; anything else the peer sent is kept as sent.
+//
+// Thread safety: pure functions.
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+
+#include "a2ad/core/result.hpp"
+
+namespace a2ad::client {
+
+struct PeerCard {
+  std::string name;
+  std::string url;      // the JSON-RPC endpoint
+  std::string version;  // "1.0" | "0.3"
+  bool is_signed = false;
+  boost::json::object card;  // as fetched
+};
+
+/// kInvalidAgentResponse naming what is missing when the card declares no JSON-RPC
+/// interface a2ad speaks.
+core::Result<PeerCard> ReadPeerCard(const boost::json::value& card);
+
+/// A task state of either version ("TASK_STATE_INPUT_REQUIRED", "input-required",
+/// "TASK_STATE_CANCELLED") as the 0.3 name; "unknown" for anything else.
+std::string NormalizeState(const boost::json::value& state);
+
+boost::json::object NormalizeMessage(const boost::json::object& message);
+boost::json::object NormalizeTask(const boost::json::object& task);
+
+}  // namespace a2ad::client

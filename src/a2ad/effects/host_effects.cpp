@@ -1,0 +1,381 @@
+#include "a2ad/effects/host_effects.hpp"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+
+#include "a2ad/core/encoding.hpp"
+#include "a2ad/core/log.hpp"
+#include "a2ad/net/egress_error.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_util.hpp"
+
+namespace a2ad::effects {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using core::Error;
+using protocol::IntOr;
+using protocol::ObjOr;
+using protocol::Str;
+
+std::string PeerCardUrl(std::string url) {
+  if (url.ends_with(".json")) return url;
+  while (url.ends_with("/")) url.pop_back();
+  return url + "/.well-known/agent-card.json";
+}
+
+namespace {
+
+std::string EnvName(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+asio::awaitable<bool> SleepFor(tasks::ExecutionContext& ctx, std::chrono::milliseconds d) {
+  co_return co_await ctx.SleepUntil(NowMs() + d.count());
+}
+
+client::RetryPolicy RetryOf(const json::object& spec) {
+  const json::object& r = ObjOr(spec, "retry");
+  client::RetryPolicy p;
+  p.max_attempts = static_cast<int>(IntOr(r, "maxAttempts", 3));
+  p.backoff = std::chrono::milliseconds(IntOr(r, "backoffMs", 500));
+  return p;
+}
+
+json::object ErrorResult(std::string_view code, std::string message, int attempts = 0) {
+  json::object error;
+  error["code"] = code;
+  error["message"] = std::move(message);
+  json::object out;
+  out["error"] = std::move(error);
+  if (attempts > 0) out["attempts"] = attempts;
+  return out;
+}
+
+json::object Interrupted() {
+  json::object o;
+  o["interrupted"] = true;
+  return o;
+}
+
+std::string Detail(const Error& e, std::string_view key) {
+  for (const auto& [k, v] : e.details)
+    if (k == key) return v;
+  return {};
+}
+
+int AttemptsOf(const Error& e) {
+  std::string a = Detail(e, "attempts");
+  return a.empty() ? 1 : std::atoi(a.c_str());
+}
+
+// A failed call as the node logs it: the egress guard's refusal, the peer's JSON-RPC error,
+// or a transport failure (after the retries: external_call_failed, DIGEST §5.4 item 4).
+json::object CallFailure(const Error& e, std::string_view what) {
+  const int attempts = AttemptsOf(e);
+  if (auto kind = net::EgressFailureOf(e); kind && *kind == net::EgressFailure::kRefused)
+    return ErrorResult("egress_refused", std::string(what) + ": " + e.message, attempts);
+  if (!Detail(e, "peerCode").empty()) {
+    json::object r = ErrorResult("remote_error", std::string(what) + ": " + e.message, attempts);
+    r["error"].get_object()["peerCode"] = Detail(e, "peerCode");
+    return r;
+  }
+  json::object r =
+      ErrorResult("external_call_failed", std::string(what) + ": " + e.message, attempts);
+  if (!Detail(e, "status").empty())
+    r["error"].get_object()["status"] = std::atoi(Detail(e, "status").c_str());
+  return r;
+}
+
+// DIGEST §6.1 layer 2: base64url(sha256("openwop:activity:v2\0" tenant \0 run \0 node \0
+// ordinal \0 providerKey)).
+std::string IdempotencyKey(std::string_view tenant, std::string_view run, std::string_view node,
+                           int64_t ordinal, std::string_view provider) {
+  std::string in("openwop:activity:v2");
+  for (std::string_view part : {tenant, run, node}) {
+    in.push_back('\0');
+    in += part;
+  }
+  in.push_back('\0');
+  in += std::to_string(ordinal);
+  in.push_back('\0');
+  in += provider;
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(in.data()), in.size(), d);
+  return core::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(d), sizeof d));
+}
+
+bool Expected(const json::object& spec, int status) {
+  const json::value* expect = spec.if_contains("expect");
+  if (!expect || !expect->is_array()) return status >= 200 && status <= 299;
+  for (const auto& e : expect->get_array()) {
+    if (e.is_int64() && e.as_int64() == status) return true;
+    if (e.is_string() && e.get_string().size() == 3 && e.get_string()[0] - '0' == status / 100)
+      return true;
+  }
+  return false;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The HTTP request of a core.http spec; `error` set when a secret is missing.
+net::HttpRequest HttpRequestOf(const json::object& spec,
+                               const std::map<std::string, std::string>& secrets,
+                               const std::string& key, std::string& error) {
+  net::HttpRequest r;
+  r.method = Str(spec, "method");
+  r.url = Str(spec, "url");
+  r.total_timeout = std::chrono::milliseconds(IntOr(spec, "timeoutMs", 10000));
+  r.redirects = net::RedirectPolicy::Never();
+  for (const auto& kv : ObjOr(spec, "headers"))
+    if (kv.value().is_string()) r.headers.emplace_back(kv.key(), kv.value().get_string());
+  for (const auto& kv : ObjOr(spec, "secretHeaders")) {
+    if (!kv.value().is_object()) continue;
+    const std::string name(Str(kv.value().get_object(), "secret"));
+    auto it = secrets.find(name);
+    if (it == secrets.end()) {
+      error = "the host holds no secret '" + name + "' (set A2AD_SECRET_" + name + ")";
+      return r;
+    }
+    r.headers.emplace_back(kv.key(),
+                           std::string(Str(kv.value().get_object(), "prefix")) + it->second);
+  }
+  r.headers.emplace_back("Idempotency-Key", key);
+  if (const json::value* body = spec.if_contains("body")) {
+    r.headers.emplace_back("Content-Type", "application/json");
+    r.body = protocol::SerializeJson(*body);
+  }
+  r.headers.emplace_back("Accept", "application/json, */*;q=0.5");
+  return r;
+}
+
+json::object HttpResponseResult(const json::object& spec, const net::HttpResponse& resp,
+                                int attempts) {
+  json::object headers;
+  if (const json::value* keep = spec.if_contains("responseHeaders"); keep && keep->is_array())
+    for (const auto& h : keep->get_array())
+      if (h.is_string())
+        if (std::string_view v = resp.Header(h.get_string()); !v.empty())
+          headers[Lower(h.get_string())] = v;
+  json::value body;
+  if (Lower(resp.Header("Content-Type")).find("json") != std::string::npos) {
+    if (auto parsed = protocol::ParseJson(resp.body)) body = std::move(parsed).value();
+  }
+  if (body.is_null() && !resp.body.empty()) body = resp.body;
+  json::object response;
+  response["status"] = resp.status;
+  response["headers"] = std::move(headers);
+  response["body"] = std::move(body);
+  json::object out;
+  out["response"] = std::move(response);
+  out["attempts"] = attempts;
+  return out;
+}
+
+json::object StatusFailure(const std::string& url, int status, int attempts) {
+  json::object r =
+      ErrorResult(client::RetryableStatus(status) ? "external_call_failed" : "http_status",
+                  "the call to " + url + " answered HTTP " + std::to_string(status), attempts);
+  r["error"].get_object()["status"] = status;
+  return r;
+}
+
+json::object PeerOf(const client::PeerCard& card) {
+  json::object p;
+  p["name"] = card.name;
+  p["url"] = card.url;
+  p["version"] = card.version;
+  p["signedCard"] = card.is_signed;
+  return p;
+}
+
+// What a peer's task (normalized) leaves in the node's effect state.
+json::object TaskResult(const json::object& task) {
+  json::object r;
+  r["taskId"] = Str(task, "id");
+  r["contextId"] = Str(task, "contextId");
+  r["state"] = Str(task, "state");
+  r["task"] = task;
+  r["observedAt"] = NowMs();
+  return r;
+}
+
+}  // namespace
+
+void AddEnvironment(EffectsConfig& config, char** env) {
+  for (; env && *env; ++env) {
+    std::string_view entry(*env);
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
+    if (name.starts_with("A2AD_SECRET_") && name.size() > 12)
+      config.secrets[std::string(name.substr(12))] = value;
+  }
+  for (auto& [peer, pc] : config.peers) {
+    const std::string base = "A2AD_PEER_" + EnvName(peer);
+    for (char** e = env; e && *e; ++e) {
+      std::string_view entry(*e);
+      if (entry.starts_with(base + "_BEARER="))
+        pc.headers.emplace_back("Authorization",
+                                "Bearer " + std::string(entry.substr(base.size() + 8)));
+      else if (entry.starts_with(base + "_API_KEY="))
+        pc.headers.emplace_back("X-API-Key", std::string(entry.substr(base.size() + 9)));
+    }
+  }
+}
+
+HostEffects::HostEffects(const net::HttpClient& http, EffectsConfig config)
+    : http_(http), a2a_(http), config_(std::move(config)) {}
+
+asio::awaitable<json::object> HostEffects::Run(tasks::ExecutionContext& ctx,
+                                               const std::string& node_id,
+                                               const json::object& spec) {
+  std::string_view kind = Str(spec, "kind");
+  if (kind == "http") co_return co_await Http(ctx, node_id, spec);
+  if (kind.starts_with("a2a.")) co_return co_await A2a(ctx, spec);
+  co_return ErrorResult("capability_required",
+                        "this host cannot carry out effect '" + std::string(kind) + "'");
+}
+
+asio::awaitable<json::object> HostEffects::Http(tasks::ExecutionContext& ctx,
+                                                const std::string& node_id,
+                                                const json::object& spec) {
+  const std::string key = IdempotencyKey(ctx.call_context().principal.tenant, ctx.task_id(),
+                                         node_id, IntOr(spec, "ordinal", 0), "core.http");
+  std::string missing;
+  net::HttpRequest req = HttpRequestOf(spec, config_.secrets, key, missing);
+  if (!missing.empty()) co_return ErrorResult("secret_missing", missing);
+  const std::string url = req.url;
+  client::Attempted got = co_await client::FetchWithRetry(
+      http_, std::move(req), RetryOf(spec),
+      [&ctx](std::chrono::milliseconds d) { return SleepFor(ctx, d); });
+  if (got.gave_up) co_return Interrupted();
+  if (!got.result) co_return CallFailure(got.result.error(), "the call to " + url);
+  const net::HttpResponse& resp = got.result.value();
+  if (!Expected(spec, resp.status)) co_return StatusFailure(url, resp.status, got.attempts);
+  co_return HttpResponseResult(spec, resp, got.attempts);
+}
+
+core::Result<HostEffects::Peer> HostEffects::ResolvePeer(const json::object& spec) const {
+  if (std::string_view url = Str(spec, "agentCardUrl"); !url.empty())
+    return Peer{std::string(url), PeerConfig{std::string(url), {}}};
+  const std::string name(Str(spec, "peer"));
+  auto it = config_.peers.find(name);
+  if (it == config_.peers.end()) {
+    std::string known;
+    for (const auto& [n, p] : config_.peers) known += (known.empty() ? "" : ", ") + n;
+    return Error(core::ErrorCode::kInvalidParams,
+                 "no A2A peer named '" + name + "' (start the host with --a2a-peer " + name +
+                     "=URL; known: " + (known.empty() ? "none" : known) + ")");
+  }
+  return Peer{name, it->second};
+}
+
+asio::awaitable<core::Result<client::PeerCard>> HostEffects::CardOf(const Peer& peer,
+                                                                    const client::CallOptions& o) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = cards_.find(peer.config.card_url); it != cards_.end()) co_return it->second;
+  }
+  auto card = co_await a2a_.FetchCard(peer.config.card_url, o);
+  if (!card) co_return card;
+  if (!card.value().is_signed)
+    core::LogWarn("A2A peer '" + peer.name + "' (" + peer.config.card_url +
+                  "): its agent card is not signed");
+  std::lock_guard lock(mu_);
+  cards_.emplace(peer.config.card_url, card.value());
+  co_return card;
+}
+
+asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
+                                               const json::object& spec) {
+  const std::string_view kind = Str(spec, "kind");
+  auto peer = ResolvePeer(spec);
+  if (!peer) co_return ErrorResult("unknown_peer", peer.error().message);
+  client::CallOptions o;
+  o.headers = peer.value().config.headers;
+  o.retry = RetryOf(spec);
+  o.sleep = [&ctx](std::chrono::milliseconds d) { return SleepFor(ctx, d); };
+  const int64_t deadline = IntOr(spec, "deadlineMs", 0);
+  auto card = co_await CardOf(peer.value(), o);
+  if (ctx.cancel_requested()) co_return Interrupted();
+  if (!card)
+    co_return CallFailure(card.error(), "the agent card of peer '" + peer.value().name + "'");
+  const client::PeerCard& pc = card.value();
+  const std::string task_id(Str(spec, "taskId"));
+
+  if (kind == "a2a.send" || kind == "a2a.reply") {
+    auto sent = co_await a2a_.Send(pc, ObjOr(spec, "message"), o);
+    if (ctx.cancel_requested()) co_return Interrupted();
+    if (!sent)
+      co_return CallFailure(sent.error(), "the message to peer '" + peer.value().name + "'");
+    json::object r;
+    if (sent.value().is_task) {
+      r = TaskResult(sent.value().task);
+    } else {
+      r["directMessage"] = sent.value().message;
+    }
+    r["peer"] = PeerOf(pc);
+    if (kind == "a2a.reply") r["replies"] = IntOr(spec, "replies", 0);
+    co_return r;
+  }
+  if (kind == "a2a.wait") {
+    const std::string known(Str(spec, "state"));
+    const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
+    for (;;) {
+      if (deadline > 0 && NowMs() >= deadline) {
+        (void)co_await a2a_.CancelTask(pc, task_id, o);
+        co_return ErrorResult(
+            "external_call_failed",
+            "the peer's task " + task_id + " did not finish before the node's timeoutMs");
+      }
+      if (!co_await SleepFor(ctx, poll)) co_return Interrupted();
+      auto task = co_await a2a_.GetTask(pc, task_id, o);
+      if (ctx.cancel_requested()) co_return Interrupted();
+      if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
+      if (Str(task.value(), "state") != known) {
+        if (Str(task.value(), "state") == "unknown")
+          core::LogWarn("A2A peer '" + peer.value().name + "': task " + task_id +
+                        " reports no defined state; treated as pending");
+        else
+          co_return TaskResult(task.value());
+      }
+    }
+  }
+  co_return ErrorResult("capability_required", "unknown A2A effect '" + std::string(kind) + "'");
+}
+
+asio::awaitable<void> HostEffects::Cancel(const protocol::CallContext&, const json::object& spec) {
+  auto peer = ResolvePeer(spec);
+  if (!peer) co_return;
+  client::CallOptions o;
+  o.headers = peer.value().config.headers;
+  o.retry = RetryOf(spec);
+  auto card = co_await CardOf(peer.value(), o);
+  if (!card) co_return;
+  const std::string task_id(Str(spec, "taskId"));
+  auto r = co_await a2a_.CancelTask(card.value(), task_id, o);
+  if (!r)
+    core::LogWarn("cancel of peer '" + peer.value().name + "' task " + task_id +
+                  " (cross_protocol_cancel) failed: " + r.error().message);
+}
+
+}  // namespace a2ad::effects

@@ -1,0 +1,81 @@
+#pragma once
+// HostEffects: the EffectRunner of a serving a2ad (workflow/effects.hpp), carrying out the
+// calls of core.http and core.a2a.invoke nodes through the server's one HttpClient (so the
+// egress guard vets every URL at the moment of the call) and the A2A client (client/).
+//
+// Peers (core.a2a.invoke `peer`): named in PeerConfig (--a2a-peer NAME=URL; a URL that is not
+// a .json file gets /.well-known/agent-card.json appended), with the credentials the host
+// holds for them: A2AD_PEER_<NAME>_BEARER (Authorization: Bearer) and
+// A2AD_PEER_<NAME>_API_KEY (X-API-Key) from the environment. A node naming agentCardUrl
+// calls without credentials. Secrets of core.http `secretHeaders`: A2AD_SECRET_<NAME>.
+// Neither ever reaches the log: the logged request names the secret, and the result holds
+// what the peer or API answered.
+//
+// Cards are fetched on first use and kept for the life of the process (keyed by URL); an
+// unsigned card is accepted with a warning in the log (once per card).
+//
+// Thread safety: Run and Cancel may be called concurrently from any thread.
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "a2ad/client/a2a_client.hpp"
+#include "a2ad/net/http_client.hpp"
+#include "a2ad/workflow/effects.hpp"
+
+namespace a2ad::effects {
+
+struct PeerConfig {
+  std::string card_url;
+  net::HeaderList headers;  // credentials
+};
+
+struct EffectsConfig {
+  std::map<std::string, PeerConfig> peers;     // by name
+  std::map<std::string, std::string> secrets;  // core.http secretHeaders, by name
+  std::string caller_agent_id = "a2ad";        // metadata.openwop.callerAgentId
+};
+
+/// The card URL of a --a2a-peer value: itself when it names a .json file, else the
+/// well-known card path under it.
+std::string PeerCardUrl(std::string url);
+
+/// EffectsConfig::peers credentials and secrets from `environ`-style "NAME=VALUE" entries
+/// (A2AD_PEER_<NAME>_BEARER, A2AD_PEER_<NAME>_API_KEY, A2AD_SECRET_<NAME>); peer names are
+/// matched upper-cased with '-' as '_'.
+void AddEnvironment(EffectsConfig& config, char** environ_entries);
+
+class HostEffects final : public workflow::EffectRunner {
+ public:
+  /// `http` must outlive the runner.
+  HostEffects(const net::HttpClient& http, EffectsConfig config);
+
+  boost::asio::awaitable<boost::json::object> Run(tasks::ExecutionContext& ctx,
+                                                  const std::string& node_id,
+                                                  const boost::json::object& spec) override;
+  boost::asio::awaitable<void> Cancel(const protocol::CallContext& ctx,
+                                      const boost::json::object& spec) override;
+
+ private:
+  struct Peer {
+    std::string name;
+    PeerConfig config;
+  };
+  core::Result<Peer> ResolvePeer(const boost::json::object& spec) const;
+  boost::asio::awaitable<core::Result<client::PeerCard>> CardOf(const Peer& peer,
+                                                                const client::CallOptions& o);
+  boost::asio::awaitable<boost::json::object> Http(tasks::ExecutionContext& ctx,
+                                                   const std::string& node_id,
+                                                   const boost::json::object& spec);
+  boost::asio::awaitable<boost::json::object> A2a(tasks::ExecutionContext& ctx,
+                                                  const boost::json::object& spec);
+
+  const net::HttpClient& http_;
+  client::A2aClient a2a_;
+  EffectsConfig config_;
+  std::mutex mu_;
+  std::map<std::string, client::PeerCard> cards_;  // by card URL
+};
+
+}  // namespace a2ad::effects

@@ -1,0 +1,309 @@
+// Workflows that call out (issue 16), end to end over loopback: an a2ad caller whose
+// core.a2a.invoke nodes hand work to a second a2ad process (the peer, both real binaries on
+// real SQLite files), and core.http nodes calling a local HTTP server. Covers the reverse
+// projection against a real peer (completed, input-required answered through the caller,
+// canceled by the peer), cancel both ways, an unreachable peer, a peer result that tries to
+// approve the caller's gate, SIGKILL of the caller mid-invoke (still one peer task) and of
+// the caller after an HTTP call was logged (not called again), retries and egress refusals.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "http_client.hpp"
+#include "pause_fixture.hpp"
+#include "test_paths.hpp"
+#include "webhook_receiver.hpp"
+
+namespace a2ad::calls_test {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using pause_test::Node;
+using pause_test::Workflow;
+
+json::object Invoke(json::object config) {
+  return Node("call", "core.a2a.invoke", std::move(config));
+}
+
+// The peer's workflows: a gate (input-required until answered), a slow one.
+std::vector<json::object> PeerWorkflows() {
+  json::array delay_var{json::object{
+      {"name", "delayMs"}, {"type", "number"}, {"required", false}, {"defaultValue", 3000}}};
+  json::object from_var{
+      {"delayMs", json::object{{"type", "variable"}, {"variableName", "delayMs"}}}};
+  return {
+      Workflow("peer-gate",
+               json::array{Node("gate", "core.approvalGate",
+                                json::object{{"title", "May I?"},
+                                             {"actions", json::array{"accept", "reject"}}})}),
+      Workflow("peer-slow",
+               json::array{Node("wait", "core.delay", {}, from_var), Node("done", "core.noop", {})},
+               delay_var),
+  };
+}
+
+// The caller's workflows.
+std::vector<json::object> CallerWorkflows(const std::string& http_url) {
+  json::object gate_after{{"title", "Publish?"}, {"actions", json::array{"accept", "reject"}}};
+  return {
+      Workflow("call-echo", json::array{Invoke(json::object{
+                                {"skill", "echo"}, {"text", "hello peer"}, {"pollMs", 50}})}),
+      Workflow("call-gate",
+               json::array{Invoke(json::object{{"skill", "peer-gate"}, {"pollMs", 50}}),
+                           Node("local", "core.approvalGate", gate_after)}),
+      Workflow("call-slow",
+               json::array{Invoke(json::object{{"skill", "peer-slow"}, {"pollMs", 50}}),
+                           Node("end", "core.noop", {})}),
+      Workflow("call-nowhere",
+               json::array{Invoke(
+                   json::object{{"agentCardUrl", "http://127.0.0.1:9/card.json"},
+                                {"retry", json::object{{"maxAttempts", 2}, {"backoffMs", 10}}}})}),
+      Workflow("call-http",
+               json::array{
+                   Node("http", "core.http",
+                        json::object{{"url", http_url},
+                                     {"method", "POST"},
+                                     {"body", json::object{{"q", "status"}}},
+                                     {"retry", json::object{{"maxAttempts", 3}, {"backoffMs", 10}}},
+                                     {"responseHeaders", json::array{"x-served-by"}}}),
+                   Node("after", "core.delay", json::object{{"delayMs", 1500}})}),
+      Workflow("call-private",
+               json::array{Node("http", "core.http",
+                                json::object{{"url", "http://10.255.255.1/x"},
+                                             {"retry", json::object{{"maxAttempts", 1}}}})}),
+  };
+}
+
+class CallsE2e : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("a2ad-calls");
+    for (const char* d : {"peer-data", "peer-wf", "caller-data", "caller-wf"})
+      fs::create_directories(dir_ / d);
+    for (const auto& w : PeerWorkflows())
+      std::ofstream(dir_ / "peer-wf" / (std::string(w.at("id").as_string()) + ".json"))
+          << json::serialize(w);
+    for (const auto& w : CallerWorkflows(receiver_.Url("/api")))
+      std::ofstream(dir_ / "caller-wf" / (std::string(w.at("id").as_string()) + ".json"))
+          << json::serialize(w);
+    peer_ = testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer-data").string(),
+                                          {"--workflows-dir", (dir_ / "peer-wf").string()});
+    peer_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", peer_.port);
+    StartCaller();
+  }
+  void TearDown() override {
+    caller_client_.reset();
+    peer_client_.reset();
+    if (caller_.pid > 0) caller_.Kill(SIGKILL);
+    if (peer_.pid > 0) peer_.Kill(SIGKILL);
+    fs::remove_all(dir_);
+  }
+  void StartCaller() {
+    caller_ = testing::ServerProcess::Start(
+        testing::A2adBinary(), (dir_ / "caller-data").string(),
+        {"--workflows-dir", (dir_ / "caller-wf").string(), "--a2a-peer",
+         "default=http://127.0.0.1:" + std::to_string(peer_.port), "--egress-allowlist",
+         "127.0.0.1", "--egress-allow-http"});
+    caller_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", caller_.port);
+  }
+
+  static json::value Rpc(testing::HttpClient& c, const std::string& method, json::object params) {
+    json::object req{
+        {"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", std::move(params)}};
+    return json::parse(
+        c.Request("POST", "/v1/a2a", json::serialize(req), {{"Content-Type", "application/json"}})
+            .body);
+  }
+  std::string Start(const std::string& skill) {
+    json::object run{{"workflowId", skill}, {"inputs", json::object()}};
+    auto r = caller_client_->Request("POST", "/v1/runs", json::serialize(run),
+                                     {{"Content-Type", "application/json"}});
+    json::value v = json::parse(r.body);
+    EXPECT_TRUE(v.as_object().contains("runId")) << r.body;
+    return v.as_object().contains("runId") ? std::string(v.at("runId").as_string()) : "";
+  }
+  static json::object RunOf(testing::HttpClient& c, const std::string& id) {
+    return json::parse(c.Request("GET", "/v1/runs/" + id).body).as_object();
+  }
+  json::object Run(const std::string& id) { return RunOf(*caller_client_, id); }
+  std::string Status(const std::string& id) {
+    return std::string(Run(id).at("status").as_string());
+  }
+  bool WaitStatus(const std::string& id, const std::string& status, int ms = 15000) {
+    for (int waited = 0; waited < ms; waited += 25) {
+      if (Status(id) == status) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ADD_FAILURE() << "run " << id << " is " << Status(id) << ", not " << status << ": "
+                  << json::serialize(Run(id));
+    return false;
+  }
+  // The peer task id the caller's node logged (waits for it).
+  std::string PeerTaskId(const std::string& id) {
+    for (int waited = 0; waited < 15000; waited += 25) {
+      json::object run = Run(id);
+      const json::value* effect = run.at("nodeStates").as_object().if_contains("call");
+      if (effect && effect->as_object().contains("effect"))
+        if (const json::value* t = effect->at("effect").as_object().if_contains("taskId"))
+          return std::string(t->as_string());
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ADD_FAILURE() << "no peer task logged";
+    return "";
+  }
+  std::string PeerState(const std::string& task_id) {
+    json::value t = Rpc(*peer_client_, "tasks/get", json::object{{"id", task_id}});
+    return std::string(t.at("result").at("status").at("state").as_string());
+  }
+  bool WaitPeerState(const std::string& task_id, const std::string& state) {
+    for (int waited = 0; waited < 15000; waited += 25) {
+      if (PeerState(task_id) == state) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ADD_FAILURE() << "peer task " << task_id << " is " << PeerState(task_id) << ", not " << state;
+    return false;
+  }
+  size_t PeerRuns(const std::string& workflow) {
+    json::value runs = json::parse(peer_client_->Request("GET", "/v1/runs?pageSize=100").body);
+    size_t n = 0;
+    for (const auto& r : runs.at("runs").as_array())
+      n += r.at("workflowId").as_string() == workflow;
+    return n;
+  }
+  static const json::object& Outputs(const json::object& run, const std::string& node) {
+    return run.at("nodeStates").at(node).at("outputs").as_object();
+  }
+
+  testing::WebhookReceiver receiver_;
+  fs::path dir_;
+  testing::ServerProcess peer_, caller_;
+  std::unique_ptr<testing::HttpClient> peer_client_, caller_client_;
+};
+
+TEST_F(CallsE2e, InvokeCompletesWithThePeersResultTaggedUntrusted) {
+  const std::string id = Start("call-echo");
+  ASSERT_TRUE(WaitStatus(id, "completed"));
+  const json::object run = Run(id);
+  const json::object& out = Outputs(run, "call");
+  EXPECT_EQ(out.at("state"), "completed");
+  EXPECT_EQ(out.at("contentTrust"), "untrusted");
+  EXPECT_EQ(out.at("peer").at("version"), "1.0") << "a2ad's card declares 1.0: it is preferred";
+  EXPECT_NE(std::string(out.at("text").as_string()).find("hello peer"), std::string::npos)
+      << json::serialize(out);
+  const std::string peer_task(out.at("peerTaskId").as_string());
+  EXPECT_EQ(PeerState(peer_task), "completed");
+  // The peer saw a2ad as the caller, with no credential in the message.
+  json::value t =
+      Rpc(*peer_client_, "tasks/get", json::object{{"id", peer_task}, {"historyLength", 10}});
+  const json::value& first = t.at("result").at("history").at(0);
+  EXPECT_EQ(first.at("metadata").at("openwop").at("callerAgentId"), "a2ad");
+  EXPECT_EQ(first.at("metadata").at("openwop").at("runId"), json::value(id));
+}
+
+TEST_F(CallsE2e, PeerAskingForInputBecomesAClarificationAndTheAnswerGoesBack) {
+  const std::string id = Start("call-gate");
+  ASSERT_TRUE(WaitStatus(id, "waiting-input"));
+  const std::string peer_task = PeerTaskId(id);
+  const json::object run = Run(id);
+  const json::object& data = run.at("interrupt").at("data").as_object();
+  EXPECT_EQ(data.at("peerTaskId"), json::value(peer_task));
+  EXPECT_EQ(data.at("contentTrust"), "untrusted");
+  EXPECT_NE(json::serialize(data.at("questions")).find("May I?"), std::string::npos)
+      << json::serialize(data);
+  EXPECT_EQ(PeerState(peer_task), "input-required");
+  // The caller's human answers the caller's run (an A2A reply); a2ad passes it on.
+  json::object reply{{"kind", "message"},
+                     {"messageId", "answer-1"},
+                     {"role", "user"},
+                     {"taskId", id},
+                     {"parts", json::array{json::object{{"kind", "text"}, {"text", "accept"}}}}};
+  json::value r = Rpc(*caller_client_, "message/send", json::object{{"message", reply}});
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  ASSERT_TRUE(WaitPeerState(peer_task, "completed"));
+  // The peer's result carries {"action": "accept"}; it does not approve the caller's gate.
+  ASSERT_TRUE(WaitStatus(id, "waiting-approval"));
+  EXPECT_EQ(Run(id).at("nodeStates").at("call").at("status"), "completed");
+  EXPECT_EQ(Run(id).at("nodeStates").at("local").at("status"), "running");
+}
+
+TEST_F(CallsE2e, SigkillOfTheCallerMidInvokeReattachesToTheSamePeerTask) {
+  const std::string id = Start("call-slow");
+  const std::string peer_task = PeerTaskId(id);
+  caller_client_.reset();
+  caller_.Kill(SIGKILL);
+  StartCaller();
+  ASSERT_TRUE(WaitStatus(id, "completed"));
+  EXPECT_EQ(Outputs(Run(id), "call").at("peerTaskId"), json::value(peer_task));
+  EXPECT_EQ(PeerRuns("peer-slow"), 1u) << "exactly one task at the peer";
+}
+
+TEST_F(CallsE2e, CancellingTheRunCancelsThePeersTask) {
+  const std::string id = Start("call-slow");
+  const std::string peer_task = PeerTaskId(id);
+  json::value r = Rpc(*caller_client_, "tasks/cancel", json::object{{"id", id}});
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  EXPECT_TRUE(WaitPeerState(peer_task, "canceled"));
+}
+
+TEST_F(CallsE2e, ThePeerCancellingItsTaskCancelsTheRun) {
+  const std::string id = Start("call-slow");
+  const std::string peer_task = PeerTaskId(id);
+  json::value r = Rpc(*peer_client_, "tasks/cancel", json::object{{"id", peer_task}});
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  ASSERT_TRUE(WaitStatus(id, "cancelled"));
+  EXPECT_EQ(Run(id).at("nodeStates").at("call").at("error").at("code"), "cancelled_by_remote");
+}
+
+TEST_F(CallsE2e, AnUnreachablePeerFailsTheNodeWithExternalCallFailed) {
+  const std::string id = Start("call-nowhere");
+  ASSERT_TRUE(WaitStatus(id, "failed"));
+  const json::object run = Run(id);
+  EXPECT_EQ(run.at("nodeStates").at("call").at("error").at("code"), "external_call_failed")
+      << json::serialize(run);
+}
+
+TEST_F(CallsE2e, HttpNodeRetriesThenLogsTheAnswerWithOneIdempotencyKey) {
+  receiver_.SetResponse(R"({"ok":true,"items":[1,2]})", {{"X-Served-By", "test"}});
+  receiver_.Script({503, 200});
+  const std::string id = Start("call-http");
+  ASSERT_TRUE(WaitStatus(id, "completed"));
+  const json::object run = Run(id);
+  const json::object& out = Outputs(run, "http");
+  EXPECT_EQ(out.at("status"), 200);
+  EXPECT_EQ(out.at("body").at("ok"), true);
+  EXPECT_EQ(out.at("headers").at("x-served-by"), "test");
+  auto reqs = receiver_.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].body, R"({"q":"status"})");
+  EXPECT_FALSE(reqs[0].Header("Idempotency-Key").empty());
+  EXPECT_EQ(reqs[0].Header("Idempotency-Key"), reqs[1].Header("Idempotency-Key"));
+}
+
+TEST_F(CallsE2e, HttpCallLoggedBeforeASigkillIsNotMadeAgain) {
+  const std::string id = Start("call-http");
+  for (int waited = 0; waited < 15000; waited += 25) {
+    json::object run = Run(id);
+    const json::value* st = run.at("nodeStates").as_object().if_contains("http");
+    if (st && st->at("status") == "completed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  caller_client_.reset();
+  caller_.Kill(SIGKILL);  // the next node (a 1.5 s delay) is in flight
+  StartCaller();
+  ASSERT_TRUE(WaitStatus(id, "completed"));
+  EXPECT_EQ(receiver_.count(), 1u);
+}
+
+TEST_F(CallsE2e, HttpToAPrivateAddressIsRefusedByTheEgressGuard) {
+  const std::string id = Start("call-private");
+  ASSERT_TRUE(WaitStatus(id, "failed"));
+  EXPECT_EQ(Run(id).at("nodeStates").at("http").at("error").at("code"), "egress_refused");
+}
+
+}  // namespace a2ad::calls_test
