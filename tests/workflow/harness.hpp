@@ -18,6 +18,7 @@
 #include "a2ad/workflow/definition.hpp"
 #include "a2ad/workflow/executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
+#include "a2ad/workflow/nodes/registry.hpp"
 #include "a2ad/workflow/plan.hpp"
 
 namespace a2ad::workflow::test_harness {
@@ -149,14 +150,22 @@ class Harness {
     return d;
   }
 
-  // Steps until the run parks, waits for a child, or is done.
+  // Steps until the run parks, waits for a child, calls out, or is done.
   Decision Drive() {
     for (int i = 0; i < 10000; ++i) {
       Decision d = Step();
-      if (d.kind == K::kParked || d.kind == K::kWaitChild || d.kind == K::kDone) return d;
+      if (d.kind == K::kParked || d.kind == K::kWaitChild || d.kind == K::kDone ||
+          d.kind == K::kEffect)
+        return d;
     }
     ADD_FAILURE() << "the run never stopped";
     return Decision{};
+  }
+
+  // What the executor commits when the EffectRunner returns `result` for node `node_id`.
+  void Effect(const std::string& node_id, json::object result) {
+    Commit({{protocol::kEvNodeEffect, node_id,
+             json::object{{"effect", "test"}, {"result", std::move(result)}}}});
   }
 
   core::Result<tasks::Resolution> Resolve(json::value resume, std::string node_id = "") {
