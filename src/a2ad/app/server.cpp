@@ -295,7 +295,7 @@ int RunServer(const Config& config) {
       return 2;
     }
     effects_config.peers[p.substr(0, eq)] =
-        effects::PeerConfig{effects::PeerCardUrl(p.substr(eq + 1)), {}};
+        effects::PeerConfig{client::PeerCardUrl(p.substr(eq + 1)), {}};
   }
   effects::AddEnvironment(effects_config, environ);
   effects::HostEffects host_effects(*(*egress)->client, std::move(effects_config));

@@ -27,6 +27,12 @@ json::array NormalizeParts(const json::value* parts) {
 
 }  // namespace
 
+std::string PeerCardUrl(std::string url) {
+  if (url.ends_with(".json")) return url;
+  while (url.ends_with("/")) url.pop_back();
+  return url + "/.well-known/agent-card.json";
+}
+
 core::Result<PeerCard> ReadPeerCard(const json::value& value) {
   if (!value.is_object())
     return Error(ErrorCode::kInvalidAgentResponse, "the agent card is not a JSON object");

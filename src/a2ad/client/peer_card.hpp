@@ -30,6 +30,10 @@ struct PeerCard {
   boost::json::object card;  // as fetched
 };
 
+/// The card URL of an agent URL: itself when it names a .json file, else the well-known
+/// card path under it (http://host:8080 -> http://host:8080/.well-known/agent-card.json).
+std::string PeerCardUrl(std::string url);
+
 /// kInvalidAgentResponse naming what is missing when the card declares no JSON-RPC
 /// interface a2ad speaks.
 core::Result<PeerCard> ReadPeerCard(const boost::json::value& card);

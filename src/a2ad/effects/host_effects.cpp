@@ -22,12 +22,6 @@ using protocol::IntOr;
 using protocol::ObjOr;
 using protocol::Str;
 
-std::string PeerCardUrl(std::string url) {
-  if (url.ends_with(".json")) return url;
-  while (url.ends_with("/")) url.pop_back();
-  return url + "/.well-known/agent-card.json";
-}
-
 namespace {
 
 std::string EnvName(std::string_view name) {

@@ -37,10 +37,6 @@ struct EffectsConfig {
   std::string caller_agent_id = "a2ad";        // metadata.openwop.callerAgentId
 };
 
-/// The card URL of a --a2a-peer value: itself when it names a .json file, else the
-/// well-known card path under it.
-std::string PeerCardUrl(std::string url);
-
 /// EffectsConfig::peers credentials and secrets from `environ`-style "NAME=VALUE" entries
 /// (A2AD_PEER_<NAME>_BEARER, A2AD_PEER_<NAME>_API_KEY, A2AD_SECRET_<NAME>); peer names are
 /// matched upper-cased with '-' as '_'.

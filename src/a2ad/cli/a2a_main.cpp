@@ -1,0 +1,252 @@
+// `a2a`: a command-line A2A client on a2ad's client library (src/a2ad/client/), for any A2A
+// agent whose card declares JSON-RPC (1.0 preferred, else 0.3). AGENT is the agent's base URL
+// or its card's URL.
+//
+//   a2a card AGENT                          the card: name, chosen version, endpoint, skills
+//   a2a send AGENT TEXT [--skill S] [--data JSON] [--task ID] [--wait]
+//   a2a get AGENT TASK | a2a cancel AGENT TASK
+//   a2a approve AGENT TASK [--feedback F] | a2a reject AGENT TASK [--feedback F]
+//   a2a answer AGENT TASK TEXT
+// Every command: --json (the normalized task or card as JSON), --header "Name: value"
+// (repeatable; credentials), --timeout-ms. approve, reject and answer print the question the
+// task is waiting on first (its status message). With --wait, send follows the task until it
+// is terminal or waits for input.
+//
+// Exit codes: 0 done; 1 the agent refused the request (a JSON-RPC error) or the task ended
+// failed, rejected or canceled; 2 bad usage; 3 the agent could not be reached or answered
+// something that is not A2A.
+//
+// The CLI is the user's own tool: it may call any address, loopback and plain http included
+// (no SSRF guard applies to a URL the user typed).
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "a2ad/client/a2a_client.hpp"
+#include "a2ad/net/http_client.hpp"
+#include "a2ad/net/url_guard.hpp"
+#include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_util.hpp"
+
+namespace {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using a2ad::protocol::ObjOr;
+using a2ad::protocol::Str;
+
+struct Options {
+  std::string command, agent, task, text, skill, data, feedback;
+  std::vector<std::string> headers;
+  bool json = false, wait = false;
+  int64_t timeout_ms = 10000;
+};
+
+int Fail(int code, const std::string& what) {
+  std::fprintf(stderr, "a2a: %s\n", what.c_str());
+  return code;
+}
+
+int ExitFor(const a2ad::core::Error& e) {
+  for (const auto& [k, v] : e.details)
+    if (k == "peerCode") return 1;
+  return 3;
+}
+
+std::string NewId() {
+  std::random_device rd;
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return buf;
+}
+
+bool Terminal(std::string_view s) {
+  return s == "completed" || s == "failed" || s == "canceled" || s == "rejected";
+}
+
+void PrintTask(const json::object& task, bool as_json) {
+  if (as_json) {
+    std::printf("%s\n", a2ad::protocol::SerializeJson(task).c_str());
+    return;
+  }
+  std::printf("task %s: %s\n", std::string(Str(task, "id")).c_str(),
+              std::string(Str(task, "state")).c_str());
+  const json::object& message = ObjOr(ObjOr(task, "status"), "message");
+  if (const json::value* parts = message.if_contains("parts"); parts && parts->is_array())
+    for (const auto& p : parts->get_array())
+      if (p.is_object() && p.get_object().contains("text"))
+        std::printf("  %s\n", std::string(Str(p.get_object(), "text")).c_str());
+  if (const json::value* arts = task.if_contains("artifacts"); arts && arts->is_array())
+    for (const auto& a : arts->get_array()) {
+      if (!a.is_object()) continue;
+      std::printf("  artifact %s:", std::string(Str(a.get_object(), "artifactId")).c_str());
+      if (const json::value* parts = a.get_object().if_contains("parts");
+          parts && parts->is_array())
+        for (const auto& p : parts->get_array())
+          if (p.is_object())
+            std::printf(" %s", p.get_object().contains("text")
+                                   ? std::string(Str(p.get_object(), "text")).c_str()
+                                   : a2ad::protocol::SerializeJson(p).c_str());
+      std::printf("\n");
+    }
+}
+
+json::object Message(const Options& o, json::value reply_data) {
+  json::array parts;
+  if (!o.text.empty()) parts.push_back(json::object{{"text", o.text}});
+  if (!reply_data.is_null()) parts.push_back(json::object{{"data", std::move(reply_data)}});
+  json::object m{{"messageId", NewId()}, {"role", "user"}, {"parts", std::move(parts)}};
+  if (!o.task.empty()) m["taskId"] = o.task;
+  if (!o.skill.empty()) m["metadata"] = json::object{{"skillId", o.skill}};
+  return m;
+}
+
+// approve / reject: the approval answer (built outside the coroutine: GCC 12 mis-compiles
+// braced JSON initializers inside them); null for the other commands.
+json::value DecisionData(const Options& o) {
+  if (o.command != "approve" && o.command != "reject") return nullptr;
+  json::object answer{{"action", o.command == "approve" ? "accept" : "reject"}};
+  if (!o.feedback.empty()) answer["feedback"] = o.feedback;
+  return answer;
+}
+
+asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
+  a2ad::client::A2aClient a2a(http);
+  a2ad::client::CallOptions call;
+  call.timeout = std::chrono::milliseconds(o.timeout_ms);
+  for (const auto& h : o.headers) {
+    const size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0)
+      co_return Fail(2, "--header '" + h + "': expected 'Name: value'");
+    std::string value = h.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    call.headers.emplace_back(h.substr(0, colon), value);
+  }
+  auto card = co_await a2a.FetchCard(a2ad::client::PeerCardUrl(o.agent), call);
+  if (!card) co_return Fail(ExitFor(card.error()), card.error().message);
+  const a2ad::client::PeerCard& peer = card.value();
+  if (o.command == "card") {
+    if (o.json) {
+      std::printf("%s\n", a2ad::protocol::SerializeJson(peer.card).c_str());
+    } else {
+      std::printf("%s\n  A2A %s over JSON-RPC at %s%s\n", peer.name.c_str(), peer.version.c_str(),
+                  peer.url.c_str(), peer.is_signed ? " (signed card)" : "");
+      if (const json::value* skills = peer.card.if_contains("skills"); skills && skills->is_array())
+        for (const auto& s : skills->get_array())
+          if (s.is_object())
+            std::printf("  skill %s: %s\n", std::string(Str(s.get_object(), "id")).c_str(),
+                        std::string(Str(s.get_object(), "description")).c_str());
+    }
+    co_return 0;
+  }
+  if (o.command == "get" || o.command == "cancel") {
+    a2ad::core::Result<json::object> t = a2ad::core::Error(a2ad::core::ErrorCode::kInternal, "");
+    if (o.command == "get")
+      t = co_await a2a.GetTask(peer, o.task, call);
+    else
+      t = co_await a2a.CancelTask(peer, o.task, call);
+    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    PrintTask(t.value(), o.json);
+    co_return 0;
+  }
+  json::value data = DecisionData(o);
+  if (data.is_null() && !o.data.empty()) {
+    auto parsed = a2ad::protocol::ParseJson(o.data);
+    if (!parsed) co_return Fail(2, "--data: " + parsed.error().message);
+    data = std::move(parsed).value();
+  }
+  if (o.command != "send") {  // approve, reject, answer: show what is asked first
+    auto t = co_await a2a.GetTask(peer, o.task, call);
+    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    const std::string state(Str(t.value(), "state"));
+    if (state != "input-required" && state != "auth-required")
+      co_return Fail(1, "task " + o.task + " is " + state + ", not waiting for input");
+    if (!o.json) PrintTask(t.value(), false);
+  }
+  auto sent = co_await a2a.Send(peer, Message(o, std::move(data)), call);
+  if (!sent) co_return Fail(ExitFor(sent.error()), sent.error().message);
+  if (!sent.value().is_task) {
+    std::printf("%s\n", a2ad::protocol::SerializeJson(sent.value().message).c_str());
+    co_return 0;
+  }
+  json::object task = sent.value().task;
+  const std::string id(Str(task, "id"));
+  while (o.wait && !Terminal(Str(task, "state")) && Str(task, "state") != "input-required" &&
+         Str(task, "state") != "auth-required") {
+    asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
+    co_await timer.async_wait(asio::use_awaitable);
+    auto t = co_await a2a.GetTask(peer, id, call);
+    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    task = std::move(t).value();
+  }
+  PrintTask(task, o.json);
+  const std::string_view state = Str(task, "state");
+  co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"a2a: a command-line client for A2A agents (JSON-RPC, A2A 1.0 and 0.3)"};
+  app.require_subcommand(1);
+  auto common = [&](CLI::App* sub, bool task) {
+    sub->add_option("agent", o.agent, "the agent's base URL or card URL")->required();
+    if (task) sub->add_option("task", o.task, "the task id")->required();
+    sub->add_flag("--json", o.json, "print JSON");
+    sub->add_option("--header", o.headers, "'Name: value' sent with every request (repeatable)");
+    sub->add_option("--timeout-ms", o.timeout_ms, "per request")->capture_default_str();
+  };
+  common(app.add_subcommand("card", "show the agent's card"), false);
+  CLI::App* send =
+      app.add_subcommand("send", "send a message (a new task, or --task to continue one)");
+  common(send, false);
+  send->add_option("text", o.text, "the message text");
+  send->add_option("--skill", o.skill, "metadata.skillId");
+  send->add_option("--data", o.data, "a JSON data part");
+  send->add_option("--task", o.task, "continue this task");
+  send->add_flag("--wait", o.wait, "follow the task until it ends or waits for input");
+  common(app.add_subcommand("get", "show a task"), true);
+  common(app.add_subcommand("cancel", "cancel a task"), true);
+  for (const char* verb : {"approve", "reject"}) {
+    CLI::App* sub = app.add_subcommand(verb, std::string(verb) + " the approval a task waits for");
+    common(sub, true);
+    sub->add_option("--feedback", o.feedback, "a comment sent with the decision");
+  }
+  CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
+  common(answer, true);
+  answer->add_option("text", o.text, "the answer")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.command = app.get_subcommands().front()->get_name();
+  if (o.command == "send" && o.text.empty() && o.data.empty())
+    return Fail(2, "send: give TEXT or --data");
+
+  // The user's own URL: any address may be reached.
+  a2ad::net::EgressPolicy policy;
+  policy.allow_http = true;
+  policy.allow_list = {"0.0.0.0/0", "::/0", "localhost"};
+  a2ad::net::SystemResolver resolver;
+  auto guard = a2ad::net::UrlGuard::Create(policy, resolver);
+  if (!guard) return Fail(2, guard.error().message);
+  a2ad::net::HttpClientOptions http_options;
+  http_options.total_timeout = std::chrono::milliseconds(o.timeout_ms);
+  http_options.user_agent = "a2a-cli";
+  auto http = a2ad::net::HttpClient::Create(guard.value(), http_options);
+  if (!http) return Fail(2, http.error().message);
+  asio::io_context io;
+  int code = 3;
+  asio::co_spawn(io, Run(o, *http.value()),
+                 [&](std::exception_ptr ep, int c) { code = ep ? 3 : c; });
+  io.run();
+  return code;
+}

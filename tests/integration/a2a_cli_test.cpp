@@ -1,0 +1,102 @@
+// The `a2a` command-line client end to end (issue 16): a campaign-brief approval driven only
+// with `a2a` commands against the real server over loopback (send --wait, approve, get), a
+// rejection, and the documented exit codes (1: the agent refused; 3: unreachable).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "http_client.hpp"
+#include "test_paths.hpp"
+
+namespace a2ad::cli_test {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+struct Ran {
+  int code = -1;
+  std::string out;
+};
+
+// Runs `a2a ARGS` (a shell command line), capturing stdout.
+Ran A2a(const std::string& args) {
+  const std::string cmd =
+      std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2a " + args + " 2>/dev/null";
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class A2aCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("a2ad-cli");
+    server_ = testing::ServerProcess::Start(
+        testing::A2adBinary(), dir_.string(),
+        {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+    url_ = "http://127.0.0.1:" + std::to_string(server_.port);
+  }
+  void TearDown() override {
+    if (server_.pid > 0) server_.Kill(SIGKILL);
+    fs::remove_all(dir_);
+  }
+  // A campaign brief sent with --wait: the task JSON, at its approval gate.
+  json::object SendBrief() {
+    Ran r = A2a("send " + url_ +
+                " --skill campaign-brief --data '{\"prompt\":\"spring launch\"}' --wait --json");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return json::parse(r.out).as_object();
+  }
+  fs::path dir_;
+  testing::ServerProcess server_;
+  std::string url_;
+};
+
+TEST_F(A2aCli, ACampaignBriefIsApprovedWithA2aCommandsOnly) {
+  Ran card = A2a("card " + url_);
+  ASSERT_EQ(card.code, 0);
+  EXPECT_NE(card.out.find("A2A 1.0 over JSON-RPC"), std::string::npos) << card.out;
+  EXPECT_NE(card.out.find("skill campaign-brief"), std::string::npos) << card.out;
+  json::object task = SendBrief();
+  ASSERT_EQ(task.at("state"), "input-required") << json::serialize(task);
+  const std::string id(task.at("id").as_string());
+  Ran approve = A2a("approve " + url_ + " " + id + " --feedback 'ship it'");
+  EXPECT_EQ(approve.code, 0) << approve.out;
+  EXPECT_NE(approve.out.find("Approval needed"), std::string::npos)
+      << "the question is shown first: " << approve.out;
+  json::object done;
+  for (int i = 0; i < 200; ++i) {
+    done = json::parse(A2a("get " + url_ + " " + id + " --json").out).as_object();
+    if (done.at("state") == "completed") break;
+  }
+  EXPECT_EQ(done.at("state"), "completed");
+  EXPECT_NE(json::serialize(done.at("artifacts")).find("\"decision\":\"accept\""),
+            std::string::npos);
+}
+
+TEST_F(A2aCli, ARejectionFailsTheTaskAndTheExitCodesSayWhatHappened) {
+  const std::string id(SendBrief().at("id").as_string());
+  EXPECT_EQ(A2a("reject " + url_ + " " + id).code, 0);
+  json::object done;
+  for (int i = 0; i < 200; ++i) {
+    done = json::parse(A2a("get " + url_ + " " + id + " --json").out).as_object();
+    if (done.at("state") == "failed") break;
+  }
+  EXPECT_EQ(done.at("state"), "failed");
+  EXPECT_EQ(A2a("approve " + url_ + " " + id).code, 1) << "not waiting for input any more";
+  EXPECT_EQ(A2a("get " + url_ + " no-such-task").code, 1) << "the agent's JSON-RPC error";
+  EXPECT_EQ(A2a("get http://127.0.0.1:1 x").code, 3) << "unreachable";
+  EXPECT_EQ(A2a("send " + url_).code, 2) << "usage";
+}
+
+}  // namespace a2ad::cli_test
