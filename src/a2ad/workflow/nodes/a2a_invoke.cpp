@@ -33,12 +33,13 @@
 // endpoints do, WorkflowExecutor::Resolve).
 //
 // config: {agentCardUrl? | peer?, skill?, text?, timeoutMs? (1..7 days, default 10 min),
-//          pollMs? (50..60000, default 500), retry? {maxAttempts 1..10 (3), backoffMs
+//          pollMs? (10..60000, default 500), retry? {maxAttempts 1..10 (3), backoffMs
 //          0..60000 (500)}, requireSignedCard? (false only: card signatures are not verified
 //          yet), mode? ("poll")}
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/workflow/nodes/config_checks.hpp"
 #include "a2ad/workflow/nodes/interrupts.hpp"
 #include "a2ad/workflow/nodes/node_kind.hpp"
 #include "a2ad/workflow/run_steps.hpp"
@@ -55,16 +56,6 @@ namespace {
 
 constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
 constexpr int64_t kMaxTimeoutMs = 7LL * 24 * 3600 * 1000;
-
-core::Result<void> CheckInt(const json::object& o, std::string_view key, int64_t lo, int64_t hi,
-                            const std::string& path) {
-  const json::value* v = o.if_contains(key);
-  if (v && (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi))
-    return FieldError(
-        path + "." + std::string(key),
-        "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return core::Ok{};
-}
 
 // The peer fields every spec carries (the runner resolves the peer from them).
 json::object PeerFields(const json::object& request) {
@@ -112,12 +103,12 @@ class A2aInvoke final : public NodeKind {
       return FieldError(cfg + ".requireSignedCard",
                         "this host cannot verify a peer's card signature yet: only false is "
                         "accepted (an unsigned card is logged as a warning)");
-    if (auto r = CheckInt(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
-    if (auto r = CheckInt(c, "pollMs", 50, 60000, cfg); !r) return r;
+    if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
+    if (auto r = CheckIntIn(c, "pollMs", 10, 60000, cfg); !r) return r;
     if (const json::value* r = c.if_contains("retry")) {
       if (!r->is_object()) return FieldError(cfg + ".retry", "expected {maxAttempts, backoffMs}");
-      if (auto e = CheckInt(r->get_object(), "maxAttempts", 1, 10, cfg + ".retry"); !e) return e;
-      if (auto e = CheckInt(r->get_object(), "backoffMs", 0, 60000, cfg + ".retry"); !e) return e;
+      if (auto e = CheckIntIn(r->get_object(), "maxAttempts", 1, 10, cfg + ".retry"); !e) return e;
+      if (auto e = CheckIntIn(r->get_object(), "backoffMs", 0, 60000, cfg + ".retry"); !e) return e;
     }
     return core::Ok{};
   }

@@ -28,6 +28,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/workflow/nodes/config_checks.hpp"
 #include "a2ad/workflow/nodes/node_kind.hpp"
 #include "a2ad/workflow/run_steps.hpp"
 
@@ -43,18 +44,6 @@ namespace {
 
 bool IsMethod(std::string_view m) {
   return m == "GET" || m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "HEAD";
-}
-
-// An integer member of `o` within [lo, hi]; `fallback` when absent; refused naming it otherwise.
-core::Result<int64_t> Bounded(const json::object& o, std::string_view key, int64_t lo, int64_t hi,
-                              int64_t fallback, const std::string& path) {
-  const json::value* v = o.if_contains(key);
-  if (!v) return fallback;
-  if (!v->is_int64() || v->as_int64() < lo || v->as_int64() > hi)
-    return FieldError(
-        path + "." + std::string(key),
-        "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v->as_int64();
 }
 
 class HttpCall final : public NodeKind {
@@ -114,13 +103,11 @@ class HttpCall final : public NodeKind {
         if (!x.is_string())
           return FieldError(cfg + ".responseHeaders", "expected an array of names");
     }
-    if (auto t = Bounded(c, "timeoutMs", 1, 120000, 10000, cfg); !t) return std::move(t).error();
+    if (auto t = CheckIntIn(c, "timeoutMs", 1, 120000, cfg); !t) return t;
     if (const json::value* r = c.if_contains("retry")) {
       if (!r->is_object()) return FieldError(cfg + ".retry", "expected {maxAttempts, backoffMs}");
-      if (auto a = Bounded(r->get_object(), "maxAttempts", 1, 10, 3, cfg + ".retry"); !a)
-        return std::move(a).error();
-      if (auto b = Bounded(r->get_object(), "backoffMs", 0, 60000, 500, cfg + ".retry"); !b)
-        return std::move(b).error();
+      if (auto a = CheckIntIn(r->get_object(), "maxAttempts", 1, 10, cfg + ".retry"); !a) return a;
+      if (auto b = CheckIntIn(r->get_object(), "backoffMs", 0, 60000, cfg + ".retry"); !b) return b;
     }
     return core::Ok{};
   }
