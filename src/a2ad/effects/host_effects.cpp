@@ -334,6 +334,7 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   if (kind == "a2a.wait") {
     const std::string known(Str(spec, "state"));
     const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
+    bool first = true;
     for (;;) {
       if (deadline > 0 && NowMs() >= deadline) {
         (void)co_await a2a_.CancelTask(pc, task_id, o);
@@ -341,7 +342,9 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
             "external_call_failed",
             "the peer's task " + task_id + " did not finish before the node's timeoutMs");
       }
-      if (!co_await SleepFor(ctx, poll)) co_return Interrupted();
+      // Ask at once (the state the node knows may be old already), then every pollMs.
+      if (!first && !co_await SleepFor(ctx, poll)) co_return Interrupted();
+      first = false;
       auto task = co_await a2a_.GetTask(pc, task_id, o);
       if (ctx.cancel_requested()) co_return Interrupted();
       if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
