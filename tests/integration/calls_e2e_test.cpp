@@ -4,7 +4,8 @@
 // projection against a real peer (completed, input-required answered through the caller,
 // canceled by the peer), cancel both ways, an unreachable peer, a peer result that tries to
 // approve the caller's gate, SIGKILL of the caller mid-invoke (still one peer task) and of
-// the caller after an HTTP call was logged (not called again), retries and egress refusals.
+// the caller after an HTTP call was logged (not called again), SIGKILL of the peer (waited
+// for), retries and egress refusals.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -241,6 +242,23 @@ TEST_F(CallsE2e, SigkillOfTheCallerMidInvokeReattachesToTheSamePeerTask) {
   ASSERT_TRUE(WaitStatus(id, "completed"));
   EXPECT_EQ(Outputs(Run(id), "call").at("peerTaskId"), json::value(peer_task));
   EXPECT_EQ(PeerRuns("peer-slow"), 1u) << "exactly one task at the peer";
+}
+
+TEST_F(CallsE2e, APeerKilledMidTaskIsWaitedForAndItsTaskFinishes) {
+  const std::string id = Start("call-slow");
+  const std::string peer_task = PeerTaskId(id);
+  const uint16_t port = peer_.port;
+  peer_client_.reset();
+  peer_.Kill(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the caller meets the outage
+  EXPECT_EQ(Status(id), "running") << "an unreachable peer is not a failed run";
+  peer_ = testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer-data").string(),
+                                        {"--workflows-dir", (dir_ / "peer-wf").string(), "--listen",
+                                         "127.0.0.1:" + std::to_string(port)});
+  peer_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", peer_.port);
+  ASSERT_TRUE(WaitStatus(id, "completed", 30000));
+  EXPECT_EQ(Outputs(Run(id), "call").at("peerTaskId"), json::value(peer_task));
+  EXPECT_EQ(PeerRuns("peer-slow"), 1u);
 }
 
 TEST_F(CallsE2e, CancellingTheRunCancelsThePeersTask) {

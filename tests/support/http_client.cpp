@@ -1,12 +1,12 @@
 #include "http_client.hpp"
 
 #include <fcntl.h>
-#include <cstdlib>
 #include <signal.h>
 #include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -157,9 +158,11 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
       dup2(log, STDERR_FILENO);
       close(log);
     }
-    std::vector<std::string> args{
-        binary,       "serve",  "--listen",    "127.0.0.1:0",
-        "--data-dir", data_dir, "--log-level", log_path.empty() ? "warn" : "info"};
+    std::vector<std::string> args{binary,   "serve",       "--data-dir",
+                                  data_dir, "--log-level", log_path.empty() ? "warn" : "info"};
+    // A --listen among `extra` (a restart on the same port) replaces the default.
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
     for (auto& e : extra) args.push_back(e);
     ExecOrExit(std::move(args));
   }

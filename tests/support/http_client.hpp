@@ -52,7 +52,8 @@ struct ServerProcess {
   int pid = -1;
   uint16_t port = 0;
   std::string ready_line;
-  /// Starts `binary serve --listen 127.0.0.1:0 --data-dir dir <extra...>` and waits for the
+  /// Starts `binary serve --listen 127.0.0.1:0 --data-dir dir <extra...>` (a --listen in
+  /// `extra` replaces the default one) and waits for the
   /// ready line (up to 20 s). Throws std::runtime_error on failure. With `log_file`, the
   /// server logs at info level into that file (else warnings only, to the test's stderr).
   static ServerProcess Start(const std::string& binary, const std::string& data_dir,

@@ -129,10 +129,11 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
   auto parsed = protocol::ParseJson(r.body);
   if (!parsed || !parsed.value().is_object()) {
     if (r.status < 200 || r.status > 299)
-      co_return WithAttempts(
-          Error(ErrorCode::kUnavailable, "the peer answered HTTP " + std::to_string(r.status),
-                {{"status", std::to_string(r.status)}}),
-          got.attempts);
+      co_return WithAttempts(Error(RetryableStatus(r.status) ? ErrorCode::kUnavailable
+                                                             : ErrorCode::kInvalidAgentResponse,
+                                   "the peer answered HTTP " + std::to_string(r.status),
+                                   {{"status", std::to_string(r.status)}}),
+                             got.attempts);
     co_return WithAttempts(
         Error(ErrorCode::kInvalidAgentResponse,
               "the peer's answer to " + std::string(method10) + " is not JSON-RPC"),

@@ -71,6 +71,15 @@ std::string Detail(const Error& e, std::string_view key) {
   return {};
 }
 
+// A failure that may pass: no connection, a timeout, a broken exchange, 429 or 5xx.
+bool Transient(const Error& e) {
+  if (!Detail(e, "peerCode").empty()) return false;
+  if (auto kind = net::EgressFailureOf(e))
+    return *kind != net::EgressFailure::kRefused && *kind != net::EgressFailure::kRedirect &&
+           *kind != net::EgressFailure::kTooLarge;
+  return e.code == core::ErrorCode::kUnavailable;
+}
+
 int AttemptsOf(const Error& e) {
   std::string a = Detail(e, "attempts");
   return a.empty() ? 1 : std::atoi(a.c_str());
@@ -334,7 +343,8 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   if (kind == "a2a.wait") {
     const std::string known(Str(spec, "state"));
     const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
-    bool first = true;
+    bool first = true, outage_logged = false;
+    std::chrono::milliseconds backoff = poll;
     for (;;) {
       if (deadline > 0 && NowMs() >= deadline) {
         (void)co_await a2a_.CancelTask(pc, task_id, o);
@@ -347,7 +357,20 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
       first = false;
       auto task = co_await a2a_.GetTask(pc, task_id, o);
       if (ctx.cancel_requested()) co_return Interrupted();
+      if (!task && Transient(task.error())) {
+        // The peer's task exists; the peer is down or busy (a restart, backpressure): not a
+        // failure of the run. Keep asking, a little less often each time, until the deadline.
+        if (!outage_logged)
+          core::LogWarn("A2A peer '" + peer.value().name + "' unreachable while following task " +
+                        task_id + " (" + task.error().message +
+                        "); retrying until the node's deadline");
+        outage_logged = true;
+        if (!co_await SleepFor(ctx, std::min(backoff *= 2, std::chrono::milliseconds(30000))))
+          co_return Interrupted();
+        continue;
+      }
       if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
+      backoff = poll;
       if (Str(task.value(), "state") != known) {
         if (Str(task.value(), "state") == "unknown")
           core::LogWarn("A2A peer '" + peer.value().name + "': task " + task_id +
