@@ -215,6 +215,32 @@ TEST(CallKinds, InputRequiredBecomesAClarificationWhoseAnswerIsSentToThePeer) {
             std::string("a2ad-") + kRunId + "-call-reply-1");
 }
 
+TEST(CallKinds, AReplyAnsweredWithTheOldQuestionIsFollowedNotAskedAgain) {
+  Harness h(OneNode(Invoke()));
+  h.Drive();
+  h.Effect("call", Task("input-required"));
+  h.Drive();
+  ASSERT_TRUE(h.Answer(json::value("eu-west")));
+  // The peer's answer to the reply was written before it read it: still input-required.
+  json::object stale = Task("input-required");
+  stale["replies"] = 1;
+  stale["awaitingPeer"] = true;
+  stale["statusStamp"] = "t1|m1";
+  h.Effect("call", stale);
+  Decision d = h.Plan();
+  ASSERT_EQ(d.kind, K::kEffect) << "no second interrupt";
+  EXPECT_EQ(StrOf(d.effect, "kind"), "a2a.wait");
+  EXPECT_EQ(StrOf(d.effect, "statusStamp"), "t1|m1");
+  EXPECT_EQ(h.Count(protocol::kEvInputRequired), 1u);
+  // A new status that asks again: a second interrupt.
+  json::object again = Task("input-required");
+  again["awaitingPeer"] = false;
+  h.Effect("call", again);
+  h.Drive();
+  EXPECT_EQ(h.Status(), "waiting-input");
+  EXPECT_EQ(h.Count(protocol::kEvInputRequired), 2u);
+}
+
 TEST(CallKinds, AuthRequiredIsAClarificationWithSubkindAuth) {
   Harness h(OneNode(Invoke()));
   h.Drive();

@@ -210,15 +210,32 @@ json::object PeerOf(const client::PeerCard& card) {
   return p;
 }
 
-// What a peer's task (normalized) leaves in the node's effect state.
-json::object TaskResult(const json::object& task) {
+// Which status of the peer's task this is: its timestamp and its message's id (a peer that
+// asks again after a reply stays input-required, with a new status).
+std::string StatusStamp(const json::object& task) {
+  const json::object& status = ObjOr(task, "status");
+  return std::string(Str(status, "timestamp")) + "|" +
+         std::string(Str(ObjOr(status, "message"), "messageId"));
+}
+
+// What a peer's task (normalized) leaves in the node's effect state. `awaitingPeer`: the
+// answer to a reply may still show the question it answers (a non-blocking send returns
+// before the peer has read it); the node then follows the task until its status changes
+// instead of asking the person again.
+json::object TaskResult(const json::object& task, bool awaiting_peer = false) {
   json::object r;
   r["taskId"] = Str(task, "id");
   r["contextId"] = Str(task, "contextId");
   r["state"] = Str(task, "state");
+  r["statusStamp"] = StatusStamp(task);
+  r["awaitingPeer"] = awaiting_peer;
   r["task"] = task;
   r["observedAt"] = NowMs();
   return r;
+}
+
+bool AsksForInput(std::string_view state) {
+  return state == "input-required" || state == "auth-required";
 }
 
 }  // namespace
@@ -332,7 +349,8 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
       co_return CallFailure(sent.error(), "the message to peer '" + peer.value().name + "'");
     json::object r;
     if (sent.value().is_task) {
-      r = TaskResult(sent.value().task);
+      r = TaskResult(sent.value().task,
+                     kind == "a2a.reply" && AsksForInput(Str(sent.value().task, "state")));
     } else {
       r["directMessage"] = sent.value().message;
     }
@@ -342,6 +360,8 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   }
   if (kind == "a2a.wait") {
     const std::string known(Str(spec, "state"));
+    const std::string known_stamp(Str(spec, "statusStamp"));  // "" : any status of `known`
+    bool unknown_logged = false;
     const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
     bool first = true, outage_logged = false;
     std::chrono::milliseconds backoff = poll;
@@ -371,13 +391,16 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
       }
       if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
       backoff = poll;
-      if (Str(task.value(), "state") != known) {
-        if (Str(task.value(), "state") == "unknown")
+      const std::string_view state = Str(task.value(), "state");
+      if (state == "unknown" && known != "unknown") {
+        if (!unknown_logged)
           core::LogWarn("A2A peer '" + peer.value().name + "': task " + task_id +
                         " reports no defined state; treated as pending");
-        else
-          co_return TaskResult(task.value());
+        unknown_logged = true;
+        continue;
       }
+      if (state != known || (!known_stamp.empty() && StatusStamp(task.value()) != known_stamp))
+        co_return TaskResult(task.value());
     }
   }
   co_return ErrorResult("capability_required", "unknown A2A effect '" + std::string(kind) + "'");

@@ -16,9 +16,11 @@
 //   a2a.send      {peer | agentCardUrl, retry, deadlineMs, pollMs, message}
 //                  -> {peer: {name, url, version, signedCard}, taskId, contextId, state,
 //                      task (client/peer_card.hpp's shape)}, {directMessage, peer} or {error}
-//   a2a.wait      {peer..., taskId, state, pollMs} -> the next state the peer reports
-//                  (same members as a2a.send), or {error} past deadlineMs
-//   a2a.reply     {peer..., taskId, message, replies} -> as a2a.send, plus {replies}
+//   a2a.wait      {peer..., taskId, state, statusStamp?, pollMs} -> the peer's task once
+//                  its state (or, with statusStamp, its status) differs (as a2a.send), or
+//                  {error} past deadlineMs
+//   a2a.reply     {peer..., taskId, message, replies} -> as a2a.send, plus {replies};
+//                  awaitingPeer true when the answer still asks for input
 //   a2a.cancel    {peer..., taskId, reason} (EffectRunner::Cancel only)
 // The runner never throws: a failure is a result carrying `error` {code, message}.
 //

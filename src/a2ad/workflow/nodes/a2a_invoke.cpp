@@ -254,6 +254,17 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
     d.events.push_back(
         Ev(protocol::kEvRunCancelled, "",
            json::object{{"reason", "cancelled_by_remote"}, {"cancelledBy", "peer"}}));
+  } else if ((state == "input-required" || state == "auth-required") &&
+             effect.contains("awaitingPeer") && effect.at("awaitingPeer") == json::value(true)) {
+    // The answer to our reply still shows the question: follow the task until the peer's
+    // status changes (it read the reply, or asks again).
+    d.kind = Decision::Kind::kEffect;
+    d.effect = PeerFields(request);
+    d.effect["kind"] = "a2a.wait";
+    d.effect["taskId"] = task_id;
+    d.effect["state"] = state;
+    d.effect["statusStamp"] = Str(effect, "statusStamp");
+    d.effect["pollMs"] = IntOr(request, "pollMs", 500);
   } else if (state == "input-required" || state == "auth-required") {
     const int64_t raised = IntOr(ObjOr(step.run, "interruptCounts"), n.id, 0);
     const int64_t replies = IntOr(effect, "replies", 0);
