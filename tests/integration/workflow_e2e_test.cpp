@@ -181,6 +181,45 @@ TEST_F(WorkflowE2E, Rfc0100PositiveExampleAcrossADisconnect) {
   EXPECT_EQ(Count(evs, "run.completed"), 1u);
 }
 
+// The bundled campaign-brief: each review action does what the gate says it does.
+TEST_F(WorkflowE2E, EachCampaignBriefActionDoesWhatItSays) {
+  struct Case {
+    json::object answer;
+    std::string node;      // the node that publishes or returns
+    std::string artifact;  // what it carries
+  };
+  const std::vector<Case> cases{
+      {json::object{{"action", "accept"}}, "publish", R"("brief":"Acme launch")"},
+      {json::object{{"action", "edit-accept"},
+                    {"editedArtifactData", json::object{{"brief", "Acme launch, edited"}}}},
+       "publish-edit", R"("edited":{"brief":"Acme launch, edited"})"},
+      {json::object{{"action", "refine"}, {"feedback", "shorter"}}, "return",
+       R"("feedback":"shorter")"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    const std::string id = StartRun("campaign-brief", {{"prompt", "Acme launch"}});
+    WaitStatus(id, "waiting-approval");
+    auto r = client_->Rpc("message/send",
+                          SendParams("cb-" + std::to_string(++n), Data(c.answer), "", id, true));
+    ASSERT_EQ(r.at("result").at("status").at("state"), "completed") << json::serialize(r);
+    const json::value run = Get("/v1/runs/" + id);
+    const json::object& states = run.at("nodeStates").as_object();
+    for (const char* node : {"publish", "publish-edit", "return"})
+      EXPECT_EQ(states.at(node).at("status"), node == c.node ? "completed" : "skipped")
+          << node << " after " << json::serialize(c.answer);
+    EXPECT_NE(json::serialize(states.at(c.node).at("outputs")).find(c.artifact), std::string::npos)
+        << json::serialize(states.at(c.node));
+  }
+  // reject stops: nothing is published or returned.
+  const std::string id = StartRun("campaign-brief", {{"prompt", "Acme launch"}});
+  WaitStatus(id, "waiting-approval");
+  (void)client_->Rpc("message/send",
+                     SendParams("cb-r", Data({{"action", "reject"}}), "", id, true));
+  const json::value run = WaitStatus(id, "failed");
+  EXPECT_FALSE(run.at("nodeStates").as_object().contains("publish"));
+}
+
 TEST_F(WorkflowE2E, RunParkedAtAGateStaysParkedAcrossSigkill) {
   auto r =
       client_->Rpc("message/send", SendParams("p-1", Text("brief"), "campaign-brief", "", true));
