@@ -67,6 +67,7 @@ TEST_F(A2aCli, ACampaignBriefIsApprovedWithA2aCommandsOnly) {
   ASSERT_EQ(card.code, 0);
   EXPECT_NE(card.out.find("A2A 1.0 over JSON-RPC"), std::string::npos) << card.out;
   EXPECT_NE(card.out.find("skill campaign-brief"), std::string::npos) << card.out;
+  EXPECT_NE(card.out.find("signed, signature verified"), std::string::npos) << card.out;
   json::object task = SendBrief();
   ASSERT_EQ(task.at("state"), "input-required") << json::serialize(task);
   const std::string id(task.at("id").as_string());

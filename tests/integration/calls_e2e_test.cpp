@@ -195,6 +195,8 @@ TEST_F(CallsE2e, InvokeCompletesWithThePeersResultTaggedUntrusted) {
   EXPECT_EQ(out.at("state"), "completed");
   EXPECT_EQ(out.at("contentTrust"), "untrusted");
   EXPECT_EQ(out.at("peer").at("version"), "1.0") << "a2ad's card declares 1.0: it is preferred";
+  EXPECT_EQ(out.at("peer").at("verifiedCard"), true)
+      << "a2ad's card is signed, its key on its origin";
   EXPECT_NE(std::string(out.at("text").as_string()).find("hello peer"), std::string::npos)
       << json::serialize(out);
   const std::string peer_task(out.at("peerTaskId").as_string());

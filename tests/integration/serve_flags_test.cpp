@@ -19,7 +19,7 @@
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/core/es256.hpp"
 #include "a2ad/protocol/jws.hpp"
-#include "a2ad/transport/card_signature.hpp"
+#include "a2ad/protocol/card_signature.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
 
@@ -153,7 +153,7 @@ void ExpectVerifies(HttpClient& client, const json::object& card) {
     auto key = core::Es256PublicKey::FromXY(*core::Base64UrlDecode(k.at("x").as_string()),
                                             *core::Base64UrlDecode(k.at("y").as_string()));
     ASSERT_TRUE(key);
-    auto verified = transport::VerifyAgentCardSignature(card, *key);
+    auto verified = protocol::VerifyAgentCardSignature(card, *key);
     EXPECT_TRUE(verified) << verified.error().message;
     return;
   }
@@ -186,7 +186,7 @@ TEST_F(ServeFlags, TheCardSigningKeyFlagSignsWithThatKey) {
   fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
   Start({"--card-signing-key", file.string()});
   EXPECT_EQ(KidOf(Card()), protocol::JwkThumbprint(key.public_key()));
-  EXPECT_TRUE(transport::VerifyAgentCardSignature(Card(), key.public_key()));
+  EXPECT_TRUE(protocol::VerifyAgentCardSignature(Card(), key.public_key()));
   EXPECT_FALSE(fs::exists(dir_ / "card-signing-key.pem"));
 }
 

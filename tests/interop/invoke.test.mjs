@@ -34,12 +34,12 @@ function startPeer(which) {
   });
 }
 
-function workflow(id, peer, text) {
+function workflow(id, peer, text, extra = {}) {
   return {
     id, name: id, version: '1.0.0', description: 'invoke interop',
     metadata: { tags: ['test'] }, triggers: [], variables: [], settings: { timeout: 0 },
     nodes: [{ id: 'call', typeId: 'core.a2a.invoke', name: 'call', position: { x: 0, y: 0 },
-      config: { peer, text, pollMs: 50 }, inputs: {} }],
+      config: { peer, text, pollMs: 50, ...extra }, inputs: {} }],
     edges: [],
   };
 }
@@ -55,6 +55,8 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
     for (const sdk of SDKS)
       for (const b of BEHAVIOURS)
         await writeFile(path.join(wfDir, `${sdk}-${b}.json`), JSON.stringify(workflow(`${sdk}-${b}`, sdk, `${b} please`)));
+    await writeFile(path.join(wfDir, 'sdk1-signed-only.json'),
+      JSON.stringify(workflow('sdk1-signed-only', 'sdk1', 'complete please', { requireSignedCard: true })));
     a2ad = await startServer({
       workflowsDir: wfDir,
       args: ['--a2a-peer', `sdk1=${peers.sdk1.url}`, '--a2a-peer', `sdk03=${peers.sdk03.url}`,
@@ -89,6 +91,14 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
     });
     assert.ok(reply.body.result, JSON.stringify(reply.body));
   };
+
+  it('a node that requires a verified card refuses an unsigned SDK peer, calling nothing', async () => {
+    const id = await start('sdk1-signed-only');
+    const r = await until(id, 'failed');
+    assert.equal(r.status, 'failed', JSON.stringify(r));
+    assert.equal(r.nodeStates.call.error.code, 'card_unverified');
+    assert.equal(r.nodeStates.call.effect.taskId, undefined, 'no task at the peer');
+  });
 
   for (const sdk of SDKS) {
     const version = sdk === 'sdk1' ? '1.0' : '0.3';

@@ -1,7 +1,7 @@
 // The agent card signature: the payload is what @a2a-js/sdk 1.3.0's canonicalizeAgentCard
 // computes (a known answer), one signature covers both card forms, and a changed card no
 // longer verifies.
-#include "a2ad/transport/card_signature.hpp"
+#include "a2ad/protocol/card_signature.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "a2ad/transport/agent_card.hpp"
 
 namespace a2ad::transport {
+using namespace ::a2ad::protocol;  // card_signature.hpp moved to protocol/
 namespace {
 namespace json = boost::json;
 

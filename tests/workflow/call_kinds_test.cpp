@@ -292,7 +292,7 @@ TEST(CallKinds, InvokeConfigRefusalsNameTheField) {
            {json::object{{"agentCardUrl", "not a url"}}, "config.agentCardUrl"},
            {json::object{{"agentCardUrl", "https://x/card.json"}, {"peer", "p"}}, "config.peer"},
            {json::object{{"mode", "stream"}}, "config.mode"},
-           {json::object{{"requireSignedCard", true}}, "config.requireSignedCard"},
+           {json::object{{"requireSignedCard", "yes"}}, "config.requireSignedCard"},
            {json::object{{"pollMs", 1}}, "config.pollMs"},
            {json::object{{"skill", 3}}, "config.skill"},
        }) {

@@ -1,5 +1,5 @@
 #pragma once
-// Where the agent card's signing key (transport/card_signature.hpp; A2A §8.4) comes from:
+// Where the agent card's signing key (protocol/card_signature.hpp; A2A §8.4) comes from:
 // - `--card-signing-key FILE`: that PEM private key, EC on P-256 (ES256), PKCS#8 ("BEGIN
 //   PRIVATE KEY") or SEC1 ("BEGIN EC PRIVATE KEY"), unencrypted. Read once at start. Give
 //   every replica behind one public URL the same file: then they all sign with one key and

@@ -34,7 +34,7 @@
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
-#include "a2ad/transport/card_signature.hpp"
+#include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/transport/grpc/grpc_binding.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/openwop_api.hpp"
@@ -398,9 +398,9 @@ int RunServer(const Config& config) {
   if (card_key->has_value()) {
     const core::Es256PrivateKey& key = **card_key;
     const std::string jku = card.base_url + "/.well-known/jwks.json";
-    auto attached = transport::AttachCardSignature(hybrid_card, v10_card, key, jku);
+    auto attached = protocol::AttachCardSignature(hybrid_card, v10_card, key, jku);
     if (attached)
-      attached = transport::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
+      attached = protocol::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
     if (!attached) {
       core::LogError(attached.error().message);
       return 1;

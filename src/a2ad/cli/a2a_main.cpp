@@ -97,6 +97,12 @@ void PrintTask(const json::object& task, bool as_json) {
     }
 }
 
+std::string CardStatus(const a2ad::client::PeerCard& card) {
+  if (!card.is_signed) return "not signed";
+  if (card.verified) return "signed, signature verified";
+  return "signed, not verified (" + card.unverified_reason + ")";
+}
+
 json::object Message(const Options& o, json::value reply_data) {
   json::array parts;
   if (!o.text.empty()) parts.push_back(json::object{{"text", o.text}});
@@ -135,8 +141,8 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
     if (o.json) {
       std::printf("%s\n", a2ad::protocol::SerializeJson(peer.card).c_str());
     } else {
-      std::printf("%s\n  A2A %s over JSON-RPC at %s%s\n", peer.name.c_str(), peer.version.c_str(),
-                  peer.url.c_str(), peer.is_signed ? " (signed card)" : "");
+      std::printf("%s\n  A2A %s over JSON-RPC at %s\n  card: %s\n", peer.name.c_str(),
+                  peer.version.c_str(), peer.url.c_str(), CardStatus(peer).c_str());
       if (const json::value* skills = peer.card.if_contains("skills"); skills && skills->is_array())
         for (const auto& s : skills->get_array())
           if (s.is_object())

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "a2ad/core/encoding.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
@@ -83,7 +84,62 @@ json::object IdParams(const std::string& id) {
   return p;
 }
 
+// The origin of a URL ("https://host:port"), "" when it does not parse.
+std::string OriginOf(std::string_view url) {
+  net::EgressPolicy any;
+  any.allow_http = true;
+  auto u = net::ParseUrl(url, any);
+  if (!u) return {};
+  return u.value().scheme + "://" + u.value().HostHeader() + ":" + std::to_string(u.value().port);
+}
+
+// Where a card's first signature says its key is: {jku, kid}; "" members when absent.
+std::pair<std::string, std::string> KeyRefOf(const json::object& card) {
+  const json::value* sigs = card.if_contains("signatures");
+  if (!sigs || !sigs->is_array() || sigs->get_array().empty() || !sigs->get_array()[0].is_object())
+    return {};
+  auto header = core::Base64UrlDecode(Str(sigs->get_array()[0].get_object(), "protected"));
+  if (!header) return {};
+  auto parsed = protocol::ParseJson(*header);
+  if (!parsed || !parsed.value().is_object()) return {};
+  return {std::string(Str(parsed.value().get_object(), "jku")),
+          std::string(Str(parsed.value().get_object(), "kid"))};
+}
+
 }  // namespace
+
+asio::awaitable<core::Result<void>> A2aClient::VerifyCard(const std::string& card_url,
+                                                          PeerCard& card,
+                                                          const CallOptions& options) const {
+  if (!card.is_signed) co_return core::Ok{};
+  const std::pair<std::string, std::string> ref = KeyRefOf(card.card);
+  const std::string& jku = ref.first;
+  const std::string& kid = ref.second;
+  if (jku.empty() || kid.empty()) {
+    card.unverified_reason = "its signature names no key URL (jku) and id (kid)";
+    co_return core::Ok{};
+  }
+  if (OriginOf(jku).empty() || OriginOf(jku) != OriginOf(card_url)) {
+    card.unverified_reason = "its signature's key URL " + jku + " is not on the card's origin";
+    co_return core::Ok{};
+  }
+  net::HttpRequest req = Request("GET", jku, options);
+  req.headers.emplace_back("Accept", "application/json");
+  Attempted got = co_await FetchWithRetry(http_, std::move(req), options.retry, options.sleep);
+  if (!got.result) co_return WithAttempts(std::move(got.result).error(), got.attempts);
+  if (got.result.value().status != 200)
+    co_return Error(ErrorCode::kUnavailable, "the card's key set at " + jku + " answered HTTP " +
+                                                 std::to_string(got.result.value().status));
+  auto ok = VerifyCardWithJwks(card.card, got.result.value().body, kid);
+  if (!ok)
+    co_return Error(ErrorCode::kInvalidAgentResponse,
+                    "the agent card at " + card_url +
+                        " is signed, and its signature does not verify with its key '" + kid +
+                        "': " + ok.error().message,
+                    {{"card", "signature_invalid"}});
+  card.verified = true;
+  co_return core::Ok{};
+}
 
 asio::awaitable<core::Result<PeerCard>> A2aClient::FetchCard(const std::string& card_url,
                                                              const CallOptions& options) const {
@@ -105,7 +161,19 @@ asio::awaitable<core::Result<PeerCard>> A2aClient::FetchCard(const std::string& 
     co_return WithAttempts(
         Error(ErrorCode::kInvalidAgentResponse, "the agent card at " + card_url + " is not JSON"),
         got.attempts);
-  co_return ReadPeerCard(parsed.value());
+  auto card = ReadPeerCard(parsed.value());
+  if (!card) co_return card;
+  auto verified = co_await VerifyCard(card_url, card.value(), options);
+  if (!verified) co_return std::move(verified).error();
+  if (options.require_verified_card && !card.value().verified) {
+    std::string why = "not signed";
+    if (card.value().is_signed) why = "signed, but " + card.value().unverified_reason;
+    co_return Error(
+        ErrorCode::kInvalidAgentResponse,
+        "the agent card at " + card_url + " is " + why + ", and a verified signature is required",
+        {{"card", "unverified"}});
+  }
+  co_return card;
 }
 
 asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,

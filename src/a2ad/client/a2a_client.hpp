@@ -27,6 +27,9 @@ namespace a2ad::client {
 
 struct CallOptions {
   net::HeaderList headers;  // credentials for this peer (never logged)
+  /// FetchCard: refuse a card unless its signature is verified (else an unsigned card, or
+  /// one whose signature cannot be checked, is accepted: the caller may warn).
+  bool require_verified_card = false;
   RetryPolicy retry;
   Sleeper sleep;                             // empty: a steady timer
   std::chrono::milliseconds timeout{10000};  // per attempt
@@ -44,7 +47,11 @@ class A2aClient {
   /// `http` must outlive the client.
   explicit A2aClient(const net::HttpClient& http) : http_(http) {}
 
-  /// Fetches and reads the card at `card_url` (asking for the 1.0 form).
+  /// Fetches and reads the card at `card_url` (asking for the 1.0 form). A signed card is
+  /// verified (protocol/card_signature.hpp, the SDKs' canonical form): the key is the JWKS
+  /// entry named by the protected header's `kid` at its `jku`, which must be on the card's
+  /// origin (scheme, host, port), fetched through the same guard. A signature that does not
+  /// verify refuses the card (kInvalidAgentResponse, "...signature..."): a tampered card.
   boost::asio::awaitable<core::Result<PeerCard>> FetchCard(const std::string& card_url,
                                                            const CallOptions& options) const;
 
@@ -65,6 +72,8 @@ class A2aClient {
                                                                 const CallOptions& options) const;
 
  private:
+  boost::asio::awaitable<core::Result<void>> VerifyCard(const std::string& card_url, PeerCard& card,
+                                                        const CallOptions& options) const;
   const net::HttpClient& http_;
 };
 

@@ -1,5 +1,8 @@
 #include "a2ad/client/peer_card.hpp"
 
+#include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/card_signature.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_util.hpp"
 
 namespace a2ad::client {
@@ -25,7 +28,35 @@ json::array NormalizeParts(const json::value* parts) {
   return out;
 }
 
+// The EC P-256 key named `kid` in a JWKS document.
+core::Result<core::Es256PublicKey> KeyFromJwks(std::string_view body, const std::string& kid) {
+  auto parsed = protocol::ParseJson(body);
+  if (!parsed || !parsed.value().is_object())
+    return Error(ErrorCode::kInvalidAgentResponse, "the JWKS is not a JSON object");
+  const json::value* keys = parsed.value().get_object().if_contains("keys");
+  if (keys && keys->is_array())
+    for (const auto& k : keys->get_array()) {
+      if (!k.is_object() || Str(k.get_object(), "kid") != kid) continue;
+      if (Str(k.get_object(), "kty") != "EC" || Str(k.get_object(), "crv") != "P-256")
+        return Error(ErrorCode::kInvalidAgentResponse,
+                     "the key '" + kid + "' is not an EC P-256 key");
+      auto x = core::Base64UrlDecode(Str(k.get_object(), "x"));
+      auto y = core::Base64UrlDecode(Str(k.get_object(), "y"));
+      if (!x || !y)
+        return Error(ErrorCode::kInvalidAgentResponse, "the key '" + kid + "' is malformed");
+      return core::Es256PublicKey::FromXY(*x, *y);
+    }
+  return Error(ErrorCode::kInvalidAgentResponse, "the JWKS has no key '" + kid + "'");
+}
+
 }  // namespace
+
+core::Result<void> VerifyCardWithJwks(const json::object& card, std::string_view jwks,
+                                      const std::string& kid) {
+  auto key = KeyFromJwks(jwks, kid);
+  if (!key) return std::move(key).error();
+  return protocol::VerifyAgentCardSignature(card, key.value());
+}
 
 std::string PeerCardUrl(std::string url) {
   if (url.ends_with(".json")) return url;

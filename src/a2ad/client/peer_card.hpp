@@ -27,6 +27,12 @@ struct PeerCard {
   std::string url;      // the JSON-RPC endpoint
   std::string version;  // "1.0" | "0.3"
   bool is_signed = false;
+  /// A2aClient::FetchCard: a `signatures` entry verified with a key of the JWKS its `jku`
+  /// names on the card's own origin. A signed card whose signature could not be checked (no
+  /// jku, or one on another origin) has is_signed and not verified, and says why in
+  /// `unverified_reason`.
+  bool verified = false;
+  std::string unverified_reason;
   boost::json::object card;  // as fetched
 };
 
@@ -37,6 +43,12 @@ std::string PeerCardUrl(std::string url);
 /// kInvalidAgentResponse naming what is missing when the card declares no JSON-RPC
 /// interface a2ad speaks.
 core::Result<PeerCard> ReadPeerCard(const boost::json::value& card);
+
+/// Whether `card`'s signature verifies with the EC P-256 key named `kid` in the JWKS
+/// document `jwks` (protocol/card_signature.hpp). kInvalidAgentResponse when the JWKS has no
+/// such key or it is not P-256; kInvalidParams (why) when no signature verifies.
+core::Result<void> VerifyCardWithJwks(const boost::json::object& card, std::string_view jwks,
+                                      const std::string& kid);
 
 /// A task state of either version ("TASK_STATE_INPUT_REQUIRED", "input-required",
 /// "TASK_STATE_CANCELLED") as the 0.3 name; "unknown" for anything else.

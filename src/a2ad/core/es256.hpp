@@ -1,7 +1,7 @@
 #pragma once
 // ES256 keys: ECDSA over NIST P-256 with SHA-256 (RFC 7518 §3.4), the one JWS algorithm a2ad
 // signs with (push JWTs, push/signer.hpp; the agent card signature,
-// transport/card_signature.hpp). Generation, PEM import and export, signing into the JWS
+// protocol/card_signature.hpp). Generation, PEM import and export, signing into the JWS
 // form (raw R||S, 32 + 32 bytes big-endian, not OpenSSL's DER ECDSA-Sig-Value) and
 // verification. No JSON here: the JWK of a key is protocol/jws.hpp's.
 //

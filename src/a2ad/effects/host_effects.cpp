@@ -87,8 +87,20 @@ int AttemptsOf(const Error& e) {
 
 // A failed call as the node logs it: the egress guard's refusal, the peer's JSON-RPC error,
 // or a transport failure (after the retries: external_call_failed, DIGEST §5.4 item 4).
+std::string CardState(const client::PeerCard& card) {
+  if (!card.is_signed) return "not signed";
+  return "signed, but " + card.unverified_reason;
+}
+
+bool RequiresVerifiedCard(const json::object& spec) {
+  const json::value* v = spec.if_contains("requireSignedCard");
+  return v && v->is_bool() && v->get_bool();
+}
+
 json::object CallFailure(const Error& e, std::string_view what) {
   const int attempts = AttemptsOf(e);
+  if (Detail(e, "card") == "signature_invalid")
+    return ErrorResult("card_signature_invalid", std::string(what) + ": " + e.message, attempts);
   if (auto kind = net::EgressFailureOf(e); kind && *kind == net::EgressFailure::kRefused)
     return ErrorResult("egress_refused", std::string(what) + ": " + e.message, attempts);
   if (!Detail(e, "peerCode").empty()) {
@@ -207,6 +219,7 @@ json::object PeerOf(const client::PeerCard& card) {
   p["url"] = card.url;
   p["version"] = card.version;
   p["signedCard"] = card.is_signed;
+  p["verifiedCard"] = card.verified;
   return p;
 }
 
@@ -320,6 +333,10 @@ asio::awaitable<core::Result<client::PeerCard>> HostEffects::CardOf(const Peer& 
   if (!card.value().is_signed)
     core::LogWarn("A2A peer '" + peer.name + "' (" + peer.config.card_url +
                   "): its agent card is not signed");
+  else if (!card.value().verified)
+    core::LogWarn(
+        "A2A peer '" + peer.name + "' (" + peer.config.card_url +
+        "): its agent card's signature cannot be checked: " + card.value().unverified_reason);
   std::lock_guard lock(mu_);
   cards_.emplace(peer.config.card_url, card.value());
   co_return card;
@@ -339,6 +356,11 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   if (ctx.cancel_requested()) co_return Interrupted();
   if (!card)
     co_return CallFailure(card.error(), "the agent card of peer '" + peer.value().name + "'");
+  if (RequiresVerifiedCard(spec) && !card.value().verified)
+    co_return ErrorResult("card_unverified",
+                          "peer '" + peer.value().name +
+                              "': the node requires a verified card signature, and the card is " +
+                              CardState(card.value()));
   const client::PeerCard& pc = card.value();
   const std::string task_id(Str(spec, "taskId"));
 

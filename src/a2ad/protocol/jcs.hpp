@@ -1,6 +1,6 @@
 #pragma once
 // RFC 8785 JSON Canonicalization Scheme (JCS): the one text of a JSON value that signers and
-// verifiers agree on byte for byte (the agent card signature, transport/card_signature.hpp;
+// verifiers agree on byte for byte (the agent card signature, protocol/card_signature.hpp;
 // RFC 7638 JWK thumbprints, protocol/jws.hpp). The second JSON writer of a2ad, next to
 // json_text.hpp (which writes everything that is sent or stored); it is used only to compute
 // bytes to sign or hash. tests/lint/check_sources.sh names both.

@@ -2,7 +2,7 @@
 // The JSON side of a2ad's ES256 keys (core/es256.hpp): a public key as a JWK (RFC 7517 §4,
 // RFC 7518 §6.2), its RFC 7638 thumbprint, and a JWS with a detached payload (RFC 7515
 // Appendix F) in the fields of the flattened JSON serialization (§7.2.2): what the agent
-// card's `signatures` entries are (A2A §8.4; transport/card_signature.hpp). Push JWTs (the
+// card's `signatures` entries are (A2A §8.4; protocol/card_signature.hpp). Push JWTs (the
 // compact serialization) are written by push/signer.hpp.
 //
 // Thread safety: pure functions.

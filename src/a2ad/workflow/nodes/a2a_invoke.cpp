@@ -34,8 +34,9 @@
 //
 // config: {agentCardUrl? | peer?, skill?, text?, timeoutMs? (1..7 days, default 10 min),
 //          pollMs? (10..60000, default 500), retry? {maxAttempts 1..10 (3), backoffMs
-//          0..60000 (500)}, requireSignedCard? (false only: card signatures are not verified
-//          yet), mode? ("poll")}
+//          0..60000 (500)}, requireSignedCard? (bool: refuse a peer whose card signature is
+//          not verified; a signed card that fails verification is always refused), mode?
+//          ("poll")}
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -60,7 +61,7 @@ constexpr int64_t kMaxTimeoutMs = 7LL * 24 * 3600 * 1000;
 // The peer fields every spec carries (the runner resolves the peer from them).
 json::object PeerFields(const json::object& request) {
   json::object p;
-  for (const char* k : {"peer", "agentCardUrl", "retry", "deadlineMs"})
+  for (const char* k : {"peer", "agentCardUrl", "retry", "deadlineMs", "requireSignedCard"})
     if (const json::value* v = request.if_contains(k)) p[k] = *v;
   return p;
 }
@@ -99,10 +100,8 @@ class A2aInvoke final : public NodeKind {
       return FieldError(cfg + ".mode",
                         "this host follows a peer's task by polling only: expected \"poll\" "
                         "(stream and push are not available yet)");
-    if (const json::value* s = c.if_contains("requireSignedCard"); s && *s != json::value(false))
-      return FieldError(cfg + ".requireSignedCard",
-                        "this host cannot verify a peer's card signature yet: only false is "
-                        "accepted (an unsigned card is logged as a warning)");
+    if (const json::value* s = c.if_contains("requireSignedCard"); s && !s->is_bool())
+      return FieldError(cfg + ".requireSignedCard", "expected a boolean");
     if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
     if (auto r = CheckIntIn(c, "pollMs", 10, 60000, cfg); !r) return r;
     if (const json::value* r = c.if_contains("retry")) {
@@ -149,6 +148,8 @@ class A2aInvoke final : public NodeKind {
     req["retry"] = json::object{{"maxAttempts", IntOr(retry, "maxAttempts", 3)},
                                 {"backoffMs", IntOr(retry, "backoffMs", 500)}};
     req["pollMs"] = IntOr(c, "pollMs", 500);
+    if (const json::value* sc = c.if_contains("requireSignedCard"); sc && sc->is_bool())
+      req["requireSignedCard"] = *sc;
     req["deadlineMs"] = step.env.now_ms + IntOr(c, "timeoutMs", kDefaultTimeoutMs);
     req["message"] = std::move(message);
     out.push_back(

@@ -34,7 +34,7 @@
 #include "a2ad/core/es256.hpp"
 #include "a2ad/core/result.hpp"
 
-namespace a2ad::transport {
+namespace a2ad::protocol {
 
 /// Steps 1 to 3 above: the card as a verifier sees it before canonicalization.
 core::Result<boost::json::object> CardSigningView(const boost::json::object& card);
@@ -64,4 +64,4 @@ core::Result<void> AttachCardSignature(boost::json::object& hybrid_card,
 core::Result<void> VerifyAgentCardSignature(const boost::json::object& card,
                                             const core::Es256PublicKey& key);
 
-}  // namespace a2ad::transport
+}  // namespace a2ad::protocol

@@ -1,4 +1,4 @@
-#include "a2ad/transport/card_signature.hpp"
+#include "a2ad/protocol/card_signature.hpp"
 
 #include <boost/json/array.hpp>
 #include <functional>
@@ -9,7 +9,7 @@
 #include "a2ad/protocol/jcs.hpp"
 #include "a2ad/protocol/jws.hpp"
 
-namespace a2ad::transport {
+namespace a2ad::protocol {
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
@@ -375,4 +375,4 @@ Result<void> VerifyAgentCardSignature(const json::object& card, const core::Es25
   return last;
 }
 
-}  // namespace a2ad::transport
+}  // namespace a2ad::protocol

@@ -1,0 +1,73 @@
+// What a2ad reads from other agents (client/peer_card.hpp): cards of both shapes and the
+// version chosen, state names of both versions, and the verification of a signed card against
+// a JWKS (a card signed here with the same code a2ad signs its own with).
+#include "a2ad/client/peer_card.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "a2ad/core/es256.hpp"
+#include "a2ad/protocol/card_signature.hpp"
+#include "a2ad/protocol/jws.hpp"
+
+namespace a2ad::client {
+namespace {
+namespace json = boost::json;
+
+json::object Card10() {
+  return json::parse(R"({"name":"peer","description":"d","version":"1",
+    "supportedInterfaces":[{"url":"https://p.example/a2a/v03","protocolBinding":"JSONRPC","protocolVersion":"0.3"},
+                           {"url":"https://p.example/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+    "capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]})")
+      .as_object();
+}
+
+TEST(PeerCard, PrefersTheNewestJsonRpcInterface) {
+  auto c = ReadPeerCard(Card10());
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->version, "1.0");
+  EXPECT_EQ(c->url, "https://p.example/a2a");
+  auto old =
+      ReadPeerCard(json::parse(R"({"name":"o","protocolVersion":"0.3.0","url":"https://o/a2a"})"));
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->version, "0.3");
+  auto grpc_only = ReadPeerCard(json::parse(
+      R"({"name":"g","supportedInterfaces":[{"url":"g:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]})"));
+  ASSERT_FALSE(grpc_only);
+  EXPECT_NE(grpc_only.error().message.find("no JSON-RPC interface"), std::string::npos);
+}
+
+TEST(PeerCard, StatesOfBothVersionsNormalize) {
+  EXPECT_EQ(NormalizeState(json::value("TASK_STATE_INPUT_REQUIRED")), "input-required");
+  EXPECT_EQ(NormalizeState(json::value("TASK_STATE_CANCELLED")), "canceled");
+  EXPECT_EQ(NormalizeState(json::value("auth-required")), "auth-required");
+  EXPECT_EQ(NormalizeState(json::value("TASK_STATE_UNSPECIFIED")), "unknown");
+  EXPECT_EQ(NormalizeState(json::value(3)), "unknown");
+  EXPECT_EQ(PeerCardUrl("http://h:8080/"), "http://h:8080/.well-known/agent-card.json");
+  EXPECT_EQ(PeerCardUrl("https://h/x/card.json"), "https://h/x/card.json");
+}
+
+TEST(PeerCard, ASignedCardVerifiesWithItsKeyAndATamperedOneDoesNot) {
+  auto key = core::Es256PrivateKey::Generate().value();
+  const std::string kid = protocol::JwkThumbprint(key.public_key());
+  json::object card = Card10();
+  auto entry = protocol::SignAgentCard(card, key, "https://p.example/.well-known/jwks.json");
+  ASSERT_TRUE(entry) << entry.error().message;
+  card["signatures"] = json::array{entry.value()};
+  const std::string jwks = json::serialize(
+      json::object{{"keys", json::array{protocol::PublicJwk(key.public_key(), kid)}}});
+  EXPECT_TRUE(VerifyCardWithJwks(card, jwks, kid));
+  json::object tampered = card;
+  tampered["name"] = "someone else";
+  EXPECT_FALSE(VerifyCardWithJwks(tampered, jwks, kid));
+  auto other = core::Es256PrivateKey::Generate().value();
+  const std::string wrong_jwks = json::serialize(
+      json::object{{"keys", json::array{protocol::PublicJwk(other.public_key(), kid)}}});
+  EXPECT_FALSE(VerifyCardWithJwks(card, wrong_jwks, kid)) << "another key under the same kid";
+  EXPECT_FALSE(VerifyCardWithJwks(card, jwks, "no-such-kid"));
+  EXPECT_FALSE(VerifyCardWithJwks(card, "not json", kid));
+}
+
+}  // namespace
+}  // namespace a2ad::client
