@@ -100,4 +100,30 @@ TEST_F(A2aCli, ARejectionFailsTheTaskAndTheExitCodesSayWhatHappened) {
   EXPECT_EQ(A2a("send " + url_).code, 2) << "usage";
 }
 
+TEST_F(A2aCli, PauseResumeWatchAndList) {
+  Ran sent = A2a("send " + url_ + " --skill long-delay --data '{\"delayMs\":1500}' --json");
+  ASSERT_EQ(sent.code, 0) << sent.out;
+  const std::string id(json::parse(sent.out).at("id").as_string());
+  Ran paused = A2a("pause " + url_ + " " + id);
+  ASSERT_EQ(paused.code, 0);
+  EXPECT_NE(paused.out.find("TASK_STATE_PAUSED"), std::string::npos) << paused.out;
+  Ran resumed = A2a("resume " + url_ + " " + id);
+  ASSERT_EQ(resumed.code, 0);
+  EXPECT_NE(resumed.out.find("TASK_STATE_WORKING"), std::string::npos) << resumed.out;
+  EXPECT_EQ(A2a("resume " + url_ + " " + id).code, 1) << "not paused any more";
+  // watch, piped: one JSON line per change, until the task ends.
+  Ran watched = A2a("watch " + url_ + " " + id + " --json --every-ms 100");
+  EXPECT_EQ(watched.code, 0);
+  std::vector<json::value> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = watched.out.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines.push_back(json::parse(watched.out.substr(start, nl - start)));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().at("state"), "completed");
+  EXPECT_EQ(lines.back().at("newArtifacts").as_array().size(), 1u);
+  Ran listed = A2a("list " + url_);
+  EXPECT_EQ(listed.code, 0);
+  EXPECT_NE(listed.out.find(id + "  completed"), std::string::npos) << listed.out;
+}
+
 }  // namespace a2ad::cli_test

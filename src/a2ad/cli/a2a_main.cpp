@@ -7,6 +7,14 @@
 //   a2a get AGENT TASK | a2a cancel AGENT TASK
 //   a2a approve AGENT TASK [--feedback F] | a2a reject AGENT TASK [--feedback F]
 //   a2a answer AGENT TASK TEXT
+//   a2a list AGENT [--context C]             ListTasks (A2A 1.0 agents)
+//   a2a watch AGENT TASK                     follows a task to its end (see below)
+//   a2a pause AGENT TASK [--mode M] | a2a resume AGENT TASK
+//                                            the pause extension (agents that declare it)
+// watch asks for the task every --every-ms (default 500) and prints each change of state and
+// each new artifact: a status line on a terminal, one JSON line per change when piped; a
+// connection lost meanwhile is retried, so it re-attaches. It polls: two changes between two
+// asks show as one.
 // Every command: --json (the normalized task or card as JSON), --header "Name: value"
 // (repeatable; credentials), --timeout-ms. approve, reject and answer print the question the
 // task is waiting on first (its status message). With --wait, send follows the task until it
@@ -18,6 +26,8 @@
 //
 // The CLI is the user's own tool: it may call any address, loopback and plain http included
 // (no SSRF guard applies to a URL the user typed).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,6 +37,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <set>
 
 #include "a2ad/client/a2a_client.hpp"
 #include "a2ad/net/http_client.hpp"
@@ -42,7 +53,8 @@ using a2ad::protocol::ObjOr;
 using a2ad::protocol::Str;
 
 struct Options {
-  std::string command, agent, task, text, skill, data, feedback;
+  std::string command, agent, task, text, skill, data, feedback, context, mode = "finish_step";
+  int64_t every_ms = 500;
   std::vector<std::string> headers;
   bool json = false, wait = false;
   int64_t timeout_ms = 10000;
@@ -122,6 +134,74 @@ json::value DecisionData(const Options& o) {
   return answer;
 }
 
+json::object ListParams(const Options& o) {
+  json::object p;
+  if (!o.context.empty()) p["contextId"] = o.context;
+  p["pageSize"] = 100;
+  return p;
+}
+
+json::object PauseParams(const Options& o, const std::string& handle) {
+  json::object p;
+  p["taskId"] = o.task;
+  if (o.command == "pause") {
+    p["mode"] = o.mode;
+    p["reason"] = "a2a pause";
+  } else {
+    p["handle"] = handle;
+  }
+  return p;
+}
+
+// One change a watch reports: {state, artifacts (new ids)} as JSON, or as a line of text.
+std::string ChangeLine(const json::object& task, const json::array& new_artifacts, bool as_json) {
+  if (as_json) {
+    json::object line{{"taskId", Str(task, "id")},
+                      {"state", Str(task, "state")},
+                      {"newArtifacts", new_artifacts}};
+    return a2ad::protocol::SerializeJson(line);
+  }
+  std::string out = std::string(Str(task, "id")) + ": " + std::string(Str(task, "state"));
+  for (const auto& a : new_artifacts)
+    if (a.is_object()) out += "  +artifact " + std::string(Str(a.get_object(), "artifactId"));
+  return out;
+}
+
+asio::awaitable<int> Watch(const Options& o, const a2ad::client::A2aClient& a2a,
+                           const a2ad::client::PeerCard& peer,
+                           const a2ad::client::CallOptions& call) {
+  std::string last_state;
+  std::set<std::string> seen;
+  const bool tty = isatty(STDOUT_FILENO) && !o.json;
+  for (;;) {
+    auto t = co_await a2a.GetTask(peer, o.task, call);
+    if (!t) {
+      if (ExitFor(t.error()) == 1) co_return Fail(1, t.error().message);
+      std::fprintf(stderr, "a2a: %s; asking again\n", t.error().message.c_str());
+    } else {
+      json::array fresh;
+      if (const json::value* arts = t.value().if_contains("artifacts"); arts && arts->is_array())
+        for (const auto& a : arts->get_array())
+          if (a.is_object() && seen.insert(std::string(Str(a.get_object(), "artifactId"))).second)
+            fresh.push_back(a);
+      const std::string state(Str(t.value(), "state"));
+      if (state != last_state || !fresh.empty()) {
+        const std::string line = ChangeLine(t.value(), fresh, o.json);
+        std::printf(tty ? "\r\033[K%s" : "%s\n", line.c_str());
+        std::fflush(stdout);
+        last_state = state;
+      }
+      if (Terminal(state) || state == "input-required" || state == "auth-required") {
+        if (tty) std::printf("\n");
+        co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
+      }
+    }
+    asio::steady_timer timer(co_await asio::this_coro::executor,
+                             std::chrono::milliseconds(o.every_ms));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
 asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
   a2ad::client::A2aClient a2a(http);
   a2ad::client::CallOptions call;
@@ -159,6 +239,41 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
       t = co_await a2a.CancelTask(peer, o.task, call);
     if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
     PrintTask(t.value(), o.json);
+    co_return 0;
+  }
+  if (o.command == "watch") co_return co_await Watch(o, a2a, peer, call);
+  if (o.command == "list") {
+    auto r = co_await a2a.Call(peer, "ListTasks", ListParams(o), call);
+    if (!r) co_return Fail(ExitFor(r.error()), r.error().message);
+    const json::value* tasks =
+        r.value().is_object() ? r.value().get_object().if_contains("tasks") : nullptr;
+    if (o.json || !tasks || !tasks->is_array()) {
+      std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
+      co_return 0;
+    }
+    for (const auto& t : tasks->get_array())
+      if (t.is_object()) {
+        const json::object n = a2ad::client::NormalizeTask(t.get_object());
+        std::printf("%s  %s\n", std::string(Str(n, "id")).c_str(),
+                    std::string(Str(n, "state")).c_str());
+      }
+    co_return 0;
+  }
+  if (o.command == "pause" || o.command == "resume") {
+    a2ad::client::CallOptions ext = call;
+    ext.headers.emplace_back("A2A-Extensions", "https://a2ad.dev/ext/pause/v1");
+    std::string handle;
+    if (o.command == "resume") {  // the open pause's handle, from the task
+      auto t = co_await a2a.GetTask(peer, o.task, call);
+      if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+      handle = Str(ObjOr(ObjOr(t.value(), "metadata"), "pause"), "resumeToken");
+      if (handle.empty()) handle = Str(ObjOr(ObjOr(t.value(), "status"), "pause"), "resumeToken");
+      if (handle.empty()) co_return Fail(1, "task " + o.task + " is not paused");
+    }
+    auto r = co_await a2a.Call(peer, o.command == "pause" ? "PauseTask" : "ResumeTask",
+                               PauseParams(o, handle), ext);
+    if (!r) co_return Fail(ExitFor(r.error()), r.error().message);
+    std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
     co_return 0;
   }
   json::value data = DecisionData(o);
@@ -225,6 +340,17 @@ int main(int argc, char** argv) {
     common(sub, true);
     sub->add_option("--feedback", o.feedback, "a comment sent with the decision");
   }
+  CLI::App* list = app.add_subcommand("list", "list tasks (A2A 1.0 ListTasks)");
+  common(list, false);
+  list->add_option("--context", o.context, "only this contextId");
+  CLI::App* watch = app.add_subcommand("watch", "follow a task until it ends or waits for input");
+  common(watch, true);
+  watch->add_option("--every-ms", o.every_ms, "how often to ask")->capture_default_str();
+  CLI::App* pause = app.add_subcommand("pause", "pause a task (the pause extension)");
+  common(pause, true);
+  pause->add_option("--mode", o.mode, "finish_step | interrupt_immediate | wait_for_completion")
+      ->capture_default_str();
+  common(app.add_subcommand("resume", "resume a paused task (the pause extension)"), true);
   CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
   common(answer, true);
   answer->add_option("text", o.text, "the answer")->required();
