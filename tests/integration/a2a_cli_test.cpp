@@ -126,4 +126,20 @@ TEST_F(A2aCli, PauseResumeWatchAndList) {
   EXPECT_NE(listed.out.find(id + "  completed"), std::string::npos) << listed.out;
 }
 
+TEST_F(A2aCli, PushConfigsSetListAndDelete) {
+  Ran sent = A2a("send " + url_ + " --skill long-delay --data '{\"delayMs\":60000}' --json");
+  const std::string id(json::parse(sent.out).at("id").as_string());
+  // The agent's egress guard refuses a loopback webhook: exit 1.
+  EXPECT_EQ(A2a("push set " + url_ + " " + id + " http://127.0.0.1:9/hook").code, 1);
+  Ran set = A2a("push set " + url_ + " " + id + " https://push.invalid/hook --id c1 --token tok");
+  ASSERT_EQ(set.code, 0) << set.out;
+  EXPECT_EQ(json::parse(set.out).at("id"), "c1");
+  Ran listed = A2a("push list " + url_ + " " + id);
+  EXPECT_EQ(json::parse(listed.out).at("configs").as_array().size(), 1u) << listed.out;
+  EXPECT_EQ(A2a("push delete " + url_ + " " + id + " c1").code, 0);
+  EXPECT_EQ(json::parse(A2a("push list " + url_ + " " + id).out).at("configs").as_array().size(),
+            0u);
+  EXPECT_EQ(A2a("cancel " + url_ + " " + id).code, 0);
+}
+
 }  // namespace a2ad::cli_test

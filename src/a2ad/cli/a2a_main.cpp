@@ -9,6 +9,8 @@
 //   a2a answer AGENT TASK TEXT
 //   a2a list AGENT [--context C]             ListTasks (A2A 1.0 agents)
 //   a2a watch AGENT TASK                     follows a task to its end (see below)
+//   a2a push set AGENT TASK URL [--token T] [--id ID] | push list AGENT TASK |
+//   a2a push delete AGENT TASK ID            the task's push notification configs
 //   a2a pause AGENT TASK [--mode M] | a2a resume AGENT TASK
 //                                            the pause extension (agents that declare it)
 // watch asks for the task every --every-ms (default 500) and prints each change of state and
@@ -55,6 +57,7 @@ using a2ad::protocol::Str;
 struct Options {
   std::string command, agent, task, text, skill, data, feedback, context, mode = "finish_step";
   int64_t every_ms = 500;
+  std::string push_url, token, config_id;  // push set | delete
   std::vector<std::string> headers;
   bool json = false, wait = false;
   int64_t timeout_ms = 10000;
@@ -63,6 +66,14 @@ struct Options {
 int Fail(int code, const std::string& what) {
   std::fprintf(stderr, "a2a: %s\n", what.c_str());
   return code;
+}
+
+// The error in words; a JSON-RPC refusal with the agent's own message (the user's tool: the
+// agent's text is shown as it is).
+std::string Why(const a2ad::core::Error& e) {
+  for (const auto& [k, v] : e.details)
+    if (k == "peerMessage" && !v.empty()) return e.message + ": " + v;
+  return e.message;
 }
 
 int ExitFor(const a2ad::core::Error& e) {
@@ -141,6 +152,30 @@ json::object ListParams(const Options& o) {
   return p;
 }
 
+// The push config call's params, in the peer's version (WIRE.md: 1.0 flattens the config).
+json::object PushParams(const Options& o, bool v10) {
+  json::object p;
+  if (o.command == "push set") {
+    json::object cfg;
+    cfg["url"] = o.push_url;
+    if (!o.token.empty()) cfg["token"] = o.token;
+    if (!o.config_id.empty()) cfg["id"] = o.config_id;
+    if (v10) {
+      p = std::move(cfg);
+      p["taskId"] = o.task;
+    } else {
+      p["taskId"] = o.task;
+      p["pushNotificationConfig"] = std::move(cfg);
+    }
+  } else if (o.command == "push list") {
+    p[v10 ? "taskId" : "id"] = o.task;
+  } else {  // push delete
+    p[v10 ? "taskId" : "id"] = o.task;
+    p[v10 ? "id" : "pushNotificationConfigId"] = o.config_id;
+  }
+  return p;
+}
+
 json::object PauseParams(const Options& o, const std::string& handle) {
   json::object p;
   p["taskId"] = o.task;
@@ -215,7 +250,7 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
     call.headers.emplace_back(h.substr(0, colon), value);
   }
   auto card = co_await a2a.FetchCard(a2ad::client::PeerCardUrl(o.agent), call);
-  if (!card) co_return Fail(ExitFor(card.error()), card.error().message);
+  if (!card) co_return Fail(ExitFor(card.error()), Why(card.error()));
   const a2ad::client::PeerCard& peer = card.value();
   if (o.command == "card") {
     if (o.json) {
@@ -237,14 +272,14 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
       t = co_await a2a.GetTask(peer, o.task, call);
     else
       t = co_await a2a.CancelTask(peer, o.task, call);
-    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
     PrintTask(t.value(), o.json);
     co_return 0;
   }
   if (o.command == "watch") co_return co_await Watch(o, a2a, peer, call);
   if (o.command == "list") {
     auto r = co_await a2a.Call(peer, "ListTasks", ListParams(o), call);
-    if (!r) co_return Fail(ExitFor(r.error()), r.error().message);
+    if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
     const json::value* tasks =
         r.value().is_object() ? r.value().get_object().if_contains("tasks") : nullptr;
     if (o.json || !tasks || !tasks->is_array()) {
@@ -259,20 +294,29 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
       }
     co_return 0;
   }
+  if (o.command.starts_with("push ")) {
+    const char* method = o.command == "push set"    ? "CreateTaskPushNotificationConfig"
+                         : o.command == "push list" ? "ListTaskPushNotificationConfigs"
+                                                    : "DeleteTaskPushNotificationConfig";
+    auto r = co_await a2a.Call(peer, method, PushParams(o, peer.version == "1.0"), call);
+    if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
+    std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
+    co_return 0;
+  }
   if (o.command == "pause" || o.command == "resume") {
     a2ad::client::CallOptions ext = call;
     ext.headers.emplace_back("A2A-Extensions", "https://a2ad.dev/ext/pause/v1");
     std::string handle;
     if (o.command == "resume") {  // the open pause's handle, from the task
       auto t = co_await a2a.GetTask(peer, o.task, call);
-      if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+      if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
       handle = Str(ObjOr(ObjOr(t.value(), "metadata"), "pause"), "resumeToken");
       if (handle.empty()) handle = Str(ObjOr(ObjOr(t.value(), "status"), "pause"), "resumeToken");
       if (handle.empty()) co_return Fail(1, "task " + o.task + " is not paused");
     }
     auto r = co_await a2a.Call(peer, o.command == "pause" ? "PauseTask" : "ResumeTask",
                                PauseParams(o, handle), ext);
-    if (!r) co_return Fail(ExitFor(r.error()), r.error().message);
+    if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
     std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
     co_return 0;
   }
@@ -284,14 +328,14 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
   }
   if (o.command != "send") {  // approve, reject, answer: show what is asked first
     auto t = co_await a2a.GetTask(peer, o.task, call);
-    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
     const std::string state(Str(t.value(), "state"));
     if (state != "input-required" && state != "auth-required")
       co_return Fail(1, "task " + o.task + " is " + state + ", not waiting for input");
     if (!o.json) PrintTask(t.value(), false);
   }
   auto sent = co_await a2a.Send(peer, Message(o, std::move(data)), call);
-  if (!sent) co_return Fail(ExitFor(sent.error()), sent.error().message);
+  if (!sent) co_return Fail(ExitFor(sent.error()), Why(sent.error()));
   if (!sent.value().is_task) {
     std::printf("%s\n", a2ad::protocol::SerializeJson(sent.value().message).c_str());
     co_return 0;
@@ -303,7 +347,7 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
     asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
     co_await timer.async_wait(asio::use_awaitable);
     auto t = co_await a2a.GetTask(peer, id, call);
-    if (!t) co_return Fail(ExitFor(t.error()), t.error().message);
+    if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
     task = std::move(t).value();
   }
   PrintTask(task, o.json);
@@ -351,6 +395,17 @@ int main(int argc, char** argv) {
   pause->add_option("--mode", o.mode, "finish_step | interrupt_immediate | wait_for_completion")
       ->capture_default_str();
   common(app.add_subcommand("resume", "resume a paused task (the pause extension)"), true);
+  CLI::App* push = app.add_subcommand("push", "a task's push notification configs");
+  push->require_subcommand(1);
+  CLI::App* push_set = push->add_subcommand("set", "send the task's updates to URL");
+  common(push_set, true);
+  push_set->add_option("url", o.push_url, "the webhook URL")->required();
+  push_set->add_option("--token", o.token, "a token the agent sends with each push");
+  push_set->add_option("--id", o.config_id, "the config's id (several per task)");
+  common(push->add_subcommand("list", "the task's push configs"), true);
+  CLI::App* push_delete = push->add_subcommand("delete", "remove a push config");
+  common(push_delete, true);
+  push_delete->add_option("id", o.config_id, "the config's id")->required();
   CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
   common(answer, true);
   answer->add_option("text", o.text, "the answer")->required();
@@ -360,6 +415,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   o.command = app.get_subcommands().front()->get_name();
+  if (o.command == "push")
+    o.command += " " + app.get_subcommands().front()->get_subcommands().front()->get_name();
   if (o.command == "send" && o.text.empty() && o.data.empty())
     return Fail(2, "send: give TEXT or --data");
 

@@ -23,6 +23,9 @@ std::string_view Method03(std::string_view m10) {
   if (m10 == "GetTask") return "tasks/get";
   if (m10 == "CancelTask") return "tasks/cancel";
   if (m10 == "ListTasks") return "tasks/list";
+  if (m10 == "CreateTaskPushNotificationConfig") return "tasks/pushNotificationConfig/set";
+  if (m10 == "ListTaskPushNotificationConfigs") return "tasks/pushNotificationConfig/list";
+  if (m10 == "DeleteTaskPushNotificationConfig") return "tasks/pushNotificationConfig/delete";
   if (m10 == "PauseTask") return "tasks/pause";  // the pause extension (a2ad's)
   if (m10 == "ResumeTask") return "tasks/resume";
   return m10;
