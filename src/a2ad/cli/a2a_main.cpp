@@ -71,26 +71,17 @@ int Fail(int code, const std::string& what) {
 // The error in words; a JSON-RPC refusal with the agent's own message (the user's tool: the
 // agent's text is shown as it is).
 std::string Why(const a2ad::core::Error& e) {
-  for (const auto& [k, v] : e.details)
-    if (k == "peerMessage" && !v.empty()) return e.message + ": " + v;
-  return e.message;
+  const std::string_view peer = e.Detail("peerMessage");
+  return peer.empty() ? e.message : e.message + ": " + std::string(peer);
 }
 
-int ExitFor(const a2ad::core::Error& e) {
-  for (const auto& [k, v] : e.details)
-    if (k == "peerCode") return 1;
-  return 3;
-}
+int ExitFor(const a2ad::core::Error& e) { return e.Detail("peerCode").empty() ? 3 : 1; }
 
 std::string NewId() {
   std::random_device rd;
   char buf[33];
   std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
   return buf;
-}
-
-bool Terminal(std::string_view s) {
-  return s == "completed" || s == "failed" || s == "canceled" || s == "rejected";
 }
 
 void PrintTask(const json::object& task, bool as_json) {
@@ -226,7 +217,7 @@ asio::awaitable<int> Watch(const Options& o, const a2ad::client::A2aClient& a2a,
         std::fflush(stdout);
         last_state = state;
       }
-      if (Terminal(state) || state == "input-required" || state == "auth-required") {
+      if (a2ad::client::IsTerminalState(state) || a2ad::client::AsksForInput(state)) {
         if (tty) std::printf("\n");
         co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
       }
@@ -330,7 +321,7 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
     auto t = co_await a2a.GetTask(peer, o.task, call);
     if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
     const std::string state(Str(t.value(), "state"));
-    if (state != "input-required" && state != "auth-required")
+    if (!a2ad::client::AsksForInput(state))
       co_return Fail(1, "task " + o.task + " is " + state + ", not waiting for input");
     if (!o.json) PrintTask(t.value(), false);
   }
@@ -342,8 +333,8 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
   }
   json::object task = sent.value().task;
   const std::string id(Str(task, "id"));
-  while (o.wait && !Terminal(Str(task, "state")) && Str(task, "state") != "input-required" &&
-         Str(task, "state") != "auth-required") {
+  while (o.wait && !a2ad::client::IsTerminalState(Str(task, "state")) &&
+         !a2ad::client::AsksForInput(Str(task, "state"))) {
     asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
     co_await timer.async_wait(asio::use_awaitable);
     auto t = co_await a2a.GetTask(peer, id, call);

@@ -121,6 +121,12 @@ std::string NormalizeState(const json::value& state) {
   return "unknown";
 }
 
+bool IsTerminalState(std::string_view s) {
+  return s == "completed" || s == "failed" || s == "canceled" || s == "rejected";
+}
+
+bool AsksForInput(std::string_view s) { return s == "input-required" || s == "auth-required"; }
+
 json::object NormalizeMessage(const json::object& m) {
   json::object out = m;
   out.erase("kind");

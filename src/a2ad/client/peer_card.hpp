@@ -17,6 +17,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
 
 #include "a2ad/core/result.hpp"
 
@@ -53,6 +54,11 @@ core::Result<void> VerifyCardWithJwks(const boost::json::object& card, std::stri
 /// A task state of either version ("TASK_STATE_INPUT_REQUIRED", "input-required",
 /// "TASK_STATE_CANCELLED") as the 0.3 name; "unknown" for anything else.
 std::string NormalizeState(const boost::json::value& state);
+
+/// Of a normalized state: the task has ended (completed, failed, canceled, rejected).
+bool IsTerminalState(std::string_view state);
+/// Of a normalized state: the agent waits for its caller (input-required, auth-required).
+bool AsksForInput(std::string_view state);
 
 boost::json::object NormalizeMessage(const boost::json::object& message);
 boost::json::object NormalizeTask(const boost::json::object& task);

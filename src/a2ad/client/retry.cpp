@@ -13,14 +13,15 @@ using net::EgressFailure;
 
 bool RetryableStatus(int status) { return status == 429 || (status >= 500 && status <= 599); }
 
-namespace {
-
 bool RetryableError(const core::Error& e) {
-  auto kind = net::EgressFailureOf(e);
-  if (!kind) return false;
-  return *kind != EgressFailure::kRefused && *kind != EgressFailure::kRedirect &&
-         *kind != EgressFailure::kTooLarge;
+  if (!e.Detail("peerCode").empty()) return false;
+  if (auto kind = net::EgressFailureOf(e))
+    return *kind != EgressFailure::kRefused && *kind != EgressFailure::kRedirect &&
+           *kind != EgressFailure::kTooLarge;
+  return e.code == core::ErrorCode::kUnavailable;
 }
+
+namespace {
 
 // Retry-After in seconds (the HTTP-date form is not honoured: the backoff applies).
 std::optional<std::chrono::milliseconds> RetryAfter(const net::HttpResponse& r) {

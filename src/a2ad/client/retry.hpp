@@ -35,6 +35,12 @@ struct Attempted {
 /// True when `status` is worth another attempt (429, 5xx).
 bool RetryableStatus(int status);
 
+/// True when a failed call may pass if made again: a transport failure (no connection, TLS,
+/// timeout, a broken exchange, a name that did not resolve), or an answer 429/5xx the caller
+/// made an error of (kUnavailable). Not: a refusal of the egress guard, a forbidden redirect,
+/// an oversized answer, or a JSON-RPC error (detail peerCode, a2a_client.hpp).
+bool RetryableError(const core::Error& e);
+
 /// Fetches `request` (vetted by the client's guard each time) up to policy.max_attempts.
 boost::asio::awaitable<Attempted> FetchWithRetry(const net::HttpClient& http,
                                                  net::HttpRequest request, RetryPolicy policy,

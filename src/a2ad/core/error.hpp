@@ -31,10 +31,10 @@ enum class ErrorCode {
   kConflict,            // optimistic concurrency: the stored state moved under us
   kUnavailable,         // shutting down / store closed
   kDataCorrupt,  // a stored record cannot be read: it is skipped (quarantined), see `a2ad doctor`
-  kUnauthenticated,   // no credential, or one that is unknown, revoked or expired (401)
-  kPermissionDenied,  // authenticated, but the credential lacks the operation's scope (403)
-  kRateLimited,       // the caller's request rate is past its limit (429, Retry-After)
-  kTaskNotPausable,   // pause extension: the task's state allows no pause / resume (-32011)
+  kUnauthenticated,       // no credential, or one that is unknown, revoked or expired (401)
+  kPermissionDenied,      // authenticated, but the credential lacks the operation's scope (403)
+  kRateLimited,           // the caller's request rate is past its limit (429, Retry-After)
+  kTaskNotPausable,       // pause extension: the task's state allows no pause / resume (-32011)
   kResumeHandleMismatch,  // pause extension: the resume handle is not the open pause's (-32012)
 };
 
@@ -50,6 +50,13 @@ struct Error {
   Error() = default;
   Error(ErrorCode c, std::string msg, std::vector<ErrorDetail> d = {})
       : code(c), message(std::move(msg)), details(std::move(d)) {}
+
+  /// The value of the first detail named `key`; "" when there is none.
+  std::string_view Detail(std::string_view key) const {
+    for (const auto& [k, v] : details)
+      if (k == key) return v;
+    return {};
+  }
 };
 
 /// Short, stable name of a code, e.g. "TASK_NOT_FOUND" (used in logs and ErrorInfo.reason).

@@ -65,23 +65,8 @@ json::object Interrupted() {
   return o;
 }
 
-std::string Detail(const Error& e, std::string_view key) {
-  for (const auto& [k, v] : e.details)
-    if (k == key) return v;
-  return {};
-}
-
-// A failure that may pass: no connection, a timeout, a broken exchange, 429 or 5xx.
-bool Transient(const Error& e) {
-  if (!Detail(e, "peerCode").empty()) return false;
-  if (auto kind = net::EgressFailureOf(e))
-    return *kind != net::EgressFailure::kRefused && *kind != net::EgressFailure::kRedirect &&
-           *kind != net::EgressFailure::kTooLarge;
-  return e.code == core::ErrorCode::kUnavailable;
-}
-
 int AttemptsOf(const Error& e) {
-  std::string a = Detail(e, "attempts");
+  const std::string a(e.Detail("attempts"));
   return a.empty() ? 1 : std::atoi(a.c_str());
 }
 
@@ -99,19 +84,19 @@ bool RequiresVerifiedCard(const json::object& spec) {
 
 json::object CallFailure(const Error& e, std::string_view what) {
   const int attempts = AttemptsOf(e);
-  if (Detail(e, "card") == "signature_invalid")
+  if (e.Detail("card") == "signature_invalid")
     return ErrorResult("card_signature_invalid", std::string(what) + ": " + e.message, attempts);
   if (auto kind = net::EgressFailureOf(e); kind && *kind == net::EgressFailure::kRefused)
     return ErrorResult("egress_refused", std::string(what) + ": " + e.message, attempts);
-  if (!Detail(e, "peerCode").empty()) {
+  if (!e.Detail("peerCode").empty()) {
     json::object r = ErrorResult("remote_error", std::string(what) + ": " + e.message, attempts);
-    r["error"].get_object()["peerCode"] = Detail(e, "peerCode");
+    r["error"].get_object()["peerCode"] = std::string(e.Detail("peerCode"));
     return r;
   }
   json::object r =
       ErrorResult("external_call_failed", std::string(what) + ": " + e.message, attempts);
-  if (!Detail(e, "status").empty())
-    r["error"].get_object()["status"] = std::atoi(Detail(e, "status").c_str());
+  if (!e.Detail("status").empty())
+    r["error"].get_object()["status"] = std::atoi(std::string(e.Detail("status")).c_str());
   return r;
 }
 
@@ -247,10 +232,6 @@ json::object TaskResult(const json::object& task, bool awaiting_peer = false) {
   return r;
 }
 
-bool AsksForInput(std::string_view state) {
-  return state == "input-required" || state == "auth-required";
-}
-
 }  // namespace
 
 void AddEnvironment(EffectsConfig& config, char** env) {
@@ -372,7 +353,7 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
     json::object r;
     if (sent.value().is_task) {
       r = TaskResult(sent.value().task,
-                     kind == "a2a.reply" && AsksForInput(Str(sent.value().task, "state")));
+                     kind == "a2a.reply" && client::AsksForInput(Str(sent.value().task, "state")));
     } else {
       r["directMessage"] = sent.value().message;
     }
@@ -399,7 +380,7 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
       first = false;
       auto task = co_await a2a_.GetTask(pc, task_id, o);
       if (ctx.cancel_requested()) co_return Interrupted();
-      if (!task && Transient(task.error())) {
+      if (!task && client::RetryableError(task.error())) {
         // The peer's task exists; the peer is down or busy (a restart, backpressure): not a
         // failure of the run. Keep asking, a little less often each time, until the deadline.
         if (!outage_logged)

@@ -87,10 +87,7 @@ EventDraft EffectEvent(const Node& n, const json::object& effect, json::object r
 }
 
 bool IsPausedRefusal(const Error& e) {
-  if (e.code != ErrorCode::kUnsupportedOperation) return false;
-  for (const auto& [k, v] : e.details)
-    if (k == "reason") return v == "paused";
-  return false;
+  return e.code == ErrorCode::kUnsupportedOperation && e.Detail("reason") == "paused";
 }
 }  // namespace
 

@@ -107,9 +107,7 @@ std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count) {
 }  // namespace sqlite
 
 core::Error SqliteTaskStore::Impl::Quarantined(core::Error e) {
-  std::string task_id;
-  for (const auto& [k, v] : e.details)
-    if (k == "taskId") task_id = v;
+  const std::string task_id(e.Detail("taskId"));
   bool first = false;
   {
     std::lock_guard lock(quarantine_mu_);

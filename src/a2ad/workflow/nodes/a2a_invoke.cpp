@@ -104,11 +104,7 @@ class A2aInvoke final : public NodeKind {
       return FieldError(cfg + ".requireSignedCard", "expected a boolean");
     if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
     if (auto r = CheckIntIn(c, "pollMs", 10, 60000, cfg); !r) return r;
-    if (const json::value* r = c.if_contains("retry")) {
-      if (!r->is_object()) return FieldError(cfg + ".retry", "expected {maxAttempts, backoffMs}");
-      if (auto e = CheckIntIn(r->get_object(), "maxAttempts", 1, 10, cfg + ".retry"); !e) return e;
-      if (auto e = CheckIntIn(r->get_object(), "backoffMs", 0, 60000, cfg + ".retry"); !e) return e;
-    }
+    if (auto r = CheckRetry(c, cfg); !r) return r;
     return core::Ok{};
   }
 
@@ -144,9 +140,7 @@ class A2aInvoke final : public NodeKind {
       req["agentCardUrl"] = c.at("agentCardUrl");
     else
       req["peer"] = Str(c, "peer").empty() ? json::value("default") : c.at("peer");
-    const json::object& retry = ObjOr(c, "retry");
-    req["retry"] = json::object{{"maxAttempts", IntOr(retry, "maxAttempts", 3)},
-                                {"backoffMs", IntOr(retry, "backoffMs", 500)}};
+    req["retry"] = RetrySpec(c);
     req["pollMs"] = IntOr(c, "pollMs", 500);
     if (const json::value* sc = c.if_contains("requireSignedCard"); sc && sc->is_bool())
       req["requireSignedCard"] = *sc;

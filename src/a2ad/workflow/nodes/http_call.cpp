@@ -104,11 +104,7 @@ class HttpCall final : public NodeKind {
           return FieldError(cfg + ".responseHeaders", "expected an array of names");
     }
     if (auto t = CheckIntIn(c, "timeoutMs", 1, 120000, cfg); !t) return t;
-    if (const json::value* r = c.if_contains("retry")) {
-      if (!r->is_object()) return FieldError(cfg + ".retry", "expected {maxAttempts, backoffMs}");
-      if (auto a = CheckIntIn(r->get_object(), "maxAttempts", 1, 10, cfg + ".retry"); !a) return a;
-      if (auto b = CheckIntIn(r->get_object(), "backoffMs", 0, 60000, cfg + ".retry"); !b) return b;
-    }
+    if (auto r = CheckRetry(c, cfg); !r) return r;
     return core::Ok{};
   }
 
@@ -141,9 +137,7 @@ class HttpCall final : public NodeKind {
     req["responseHeaders"] =
         c.contains("responseHeaders") ? c.at("responseHeaders") : json::value(json::array());
     req["timeoutMs"] = IntOr(c, "timeoutMs", 10000);
-    const json::object& retry = ObjOr(c, "retry");
-    req["retry"] = json::object{{"maxAttempts", IntOr(retry, "maxAttempts", 3)},
-                                {"backoffMs", IntOr(retry, "backoffMs", 500)}};
+    req["retry"] = RetrySpec(c);
     // The node's execution ordinal in the run: the idempotency key's last varying part.
     req["ordinal"] = IntOr(step.run, "nodeExecutions", 0);
     out.push_back(Ev(protocol::kEvNodeEffect, n.id,
