@@ -61,6 +61,17 @@ std::vector<json::object> CallerWorkflows(const std::string& http_url) {
       Workflow("call-slow",
                json::array{Invoke(json::object{{"skill", "peer-slow"}, {"pollMs", 50}}),
                            Node("end", "core.noop", {})}),
+      // Followed by the peer's stream, and by its pushes: pollMs 60 s, so a node that
+      // finishes within seconds of its peer was told, not polling.
+      Workflow("call-stream",
+               json::array{Invoke(json::object{{"skill", "peer-slow"}, {"mode", "stream"}}),
+                           Node("end", "core.noop", {})}),
+      Workflow("call-push",
+               json::array{Invoke(json::object{
+                               {"skill", "peer-slow"}, {"mode", "push"}, {"pollMs", 60000}}),
+                           Node("end", "core.noop", {})}),
+      Workflow("call-stream-gate",
+               json::array{Invoke(json::object{{"skill", "peer-gate"}, {"mode", "stream"}})}),
       Workflow("call-nowhere",
                json::array{Invoke(
                    json::object{{"agentCardUrl", "http://127.0.0.1:9/card.json"},
@@ -93,10 +104,20 @@ class CallsE2e : public ::testing::Test {
     for (const auto& w : CallerWorkflows(receiver_.Url("/api")))
       std::ofstream(dir_ / "caller-wf" / (std::string(w.at("id").as_string()) + ".json"))
           << json::serialize(w);
-    peer_ = testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer-data").string(),
-                                          {"--workflows-dir", (dir_ / "peer-wf").string()});
-    peer_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", peer_.port);
+    StartPeer();
     StartCaller();
+  }
+  // The peer may push to loopback (the caller's receiver), as the caller may call it.
+  void StartPeer(uint16_t port = 0) {
+    std::vector<std::string> args{"--workflows-dir", (dir_ / "peer-wf").string(),
+                                  "--egress-allowlist", "127.0.0.1", "--egress-allow-http"};
+    if (port != 0) {
+      args.push_back("--listen");
+      args.push_back("127.0.0.1:" + std::to_string(port));
+    }
+    peer_ =
+        testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer-data").string(), args);
+    peer_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", peer_.port);
   }
   void TearDown() override {
     caller_client_.reset();
@@ -177,6 +198,13 @@ class CallsE2e : public ::testing::Test {
       n += r.at("workflowId").as_string() == workflow;
     return n;
   }
+  // How the node learned of the peer's last change (the logged effect's heardVia).
+  std::string HeardVia(const std::string& id) {
+    const json::object run = Run(id);
+    const json::value* via =
+        run.at("nodeStates").at("call").at("effect").as_object().if_contains("heardVia");
+    return via ? std::string(via->as_string()) : "(none)";
+  }
   static const json::object& Outputs(const json::object& run, const std::string& node) {
     return run.at("nodeStates").at(node).at("outputs").as_object();
   }
@@ -254,13 +282,82 @@ TEST_F(CallsE2e, APeerKilledMidTaskIsWaitedForAndItsTaskFinishes) {
   peer_.Kill(SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the caller meets the outage
   EXPECT_EQ(Status(id), "running") << "an unreachable peer is not a failed run";
-  peer_ = testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer-data").string(),
-                                        {"--workflows-dir", (dir_ / "peer-wf").string(), "--listen",
-                                         "127.0.0.1:" + std::to_string(port)});
-  peer_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", peer_.port);
+  StartPeer(port);
   ASSERT_TRUE(WaitStatus(id, "completed", 30000));
   EXPECT_EQ(Outputs(Run(id), "call").at("peerTaskId"), json::value(peer_task));
   EXPECT_EQ(PeerRuns("peer-slow"), 1u);
+}
+
+// Stream mode: the node hears the peer's change on its SubscribeToTask stream. The window
+// is 15 s, the peer's task 3 s: finishing well within the window means the stream told it.
+TEST_F(CallsE2e, StreamModeHearsThePeersChangeOnItsStream) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string id = Start("call-stream");
+  ASSERT_TRUE(WaitStatus(id, "completed", 12000));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(12));
+  EXPECT_EQ(Outputs(Run(id), "call").at("state"), "completed");
+  EXPECT_EQ(HeardVia(id), "stream");
+  EXPECT_EQ(PeerRuns("peer-slow"), 1u);
+}
+
+TEST_F(CallsE2e, StreamModeRaisesThePeersQuestionAndFollowsItsAnswer) {
+  const std::string id = Start("call-stream-gate");
+  ASSERT_TRUE(WaitStatus(id, "waiting-input"));
+  const std::string peer_task = PeerTaskId(id);
+  json::object reply{{"kind", "message"},
+                     {"messageId", "answer-s"},
+                     {"role", "user"},
+                     {"taskId", id},
+                     {"parts", json::array{json::object{{"kind", "text"}, {"text", "accept"}}}}};
+  json::value r = Rpc(*caller_client_, "message/send", json::object{{"message", reply}});
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  ASSERT_TRUE(WaitStatus(id, "completed", 12000));
+  EXPECT_EQ(PeerState(peer_task), "completed");
+}
+
+TEST_F(CallsE2e, StreamModeReattachesAfterThePeerIsKilledMidStream) {
+  const std::string id = Start("call-stream");
+  const std::string peer_task = PeerTaskId(id);
+  const uint16_t port = peer_.port;
+  peer_client_.reset();
+  peer_.Kill(SIGKILL);  // the stream drops mid-task
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(Status(id), "running");
+  StartPeer(port);
+  ASSERT_TRUE(WaitStatus(id, "completed", 30000));
+  EXPECT_EQ(Outputs(Run(id), "call").at("peerTaskId"), json::value(peer_task));
+  EXPECT_EQ(PeerRuns("peer-slow"), 1u);
+}
+
+// Push mode: the message carries a push config pointing at the caller's receiver; the
+// peer's push wakes the node (pollMs is 60 s: without the push it would sleep a minute).
+TEST_F(CallsE2e, PushModeIsWokenByThePeersPush) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string id = Start("call-push");
+  const std::string peer_task = PeerTaskId(id);
+  json::value configs =
+      Rpc(*peer_client_, "tasks/pushNotificationConfig/list", json::object{{"id", peer_task}});
+  ASSERT_EQ(configs.at("result").as_array().size(), 1u) << configs;
+  const std::string url(
+      configs.at("result").at(0).at("pushNotificationConfig").at("url").as_string());
+  EXPECT_EQ(url, "http://127.0.0.1:" + std::to_string(caller_.port) + "/v1/a2a/peer-push");
+  ASSERT_TRUE(WaitStatus(id, "completed", 20000));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  EXPECT_EQ(Outputs(Run(id), "call").at("state"), "completed");
+  EXPECT_EQ(HeardVia(id), "push");
+}
+
+TEST_F(CallsE2e, ThePushReceiverRefusesWhatItDidNotIssue) {
+  auto post = [&](std::vector<std::pair<std::string, std::string>> headers) {
+    return caller_client_->Request("POST", "/v1/a2a/peer-push", R"({"id":"x"})", headers);
+  };
+  auto none = post({{"Content-Type", "application/json"}});
+  EXPECT_EQ(none.status, 401) << none.body;
+  EXPECT_NE(none.body.find("X-A2A-Notification-Token"), std::string::npos) << none.body;
+  auto forged = post({{"Content-Type", "application/json"},
+                      {"X-A2A-Notification-Token", "eyJydW5JZCI6IngifQ.AAAA"}});
+  EXPECT_EQ(forged.status, 401) << forged.body;
+  EXPECT_EQ(caller_client_->Request("GET", "/v1/a2a/peer-push").status, 405);
 }
 
 TEST_F(CallsE2e, CancellingTheRunCancelsThePeersTask) {

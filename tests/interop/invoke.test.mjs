@@ -55,6 +55,10 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
     for (const sdk of SDKS)
       for (const b of BEHAVIOURS)
         await writeFile(path.join(wfDir, `${sdk}-${b}.json`), JSON.stringify(workflow(`${sdk}-${b}`, sdk, `${b} please`)));
+    for (const sdk of SDKS)
+      for (const mode of ['stream', 'push'])
+        await writeFile(path.join(wfDir, `${sdk}-${mode}.json`),
+          JSON.stringify(workflow(`${sdk}-${mode}`, sdk, 'slow please', { mode, pollMs: 60000 })));
     await writeFile(path.join(wfDir, 'sdk1-signed-only.json'),
       JSON.stringify(workflow('sdk1-signed-only', 'sdk1', 'complete please', { requireSignedCard: true })));
     a2ad = await startServer({
@@ -127,6 +131,19 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
         const done = await until(id, 'completed');
         assert.equal(done.status, 'completed', JSON.stringify(done));
         assert.equal(done.nodeStates.call.outputs.text, 'region: eu-west');
+      });
+    }
+
+    // pollMs is 60 s: a node that finishes seconds after its peer heard it by stream or push.
+    for (const mode of ['stream', 'push']) {
+      it(`${sdk}: mode ${mode} hears the peer's change by ${mode} (A2A ${version})`, async () => {
+        const started = Date.now();
+        const id = await start(`${sdk}-${mode}`);
+        const r = await until(id, 'completed');
+        assert.equal(r.status, 'completed', JSON.stringify(r));
+        assert.equal(r.nodeStates.call.outputs.text, 'done: slow please');
+        assert.equal(r.nodeStates.call.effect.heardVia, mode, JSON.stringify(r.nodeStates.call.effect));
+        assert.ok(Date.now() - started < 30000);
       });
     }
 

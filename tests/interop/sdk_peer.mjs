@@ -7,6 +7,8 @@
 //             "region: <reply>"
 //   auth      auth-required asking "Sign in first"; the reply completes it likewise
 //   reject    rejected          fail   failed ("out of paper")
+//   slow      working for 1.5 s, then as complete (a caller following by stream or push
+//             hears the change; the peers stream and push, to any URL: test peers)
 // Listens on 127.0.0.1:0; prints "<sdk>: serving http://127.0.0.1:PORT/" when ready.
 import express from 'express';
 
@@ -70,6 +72,7 @@ class Behaviours {
     if (word === 'auth') return finish('auth-required', s.message(ctx, 'Sign in first'));
     if (word === 'reject') return finish('rejected', s.message(ctx, 'not my job'));
     if (word === 'fail') return finish('failed', s.message(ctx, 'out of paper'));
+    if (word === 'slow') await new Promise((r) => setTimeout(r, 1500));
     // A little work first, so the caller sees the task working.
     await new Promise((r) => setTimeout(r, 100));
     bus.publish(s.artifact(ctx, `done: ${text}`));
@@ -85,14 +88,16 @@ const listener = app.listen(0, '127.0.0.1', () => {
   const skill = { id: 'behave', name: 'Behave', description: 'does what the message says', tags: ['test'] };
   const card = which === 'sdk03'
     ? { protocolVersion: '0.3.0', name: 'sdk03 peer', description: 'test peer', url: `${base}/v1/a2a`,
-        preferredTransport: 'JSONRPC', version: '0.0.0', capabilities: { streaming: false, pushNotifications: false },
+        preferredTransport: 'JSONRPC', version: '0.0.0', capabilities: { streaming: true, pushNotifications: true },
         defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [skill] }
     : { name: 'sdk1 peer', description: 'test peer',
         supportedInterfaces: [{ url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-        provider: undefined, version: '0.0.0', capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+        provider: undefined, version: '0.0.0', capabilities: { streaming: true, pushNotifications: true, extensions: [] },
         securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
         skills: [{ ...skill, examples: [], inputModes: [], outputModes: [], securityRequirements: [] }], signatures: [] };
-  const handler = new server.DefaultRequestHandler(card, new server.InMemoryTaskStore(), new Behaviours());
+  const pushStore = new server.InMemoryPushNotificationStore();
+  const handler = new server.DefaultRequestHandler(card, new server.InMemoryTaskStore(), new Behaviours(),
+    new server.DefaultExecutionEventBusManager(), pushStore, new server.DefaultPushNotificationSender(pushStore));
   app.use('/.well-known/agent-card.json', serverExpress.agentCardHandler({ agentCardProvider: handler }));
   app.use('/v1/a2a', serverExpress.jsonRpcHandler({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
   console.log(`${which}: serving ${base}/`);

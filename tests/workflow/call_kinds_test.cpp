@@ -120,6 +120,23 @@ TEST(CallKinds, InvokeSendsOneMessagePerExecutionToTheDefaultPeer) {
   EXPECT_EQ(StrOf(ObjAt(again.Drive().effect, "message"), "messageId"), StrOf(m, "messageId"));
 }
 
+TEST(CallKinds, TheFollowingModeTravelsFromTheSendToEveryWait) {
+  for (const char* mode : {"poll", "stream", "push"}) {
+    Harness h(OneNode(Invoke(json::object{{"mode", mode}})));
+    Decision d = h.Drive();
+    ASSERT_EQ(d.kind, K::kEffect) << mode;
+    EXPECT_EQ(StrOf(d.effect, "mode"), mode);
+    // Push: a push is awaited for 30 s before the node looks anyway; else pollMs 500.
+    EXPECT_EQ(d.effect.at("pollMs").as_int64(), std::string(mode) == "push" ? 30000 : 500);
+    h.Effect("call", Task("working"));
+    Decision wait = h.Plan();
+    ASSERT_EQ(wait.kind, K::kEffect);
+    EXPECT_EQ(StrOf(wait.effect, "kind"), "a2a.wait");
+    EXPECT_EQ(StrOf(wait.effect, "mode"), mode);
+    EXPECT_EQ(wait.effect.at("pollMs"), d.effect.at("pollMs"));
+  }
+}
+
 // ---- core.a2a.invoke: the reverse projection, row by row --------------------------------------
 
 TEST(CallKinds, PendingAndWorkingStatesKeepFollowingThePeersTask) {
@@ -291,7 +308,7 @@ TEST(CallKinds, InvokeConfigRefusalsNameTheField) {
   for (const Case& c : std::vector<Case>{
            {json::object{{"agentCardUrl", "not a url"}}, "config.agentCardUrl"},
            {json::object{{"agentCardUrl", "https://x/card.json"}, {"peer", "p"}}, "config.peer"},
-           {json::object{{"mode", "stream"}}, "config.mode"},
+           {json::object{{"mode", "webhook"}}, "config.mode"},
            {json::object{{"requireSignedCard", "yes"}}, "config.requireSignedCard"},
            {json::object{{"pollMs", 1}}, "config.pollMs"},
            {json::object{{"skill", 3}}, "config.skill"},

@@ -19,6 +19,7 @@
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
 #include "a2ad/app/oidc_setup.hpp"
+#include "a2ad/app/peer_push.hpp"
 #include "a2ad/app/push_setup.hpp"
 #include "a2ad/app/tls_setup.hpp"
 #include "a2ad/core/clock.hpp"
@@ -26,6 +27,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/effects/host_effects.hpp"
 #include "a2ad/ext/pause/pause_extension.hpp"
+#include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
@@ -34,7 +36,6 @@
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/agent_card.hpp"
-#include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/transport/grpc/grpc_binding.hpp"
 #include "a2ad/transport/http_server.hpp"
 #include "a2ad/transport/openwop_api.hpp"
@@ -286,8 +287,18 @@ int RunServer(const Config& config) {
     core::LogError(tokens.error().message);
     return 1;
   }
-  // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client.
+  // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client;
+  // peers following-by-push send their pushes to the receiver (peer_push.hpp).
+  auto peer_push = PeerPushReceiver::Open(config.data_dir, card.base_url);
+  if (!peer_push) {
+    core::LogError(peer_push.error().message);
+    return 1;
+  }
   effects::EffectsConfig effects_config;
+  effects_config.push_target = [&pp = peer_push.value()](const std::string& run,
+                                                         const std::string& node, int64_t until) {
+    return std::optional<effects::PushTarget>(pp.Target(run, node, until));
+  };
   for (const auto& p : config.a2a_peers) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
@@ -365,6 +376,11 @@ int RunServer(const Config& config) {
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   router->SetAuthenticator(&authenticator);
+  router->AddSelfAuthenticatingRoute(
+      std::string(kPeerPushPath),
+      [&pp = peer_push.value(), &service, &clock](const transport::HttpRequest& r) {
+        return pp.Receive(service, r, clock.NowMs());
+      });
   // gRPC (A2A 1.0 and 0.3): its own listener over the same operation table; the card lists it.
   std::unique_ptr<transport::GrpcBinding> grpc;
   if (!config.grpc_listen.empty()) {
@@ -399,8 +415,7 @@ int RunServer(const Config& config) {
     const core::Es256PrivateKey& key = **card_key;
     const std::string jku = card.base_url + "/.well-known/jwks.json";
     auto attached = protocol::AttachCardSignature(hybrid_card, v10_card, key, jku);
-    if (attached)
-      attached = protocol::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
+    if (attached) attached = protocol::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
     if (!attached) {
       core::LogError(attached.error().message);
       return 1;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "a2ad/client/sse_reader.hpp"
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -14,6 +15,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
+using protocol::ObjOr;
 using protocol::Str;
 
 namespace {
@@ -21,6 +23,8 @@ namespace {
 std::string_view Method03(std::string_view m10) {
   if (m10 == "SendMessage") return "message/send";
   if (m10 == "GetTask") return "tasks/get";
+  if (m10 == "SendStreamingMessage") return "message/stream";
+  if (m10 == "SubscribeToTask") return "tasks/resubscribe";
   if (m10 == "CancelTask") return "tasks/cancel";
   if (m10 == "ListTasks") return "tasks/list";
   if (m10 == "CreateTaskPushNotificationConfig") return "tasks/pushNotificationConfig/set";
@@ -67,21 +71,39 @@ net::HttpRequest Request(std::string method, std::string url, const CallOptions&
 std::atomic<int64_t> next_id{1};
 
 // SendMessage's params: the message in the peer's version.
-json::object SendParams(const PeerCard& peer, const json::object& message) {
+json::object SendParams(const PeerCard& peer, const json::object& message, bool streaming = false,
+                        json::object push = {}) {
   const protocol::Message m = ToMessage(message);
   json::object p;
   json::object config;
   // Non-blocking: the node follows the task itself (and is logged as soon as it exists).
   if (peer.version == "1.0") {
     p["message"] = protocol::v10::MessageToJson(m);
-    config["returnImmediately"] = true;
+    if (!streaming) config["returnImmediately"] = true;
   } else {
     p["message"] = protocol::v03::MessageToJson(m);
-    config["blocking"] = false;
+    if (!streaming) config["blocking"] = false;
   }
+  if (!push.empty())
+    config[peer.version == "1.0" ? "taskPushNotificationConfig" : "pushNotificationConfig"] =
+        std::move(push);
   p["configuration"] = std::move(config);
   return p;
 }
+
+// The JSON-RPC error object of an answer as an Error (the peer's code and message kept).
+Error PeerRefused(std::string_view method10, const json::object& e) {
+  const json::value* code = e.if_contains("code");
+  std::string message(Str(e, "message"));
+  if (message.size() > 200) message.resize(200);
+  return Error(
+      ErrorCode::kInvalidAgentResponse,
+      "the peer refused " + std::string(method10) + " (JSON-RPC error " +
+          (code ? protocol::SerializeJson(*code) : std::string("?")) + ")",
+      {{"peerCode", code ? protocol::SerializeJson(*code) : ""}, {"peerMessage", message}});
+}
+
+json::object JsonRpcEnvelope(const PeerCard& peer, std::string_view method10, json::object params);
 
 // Built outside the coroutines (GCC 12 mis-compiles braced json initializers inside them).
 json::object IdParams(const std::string& id) {
@@ -112,7 +134,56 @@ std::pair<std::string, std::string> KeyRefOf(const json::object& card) {
           std::string(Str(parsed.value().get_object(), "kid"))};
 }
 
+json::object JsonRpcEnvelope(const PeerCard& peer, std::string_view method10, json::object params) {
+  json::object envelope;
+  envelope["jsonrpc"] = "2.0";
+  envelope["id"] = next_id.fetch_add(1);
+  envelope["method"] = peer.version == "1.0" ? method10 : Method03(method10);
+  envelope["params"] = std::move(params);
+  return envelope;
+}
+
 }  // namespace
+
+json::object NormalizeStreamEvent(const json::value& result) {
+  json::object out;
+  out["kind"] = "unknown";
+  if (!result.is_object()) return out;
+  const json::object& r = result.get_object();
+  // 1.0: a StreamResponse {task | message | statusUpdate | artifactUpdate};
+  // 0.3: the object itself, with kind task | message | status-update | artifact-update.
+  const json::object* body = &r;
+  std::string_view kind = Str(r, "kind");
+  for (const char* k : {"task", "message", "statusUpdate", "artifactUpdate"})
+    if (const json::value* v = r.if_contains(k); v && v->is_object()) {
+      body = &v->get_object();
+      kind = k;
+      break;
+    }
+  if (kind == "task") {
+    out["kind"] = "task";
+    out["task"] = NormalizeTask(*body);
+  } else if (kind == "message") {
+    out["kind"] = "message";
+    out["message"] = NormalizeMessage(*body);
+  } else if (kind == "statusUpdate" || kind == "status-update") {
+    json::object as_task;
+    as_task["id"] = Str(*body, "taskId");
+    as_task["status"] = ObjOr(*body, "status");
+    json::object t = NormalizeTask(as_task);
+    out["kind"] = "status";
+    out["taskId"] = Str(*body, "taskId");
+    out["state"] = Str(t, "state");
+    out["status"] = t["status"];
+    const json::value* fin = body->if_contains("final");
+    out["final"] = (fin && fin->is_bool() && fin->get_bool()) || IsTerminalState(Str(t, "state"));
+  } else if (kind == "artifactUpdate" || kind == "artifact-update") {
+    out["kind"] = "artifact";
+    out["taskId"] = Str(*body, "taskId");
+    out["artifact"] = ObjOr(*body, "artifact");
+  }
+  return out;
+}
 
 asio::awaitable<core::Result<void>> A2aClient::VerifyCard(const std::string& card_url,
                                                           PeerCard& card,
@@ -187,11 +258,7 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
                                                            json::object params,
                                                            const CallOptions& options) const {
   const bool v10 = peer.version == "1.0";
-  json::object envelope;
-  envelope["jsonrpc"] = "2.0";
-  envelope["id"] = next_id.fetch_add(1);
-  envelope["method"] = v10 ? method10 : Method03(method10);
-  envelope["params"] = std::move(params);
+  json::object envelope = JsonRpcEnvelope(peer, method10, std::move(params));
   net::HttpRequest req = Request("POST", peer.url, options);
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json");
@@ -214,17 +281,8 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
         got.attempts);
   }
   const json::object& answer = parsed.value().get_object();
-  if (const json::value* e = answer.if_contains("error"); e && e->is_object()) {
-    const json::value* code = e->get_object().if_contains("code");
-    std::string message(Str(e->get_object(), "message"));
-    if (message.size() > 200) message.resize(200);
-    co_return WithAttempts(
-        Error(ErrorCode::kInvalidAgentResponse,
-              "the peer refused " + std::string(method10) + " (JSON-RPC error " +
-                  (code ? protocol::SerializeJson(*code) : std::string("?")) + ")",
-              {{"peerCode", code ? protocol::SerializeJson(*code) : ""}, {"peerMessage", message}}),
-        got.attempts);
-  }
+  if (const json::value* e = answer.if_contains("error"); e && e->is_object())
+    co_return WithAttempts(PeerRefused(method10, e->get_object()), got.attempts);
   if (!answer.contains("result"))
     co_return WithAttempts(
         Error(ErrorCode::kInvalidAgentResponse,
@@ -235,8 +293,10 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
 
 asio::awaitable<core::Result<SendResult>> A2aClient::Send(const PeerCard& peer,
                                                           const json::object& message,
-                                                          const CallOptions& options) const {
-  auto r = co_await Call(peer, "SendMessage", SendParams(peer, message), options);
+                                                          const CallOptions& options,
+                                                          json::object push) const {
+  auto r = co_await Call(peer, "SendMessage", SendParams(peer, message, false, std::move(push)),
+                         options);
   if (!r) co_return std::move(r).error();
   const json::value& v = r.value();
   if (!v.is_object())
@@ -285,6 +345,82 @@ asio::awaitable<core::Result<json::object>> A2aClient::CancelTask(
   if (!r.value().is_object())
     co_return Error(ErrorCode::kInvalidAgentResponse, "the peer's CancelTask result is not a task");
   co_return NormalizeTask(r.value().get_object());
+}
+
+asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Stream(
+    const PeerCard& peer, std::string_view method10, json::object params,
+    const CallOptions& options, std::chrono::milliseconds window, StreamHandler on_event,
+    std::string last_event_id) const {
+  net::HttpRequest req = Request("POST", peer.url, options);
+  req.total_timeout = window;
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("Accept", "text/event-stream");
+  if (peer.version == "1.0") req.headers.emplace_back("A2A-Version", "1.0");
+  if (!last_event_id.empty()) req.headers.emplace_back("Last-Event-ID", last_event_id);
+  req.body = protocol::SerializeJson(JsonRpcEnvelope(peer, method10, std::move(params)));
+  SseReader reader;
+  std::vector<SseEvent> events;
+  std::optional<Error> failed;
+  const std::string method(method10);
+  auto on_data = [&](std::string_view bytes) {
+    events.clear();
+    if (!reader.Feed(bytes, events)) {
+      failed = Error(ErrorCode::kInvalidAgentResponse,
+                     "the peer's " + method + " stream sent an event over 4 MiB");
+      return false;
+    }
+    for (const SseEvent& e : events) {
+      auto parsed = protocol::ParseJson(e.data);
+      if (!parsed || !parsed.value().is_object()) {
+        failed = Error(ErrorCode::kInvalidAgentResponse,
+                       "the peer's " + method + " stream sent an event that is not JSON-RPC");
+        return false;
+      }
+      const json::object& answer = parsed.value().get_object();
+      if (const json::value* err = answer.if_contains("error"); err && err->is_object()) {
+        failed = PeerRefused(method, err->get_object());
+        return false;
+      }
+      json::object ev =
+          NormalizeStreamEvent(answer.contains("result") ? answer.at("result") : json::value());
+      if (!e.id.empty()) ev["eventId"] = e.id;
+      if (!on_event(ev)) return false;
+    }
+    return true;
+  };
+  auto r = co_await http_.Stream(std::move(req), on_data);
+  if (failed) co_return std::move(*failed);
+  if (!r) co_return std::move(r).error();
+  const net::HttpResponse& head = r.value().head;
+  const bool is_sse = head.Header("Content-Type").starts_with("text/event-stream");
+  if (head.status >= 200 && head.status <= 299 && is_sse) co_return r;
+  // Not a stream: a JSON-RPC error (an agent that cannot stream says so), or a failure.
+  auto parsed = protocol::ParseJson(head.body);
+  if (parsed && parsed.value().is_object())
+    if (const json::value* err = parsed.value().get_object().if_contains("error");
+        err && err->is_object())
+      co_return PeerRefused(method, err->get_object());
+  if (head.status < 200 || head.status > 299)
+    co_return Error(
+        RetryableStatus(head.status) ? ErrorCode::kUnavailable : ErrorCode::kInvalidAgentResponse,
+        "the peer answered " + method + " with HTTP " + std::to_string(head.status),
+        {{"status", std::to_string(head.status)}});
+  co_return Error(ErrorCode::kInvalidAgentResponse,
+                  "the peer answered " + method + " without an event stream");
+}
+
+asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Subscribe(
+    const PeerCard& peer, const std::string& task_id, const CallOptions& options,
+    std::chrono::milliseconds window, StreamHandler on_event, std::string last_event_id) const {
+  co_return co_await Stream(peer, "SubscribeToTask", IdParams(task_id), options, window,
+                            std::move(on_event), std::move(last_event_id));
+}
+
+asio::awaitable<core::Result<net::StreamEnd>> A2aClient::SendStreaming(
+    const PeerCard& peer, const json::object& message, const CallOptions& options,
+    std::chrono::milliseconds window, StreamHandler on_event) const {
+  co_return co_await Stream(peer, "SendStreamingMessage", SendParams(peer, message, true), options,
+                            window, std::move(on_event));
 }
 
 }  // namespace a2ad::client

@@ -16,6 +16,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "a2ad/client/peer_card.hpp"
@@ -42,6 +43,15 @@ struct SendResult {
   boost::json::object message;
 };
 
+/// One event of a peer's stream (either version's shape), normalized:
+///   {kind: "task", task} | {kind: "message", message} |
+///   {kind: "status", taskId, state, status, final} | {kind: "artifact", taskId, artifact}
+/// and eventId when the peer numbered its events (the SSE id). {kind: "unknown"} otherwise.
+boost::json::object NormalizeStreamEvent(const boost::json::value& result);
+
+/// A streaming call's event handler: false stops reading.
+using StreamHandler = std::function<bool(const boost::json::object& event)>;
+
 class A2aClient {
  public:
   /// `http` must outlive the client.
@@ -57,13 +67,37 @@ class A2aClient {
 
   /// `message` in the neutral shape of peer_card.hpp ({messageId, role, parts: [{text} |
   /// {data}], taskId?, contextId?, metadata?}), written in the card's version.
+  /// `push` (when not empty: {url, token}) asks the peer to push the task's changes there
+  /// (1.0 configuration.taskPushNotificationConfig, 0.3 configuration.pushNotificationConfig).
   boost::asio::awaitable<core::Result<SendResult>> Send(const PeerCard& peer,
                                                         const boost::json::object& message,
-                                                        const CallOptions& options) const;
+                                                        const CallOptions& options,
+                                                        boost::json::object push = {}) const;
   boost::asio::awaitable<core::Result<boost::json::object>> GetTask(
       const PeerCard& peer, const std::string& task_id, const CallOptions& options) const;
   boost::asio::awaitable<core::Result<boost::json::object>> CancelTask(
       const PeerCard& peer, const std::string& task_id, const CallOptions& options) const;
+
+  /// A streaming call (SendStreamingMessage, SubscribeToTask; in 0.3 message/stream,
+  /// tasks/resubscribe): each event normalized (NormalizeStreamEvent) to `on_event` until
+  /// the stream ends, `on_event` answers false, or `window` passes (net::StreamEnd says
+  /// which). `last_event_id` (when not empty) is sent as Last-Event-ID: a peer that keeps
+  /// its stream (a2ad) resumes after it. Not retried: the caller re-attaches. Errors as for
+  /// Call (a JSON-RPC error answered instead of a stream, or as an event); an event that is
+  /// not JSON-RPC, or one over 4 MiB, kInvalidAgentResponse.
+  boost::asio::awaitable<core::Result<net::StreamEnd>> Stream(
+      const PeerCard& peer, std::string_view method10, boost::json::object params,
+      const CallOptions& options, std::chrono::milliseconds window, StreamHandler on_event,
+      std::string last_event_id = {}) const;
+  /// SubscribeToTask (0.3 tasks/resubscribe) of `task_id`.
+  boost::asio::awaitable<core::Result<net::StreamEnd>> Subscribe(
+      const PeerCard& peer, const std::string& task_id, const CallOptions& options,
+      std::chrono::milliseconds window, StreamHandler on_event,
+      std::string last_event_id = {}) const;
+  /// SendStreamingMessage (0.3 message/stream) of `message` (the neutral shape of Send).
+  boost::asio::awaitable<core::Result<net::StreamEnd>> SendStreaming(
+      const PeerCard& peer, const boost::json::object& message, const CallOptions& options,
+      std::chrono::milliseconds window, StreamHandler on_event) const;
 
   /// One JSON-RPC call: `method10` is the 1.0 name; the 0.3 name is derived. The result.
   boost::asio::awaitable<core::Result<boost::json::value>> Call(const PeerCard& peer,

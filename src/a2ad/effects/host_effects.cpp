@@ -232,7 +232,18 @@ json::object TaskResult(const json::object& task, bool awaiting_peer = false) {
   return r;
 }
 
+json::object PushConfigOf(const PushTarget& t) {
+  json::object p;
+  p["url"] = t.url;
+  p["token"] = t.token;
+  return p;
+}
+
 }  // namespace
+
+std::string PeerPushNudgeKey(std::string_view node_id) {
+  return "a2a.invoke:" + std::string(node_id);
+}
 
 void AddEnvironment(EffectsConfig& config, char** env) {
   for (; env && *env; ++env) {
@@ -264,7 +275,7 @@ asio::awaitable<json::object> HostEffects::Run(tasks::ExecutionContext& ctx,
                                                const json::object& spec) {
   std::string_view kind = Str(spec, "kind");
   if (kind == "http") co_return co_await Http(ctx, node_id, spec);
-  if (kind.starts_with("a2a.")) co_return co_await A2a(ctx, spec);
+  if (kind.starts_with("a2a.")) co_return co_await A2a(ctx, node_id, spec);
   co_return ErrorResult("capability_required",
                         "this host cannot carry out effect '" + std::string(kind) + "'");
 }
@@ -324,6 +335,7 @@ asio::awaitable<core::Result<client::PeerCard>> HostEffects::CardOf(const Peer& 
 }
 
 asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
+                                               const std::string& node_id,
                                                const json::object& spec) {
   const std::string_view kind = Str(spec, "kind");
   auto peer = ResolvePeer(spec);
@@ -346,7 +358,16 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   const std::string task_id(Str(spec, "taskId"));
 
   if (kind == "a2a.send" || kind == "a2a.reply") {
-    auto sent = co_await a2a_.Send(pc, ObjOr(spec, "message"), o);
+    json::object push;
+    if (kind == "a2a.send" && Str(spec, "mode") == "push") {
+      std::optional<PushTarget> target;
+      if (config_.push_target) target = config_.push_target(ctx.task_id(), node_id, deadline);
+      if (!target)
+        co_return ErrorResult("capability_required",
+                              "mode push: this host has no receiver for a peer's pushes");
+      push = PushConfigOf(*target);
+    }
+    auto sent = co_await a2a_.Send(pc, ObjOr(spec, "message"), o, std::move(push));
     if (ctx.cancel_requested()) co_return Interrupted();
     if (!sent)
       co_return CallFailure(sent.error(), "the message to peer '" + peer.value().name + "'");
@@ -361,52 +382,125 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
     if (kind == "a2a.reply") r["replies"] = IntOr(spec, "replies", 0);
     co_return r;
   }
-  if (kind == "a2a.wait") {
-    const std::string known(Str(spec, "state"));
-    const std::string known_stamp(Str(spec, "statusStamp"));  // "" : any status of `known`
-    bool unknown_logged = false;
-    const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
-    bool first = true, outage_logged = false;
-    std::chrono::milliseconds backoff = poll;
-    for (;;) {
-      if (deadline > 0 && NowMs() >= deadline) {
-        (void)co_await a2a_.CancelTask(pc, task_id, o);
-        co_return ErrorResult(
-            "external_call_failed",
-            "the peer's task " + task_id + " did not finish before the node's timeoutMs");
-      }
-      // Ask at once (the state the node knows may be old already), then every pollMs.
-      if (!first && !co_await SleepFor(ctx, poll)) co_return Interrupted();
-      first = false;
-      auto task = co_await a2a_.GetTask(pc, task_id, o);
-      if (ctx.cancel_requested()) co_return Interrupted();
-      if (!task && client::RetryableError(task.error())) {
-        // The peer's task exists; the peer is down or busy (a restart, backpressure): not a
-        // failure of the run. Keep asking, a little less often each time, until the deadline.
-        if (!outage_logged)
-          core::LogWarn("A2A peer '" + peer.value().name + "' unreachable while following task " +
-                        task_id + " (" + task.error().message +
-                        "); retrying until the node's deadline");
-        outage_logged = true;
-        if (!co_await SleepFor(ctx, std::min(backoff *= 2, std::chrono::milliseconds(30000))))
+  if (kind == "a2a.wait") co_return co_await Wait(ctx, node_id, spec, peer.value(), pc, o);
+  co_return ErrorResult("capability_required", "unknown A2A effect '" + std::string(kind) + "'");
+}
+
+asio::awaitable<HostEffects::Heard> HostEffects::Listen(const client::PeerCard& pc,
+                                                        const std::string& task_id,
+                                                        const json::object& spec,
+                                                        const client::CallOptions& o,
+                                                        std::string& why) {
+  const std::string known(Str(spec, "state"));
+  const std::string known_stamp(Str(spec, "statusStamp"));
+  auto window = config_.stream_window;
+  if (const int64_t deadline = IntOr(spec, "deadlineMs", 0); deadline > 0)
+    window = std::clamp(std::chrono::milliseconds(deadline - NowMs()), std::chrono::milliseconds(1),
+                        window);
+  bool changed = false;
+  auto on_event = [&](const json::object& ev) {
+    const std::string_view kind = Str(ev, "kind");
+    json::object task;
+    if (kind == "task") {
+      task = ObjOr(ev, "task");
+    } else if (kind == "status") {
+      task["state"] = Str(ev, "state");
+      task["status"] = ObjOr(ev, "status");
+    } else {
+      return true;  // artifacts and messages arrive with the task the node reads next
+    }
+    changed =
+        Str(task, "state") != known || (!known_stamp.empty() && StatusStamp(task) != known_stamp);
+    return !changed;
+  };
+  auto r = co_await a2a_.Subscribe(pc, task_id, o, window, on_event);
+  if (changed) co_return Heard::kChange;
+  if (r) co_return Heard::kQuiet;
+  why = r.error().message;
+  co_return client::RetryableError(r.error()) ? Heard::kDown : Heard::kRefused;
+}
+
+asio::awaitable<json::object> HostEffects::Wait(tasks::ExecutionContext& ctx,
+                                                const std::string& node_id,
+                                                const json::object& spec, const Peer& peer,
+                                                const client::PeerCard& pc,
+                                                const client::CallOptions& o) {
+  const std::string task_id(Str(spec, "taskId"));
+  const std::string known(Str(spec, "state"));
+  const std::string known_stamp(Str(spec, "statusStamp"));  // "" : any status of `known`
+  const int64_t deadline = IntOr(spec, "deadlineMs", 0);
+  std::string mode(Str(spec, "mode"));
+  const auto poll = std::chrono::milliseconds(IntOr(spec, "pollMs", 500));
+  bool first = true, outage_logged = false, unknown_logged = false;
+  std::chrono::milliseconds backoff = poll;
+  // What made the node look the time it saw the change (logged: how a node learns, for
+  // operators): "first-look", "poll", "stream", "stream-window", "push".
+  std::string via = "first-look";
+  for (;;) {
+    if (deadline > 0 && NowMs() >= deadline) {
+      (void)co_await a2a_.CancelTask(pc, task_id, o);
+      co_return ErrorResult(
+          "external_call_failed",
+          "the peer's task " + task_id + " did not finish before the node's timeoutMs");
+    }
+    // Look at once (the state the node knows may be old already), then when there is a
+    // reason to: pollMs passed, the peer's stream showed a change, or its push arrived.
+    if (!first) {
+      if (mode == "stream") {
+        std::string why;
+        const Heard heard = co_await Listen(pc, task_id, spec, o, why);
+        if (ctx.cancel_requested()) co_return Interrupted();
+        via = heard == Heard::kChange  ? "stream"
+              : heard == Heard::kQuiet ? "stream-window"
+                                       : "poll";
+        if (heard == Heard::kRefused) {
+          core::LogWarn("A2A peer '" + peer.name + "' cannot stream task " + task_id + " (" + why +
+                        "); following it by polling");
+          mode = "poll";
+        } else if (heard == Heard::kDown && !co_await SleepFor(ctx, poll)) {
           co_return Interrupted();
-        continue;
+        }
+      } else if (mode == "push") {
+        int64_t until = NowMs() + poll.count();
+        if (deadline > 0) until = std::min(until, deadline);
+        if (!co_await ctx.SleepUntilNudged(until, PeerPushNudgeKey(node_id)))
+          co_return Interrupted();
+        via = NowMs() < until ? "push" : "poll";
+      } else {
+        if (!co_await SleepFor(ctx, poll)) co_return Interrupted();
+        via = "poll";
       }
-      if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
-      backoff = poll;
-      const std::string_view state = Str(task.value(), "state");
-      if (state == "unknown" && known != "unknown") {
-        if (!unknown_logged)
-          core::LogWarn("A2A peer '" + peer.value().name + "': task " + task_id +
-                        " reports no defined state; treated as pending");
-        unknown_logged = true;
-        continue;
-      }
-      if (state != known || (!known_stamp.empty() && StatusStamp(task.value()) != known_stamp))
-        co_return TaskResult(task.value());
+    }
+    first = false;
+    auto task = co_await a2a_.GetTask(pc, task_id, o);
+    if (ctx.cancel_requested()) co_return Interrupted();
+    if (!task && client::RetryableError(task.error())) {
+      // The peer's task exists; the peer is down or busy (a restart, backpressure): not a
+      // failure of the run. Keep asking, a little less often each time, until the deadline.
+      if (!outage_logged)
+        core::LogWarn("A2A peer '" + peer.name + "' unreachable while following task " + task_id +
+                      " (" + task.error().message + "); retrying until the node's deadline");
+      outage_logged = true;
+      if (!co_await SleepFor(ctx, std::min(backoff *= 2, std::chrono::milliseconds(30000))))
+        co_return Interrupted();
+      continue;
+    }
+    if (!task) co_return CallFailure(task.error(), "following the peer's task " + task_id);
+    backoff = poll;
+    const std::string_view state = Str(task.value(), "state");
+    if (state == "unknown" && known != "unknown") {
+      if (!unknown_logged)
+        core::LogWarn("A2A peer '" + peer.name + "': task " + task_id +
+                      " reports no defined state; treated as pending");
+      unknown_logged = true;
+      continue;
+    }
+    if (state != known || (!known_stamp.empty() && StatusStamp(task.value()) != known_stamp)) {
+      json::object r = TaskResult(task.value());
+      r["heardVia"] = via;
+      co_return r;
     }
   }
-  co_return ErrorResult("capability_required", "unknown A2A effect '" + std::string(kind) + "'");
 }
 
 asio::awaitable<void> HostEffects::Cancel(const protocol::CallContext&, const json::object& spec) {

@@ -11,12 +11,22 @@
 // Neither ever reaches the log: the logged request names the secret, and the result holds
 // what the peer or API answered.
 //
+// How a node follows a peer's task (spec `mode`): poll (GetTask every pollMs), stream
+// (SubscribeToTask, re-opened every stream_window; any status event makes the node look;
+// a peer that cannot stream is polled, with a warning), push (a push config sent with the
+// message; the node sleeps until the receiver nudges it or pollMs passes). In every mode
+// what the node logs is what GetTask answers: events and pushes only say when to look, so
+// nothing a stream or a push says is trusted or can be lost.
+//
 // Cards are fetched on first use and kept for the life of the process (keyed by URL); an
 // unsigned card is accepted with a warning in the log (once per card).
 //
 // Thread safety: Run and Cancel may be called concurrently from any thread.
+#include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -31,10 +41,29 @@ struct PeerConfig {
   net::HeaderList headers;  // credentials
 };
 
+/// Where a peer pushes the changes of a task a node follows in push mode: a2ad's receiver
+/// URL and the token it will check (X-A2A-Notification-Token).
+struct PushTarget {
+  std::string url;
+  std::string token;
+};
+/// Mints the target for (run, node), valid until `expires_ms`; nullopt when this host has no
+/// receiver (a node in push mode then fails with capability_required).
+using PushTargetFn = std::function<std::optional<PushTarget>(
+    const std::string& run_id, const std::string& node_id, int64_t expires_ms)>;
+
+/// The key under which a node following a peer's task sleeps (ExecutionContext::
+/// SleepUntilNudged): the receiver of the peer's pushes nudges it.
+std::string PeerPushNudgeKey(std::string_view node_id);
+
 struct EffectsConfig {
   std::map<std::string, PeerConfig> peers;     // by name
   std::map<std::string, std::string> secrets;  // core.http secretHeaders, by name
   std::string caller_agent_id = "a2ad";        // metadata.openwop.callerAgentId
+  PushTargetFn push_target;                    // unset: no push mode
+  /// Stream mode: how long one subscription to a peer's task stays open before the node
+  /// looks at the task and subscribes again (a cancel or pause of the run is noticed then).
+  std::chrono::milliseconds stream_window{15000};
 };
 
 /// EffectsConfig::peers credentials and secrets from `environ`-style "NAME=VALUE" entries
@@ -65,7 +94,17 @@ class HostEffects final : public workflow::EffectRunner {
                                                    const std::string& node_id,
                                                    const boost::json::object& spec);
   boost::asio::awaitable<boost::json::object> A2a(tasks::ExecutionContext& ctx,
+                                                  const std::string& node_id,
                                                   const boost::json::object& spec);
+  boost::asio::awaitable<boost::json::object> Wait(tasks::ExecutionContext& ctx,
+                                                   const std::string& node_id,
+                                                   const boost::json::object& spec,
+                                                   const Peer& peer, const client::PeerCard& card,
+                                                   const client::CallOptions& o);
+  enum class Heard { kChange, kQuiet, kRefused, kDown };
+  boost::asio::awaitable<Heard> Listen(const client::PeerCard& card, const std::string& task_id,
+                                       const boost::json::object& spec,
+                                       const client::CallOptions& o, std::string& why);
 
   const net::HttpClient& http_;
   client::A2aClient a2a_;

@@ -125,6 +125,56 @@ asio::awaitable<Result<HttpResponse>> WriteRead(Stream& stream, beast::tcp_strea
   co_return out;
 }
 
+// Write the request, read the head, then the body piece by piece as it arrives (Stream).
+template <class Stream>
+asio::awaitable<Result<StreamEnd>> WriteReadStream(
+    Stream& stream, beast::tcp_stream& tcp, http::request<http::string_body>& req, size_t limit,
+    Clock::time_point deadline, const std::function<bool(std::string_view)>& on_data) {
+  auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
+  tcp.expires_after(remaining());
+  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
+    co_return StepFailed("write", ec, EgressFailure::kIo);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.header_limit(16 * 1024);
+  tcp.expires_after(remaining());
+  if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kTuple); ec)
+    co_return StepFailed("read response head", ec, EgressFailure::kIo);
+  StreamEnd out;
+  out.head.status = static_cast<int>(parser.get().result_int());
+  for (const auto& field : parser.get())
+    out.head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  if (out.head.status < 200 || out.head.status > 299) {  // an error answer: read it whole
+    parser.body_limit(limit);
+    tcp.expires_after(remaining());
+    if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple); ec)
+      co_return StepFailed("read response", ec, EgressFailure::kIo);
+    out.head.body = std::move(parser.get().body());
+    co_return out;
+  }
+  parser.body_limit(boost::none);  // a stream has no length; each piece is handed on at once
+  while (!parser.is_done()) {
+    tcp.expires_after(remaining());
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, kTuple);
+    std::string& body = parser.get().body();
+    if (!body.empty()) {
+      const bool more = on_data(body);
+      body.clear();
+      if (!more) {
+        out.how = StreamEnd::How::kStopped;
+        co_return out;
+      }
+    }
+    if (ec == beast::error::timeout) {
+      out.how = StreamEnd::How::kWindowClosed;
+      co_return out;
+    }
+    if (ec == http::error::end_of_stream || ec == asio::error::eof) break;
+    if (ec) co_return StepFailed("read stream", ec, EgressFailure::kIo);
+  }
+  co_return out;
+}
+
 bool IsFollowable(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -240,22 +290,17 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Fetch(HttpRequest request) con
   }
 }
 
-asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
-                                                           const HttpRequest& request,
-                                                           Deadline deadline) const {
-  auto executor = co_await asio::this_coro::executor;
-  auto built = BuildRequest(target, request, options_.user_agent);
-  if (!built) co_return std::move(built).error();
-  auto req = std::move(built).value();
-  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
-  const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
+namespace {
 
+// Connects to `target` (TLS for https: SNI, and the name or address verified), then runs
+// `talk(stream, tcp)` on the connection and closes it. `R` is a Result of what talk answers.
+template <class R, class Talk>
+asio::awaitable<R> OverConnection(ssl::context& tls, const VettedTarget& target,
+                                  Clock::time_point deadline,
+                                  std::chrono::milliseconds connect_timeout, Talk talk) {
+  auto executor = co_await asio::this_coro::executor;
   if (target.url.scheme == "https") {
-    std::call_once(tls_->system_roots, [this] {
-      boost::system::error_code ignored;  // no system store: only the CA file is trusted
-      tls_->ctx.set_default_verify_paths(ignored);
-    });
-    beast::ssl_stream<beast::tcp_stream> stream(executor, tls_->ctx);
+    beast::ssl_stream<beast::tcp_stream> stream(executor, tls);
     auto& tcp = beast::get_lowest_layer(stream);
     if (auto failed = co_await ConnectPinned(tcp, target, deadline, connect_timeout))
       co_return std::move(*failed);
@@ -267,21 +312,68 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& t
     tcp.expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
     if (auto [ec] = co_await stream.async_handshake(ssl::stream_base::client, kTuple); ec)
       co_return StepFailed("TLS handshake", ec, EgressFailure::kTls);
-    auto answer = co_await WriteRead(stream, tcp, req, limit, deadline);
+    R answer = co_await talk(stream, tcp);
     if (answer) {
       tcp.expires_after(std::chrono::milliseconds(500));
       (void)co_await stream.async_shutdown(kTuple);
     }
     co_return answer;
   }
-
   beast::tcp_stream stream(executor);
   if (auto failed = co_await ConnectPinned(stream, target, deadline, connect_timeout))
     co_return std::move(*failed);
-  auto answer = co_await WriteRead(stream, stream, req, limit, deadline);
+  R answer = co_await talk(stream, stream);
   boost::system::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   co_return answer;
+}
+
+}  // namespace
+
+ssl::context& HttpClient::TlsContext() const {
+  std::call_once(tls_->system_roots, [this] {
+    boost::system::error_code ignored;  // no system store: only the CA file is trusted
+    tls_->ctx.set_default_verify_paths(ignored);
+  });
+  return tls_->ctx;
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
+                                                           const HttpRequest& request,
+                                                           Deadline deadline) const {
+  auto built = BuildRequest(target, request, options_.user_agent);
+  if (!built) co_return std::move(built).error();
+  auto req = std::move(built).value();
+  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
+  const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
+  co_return co_await OverConnection<Result<HttpResponse>>(
+      target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline, connect_timeout,
+      [&](auto& stream, beast::tcp_stream& tcp) {
+        return WriteRead(stream, tcp, req, limit, deadline);
+      });
+}
+
+asio::awaitable<Result<StreamEnd>> HttpClient::Stream(
+    HttpRequest request, std::function<bool(std::string_view)> on_data) const {
+  const auto deadline = Clock::now() + request.total_timeout.value_or(options_.total_timeout);
+  auto vetted = co_await guard_.Vet(request.url);
+  if (!vetted) co_return std::move(vetted).error();
+  co_return co_await StreamExchange(vetted.value(), request, deadline, on_data);
+}
+
+asio::awaitable<Result<StreamEnd>> HttpClient::StreamExchange(
+    const VettedTarget& target, const HttpRequest& request, Deadline deadline,
+    const std::function<bool(std::string_view)>& on_data) const {
+  auto built = BuildRequest(target, request, options_.user_agent);
+  if (!built) co_return std::move(built).error();
+  auto req = std::move(built).value();
+  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
+  const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
+  co_return co_await OverConnection<Result<StreamEnd>>(
+      target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline, connect_timeout,
+      [&](auto& stream, beast::tcp_stream& tcp) {
+        return WriteReadStream(stream, tcp, req, limit, deadline, on_data);
+      });
 }
 
 }  // namespace a2ad::net

@@ -24,13 +24,15 @@
 //   against the current URL and vetted again (a forbidden address is refused); https -> http
 //   is refused; Authorization, Proxy-Authorization and Cookie are dropped when the origin
 //   (scheme, host, port) changes.
-// - One request per connection (Connection: close): no pool. Errors carry EgressFailure
+// - One request per connection (Connection: close): no pool; Stream keeps its connection
+//   for the length of its window. Errors carry EgressFailure
 //   (egress_error.hpp); the client never throws for network failures.
 //
 // Thread safety: every member may be called from any thread at once; coroutines run on the
 // caller's executor.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +42,10 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/net/url_guard.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
 
 namespace a2ad::net {
 
@@ -74,6 +80,12 @@ struct HttpResponse {
   std::string_view Header(std::string_view name) const;
 };
 
+/// How HttpClient::Stream ended after the head arrived.
+struct StreamEnd {
+  HttpResponse head;  // status and headers; the body only when the status is not 2xx
+  enum class How { kEnded, kStopped, kWindowClosed } how = How::kEnded;
+};
+
 class HttpClient {
  public:
   /// Uses guard.policy() (ca_file, redirects). kInvalidParams when the CA file cannot be
@@ -92,16 +104,30 @@ class HttpClient {
   boost::asio::awaitable<core::Result<HttpResponse>> Send(const VettedTarget& target,
                                                           HttpRequest request) const;
 
+  /// A response read as it arrives (server-sent events): vets request.url (redirects are
+  /// never followed), sends, reads the head, then hands each piece of a 2xx body to
+  /// `on_data` as it comes until the body ends (kEnded), `on_data` returns false (kStopped),
+  /// or request.total_timeout passes (kWindowClosed: the caller opens it again if it wants
+  /// more). A body that is not 2xx is read whole (up to max_response_bytes) into head.body.
+  /// The window counts from the connect: a head that does not arrive within it is an
+  /// error (kTimeout), as is a connection lost mid-body (kIo).
+  boost::asio::awaitable<core::Result<StreamEnd>> Stream(
+      HttpRequest request, std::function<bool(std::string_view)> on_data) const;
+
   const UrlGuard& guard() const { return guard_; }
   const HttpClientOptions& options() const { return options_; }
 
  private:
   struct Tls;
+  boost::asio::ssl::context& TlsContext() const;  // with the system roots loaded
   using Deadline = std::chrono::steady_clock::time_point;
   HttpClient(const UrlGuard& guard, HttpClientOptions options);
   boost::asio::awaitable<core::Result<HttpResponse>> Exchange(const VettedTarget& target,
                                                               const HttpRequest& request,
                                                               Deadline deadline) const;
+  boost::asio::awaitable<core::Result<StreamEnd>> StreamExchange(
+      const VettedTarget& target, const HttpRequest& request, Deadline deadline,
+      const std::function<bool(std::string_view)>& on_data) const;
 
   const UrlGuard& guard_;
   HttpClientOptions options_;

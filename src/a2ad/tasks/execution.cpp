@@ -6,6 +6,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <optional>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/tasks/pause.hpp"
@@ -60,11 +61,18 @@ class TaskService::Context final : public ExecutionContext {
     co_return r;
   }
   asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
+    return Sleep(epoch_ms, std::nullopt);
+  }
+  asio::awaitable<bool> SleepUntilNudged(int64_t epoch_ms, std::string key) override {
+    return Sleep(epoch_ms, std::move(key));
+  }
+  asio::awaitable<bool> Sleep(int64_t epoch_ms, std::optional<std::string> key) {
     auto signal = std::make_shared<Signal>();
     {
       std::lock_guard lock(slot_->sleep_mu);
       if (cancel_requested()) co_return false;
       slot_->sleepers.push_back(signal);
+      if (key) slot_->nudgeable.emplace_back(std::move(*key), signal);
     }
     const int64_t left = epoch_ms - svc_.clock_.NowMs();
     asio::steady_timer timer(co_await asio::this_coro::executor,
@@ -77,6 +85,7 @@ class TaskService::Context final : public ExecutionContext {
     {
       std::lock_guard lock(slot_->sleep_mu);
       std::erase(slot_->sleepers, signal);
+      std::erase_if(slot_->nudgeable, [&](const auto& n) { return n.second == signal; });
     }
     co_return !cancel_requested();
   }

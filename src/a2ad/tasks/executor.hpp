@@ -47,6 +47,9 @@ class ExecutionContext {
   /// Sleeps until the wall-clock time `epoch_ms` (a durable timer's deadline, which the
   /// executor logged before sleeping). Returns false early when a cancel is requested.
   virtual boost::asio::awaitable<bool> SleepUntil(int64_t epoch_ms) = 0;
+  /// SleepUntil that TaskService::Nudge(task_id, `key`) also ends early (true): a peer's
+  /// push telling a node that waits on it to look again. Only sleeps under that key wake.
+  virtual boost::asio::awaitable<bool> SleepUntilNudged(int64_t epoch_ms, std::string key) = 0;
   /// Appends `step` to the task's log and updates its snapshot in one transaction; completes
   /// once durable. Returns the new snapshot. Errors: kUnsupportedOperation when the step's
   /// state change is not allowed (e.g. the task was canceled meanwhile: stop executing),

@@ -232,6 +232,11 @@ class TaskService {
                                                                    std::string run_id,
                                                                    ResolveRequest req);
 
+  /// Ends the sleeps of `task_id`'s execution made with SleepUntilNudged(.., key) (a peer's
+  /// push for the node that follows it: it looks at the peer's task again). Nothing when
+  /// the run is not executing here or sleeps under no such key. Thread-safe.
+  void Nudge(const std::string& task_id, const std::string& key);
+
   /// Cancels a run (and, depth first, its unfinished child runs with reason
   /// "parent-cancelled"). Same results as CancelTask.
   boost::asio::awaitable<core::Result<protocol::Task>> CancelRun(const CallContext& ctx,

@@ -101,6 +101,14 @@ std::shared_ptr<TaskService::Slot> TaskService::Find(const std::string& task_id)
   return it == slots_.end() ? nullptr : it->second.lock();
 }
 
+void TaskService::Nudge(const std::string& task_id, const std::string& key) {
+  auto slot = Find(task_id);
+  if (!slot) return;
+  std::lock_guard lock(slot->sleep_mu);
+  for (auto& [k, signal] : slot->nudgeable)
+    if (k == key) signal->Fire();
+}
+
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
     const std::string& id) {
   co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });

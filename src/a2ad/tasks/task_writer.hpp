@@ -94,17 +94,22 @@ struct TaskService::Slot {
   // Durable-timer sleeps of the execution, woken early by a cancel or a Supersede.
   std::mutex sleep_mu;
   std::vector<std::shared_ptr<Signal>> sleepers;
+  // The sleeps a nudge (TaskService::Nudge) may end, by key; each is in `sleepers` too.
+  std::vector<std::pair<std::string, std::shared_ptr<Signal>>> nudgeable;
   uint64_t Supersede() {
     std::lock_guard lock(sleep_mu);
     const uint64_t next = ++epoch;
-    for (auto& s : sleepers) s->Fire();
-    sleepers.clear();
+    WakeAllLocked();
     return next;
   }
   void WakeSleepers() {
     std::lock_guard lock(sleep_mu);
+    WakeAllLocked();
+  }
+  void WakeAllLocked() {
     for (auto& s : sleepers) s->Fire();
     sleepers.clear();
+    nudgeable.clear();
   }
   std::vector<storage::PushConfigRecord> pending_push_configs;  // guarded by mu; push
 };

@@ -153,6 +153,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return Card(request);
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  for (const auto& [route, receive] : self_authenticating_)
+    if (path == route) co_return receive(request);
   // Every route below but discovery and the JWKS needs a credential once keys exist.
   const bool exempt =
       path == "/.well-known/openwop" || path == "/v1/openapi.json" ||

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,8 +72,17 @@ class Router {
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
   /// serving.
   void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);
+  /// Serves `path` with `receive`, before and without authentication: the route checks its
+  /// own credential (a peer's pushes to a2ad carry the token a2ad gave the peer,
+  /// app/peer_push.hpp). Call before serving.
+  void AddSelfAuthenticatingRoute(std::string path,
+                                  std::function<HttpResponse(const HttpRequest&)> receive) {
+    self_authenticating_.emplace_back(std::move(path), std::move(receive));
+  }
 
  private:
+  std::vector<std::pair<std::string, std::function<HttpResponse(const HttpRequest&)>>>
+      self_authenticating_;
   struct CardBody {
     std::string body;
     std::string etag;

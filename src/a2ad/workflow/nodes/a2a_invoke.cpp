@@ -14,7 +14,8 @@
 //
 // In flight, by the peer task's last logged state (the reverse projection):
 //   (none yet)                  a2a.send
-//   submitted, unknown, working a2a.wait: poll until the state changes or the deadline
+//   submitted, unknown, working a2a.wait: follow (poll, stream, push) until the state
+//                               changes or the deadline
 //   input-required              a clarification interrupt in this run carrying the peer's
 //   auth-required               message (auth: data.subkind "auth"); its answer is sent on to
 //                               the peer's task (a2a.reply), and the peer's answer logged
@@ -36,7 +37,8 @@
 //          pollMs? (10..60000, default 500), retry? {maxAttempts 1..10 (3), backoffMs
 //          0..60000 (500)}, requireSignedCard? (bool: refuse a peer whose card signature is
 //          not verified; a signed card that fails verification is always refused), mode?
-//          ("poll")}
+//          ("poll" | "stream" | "push": how the runner follows the peer's task, HostEffects;
+//          in push mode pollMs defaults to 30 s: how long to wait for a push before looking)}
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -57,11 +59,13 @@ namespace {
 
 constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
 constexpr int64_t kMaxTimeoutMs = 7LL * 24 * 3600 * 1000;
+constexpr int64_t kPushLookMs = 30000;  // push mode: look anyway when no push came this long
 
 // The peer fields every spec carries (the runner resolves the peer from them).
 json::object PeerFields(const json::object& request) {
   json::object p;
-  for (const char* k : {"peer", "agentCardUrl", "retry", "deadlineMs", "requireSignedCard"})
+  for (const char* k :
+       {"peer", "agentCardUrl", "retry", "deadlineMs", "requireSignedCard", "mode", "pollMs"})
     if (const json::value* v = request.if_contains(k)) p[k] = *v;
   return p;
 }
@@ -96,10 +100,9 @@ class A2aInvoke final : public NodeKind {
     for (const char* k : {"peer", "skill", "text"})
       if (const json::value* v = c.if_contains(k); v && !v->is_string())
         return FieldError(cfg + "." + k, "expected a string");
-    if (const json::value* m = c.if_contains("mode"); m && *m != json::value("poll"))
-      return FieldError(cfg + ".mode",
-                        "this host follows a peer's task by polling only: expected \"poll\" "
-                        "(stream and push are not available yet)");
+    if (const json::value* m = c.if_contains("mode");
+        m && *m != json::value("poll") && *m != json::value("stream") && *m != json::value("push"))
+      return FieldError(cfg + ".mode", "expected \"poll\", \"stream\" or \"push\"");
     if (const json::value* s = c.if_contains("requireSignedCard"); s && !s->is_bool())
       return FieldError(cfg + ".requireSignedCard", "expected a boolean");
     if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
@@ -141,7 +144,9 @@ class A2aInvoke final : public NodeKind {
     else
       req["peer"] = Str(c, "peer").empty() ? json::value("default") : c.at("peer");
     req["retry"] = RetrySpec(c);
-    req["pollMs"] = IntOr(c, "pollMs", 500);
+    const std::string mode = Str(c, "mode").empty() ? "poll" : std::string(Str(c, "mode"));
+    req["mode"] = mode;
+    req["pollMs"] = IntOr(c, "pollMs", mode == "push" ? kPushLookMs : 500);
     if (const json::value* sc = c.if_contains("requireSignedCard"); sc && sc->is_bool())
       req["requireSignedCard"] = *sc;
     req["deadlineMs"] = step.env.now_ms + IntOr(c, "timeoutMs", kDefaultTimeoutMs);
@@ -259,7 +264,6 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
     d.effect["taskId"] = task_id;
     d.effect["state"] = state;
     d.effect["statusStamp"] = Str(effect, "statusStamp");
-    d.effect["pollMs"] = IntOr(request, "pollMs", 500);
   } else if (state == "input-required" || state == "auth-required") {
     const int64_t raised = IntOr(ObjOr(step.run, "interruptCounts"), n.id, 0);
     const int64_t replies = IntOr(effect, "replies", 0);
@@ -310,7 +314,6 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
     d.effect["kind"] = "a2a.wait";
     d.effect["taskId"] = task_id;
     d.effect["state"] = state;
-    d.effect["pollMs"] = IntOr(request, "pollMs", 500);
   }
   return d;
 }
