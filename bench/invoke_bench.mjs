@@ -12,6 +12,11 @@
 //   invoke   a blocking message/send of `call-echo` to the caller: a run whose node sends the
 //            message to the peer (non-blocking), logs the peer task, polls it to completed and
 //            logs that, then completes: two tasks, at least five commits, one poll interval
+// Then the three ways of following a peer's task (MODES, default "poll stream push") against
+// a peer skill `slow-echo` that works DELAY_MS (default 50) before completing:
+//   direct   a blocking message/send of slow-echo to the peer
+//   invoke   call-slow-<mode>: the node follows the peer's task by polling every POLL_MS, by
+//            its SubscribeToTask stream, or by the peer's pushes to the caller's receiver
 // Prints calls per second and p50/p99 of each, the ratio invoke/direct, and the node's
 // overhead (invoke p50 - direct p50), as Markdown and one `RESULT {json}` line each.
 import http from 'node:http';
@@ -25,6 +30,8 @@ const env = (k, d) => (process.env[k] ? Number(process.env[k]) : d);
 const SECONDS = env('SECONDS', 10);
 const POLL_MS = env('POLL_MS', 10);
 const CONC = (process.env.CONC ?? '1 16').split(/\s+/).filter(Boolean).map(Number);
+const DELAY_MS = env('DELAY_MS', 50);
+const MODES = (process.env.MODES ?? 'poll stream push').split(/\s+/).filter(Boolean);
 
 function send(agent, url, skill) {
   const u = new URL(url);
@@ -75,16 +82,24 @@ async function loop(url, skill, conc) {
 }
 
 const wfDir = await mkdtemp(path.join(os.tmpdir(), 'a2ad-invoke-bench-'));
-await writeFile(path.join(wfDir, 'call-echo.json'), JSON.stringify({
-  id: 'call-echo', name: 'call-echo', version: '1.0.0', description: 'bench', metadata: { tags: ['bench'] },
-  triggers: [], variables: [], settings: { timeout: 0 },
-  nodes: [{ id: 'call', typeId: 'core.a2a.invoke', name: 'call', position: { x: 0, y: 0 },
-    config: { skill: 'echo', text: 'hello', pollMs: POLL_MS }, inputs: {} }],
-  edges: [] }));
-const peer = await startServer();
-const caller = await startServer({ workflowsDir: wfDir,
-  args: ['--a2a-peer', `default=${peer.baseUrl}`, '--egress-allowlist', '127.0.0.1', '--egress-allow-http'] });
+const peerWfDir = await mkdtemp(path.join(os.tmpdir(), 'a2ad-invoke-bench-peer-'));
+const node = (id, typeId, config) => ({ id, typeId, name: id, position: { x: 0, y: 0 }, config, inputs: {} });
+const wf = (id, nodes) => ({ id, name: id, version: '1.0.0', description: 'bench', metadata: { tags: ['bench'] },
+  triggers: [], variables: [], settings: { timeout: 0 }, nodes,
+  edges: nodes.slice(1).map((n, i) => ({ id: `e${i}`, sourceNodeId: nodes[i].id, targetNodeId: n.id })) });
+// The peer's slow skill: DELAY_MS of work, so following its task matters.
+await writeFile(path.join(peerWfDir, 'slow-echo.json'), JSON.stringify(
+  wf('slow-echo', [node('work', 'core.delay', { delayMs: DELAY_MS }), node('done', 'core.noop', {})])));
+await writeFile(path.join(wfDir, 'call-echo.json'), JSON.stringify(
+  wf('call-echo', [node('call', 'core.a2a.invoke', { skill: 'echo', text: 'hello', pollMs: POLL_MS })])));
+for (const mode of MODES)
+  await writeFile(path.join(wfDir, `call-slow-${mode}.json`), JSON.stringify(wf(`call-slow-${mode}`,
+    [node('call', 'core.a2a.invoke', { skill: 'slow-echo', text: 'hello', mode, pollMs: mode === 'push' ? 30000 : POLL_MS })])));
+const egress = ['--egress-allowlist', '127.0.0.1', '--egress-allow-http'];
+const peer = await startServer({ workflowsDir: peerWfDir, args: egress });
+const caller = await startServer({ workflowsDir: wfDir, args: ['--a2a-peer', `default=${peer.baseUrl}`, ...egress] });
 const rows = [];
+const slowRows = [];
 try {
   for (const conc of CONC) {
     const direct = await loop(peer.rpcUrl, 'echo', conc);
@@ -94,13 +109,28 @@ try {
     rows.push(row);
     console.log(`RESULT ${JSON.stringify(row)}`);
   }
+  for (const conc of CONC) {
+    const direct = await loop(peer.rpcUrl, 'slow-echo', conc);
+    for (const mode of MODES) {
+      const invoke = await loop(caller.rpcUrl, `call-slow-${mode}`, conc);
+      const row = { conc, mode, delayMs: DELAY_MS, direct, invoke, ratio: invoke.perSecond / direct.perSecond,
+        overheadP50Ms: invoke.p50 - direct.p50 };
+      slowRows.push(row);
+      console.log(`RESULT ${JSON.stringify(row)}`);
+    }
+  }
 } finally {
   await caller.stop();
   await peer.stop();
   await rm(wfDir, { recursive: true, force: true });
+  await rm(peerWfDir, { recursive: true, force: true });
 }
 const f = (x) => x.toFixed(1);
 console.log(`\n| connections | direct send/s | direct p50 ms | via core.a2a.invoke/s | invoke p50 ms | ratio | node overhead p50 ms |`);
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows)
   console.log(`| ${r.conc} | ${f(r.direct.perSecond)} | ${f(r.direct.p50)} | ${f(r.invoke.perSecond)} | ${f(r.invoke.p50)} | ${r.ratio.toFixed(2)}x | ${f(r.overheadP50Ms)} |`);
+console.log(`\n| connections | mode | direct slow-echo/s | direct p50 ms | via core.a2a.invoke/s | invoke p50 ms | ratio | node overhead p50 ms |`);
+console.log('|---|---|---|---|---|---|---|---|');
+for (const r of slowRows)
+  console.log(`| ${r.conc} | ${r.mode} | ${f(r.direct.perSecond)} | ${f(r.direct.p50)} | ${f(r.invoke.perSecond)} | ${f(r.invoke.p50)} | ${r.ratio.toFixed(2)}x | ${f(r.overheadP50Ms)} |`);

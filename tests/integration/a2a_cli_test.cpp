@@ -1,6 +1,8 @@
 // The `a2a` command-line client end to end (issue 16): a campaign-brief approval driven only
 // with `a2a` commands against the real server over loopback (send --wait, approve, get), a
-// rejection, and the documented exit codes (1: the agent refused; 3: unreachable).
+// rejection, and the documented exit codes (1: the agent refused; 3: unreachable); watch on
+// the agent's stream across a SIGKILL and restart of the server; send --stream; push listen's
+// retried JWKS fetch.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,7 +10,11 @@
 #include <boost/json.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
@@ -22,10 +28,9 @@ struct Ran {
   std::string out;
 };
 
-// Runs `a2a ARGS` (a shell command line), capturing stdout.
-Ran A2a(const std::string& args) {
-  const std::string cmd =
-      std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2a " + args + " 2>/dev/null";
+// Runs `a2a ARGS` (a shell command line), capturing stdout; stderr goes to `err` (a file).
+Ran A2a(const std::string& args, const std::string& err = "/dev/null") {
+  const std::string cmd = std::string(A2AD_BINARY_DIR) + "/src/a2ad/cli/a2a " + args + " 2>" + err;
   Ran r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -56,6 +61,13 @@ class A2aCli : public ::testing::Test {
                 " --skill campaign-brief --data '{\"prompt\":\"spring launch\"}' --wait --json");
     EXPECT_EQ(r.code, 0) << r.out;
     return json::parse(r.out).as_object();
+  }
+  static std::vector<json::value> JsonLines(const std::string& out) {
+    std::vector<json::value> lines;
+    size_t start = 0;
+    for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1)
+      lines.push_back(json::parse(out.substr(start, nl - start)));
+    return lines;
   }
   fs::path dir_;
   testing::ServerProcess server_;
@@ -114,13 +126,12 @@ TEST_F(A2aCli, PauseResumeWatchAndList) {
   // watch, piped: one JSON line per change, until the task ends.
   Ran watched = A2a("watch " + url_ + " " + id + " --json --every-ms 100");
   EXPECT_EQ(watched.code, 0);
-  std::vector<json::value> lines;
-  size_t start = 0;
-  for (size_t nl; (nl = watched.out.find('\n', start)) != std::string::npos; start = nl + 1)
-    lines.push_back(json::parse(watched.out.substr(start, nl - start)));
+  auto lines = JsonLines(watched.out);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back().at("state"), "completed");
-  EXPECT_EQ(lines.back().at("newArtifacts").as_array().size(), 1u);
+  size_t artifacts = 0;
+  for (const auto& l : lines) artifacts += l.at("newArtifacts").as_array().size();
+  EXPECT_EQ(artifacts, 1u) << watched.out;
   Ran listed = A2a("list " + url_);
   EXPECT_EQ(listed.code, 0);
   EXPECT_NE(listed.out.find(id + "  completed"), std::string::npos) << listed.out;
@@ -140,6 +151,56 @@ TEST_F(A2aCli, PushConfigsSetListAndDelete) {
   EXPECT_EQ(json::parse(A2a("push list " + url_ + " " + id).out).at("configs").as_array().size(),
             0u);
   EXPECT_EQ(A2a("cancel " + url_ + " " + id).code, 0);
+}
+
+TEST_F(A2aCli, WatchFollowsTheStreamAndReattachesAfterTheServerIsKilled) {
+  Ran sent = A2a("send " + url_ + " --skill long-delay --data '{\"delayMs\":2500}' --json");
+  ASSERT_EQ(sent.code, 0) << sent.out;
+  const std::string id(json::parse(sent.out).at("id").as_string());
+  const std::string err = (dir_ / "watch.err").string();
+  auto watching = std::async(std::launch::async, [&] {
+    return A2a("watch " + url_ + " " + id + " --json --every-ms 200", err);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const uint16_t port = server_.port;
+  server_.Kill(SIGKILL);  // the watch's stream drops mid-task
+  server_ =
+      testing::ServerProcess::Start(testing::A2adBinary(), dir_.string(),
+                                    {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows",
+                                     "--listen", "127.0.0.1:" + std::to_string(port)});
+  Ran watched = watching.get();
+  EXPECT_EQ(watched.code, 0) << watched.out;
+  auto lines = JsonLines(watched.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.front().at("state"), "working");
+  EXPECT_EQ(lines.back().at("state"), "completed");
+  size_t artifacts = 0;
+  for (const auto& l : lines) artifacts += l.at("newArtifacts").as_array().size();
+  EXPECT_EQ(artifacts, 1u) << "the artifact, once: " << watched.out;
+  std::stringstream stderr_text;
+  stderr_text << std::ifstream(err).rdbuf();
+  EXPECT_NE(stderr_text.str().find("re-attaching"), std::string::npos)
+      << "it was following the stream: " << stderr_text.str();
+}
+
+TEST_F(A2aCli, SendStreamPrintsTheAgentsEventsToTheEnd) {
+  Ran r = A2a("send " + url_ + " --skill long-delay --data '{\"delayMs\":300}' --stream --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  auto lines = JsonLines(r.out);
+  ASSERT_GE(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines.back().at("state"), "completed");
+  EXPECT_FALSE(lines.front().at("taskId").as_string().empty());
+}
+
+TEST_F(A2aCli, PushListenRetriesItsJwksThenSaysWhy) {
+  const std::string err = (dir_ / "listen.err").string();
+  Ran r = A2a("push listen --listen 127.0.0.1:0 --jwks-url http://127.0.0.1:1/jwks.json", err);
+  EXPECT_EQ(r.code, 1);
+  std::stringstream text;
+  text << std::ifstream(err).rdbuf();
+  EXPECT_NE(text.str().find("retrying"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("cannot load the JWKS after 5 attempts"), std::string::npos)
+      << text.str();
 }
 
 }  // namespace a2ad::cli_test

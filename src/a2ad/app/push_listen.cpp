@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "a2ad/app/config.hpp"
 #include "a2ad/core/clock.hpp"
@@ -189,9 +190,18 @@ int RunPushListen(const PushListenConfig& config) {
   if (audience.empty()) audience = url;
   vopts.audience = audience;
   verifier = std::make_unique<push::JwtVerifier>(vopts, clock);
-  if (auto loaded = load_jwks(); !loaded) {
-    core::LogError(loaded.error().message);
-    return 1;
+  // The server may still be starting (a script starts both): the first fetch is tried a
+  // few times, 0.25 s, 0.5 s, 1 s, 2 s apart, before giving up with the last error.
+  for (int attempt = 1;; ++attempt) {
+    auto loaded = load_jwks();
+    if (loaded) break;
+    if (attempt == 5) {
+      core::LogError("cannot load the JWKS after " + std::to_string(attempt) +
+                     " attempts: " + loaded.error().message);
+      return 1;
+    }
+    std::fprintf(stderr, "a2a push listen: %s; retrying\n", loaded.error().message.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 << (attempt - 1)));
   }
   server.Start();
   std::printf("a2a push listen: receiving on %s\n", url.c_str());

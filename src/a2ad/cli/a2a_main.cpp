@@ -3,7 +3,7 @@
 // or its card's URL.
 //
 //   a2a card AGENT                          the card: name, chosen version, endpoint, skills
-//   a2a send AGENT TEXT [--skill S] [--data JSON] [--task ID] [--wait]
+//   a2a send AGENT TEXT [--skill S] [--data JSON] [--task ID] [--wait | --stream]
 //   a2a get AGENT TASK | a2a cancel AGENT TASK
 //   a2a approve AGENT TASK [--feedback F] | a2a reject AGENT TASK [--feedback F]
 //   a2a answer AGENT TASK TEXT
@@ -11,12 +11,15 @@
 //   a2a watch AGENT TASK                     follows a task to its end (see below)
 //   a2a push set AGENT TASK URL [--token T] [--id ID] | push list AGENT TASK |
 //   a2a push delete AGENT TASK ID            the task's push notification configs
+//   a2a push listen --jwks-url URL [...]     receive pushes and verify them (as a2ad push listen)
 //   a2a pause AGENT TASK [--mode M] | a2a resume AGENT TASK
 //                                            the pause extension (agents that declare it)
-// watch asks for the task every --every-ms (default 500) and prints each change of state and
-// each new artifact: a status line on a terminal, one JSON line per change when piped; a
-// connection lost meanwhile is retried, so it re-attaches. It polls: two changes between two
-// asks show as one.
+// watch shows the task as it is, then follows it: on the agent's stream (SubscribeToTask)
+// when its card declares streaming, re-attaching after a drop with the agent's last event id
+// and a fresh look at the task, so nothing is missed; else (or --poll) by asking every
+// --every-ms (default 500; two changes between two asks then show as one). It prints each
+// change of state and each new artifact: a status line on a terminal, one JSON line per
+// change when piped, and ends when the task ends or waits for input.
 // Every command: --json (the normalized task or card as JSON), --header "Name: value"
 // (repeatable; credentials), --timeout-ms. approve, reject and answer print the question the
 // task is waiting on first (its status message). With --wait, send follows the task until it
@@ -41,6 +44,8 @@
 #include <random>
 #include <set>
 
+#include "a2ad/app/config.hpp"
+#include "a2ad/cli/push_listen_options.hpp"
 #include "a2ad/client/a2a_client.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/net/url_guard.hpp"
@@ -59,7 +64,7 @@ struct Options {
   int64_t every_ms = 500;
   std::string push_url, token, config_id;  // push set | delete
   std::vector<std::string> headers;
-  bool json = false, wait = false;
+  bool json = false, wait = false, stream = false, poll = false;
   int64_t timeout_ms = 10000;
 };
 
@@ -180,51 +185,125 @@ json::object PauseParams(const Options& o, const std::string& handle) {
 }
 
 // One change a watch reports: {state, artifacts (new ids)} as JSON, or as a line of text.
-std::string ChangeLine(const json::object& task, const json::array& new_artifacts, bool as_json) {
+std::string ChangeLine(std::string_view task_id, std::string_view state,
+                       const json::array& new_artifacts, bool as_json) {
   if (as_json) {
-    json::object line{{"taskId", Str(task, "id")},
-                      {"state", Str(task, "state")},
-                      {"newArtifacts", new_artifacts}};
+    json::object line{{"taskId", task_id}, {"state", state}, {"newArtifacts", new_artifacts}};
     return a2ad::protocol::SerializeJson(line);
   }
-  std::string out = std::string(Str(task, "id")) + ": " + std::string(Str(task, "state"));
+  std::string out = std::string(task_id) + ": " + std::string(state);
   for (const auto& a : new_artifacts)
     if (a.is_object()) out += "  +artifact " + std::string(Str(a.get_object(), "artifactId"));
   return out;
 }
 
+// What a watch (or a streamed send) has shown: it prints a change once, whether it learns it
+// from a snapshot (GetTask, a stream's first event) or an event.
+struct Shown {
+  std::string task_id, state;
+  std::set<std::string> artifacts;
+  bool tty = false, json = false;
+  bool Done() const {
+    return a2ad::client::IsTerminalState(state) || a2ad::client::AsksForInput(state);
+  }
+  void Print(std::string_view state_now, json::array fresh) {
+    if (state_now == state && fresh.empty()) return;
+    state = std::string(state_now);
+    const std::string line = ChangeLine(task_id, state, fresh, json);
+    std::printf(tty ? "\r\033[K%s" : "%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  json::array Fresh(const json::value* arts) {
+    json::array fresh;
+    if (arts && arts->is_array())
+      for (const auto& a : arts->get_array())
+        if (a.is_object() &&
+            artifacts.insert(std::string(Str(a.get_object(), "artifactId"))).second)
+          fresh.push_back(a);
+    return fresh;
+  }
+  void Task(const json::object& task) {
+    if (task_id.empty()) task_id = Str(task, "id");
+    Print(Str(task, "state"), Fresh(task.if_contains("artifacts")));
+  }
+  // A normalized stream event (client::NormalizeStreamEvent).
+  void Event(const json::object& ev) {
+    const std::string_view kind = Str(ev, "kind");
+    if (kind == "task") {
+      Task(ObjOr(ev, "task"));
+    } else if (kind == "status") {
+      if (task_id.empty()) task_id = Str(ev, "taskId");
+      Print(Str(ev, "state"), {});
+    } else if (kind == "artifact") {
+      json::value one(json::array{ObjOr(ev, "artifact")});
+      Print(state, Fresh(&one));
+    }
+  }
+  int ExitCode() const {
+    if (tty) std::printf("\n");
+    return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
+  }
+};
+
+asio::awaitable<void> Pause(std::chrono::milliseconds d) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, d);
+  co_await timer.async_wait(asio::use_awaitable);
+}
+
+bool CanStream(const a2ad::client::PeerCard& peer) {
+  const json::value* s = ObjOr(peer.card, "capabilities").if_contains("streaming");
+  return s && s->is_bool() && s->get_bool();
+}
+
+// Follows a task: asks for it (what it is now), then, when the agent streams, listens on
+// SubscribeToTask until the stream ends or drops, and asks again: so a drop loses nothing
+// (the snapshot after it shows every state and artifact the stream missed). The agent's
+// event ids go back as Last-Event-ID (an agent that keeps its stream resumes after them).
+// Without streaming (or --poll, or an agent that refuses to stream this task): asks every
+// --every-ms.
 asio::awaitable<int> Watch(const Options& o, const a2ad::client::A2aClient& a2a,
                            const a2ad::client::PeerCard& peer,
                            const a2ad::client::CallOptions& call) {
-  std::string last_state;
-  std::set<std::string> seen;
-  const bool tty = isatty(STDOUT_FILENO) && !o.json;
+  Shown shown;
+  shown.tty = isatty(STDOUT_FILENO) && !o.json;
+  shown.json = o.json;
+  shown.task_id = o.task;
+  bool stream = CanStream(peer) && !o.poll;
+  std::string last_event_id;
   for (;;) {
     auto t = co_await a2a.GetTask(peer, o.task, call);
     if (!t) {
-      if (ExitFor(t.error()) == 1) co_return Fail(1, t.error().message);
+      if (ExitFor(t.error()) == 1) co_return Fail(1, Why(t.error()));
       std::fprintf(stderr, "a2a: %s; asking again\n", t.error().message.c_str());
-    } else {
-      json::array fresh;
-      if (const json::value* arts = t.value().if_contains("artifacts"); arts && arts->is_array())
-        for (const auto& a : arts->get_array())
-          if (a.is_object() && seen.insert(std::string(Str(a.get_object(), "artifactId"))).second)
-            fresh.push_back(a);
-      const std::string state(Str(t.value(), "state"));
-      if (state != last_state || !fresh.empty()) {
-        const std::string line = ChangeLine(t.value(), fresh, o.json);
-        std::printf(tty ? "\r\033[K%s" : "%s\n", line.c_str());
-        std::fflush(stdout);
-        last_state = state;
-      }
-      if (a2ad::client::IsTerminalState(state) || a2ad::client::AsksForInput(state)) {
-        if (tty) std::printf("\n");
-        co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
-      }
+      co_await Pause(std::chrono::milliseconds(o.every_ms));
+      continue;
     }
-    asio::steady_timer timer(co_await asio::this_coro::executor,
-                             std::chrono::milliseconds(o.every_ms));
-    co_await timer.async_wait(asio::use_awaitable);
+    shown.Task(t.value());
+    if (shown.Done()) co_return shown.ExitCode();
+    if (!stream) {
+      co_await Pause(std::chrono::milliseconds(o.every_ms));
+      continue;
+    }
+    auto r = co_await a2a.Subscribe(
+        peer, o.task, call, std::chrono::hours(24),
+        [&](const json::object& ev) {
+          if (const json::value* id = ev.if_contains("eventId"); id && id->is_string())
+            last_event_id = id->get_string();
+          shown.Event(ev);
+          return !shown.Done();
+        },
+        last_event_id);
+    if (shown.Done()) co_return shown.ExitCode();
+    if (!r && ExitFor(r.error()) == 1) {
+      std::fprintf(stderr, "a2a: the agent does not stream this task (%s); polling\n",
+                   Why(r.error()).c_str());
+      stream = false;
+    } else if (!r) {
+      std::fprintf(stderr, "a2a: stream lost (%s); re-attaching\n", r.error().message.c_str());
+      co_await Pause(std::chrono::milliseconds(o.every_ms));
+    } else {
+      std::fprintf(stderr, "a2a: the agent's stream ended before the task did; re-attaching\n");
+    }
   }
 }
 
@@ -325,6 +404,22 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
       co_return Fail(1, "task " + o.task + " is " + state + ", not waiting for input");
     if (!o.json) PrintTask(t.value(), false);
   }
+  if (o.stream) {  // the agent's events as they come, until its stream ends
+    Shown shown;
+    shown.tty = isatty(STDOUT_FILENO) && !o.json;
+    shown.json = o.json;
+    auto r = co_await a2a.SendStreaming(
+        peer, Message(o, std::move(data)), call, std::chrono::hours(24),
+        [&](const json::object& ev) {
+          if (Str(ev, "kind") == "message")
+            std::printf("%s\n", a2ad::protocol::SerializeJson(ObjOr(ev, "message")).c_str());
+          else
+            shown.Event(ev);
+          return true;
+        });
+    if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
+    co_return shown.ExitCode();
+  }
   auto sent = co_await a2a.Send(peer, Message(o, std::move(data)), call);
   if (!sent) co_return Fail(ExitFor(sent.error()), Why(sent.error()));
   if (!sent.value().is_task) {
@@ -368,6 +463,8 @@ int main(int argc, char** argv) {
   send->add_option("--data", o.data, "a JSON data part");
   send->add_option("--task", o.task, "continue this task");
   send->add_flag("--wait", o.wait, "follow the task until it ends or waits for input");
+  send->add_flag("--stream", o.stream,
+                 "SendStreamingMessage: print the agent's events as they come");
   common(app.add_subcommand("get", "show a task"), true);
   common(app.add_subcommand("cancel", "cancel a task"), true);
   for (const char* verb : {"approve", "reject"}) {
@@ -380,7 +477,9 @@ int main(int argc, char** argv) {
   list->add_option("--context", o.context, "only this contextId");
   CLI::App* watch = app.add_subcommand("watch", "follow a task until it ends or waits for input");
   common(watch, true);
-  watch->add_option("--every-ms", o.every_ms, "how often to ask")->capture_default_str();
+  watch->add_option("--every-ms", o.every_ms, "how often to ask when polling")
+      ->capture_default_str();
+  watch->add_flag("--poll", o.poll, "ask every --every-ms even when the agent streams");
   CLI::App* pause = app.add_subcommand("pause", "pause a task (the pause extension)");
   common(pause, true);
   pause->add_option("--mode", o.mode, "finish_step | interrupt_immediate | wait_for_completion")
@@ -397,6 +496,8 @@ int main(int argc, char** argv) {
   CLI::App* push_delete = push->add_subcommand("delete", "remove a push config");
   common(push_delete, true);
   push_delete->add_option("id", o.config_id, "the config's id")->required();
+  a2ad::app::PushListenConfig listen_cfg;
+  CLI::App* push_listen = a2ad::cli::AddPushListen(*push, listen_cfg);
   CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
   common(answer, true);
   answer->add_option("text", o.text, "the answer")->required();
@@ -405,6 +506,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (push_listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   o.command = app.get_subcommands().front()->get_name();
   if (o.command == "push")
     o.command += " " + app.get_subcommands().front()->get_subcommands().front()->get_name();

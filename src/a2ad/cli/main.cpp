@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/cli/push_listen_options.hpp"
 
 int main(int argc, char** argv) {
   a2ad::app::Config config;
@@ -382,23 +383,7 @@ int main(int argc, char** argv) {
   a2ad::app::PushListenConfig listen_cfg;
   CLI::App* push = app.add_subcommand("push", "push notification client tools");
   push->require_subcommand(1);
-  CLI::App* listen = push->add_subcommand(
-      "listen",
-      "receive pushes, verify their JWT (JWKS, iss, aud, iat/exp, jti replay) and "
-      "token, and print each as a JSON line");
-  listen->add_option("--listen", listen_cfg.listen, "address to receive on (port 0 = any)")
-      ->capture_default_str();
-  listen
-      ->add_option("--jwks-url", listen_cfg.jwks_url,
-                   "the server's JWKS, e.g. http://127.0.0.1:8080/.well-known/jwks.json (fetched "
-                   "from that host only, http allowed)")
-      ->required();
-  listen->add_option("--token", listen_cfg.token, "expected X-A2A-Notification-Token");
-  listen->add_option("--issuer", listen_cfg.issuer, "expected JWT iss (the server's base URL)");
-  listen->add_option("--audience", listen_cfg.audience,
-                     "expected JWT aud (default: the URL this receiver prints)");
-  listen->add_option("--max-age-s", listen_cfg.max_age_s, "oldest iat accepted")
-      ->capture_default_str();
+  CLI::App* listen = a2ad::cli::AddPushListen(*push, listen_cfg);
 
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) {
