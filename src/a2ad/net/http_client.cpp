@@ -338,17 +338,26 @@ ssl::context& HttpClient::TlsContext() const {
   return tls_->ctx;
 }
 
-asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
-                                                           const HttpRequest& request,
-                                                           Deadline deadline) const {
+// The request built for `target` (BuildRequest), then `talk(stream, tcp, req, limit)` over a
+// connection (OverConnection) with the request's limits.
+template <class R, class Fn>
+asio::awaitable<R> HttpClient::OverRequest(const VettedTarget& target, const HttpRequest& request,
+                                           Deadline deadline, Fn talk) const {
   auto built = BuildRequest(target, request, options_.user_agent);
   if (!built) co_return std::move(built).error();
   auto req = std::move(built).value();
   const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
   const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
-  co_return co_await OverConnection<Result<HttpResponse>>(
+  co_return co_await OverConnection<R>(
       target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline, connect_timeout,
-      [&](auto& stream, beast::tcp_stream& tcp) {
+      [&](auto& stream, beast::tcp_stream& tcp) { return talk(stream, tcp, req, limit); });
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
+                                                           const HttpRequest& request,
+                                                           Deadline deadline) const {
+  co_return co_await OverRequest<Result<HttpResponse>>(
+      target, request, deadline, [deadline](auto& stream, auto& tcp, auto& req, size_t limit) {
         return WriteRead(stream, tcp, req, limit, deadline);
       });
 }
@@ -358,20 +367,9 @@ asio::awaitable<Result<StreamEnd>> HttpClient::Stream(
   const auto deadline = Clock::now() + request.total_timeout.value_or(options_.total_timeout);
   auto vetted = co_await guard_.Vet(request.url);
   if (!vetted) co_return std::move(vetted).error();
-  co_return co_await StreamExchange(vetted.value(), request, deadline, on_data);
-}
-
-asio::awaitable<Result<StreamEnd>> HttpClient::StreamExchange(
-    const VettedTarget& target, const HttpRequest& request, Deadline deadline,
-    const std::function<bool(std::string_view)>& on_data) const {
-  auto built = BuildRequest(target, request, options_.user_agent);
-  if (!built) co_return std::move(built).error();
-  auto req = std::move(built).value();
-  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
-  const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
-  co_return co_await OverConnection<Result<StreamEnd>>(
-      target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline, connect_timeout,
-      [&](auto& stream, beast::tcp_stream& tcp) {
+  co_return co_await OverRequest<Result<StreamEnd>>(
+      vetted.value(), request, deadline,
+      [deadline, &on_data](auto& stream, auto& tcp, auto& req, size_t limit) {
         return WriteReadStream(stream, tcp, req, limit, deadline, on_data);
       });
 }

@@ -125,9 +125,9 @@ class HttpClient {
   boost::asio::awaitable<core::Result<HttpResponse>> Exchange(const VettedTarget& target,
                                                               const HttpRequest& request,
                                                               Deadline deadline) const;
-  boost::asio::awaitable<core::Result<StreamEnd>> StreamExchange(
-      const VettedTarget& target, const HttpRequest& request, Deadline deadline,
-      const std::function<bool(std::string_view)>& on_data) const;
+  template <class R, class Fn>
+  boost::asio::awaitable<R> OverRequest(const VettedTarget& target, const HttpRequest& request,
+                                        Deadline deadline, Fn talk) const;
 
   const UrlGuard& guard_;
   HttpClientOptions options_;
