@@ -4,12 +4,13 @@
 //
 // Two real a2ad processes on 127.0.0.1 (port 0, fresh temp data directories, SQLite with the
 // default synchronous=normal): a peer serving the built-in `echo` skill, and a caller whose one
-// workflow `call-echo` is a single core.a2a.invoke node handing the message to that peer
-// (pollMs POLL_MS, default 10). For CONC (default "1 16") concurrent keep-alive connections,
+// workflow `call-echo-<binding>` is a single core.a2a.invoke node handing the message to that
+// peer over its JSON-RPC or its REST interface (BINDINGS, default "jsonrpc rest"; pollMs
+// POLL_MS, default 10). For CONC (default "1 16") concurrent keep-alive connections,
 // each a closed loop for SECONDS (default 10) after a 1 s warm-up:
 //   direct   a blocking message/send of `echo` straight to the peer (what a client of the peer
 //            does itself: one peer task per call)
-//   invoke   a blocking message/send of `call-echo` to the caller: a run whose node sends the
+//   invoke   a blocking message/send of `call-echo-<binding>` to the caller: a run whose node sends the
 //            message to the peer (non-blocking), logs the peer task, polls it to completed and
 //            logs that, then completes: two tasks, at least five commits, one poll interval
 // Then the three ways of following a peer's task (MODES, default "poll stream push") against
@@ -32,6 +33,7 @@ const POLL_MS = env('POLL_MS', 10);
 const CONC = (process.env.CONC ?? '1 16').split(/\s+/).filter(Boolean).map(Number);
 const DELAY_MS = env('DELAY_MS', 50);
 const MODES = (process.env.MODES ?? 'poll stream push').split(/\s+/).filter(Boolean);
+const BINDINGS = (process.env.BINDINGS ?? 'jsonrpc rest').split(/\s+/).filter(Boolean);
 
 function send(agent, url, skill) {
   const u = new URL(url);
@@ -90,8 +92,9 @@ const wf = (id, nodes) => ({ id, name: id, version: '1.0.0', description: 'bench
 // The peer's slow skill: DELAY_MS of work, so following its task matters.
 await writeFile(path.join(peerWfDir, 'slow-echo.json'), JSON.stringify(
   wf('slow-echo', [node('work', 'core.delay', { delayMs: DELAY_MS }), node('done', 'core.noop', {})])));
-await writeFile(path.join(wfDir, 'call-echo.json'), JSON.stringify(
-  wf('call-echo', [node('call', 'core.a2a.invoke', { skill: 'echo', text: 'hello', pollMs: POLL_MS })])));
+for (const binding of BINDINGS)
+  await writeFile(path.join(wfDir, `call-echo-${binding}.json`), JSON.stringify(wf(`call-echo-${binding}`,
+    [node('call', 'core.a2a.invoke', { skill: 'echo', text: 'hello', pollMs: POLL_MS, binding })])));
 for (const mode of MODES)
   await writeFile(path.join(wfDir, `call-slow-${mode}.json`), JSON.stringify(wf(`call-slow-${mode}`,
     [node('call', 'core.a2a.invoke', { skill: 'slow-echo', text: 'hello', mode, pollMs: mode === 'push' ? 30000 : POLL_MS })])));
@@ -103,11 +106,13 @@ const slowRows = [];
 try {
   for (const conc of CONC) {
     const direct = await loop(peer.rpcUrl, 'echo', conc);
-    const invoke = await loop(caller.rpcUrl, 'call-echo', conc);
-    const row = { conc, pollMs: POLL_MS, direct, invoke, ratio: invoke.perSecond / direct.perSecond,
-      overheadP50Ms: invoke.p50 - direct.p50 };
-    rows.push(row);
-    console.log(`RESULT ${JSON.stringify(row)}`);
+    for (const binding of BINDINGS) {
+      const invoke = await loop(caller.rpcUrl, `call-echo-${binding}`, conc);
+      const row = { conc, binding, pollMs: POLL_MS, direct, invoke, ratio: invoke.perSecond / direct.perSecond,
+        overheadP50Ms: invoke.p50 - direct.p50 };
+      rows.push(row);
+      console.log(`RESULT ${JSON.stringify(row)}`);
+    }
   }
   for (const conc of CONC) {
     const direct = await loop(peer.rpcUrl, 'slow-echo', conc);
@@ -126,10 +131,10 @@ try {
   await rm(peerWfDir, { recursive: true, force: true });
 }
 const f = (x) => x.toFixed(1);
-console.log(`\n| connections | direct send/s | direct p50 ms | via core.a2a.invoke/s | invoke p50 ms | ratio | node overhead p50 ms |`);
-console.log('|---|---|---|---|---|---|---|');
+console.log(`\n| connections | node's binding | direct send/s | direct p50 ms | via core.a2a.invoke/s | invoke p50 ms | ratio | node overhead p50 ms |`);
+console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows)
-  console.log(`| ${r.conc} | ${f(r.direct.perSecond)} | ${f(r.direct.p50)} | ${f(r.invoke.perSecond)} | ${f(r.invoke.p50)} | ${r.ratio.toFixed(2)}x | ${f(r.overheadP50Ms)} |`);
+  console.log(`| ${r.conc} | ${r.binding} | ${f(r.direct.perSecond)} | ${f(r.direct.p50)} | ${f(r.invoke.perSecond)} | ${f(r.invoke.p50)} | ${r.ratio.toFixed(2)}x | ${f(r.overheadP50Ms)} |`);
 console.log(`\n| connections | mode | direct slow-echo/s | direct p50 ms | via core.a2a.invoke/s | invoke p50 ms | ratio | node overhead p50 ms |`);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of slowRows)

@@ -35,7 +35,32 @@ TEST(PeerCard, PrefersTheNewestJsonRpcInterface) {
   auto grpc_only = ReadPeerCard(json::parse(
       R"({"name":"g","supportedInterfaces":[{"url":"g:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]})"));
   ASSERT_FALSE(grpc_only);
-  EXPECT_NE(grpc_only.error().message.find("no JSON-RPC interface"), std::string::npos);
+  EXPECT_NE(grpc_only.error().message.find("no interface a2ad speaks"), std::string::npos);
+}
+
+TEST(PeerCard, RestIsSpokenWhenTheCardDeclaresOnlyThatOrTheCallerAsks) {
+  json::object both = Card10();
+  both["supportedInterfaces"].as_array().push_back(json::parse(
+      R"({"url":"https://p.example/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"})"));
+  auto c = ReadPeerCard(both);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->binding, "JSONRPC") << "JSON-RPC first when both are declared";
+  EXPECT_EQ(c->rest_url, "https://p.example/rest");
+  const PeerCard rest = PreferRest(*c);
+  EXPECT_EQ(rest.binding, "HTTP+JSON");
+  EXPECT_EQ(rest.url, "https://p.example/rest");
+  EXPECT_EQ(rest.version, "1.0");
+  // 1.0 REST only (and 0.3 JSON-RPC): the newer version wins, over REST.
+  auto only = ReadPeerCard(json::parse(R"({"name":"r","supportedInterfaces":[
+      {"url":"https://r/v03","protocolBinding":"JSONRPC","protocolVersion":"0.3"},
+      {"url":"https://r/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]})"));
+  ASSERT_TRUE(only) << only.error().message;
+  EXPECT_EQ(only->binding, "HTTP+JSON");
+  EXPECT_EQ(only->url, "https://r/rest");
+  EXPECT_EQ(only->version, "1.0");
+  // A card without REST stays as it is when REST is preferred.
+  auto plain = ReadPeerCard(Card10());
+  EXPECT_EQ(PreferRest(*plain).binding, "JSONRPC");
 }
 
 TEST(PeerCard, StatesOfBothVersionsNormalize) {

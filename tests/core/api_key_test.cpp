@@ -26,6 +26,22 @@ TEST(ApiKey, NewKeysAreRandomAndRoundTrip) {
   }
 }
 
+TEST(SelfCredential, OnlyTheKeyThatMadeOneAcceptsItForItsTenant) {
+  const SelfCredential mine, other;
+  const std::string acme = mine.For("acme");
+  EXPECT_TRUE(acme.starts_with("a2ad_s_")) << acme;
+  EXPECT_EQ(mine.TenantOf(acme), std::optional<std::string>("acme"));
+  EXPECT_EQ(mine.TenantOf(mine.For("a.b/c d")), std::optional<std::string>("a.b/c d"));
+  EXPECT_EQ(other.TenantOf(acme), std::nullopt) << "another process's key";
+  // The tenant of one with the MAC of another: refused.
+  const std::string globex = mine.For("globex");
+  const std::string swapped = globex.substr(0, globex.find('.')) + acme.substr(acme.find('.'));
+  EXPECT_EQ(mine.TenantOf(swapped), std::nullopt);
+  for (const std::string& bad : {std::string(""), std::string("a2ad_s_"), std::string("a2ad_s_.x"),
+                                 acme.substr(0, acme.size() - 1), "a2ad_k_" + acme.substr(7)})
+    EXPECT_EQ(mine.TenantOf(bad), std::nullopt) << bad;
+}
+
 TEST(ApiKey, MalformedKeysDoNotParse) {
   for (const char* bad :
        {"", "a2ad_k_", "a2ad_k_0123456789abcdef", "a2ad_k_0123456789abcdef_",

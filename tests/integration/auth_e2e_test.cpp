@@ -459,6 +459,39 @@ TEST_F(AuthE2e, AnotherTenantCannotAnswerAnInterruptAndIdempotencyKeysArePerTena
   EXPECT_NE(events.find(IdOf(a)), std::string::npos) << events;
 }
 
+// The bundled campaign-brief asks the host itself for its draft (the `self` peer): with
+// authentication on, that call presents the host's own credential for the calling run's
+// tenant, so the drafting task is the tenant's, another tenant does not see it, and a
+// credential of that shape the host did not make is refused.
+TEST_F(AuthE2e, TheSelfPeerCallsInTheCallingRunsTenantWithTheHostsOwnCredential) {
+  const std::string a = CreateKey("acme", "admin");
+  const std::string b = CreateKey("globex", "admin");
+  Start({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+  auto made = As(a, "POST", "/v1/runs",
+                 R"({"workflowId":"campaign-brief","inputs":{"prompt":"Acme launch"}})");
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string run(made.Json().at("runId").as_string());
+  json::value snapshot;
+  for (int i = 0; i < 250; ++i) {
+    snapshot = As(a, "GET", "/v1/runs/" + run).Json();
+    if (snapshot.at("status") != "running" && snapshot.at("status") != "pending") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(snapshot.at("status"), "waiting-approval") << snapshot;
+  const std::string drafted(
+      snapshot.at("nodeStates").at("ask-drafter").at("outputs").at("peerTaskId").as_string());
+  auto task = RpcAs(a, "GetTask", json::object{{"id", drafted}});
+  ASSERT_TRUE(task.as_object().contains("result")) << task;
+  EXPECT_EQ(task.at("result").at("status").at("state"), "TASK_STATE_COMPLETED") << task;
+  auto hidden = RpcAs(b, "GetTask", json::object{{"id", drafted}});
+  EXPECT_EQ(hidden.at("error").at("code"), -32001) << hidden;
+  Route get{"jsonrpc", "POST", "/v1/a2a", Rpc("GetTask", json::object{{"id", drafted}}), "1.0"};
+  ExpectRefused(get,
+                Send(get, "Authorization",
+                     "Bearer a2ad_s_YWNtZQ.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+                401, "a self credential the host did not make");
+}
+
 TEST_F(AuthE2e, GrpcMetadataCarriesTheKey) {
   const std::string reader = CreateKey("acme", "tasks:read");
   const std::string admin = CreateKey("acme", "admin");

@@ -72,6 +72,18 @@ std::vector<json::object> CallerWorkflows(const std::string& http_url) {
                            Node("end", "core.noop", {})}),
       Workflow("call-stream-gate",
                json::array{Invoke(json::object{{"skill", "peer-gate"}, {"mode", "stream"}})}),
+      // Over the peer's REST interface (A2A 1.0 HTTP+JSON): its stream, a question and the
+      // answer sent back, and a refusal.
+      Workflow("call-rest-stream",
+               json::array{Invoke(
+                   json::object{{"skill", "peer-slow"}, {"mode", "stream"}, {"binding", "rest"}})}),
+      Workflow("call-rest-gate",
+               json::array{Invoke(
+                   json::object{{"skill", "peer-gate"}, {"pollMs", 50}, {"binding", "rest"}})}),
+      Workflow("call-rest-unknown",
+               json::array{Invoke(json::object{{"skill", "no-such-skill"}, {"binding", "rest"}})}),
+      Workflow("call-self", json::array{Invoke(json::object{
+                                {"peer", "me"}, {"skill", "echo"}, {"text", "hello me"}})}),
       Workflow("call-nowhere",
                json::array{Invoke(
                    json::object{{"agentCardUrl", "http://127.0.0.1:9/card.json"},
@@ -141,6 +153,18 @@ class CallsE2e : public ::testing::Test {
     return json::parse(
         c.Request("POST", "/v1/a2a", json::serialize(req), {{"Content-Type", "application/json"}})
             .body);
+  }
+  // The caller's person answers run `id` with `text` (an A2A reply); true when it is taken.
+  ::testing::AssertionResult Answer(const std::string& id, const std::string& message_id,
+                                    const std::string& text) {
+    json::object reply{{"kind", "message"},
+                       {"messageId", message_id},
+                       {"role", "user"},
+                       {"taskId", id},
+                       {"parts", json::array{json::object{{"kind", "text"}, {"text", text}}}}};
+    json::value r = Rpc(*caller_client_, "message/send", json::object{{"message", reply}});
+    if (r.as_object().contains("result")) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << json::serialize(r);
   }
   std::string Start(const std::string& skill) {
     json::object run{{"workflowId", skill}, {"inputs", json::object()}};
@@ -249,13 +273,7 @@ TEST_F(CallsE2e, PeerAskingForInputBecomesAClarificationAndTheAnswerGoesBack) {
       << json::serialize(data);
   EXPECT_EQ(PeerState(peer_task), "input-required");
   // The caller's human answers the caller's run (an A2A reply); a2ad passes it on.
-  json::object reply{{"kind", "message"},
-                     {"messageId", "answer-1"},
-                     {"role", "user"},
-                     {"taskId", id},
-                     {"parts", json::array{json::object{{"kind", "text"}, {"text", "accept"}}}}};
-  json::value r = Rpc(*caller_client_, "message/send", json::object{{"message", reply}});
-  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  ASSERT_TRUE(Answer(id, "answer-1", "accept"));
   ASSERT_TRUE(WaitPeerState(peer_task, "completed"));
   // The peer's result carries {"action": "accept"}; it does not approve the caller's gate.
   ASSERT_TRUE(WaitStatus(id, "waiting-approval"));
@@ -304,13 +322,7 @@ TEST_F(CallsE2e, StreamModeRaisesThePeersQuestionAndFollowsItsAnswer) {
   const std::string id = Start("call-stream-gate");
   ASSERT_TRUE(WaitStatus(id, "waiting-input"));
   const std::string peer_task = PeerTaskId(id);
-  json::object reply{{"kind", "message"},
-                     {"messageId", "answer-s"},
-                     {"role", "user"},
-                     {"taskId", id},
-                     {"parts", json::array{json::object{{"kind", "text"}, {"text", "accept"}}}}};
-  json::value r = Rpc(*caller_client_, "message/send", json::object{{"message", reply}});
-  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  ASSERT_TRUE(Answer(id, "answer-s", "accept"));
   ASSERT_TRUE(WaitStatus(id, "completed", 12000));
   EXPECT_EQ(PeerState(peer_task), "completed");
 }
@@ -368,6 +380,28 @@ TEST_F(CallsE2e, CancellingTheRunCancelsThePeersTask) {
   EXPECT_TRUE(WaitPeerState(peer_task, "canceled"));
 }
 
+// The peer is down when the run is cancelled, and the caller is SIGKILLed before it is
+// back: the cancel reaches the peer's task when the caller restarts.
+TEST_F(CallsE2e, ACancelThatDidNotReachThePeerIsSentAgainAfterARestart) {
+  const std::string id = Start("call-gate");
+  ASSERT_TRUE(WaitStatus(id, "waiting-input"));
+  const std::string peer_task = PeerTaskId(id);
+  const uint16_t peer_port = peer_.port;
+  peer_client_.reset();
+  peer_.Kill(SIGKILL);
+  json::value r = Rpc(*caller_client_, "tasks/cancel", json::object{{"id", id}});
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  // The caller's attempts (3, 0.5 s then 1 s apart) meet a closed port; then it dies.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  caller_client_.reset();
+  caller_.Kill(SIGKILL);
+  StartPeer(peer_port);
+  ASSERT_EQ(PeerState(peer_task), "input-required") << "the cancel has not reached the peer yet";
+  StartCaller();
+  EXPECT_TRUE(WaitPeerState(peer_task, "canceled"));
+  EXPECT_EQ(Status(id), "cancelled");
+}
+
 TEST_F(CallsE2e, ThePeerCancellingItsTaskCancelsTheRun) {
   const std::string id = Start("call-slow");
   const std::string peer_task = PeerTaskId(id);
@@ -415,6 +449,61 @@ TEST_F(CallsE2e, HttpCallLoggedBeforeASigkillIsNotMadeAgain) {
   StartCaller();
   ASSERT_TRUE(WaitStatus(id, "completed"));
   EXPECT_EQ(receiver_.count(), 1u);
+}
+
+TEST_F(CallsE2e, RestBindingStreamsAsksAndIsRefusedLikeJsonRpc) {
+  const std::string streamed = Start("call-rest-stream");
+  ASSERT_TRUE(WaitStatus(streamed, "completed"));
+  const json::object run = Run(streamed);
+  const json::object& effect = run.at("nodeStates").at("call").at("effect").as_object();
+  EXPECT_EQ(effect.at("peer").at("binding"), "HTTP+JSON") << json::serialize(effect);
+  EXPECT_NE(
+      std::string(effect.at("peer").at("url").as_string()).find(":" + std::to_string(peer_.port)),
+      std::string::npos);
+  EXPECT_EQ(HeardVia(streamed), "stream") << "SubscribeToTask over REST";
+
+  const std::string gated = Start("call-rest-gate");
+  ASSERT_TRUE(WaitStatus(gated, "waiting-input"));
+  const std::string peer_task = PeerTaskId(gated);
+  ASSERT_TRUE(Answer(gated, "rest-answer-1", "accept"));
+  ASSERT_TRUE(WaitPeerState(peer_task, "completed")) << "the answer reached the peer over REST";
+  ASSERT_TRUE(WaitStatus(gated, "completed"));
+
+  const std::string refused = Start("call-rest-unknown");
+  ASSERT_TRUE(WaitStatus(refused, "failed"));
+  const json::object failed = Run(refused);
+  const json::object& error = failed.at("nodeStates").at("call").at("error").as_object();
+  EXPECT_EQ(error.at("code"), "remote_error") << json::serialize(error);
+  EXPECT_NE(json::serialize(error).find("INVALID_ARGUMENT"), std::string::npos)
+      << "the peer's google.rpc.Status is kept: " << json::serialize(error);
+}
+
+// Under the default egress policy (loopback refused) a `self` peer still reaches the host
+// itself, through a guard of its own; the same host calling another agent on loopback is
+// refused, so the self peer opens nothing else.
+TEST_F(CallsE2e, TheSelfPeerReachesTheHostItselfAndNothingElse) {
+  // A caller of its own (its own data directory), under the default egress policy.
+  caller_client_.reset();
+  caller_.Kill(SIGKILL);
+  fs::create_directories(dir_ / "strict-data");
+  caller_ = testing::ServerProcess::Start(
+      testing::A2adBinary(), (dir_ / "strict-data").string(),
+      {"--workflows-dir", (dir_ / "caller-wf").string(), "--a2a-peer",
+       "default=http://127.0.0.1:" + std::to_string(peer_.port), "--a2a-peer", "me=self"});
+  caller_client_ = std::make_unique<testing::HttpClient>("127.0.0.1", caller_.port);
+  const std::string self = Start("call-self");
+  ASSERT_TRUE(WaitStatus(self, "completed"));
+  const json::object run = Run(self);
+  const json::object& out = Outputs(run, "call");
+  EXPECT_NE(std::string(out.at("text").as_string()).find("hello me"), std::string::npos)
+      << json::serialize(out);
+  EXPECT_EQ(Run(std::string(out.at("peerTaskId").as_string())).at("status"), "completed")
+      << "the echo task is at the host itself";
+  const std::string other = Start("call-echo");
+  ASSERT_TRUE(WaitStatus(other, "failed"));
+  EXPECT_EQ(Run(other).at("nodeStates").at("call").at("error").at("code"), "egress_refused")
+      << json::serialize(Run(other));
+  EXPECT_EQ(PeerRuns("echo"), 0u);
 }
 
 TEST_F(CallsE2e, HttpToAPrivateAddressIsRefusedByTheEgressGuard) {

@@ -117,11 +117,12 @@ TEST_F(PoisonInput, NumbersBeyondADoubleAreRefusedEverywhereAndPoisonNothing) {
                 R"({"url":"https://hooks.example.com/x","events":["run.completed"],"n":1e999})");
   EXPECT_EQ(hook.status, 400) << hook.body;
 
-  ExpectHealthy(c, 1);
+  // Two tasks: the gated run, and the brief-drafter task it asked the host itself for.
+  ExpectHealthy(c, 2);
   server_.Kill(SIGKILL);
   ASSERT_NO_THROW(Start());
   HttpClient after("127.0.0.1", server_.port);
-  ExpectHealthy(after, 1);
+  ExpectHealthy(after, 2);
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ TEST_F(WorkflowE2E, EachCampaignBriefActionDoesWhatItSays) {
     std::string artifact;  // what it carries
   };
   const std::vector<Case> cases{
-      {json::object{{"action", "accept"}}, "publish", R"("brief":"Acme launch")"},
+      {json::object{{"action", "accept"}}, "publish", R"(About: Acme launch\n)"},
       {json::object{{"action", "edit-accept"},
                     {"editedArtifactData", json::object{{"brief", "Acme launch, edited"}}}},
        "publish-edit", R"("edited":{"brief":"Acme launch, edited"})"},
@@ -200,6 +200,16 @@ TEST_F(WorkflowE2E, EachCampaignBriefActionDoesWhatItSays) {
   for (const Case& c : cases) {
     const std::string id = StartRun("campaign-brief", {{"prompt", "Acme launch"}});
     WaitStatus(id, "waiting-approval");
+    if (n == 0) {  // the draft came from a task of the host's own brief-drafter skill
+      const json::value asked = Get("/v1/runs/" + id).at("nodeStates").at("ask-drafter");
+      const std::string peer_task(asked.at("outputs").at("peerTaskId").as_string());
+      const json::value drafted = Get("/v1/runs/" + peer_task);
+      EXPECT_EQ(drafted.at("workflowId"), "brief-drafter") << json::serialize(drafted);
+      EXPECT_EQ(drafted.at("status"), "completed");
+      EXPECT_NE(json::serialize(asked.at("outputs").at("text")).find("About: Acme launch\\n"),
+                std::string::npos)
+          << json::serialize(asked);
+    }
     auto r = client_->Rpc("message/send",
                           SendParams("cb-" + std::to_string(++n), Data(c.answer), "", id, true));
     ASSERT_EQ(r.at("result").at("status").at("state"), "completed") << json::serialize(r);

@@ -3,7 +3,8 @@
 // (0.3 card, JSON-RPC 0.3), whose executors (sdk_peer.mjs) complete, ask for input, ask for
 // auth, reject and fail. Every row of the reverse projection that an SDK peer can produce, in
 // both wire versions: the caller's run completes with the peer's artifact, waits for input
-// (auth: subkind "auth") and passes the answer on, or fails with the seed's code.
+// (auth: subkind "auth") and passes the answer on, or fails with the seed's code. The 1.3.0
+// peer's REST interface too (binding "rest": send, get, subscribe, the reply), as "sdk1-rest".
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,10 @@ import { rpc, startServer, uncleanExit, waitFor } from './server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SDKS = ['sdk1', 'sdk03'];
+// The peers' interfaces the tests call: each SDK's JSON-RPC, and the 1.3.0 peer's REST.
+const INTERFACES = [...SDKS, 'sdk1-rest'];
+const peerOf = (iface) => iface.split('-')[0];
+const bindingOf = (iface) => (iface.endsWith('-rest') ? { binding: 'rest' } : {});
 const BEHAVIOURS = ['complete', 'input', 'auth', 'reject', 'fail'];
 
 function startPeer(which) {
@@ -52,13 +57,14 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
   before(async () => {
     for (const sdk of SDKS) peers[sdk] = await startPeer(sdk);
     wfDir = await mkdtemp(path.join(os.tmpdir(), 'a2ad-invoke-wf-'));
-    for (const sdk of SDKS)
+    for (const sdk of INTERFACES)
       for (const b of BEHAVIOURS)
-        await writeFile(path.join(wfDir, `${sdk}-${b}.json`), JSON.stringify(workflow(`${sdk}-${b}`, sdk, `${b} please`)));
-    for (const sdk of SDKS)
+        await writeFile(path.join(wfDir, `${sdk}-${b}.json`),
+          JSON.stringify(workflow(`${sdk}-${b}`, peerOf(sdk), `${b} please`, bindingOf(sdk))));
+    for (const sdk of INTERFACES)
       for (const mode of ['stream', 'push'])
         await writeFile(path.join(wfDir, `${sdk}-${mode}.json`),
-          JSON.stringify(workflow(`${sdk}-${mode}`, sdk, 'slow please', { mode, pollMs: 60000 })));
+          JSON.stringify(workflow(`${sdk}-${mode}`, peerOf(sdk), 'slow please', { mode, pollMs: 60000, ...bindingOf(sdk) })));
     await writeFile(path.join(wfDir, 'sdk1-signed-only.json'),
       JSON.stringify(workflow('sdk1-signed-only', 'sdk1', 'complete please', { requireSignedCard: true })));
     a2ad = await startServer({
@@ -104,8 +110,9 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
     assert.equal(r.nodeStates.call.effect.taskId, undefined, 'no task at the peer');
   });
 
-  for (const sdk of SDKS) {
-    const version = sdk === 'sdk1' ? '1.0' : '0.3';
+  for (const sdk of INTERFACES) {
+    const version = sdk.startsWith('sdk1') ? '1.0' : '0.3';
+    const binding = sdk.endsWith('-rest') ? 'HTTP+JSON' : 'JSONRPC';
 
     it(`${sdk}: completed completes the node with the peer's artifact (A2A ${version})`, async () => {
       const id = await start(`${sdk}-complete`);
@@ -115,6 +122,7 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
       assert.equal(out.text, 'done: complete please');
       assert.equal(out.contentTrust, 'untrusted');
       assert.equal(out.peer.version, version);
+      assert.equal(out.peer.binding, binding);
       assert.ok(out.peerTaskId);
     });
 

@@ -1,6 +1,7 @@
 // An A2A peer written with an official SDK, for a2ad's core.a2a.invoke interop test
 // (invoke.test.mjs): `node sdk_peer.mjs sdk1` serves @a2a-js/sdk 1.3.0 (A2A 1.0 card and
-// JSON-RPC), `node sdk_peer.mjs sdk03` serves 0.3.14. The first word of the message's first
+// JSON-RPC, and REST at /v1/rest: a second 1.0 interface, HTTP+JSON), `node sdk_peer.mjs
+// sdk03` serves 0.3.14. The first word of the message's first
 // text part says what the agent does:
 //   complete  working, an artifact "done: <text>", completed
 //   input     input-required asking "Which region?"; the reply completes it with an artifact
@@ -91,7 +92,8 @@ const listener = app.listen(0, '127.0.0.1', () => {
         preferredTransport: 'JSONRPC', version: '0.0.0', capabilities: { streaming: true, pushNotifications: true },
         defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [skill] }
     : { name: 'sdk1 peer', description: 'test peer',
-        supportedInterfaces: [{ url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+        supportedInterfaces: [{ url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+          { url: `${base}/v1/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' }],
         provider: undefined, version: '0.0.0', capabilities: { streaming: true, pushNotifications: true, extensions: [] },
         securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
         skills: [{ ...skill, examples: [], inputModes: [], outputModes: [], securityRequirements: [] }], signatures: [] };
@@ -100,6 +102,8 @@ const listener = app.listen(0, '127.0.0.1', () => {
     new server.DefaultExecutionEventBusManager(), pushStore, new server.DefaultPushNotificationSender(pushStore));
   app.use('/.well-known/agent-card.json', serverExpress.agentCardHandler({ agentCardProvider: handler }));
   app.use('/v1/a2a', serverExpress.jsonRpcHandler({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
+  if (serverExpress.restHandler)
+    app.use('/v1/rest', serverExpress.restHandler({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
   console.log(`${which}: serving ${base}/`);
 });
 process.on('SIGTERM', () => listener.close(() => process.exit(0)));

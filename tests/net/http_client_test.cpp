@@ -24,14 +24,7 @@ std::map<std::string, std::vector<std::string>> Dns() {
   return {{"hooks.test", {"127.0.0.1"}}, {"wrong.test", {"127.0.0.1"}}};
 }
 
-// Loopback is allowed (the servers live there); plain http too unless said otherwise.
-EgressPolicy Loopback(bool allow_http = true) {
-  EgressPolicy p;
-  p.allow_http = allow_http;
-  p.allow_list = {"127.0.0.1/32"};
-  p.ca_file = TestCa::Get().ca_file;
-  return p;
-}
+EgressPolicy Loopback(bool allow_http = true) { return testing::LoopbackPolicy(allow_http); }
 
 // A guard and a client over the fixed DNS table.
 struct Rig {

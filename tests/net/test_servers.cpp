@@ -124,33 +124,48 @@ bool IEquals(const std::string& a, const std::string& b) {
   return true;
 }
 
-// One request in, one answer out, on any stream.
+// Requests in, answers out, on any stream: `answers` of them, the last with Connection:
+// close unless `then_drop` (then one more request is read, recorded and left unanswered).
 template <class Stream>
 void Exchange(Stream& stream, SeenRequest seen,
               const std::function<Reply(const SeenRequest&)>& handler,
-              const std::function<void(SeenRequest)>& record) {
+              const std::function<void(SeenRequest)>& record, int answers = 1,
+              bool then_drop = false) {
   beast::flat_buffer buffer;
-  http::request<http::string_body> req;
-  boost::system::error_code ec;
-  http::read(stream, buffer, req, ec);
-  if (ec) return;
-  seen.method = std::string(req.method_string());
-  seen.target = std::string(req.target());
-  for (const auto& f : req)
-    seen.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  seen.body = req.body();
-  record(seen);
-  Reply reply = handler ? handler(seen) : Reply{};
-  if (reply.delay.count() > 0) std::this_thread::sleep_for(reply.delay);
-  http::response<http::string_body> res(static_cast<http::status>(reply.status), 11);
-  for (const auto& [k, v] : reply.headers) res.set(k, v);
-  res.set(http::field::connection, "close");
-  res.body() = reply.body;
-  res.prepare_payload();
-  http::write(stream, res, ec);
+  for (int i = 0; i < answers + (then_drop ? 1 : 0); ++i) {
+    seen.headers.clear();
+    http::request<http::string_body> req;
+    boost::system::error_code ec;
+    http::read(stream, buffer, req, ec);
+    if (ec) return;
+    seen.method = std::string(req.method_string());
+    seen.target = std::string(req.target());
+    for (const auto& f : req)
+      seen.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    seen.body = req.body();
+    record(seen);
+    if (i == answers) return;  // the dropped one
+    Reply reply = handler ? handler(seen) : Reply{};
+    if (reply.delay.count() > 0) std::this_thread::sleep_for(reply.delay);
+    http::response<http::string_body> res(static_cast<http::status>(reply.status), 11);
+    for (const auto& [k, v] : reply.headers) res.set(k, v);
+    if (i + 1 == answers && !then_drop) res.set(http::field::connection, "close");
+    res.body() = reply.body;
+    res.prepare_payload();
+    http::write(stream, res, ec);
+    if (ec) return;
+  }
 }
 
 }  // namespace
+
+net::EgressPolicy LoopbackPolicy(bool allow_http) {
+  net::EgressPolicy p;
+  p.allow_http = allow_http;
+  p.allow_list = {"127.0.0.1/32"};
+  p.ca_file = TestCa::Get().ca_file;
+  return p;
+}
 
 const TestCa& TestCa::Get() {
   static const TestCa ca = MakeCa();
@@ -227,18 +242,34 @@ void TestServer::Accept() {
   });
 }
 
+void TestServer::KeepAlive(int answers, bool then_drop) {
+  std::lock_guard lock(mu_);
+  answers_per_connection_ = answers;
+  then_drop_ = then_drop;
+}
+
+size_t TestServer::connections() {
+  std::lock_guard lock(mu_);
+  return connections_;
+}
+
 void TestServer::Serve(tcp::socket socket) {
   std::function<Reply(const SeenRequest&)> handler;
+  int answers = 1;
+  bool then_drop = false;
   {
     std::lock_guard lock(mu_);
     handler = handler_;
+    answers = answers_per_connection_;
+    then_drop = then_drop_;
+    ++connections_;
   }
   std::function<void(SeenRequest)> record = [this](SeenRequest r) {
     std::lock_guard lock(mu_);
     requests_.push_back(std::move(r));
   };
   if (mode_ == Mode::kHttp) {
-    Exchange(socket, SeenRequest{}, handler, record);
+    Exchange(socket, SeenRequest{}, handler, record, answers, then_drop);
     boost::system::error_code ignored;
     socket.shutdown(tcp::socket::shutdown_both, ignored);
     return;
@@ -250,7 +281,8 @@ void TestServer::Serve(tcp::socket socket) {
   SeenRequest seen;
   if (const char* sni = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name))
     seen.sni = sni;
-  Exchange(stream, std::move(seen), handler, record);
+  Exchange(stream, std::move(seen), handler, record, answers, then_drop);
+  if (then_drop) return;  // closed without a word, as a server dropping an idle connection
   stream.shutdown(ec);
 }
 

@@ -3,7 +3,8 @@
 // CA and a server certificate (DNS hooks.test, IP 127.0.0.1) made with OpenSSL when first
 // asked for, the CA written to a temporary PEM file for EgressPolicy::ca_file.
 // TestServer: 127.0.0.1:<ephemeral port>, one thread per connection, one request per
-// connection; it records every request and answers with what its handler returns.
+// connection unless KeepAlive says otherwise; it records every request and answers with what
+// its handler returns, and counts the connections it accepted.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -17,7 +18,13 @@
 #include <utility>
 #include <vector>
 
+#include "a2ad/net/egress_policy.hpp"
+
 namespace a2ad::testing {
+
+/// The egress policy of the client tests: loopback allowed (the servers live there), plain
+/// http unless `allow_http` is false, the test CA trusted.
+net::EgressPolicy LoopbackPolicy(bool allow_http = true);
 
 struct TestCa {
   std::string ca_pem;
@@ -57,6 +64,11 @@ class TestServer {
   void Handle(std::function<Reply(const SeenRequest&)> handler);
   std::vector<SeenRequest> requests();
   size_t count();
+  /// Answers up to `answers` requests per connection, keeping it open between them; with
+  /// `then_drop`, reads one more request and closes the connection without answering it (a
+  /// server that closed an idle connection as the client reused it). Default: 1, no drop.
+  void KeepAlive(int answers, bool then_drop = false);
+  size_t connections();
 
  private:
   void Accept();
@@ -72,6 +84,9 @@ class TestServer {
   std::function<Reply(const SeenRequest&)> handler_;
   std::vector<SeenRequest> requests_;
   std::vector<std::thread> workers_;
+  int answers_per_connection_ = 1;
+  bool then_drop_ = false;
+  size_t connections_ = 0;
 };
 
 /// A port on 127.0.0.1 whose listen queue is full: a connect to it hangs until the client

@@ -101,8 +101,12 @@ ClientResponse HttpClient::Request(const std::string& method, const std::string&
   req.body() = body;
   req.keep_alive(true);
   req.prepare_payload();
-  http::write(impl_->sock, req);
-  return impl_->Read();
+  try {
+    http::write(impl_->sock, req);
+    return impl_->Read();
+  } catch (const std::exception& e) {  // say which request the server did not answer
+    throw std::runtime_error(method + " " + target + ": " + e.what());
+  }
 }
 
 json::value HttpClient::Rpc(const std::string& method, const json::value& params,

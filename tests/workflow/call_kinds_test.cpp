@@ -175,6 +175,40 @@ TEST(CallKinds, CompletedCompletesTheNodeWithThePeersContentUntrusted) {
   EXPECT_EQ(out.at("data").at("action"), "accept");
 }
 
+TEST(CallKinds, OutputsPickFromThePeersResultByJsonPointer) {
+  const json::object done = Task(
+      "completed",
+      json::object{{"artifacts",
+                    json::array{json::object{
+                        {"artifactId", "a1"},
+                        {"parts", json::array{json::object{
+                                      {"data", json::object{{"brief", "the brief"},
+                                                            {"a/b", json::array{1, 2}}}}}}}}}}});
+  Harness h(OneNode(Invoke(
+      json::object{{"outputs", json::object{{"brief", "/data/brief"},
+                                            {"second", "/data/a~1b/1"},
+                                            {"firstArtifact", "/artifacts/0/artifactId"}}}})));
+  h.Drive();
+  h.Effect("call", done);
+  h.Drive();
+  ASSERT_EQ(h.Status(), "completed");
+  const json::object& out = ObjAt(h.NodeState("call"), "outputs");
+  EXPECT_EQ(out.at("brief"), "the brief");
+  EXPECT_EQ(out.at("second"), 2);
+  EXPECT_EQ(out.at("firstArtifact"), "a1");
+  EXPECT_EQ(out.at("contentTrust"), "untrusted") << "picking changes none of the node's own";
+
+  // A pointer that finds nothing fails the node, naming it.
+  Harness missing(OneNode(Invoke(json::object{{"outputs", json::object{{"b", "/data/nope"}}}})));
+  missing.Drive();
+  missing.Effect("call", done);
+  missing.Drive();
+  EXPECT_EQ(missing.Status(), "failed");
+  const json::object& error = ObjAt(missing.NodeState("call"), "error");
+  EXPECT_EQ(StrOf(error, "code"), "peer_output_missing");
+  EXPECT_NE(StrOf(error, "message").find("/data/nope"), std::string::npos);
+}
+
 TEST(CallKinds, FailedRejectedAndCanceledEndTheRunAsTheSeedSays) {
   struct Row {
     const char* state;
@@ -312,6 +346,11 @@ TEST(CallKinds, InvokeConfigRefusalsNameTheField) {
            {json::object{{"requireSignedCard", "yes"}}, "config.requireSignedCard"},
            {json::object{{"pollMs", 1}}, "config.pollMs"},
            {json::object{{"skill", 3}}, "config.skill"},
+           {json::object{{"outputs", "/data"}}, "config.outputs"},
+           {json::object{{"binding", "grpc"}}, "config.binding"},
+           {json::object{{"outputs", json::object{{"b", "data/brief"}}}}, "config.outputs.b"},
+           {json::object{{"outputs", json::object{{"b", "/data/~2"}}}}, "config.outputs.b"},
+           {json::object{{"outputs", json::object{{"text", "/data"}}}}, "config.outputs.text"},
        }) {
     auto w = ParseWorkflow(Doc(json::array{Invoke(c.config)}));
     ASSERT_FALSE(w) << json::serialize(c.config);

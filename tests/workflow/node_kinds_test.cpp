@@ -60,6 +60,42 @@ TEST(NodeKinds, FailFailsNodeAndRun) {
   EXPECT_EQ(h.Count("run.completed"), 0u);
 }
 
+// ---- a2ad.format ------------------------------------------------------------------------------
+
+TEST(NodeKinds, FormatWritesItsInputsIntoATextArtifact) {
+  json::object inputs{{"who", json::object{{"type", "variable"}, {"variableName", "who"}}},
+                      {"n", json::object{{"type", "static"}, {"value", json::array{1, 2}}}}};
+  json::object node = NodeDoc(
+      "f", "a2ad.format",
+      json::object{{"template", "Dear {{who}}, {{n}} {{who}}."}, {"outputKey", "letter"}}, inputs);
+  node["artifactType"] = "letter";
+  auto wf = Parse(
+      Doc(json::array{node}, {}, json::array{json::object{{"name", "who"}, {"type", "string"}}}));
+  Harness h(wf, json::object{{"who", "Ann"}});
+  h.Drive();
+  ASSERT_EQ(h.Status(), "completed");
+  EXPECT_EQ(json::value(ObjAt(h.NodeState("f"), "outputs")),
+            json::parse(R"({"letter":"Dear Ann, [1,2] Ann."})"));
+  bool text_part = false;
+  for (const auto& e : h.log)
+    if (e.type == "artifact.created" && e.node_id == "f")
+      text_part = json::serialize(e.payload).find(R"({"text":"Dear Ann, [1,2] Ann."})") !=
+                  std::string::npos;
+  EXPECT_TRUE(text_part) << "the node's artifact is a text part";
+}
+
+TEST(NodeKinds, FormatRefusesAPlaceholderNamingNoInput) {
+  auto bad = ParseWorkflow(Doc(json::array{
+      NodeDoc("f", "a2ad.format", json::object{{"template", "Hi {{nobody}}"}},
+              json::object{{"who", json::object{{"type", "static"}, {"value", "x"}}}})}));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("{{nobody}} names no input"), std::string::npos)
+      << bad.error().message;
+  auto none = ParseWorkflow(Doc(json::array{NodeDoc("f", "a2ad.format")}));
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("config.template"), std::string::npos);
+}
+
 // ---- core.delay --------------------------------------------------------------------------------
 
 TEST(NodeKinds, DelayLogsItsWakeTimeSleepsThenCompletes) {

@@ -53,6 +53,13 @@ core::Result<std::unique_ptr<EgressSetup>> OpenEgress(const Config& config) {
     return e;
   }
   setup->client = std::move(client).value();
+  // Workflows' calls keep their connections to a peer or an API for the next call (the
+  // server's one io_context outlives the client).
+  net::HttpClientOptions reuse;
+  reuse.reuse_connections = true;
+  auto calls = net::HttpClient::Create(*setup->guard, reuse);
+  if (!calls) return std::move(calls).error();
+  setup->calls_client = std::move(calls).value();
   return setup;
 }
 

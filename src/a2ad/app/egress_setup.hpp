@@ -19,7 +19,11 @@ struct EgressSetup {
   net::EgressPolicy policy;
   std::unique_ptr<net::SystemResolver> resolver;
   std::unique_ptr<net::UrlGuard> guard;
-  std::unique_ptr<net::HttpClient> client;
+  std::unique_ptr<net::HttpClient> client;  // one connection per request
+  /// The same guard, reusing connections: the calls of workflow nodes (core.http,
+  /// core.a2a.invoke), which go to a few origins again and again. Push deliveries and
+  /// webhooks, to many receivers, keep `client`: no idle connection is held open at them.
+  std::unique_ptr<net::HttpClient> calls_client;
 };
 
 /// "a, b,c" -> {"a", "b", "c"} (commas and spaces separate; empty items dropped).

@@ -15,6 +15,7 @@
 #endif
 
 #include "a2ad/app/api_keys.hpp"
+#include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
@@ -287,29 +288,14 @@ int RunServer(const Config& config) {
     core::LogError(tokens.error().message);
     return 1;
   }
-  // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client;
-  // peers following-by-push send their pushes to the receiver (peer_push.hpp).
-  auto peer_push = PeerPushReceiver::Open(config.data_dir, card.base_url);
-  if (!peer_push) {
-    core::LogError(peer_push.error().message);
-    return 1;
+  // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client
+  // (the self peer through its own); peers following-by-push push to the receiver.
+  auto calls = OpenCalls(config, listen->host, port.value(), card.base_url, environ);
+  if (!calls) {
+    core::LogError(calls.error().message);
+    return calls.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
   }
-  effects::EffectsConfig effects_config;
-  effects_config.push_target = [&pp = peer_push.value()](const std::string& run,
-                                                         const std::string& node, int64_t until) {
-    return std::optional<effects::PushTarget>(pp.Target(run, node, until));
-  };
-  for (const auto& p : config.a2a_peers) {
-    const size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
-      core::LogError("--a2a-peer '" + p + "': expected NAME=URL");
-      return 2;
-    }
-    effects_config.peers[p.substr(0, eq)] =
-        effects::PeerConfig{client::PeerCardUrl(p.substr(eq + 1)), {}};
-  }
-  effects::AddEnvironment(effects_config, environ);
-  effects::HostEffects host_effects(*(*egress)->client, std::move(effects_config));
+  effects::HostEffects host_effects(*(*egress)->calls_client, (*calls)->effects);
   workflow::EngineOptions engine_opts;
   engine_opts.public_url = card.base_url;
   engine_opts.token_ttl_ms = config.interrupt_token_ttl_s * 1000;
@@ -375,10 +361,11 @@ int RunServer(const Config& config) {
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
   router->AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath),
-      [&pp = peer_push.value(), &service, &clock](const transport::HttpRequest& r) {
+      [&pp = (*calls)->peer_push, &service, &clock](const transport::HttpRequest& r) {
         return pp.Receive(service, r, clock.NowMs());
       });
   // gRPC (A2A 1.0 and 0.3): its own listener over the same operation table; the card lists it.

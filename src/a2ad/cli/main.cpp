@@ -176,8 +176,9 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--a2a-peer", config.a2a_peers,
                    "NAME=URL: an A2A agent workflows may call by name (core.a2a.invoke `peer`; "
-                   "URL is its card or base URL; repeatable; a node naming no peer uses "
-                   "'default'). Credentials: A2AD_PEER_<NAME>_BEARER or _API_KEY")
+                   "URL is its card or base URL, or `self` for this host; repeatable; a node "
+                   "naming no peer uses 'default'; built in: drafter=self). Credentials: "
+                   "A2AD_PEER_<NAME>_BEARER or _API_KEY")
       ->envname("A2AD_A2A_PEERS")
       ->delimiter(',');
   // The spellings of issue 5, kept so existing scripts keep working; merged into the above.

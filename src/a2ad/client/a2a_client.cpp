@@ -65,6 +65,9 @@ net::HttpRequest Request(std::string method, std::string url, const CallOptions&
   r.url = std::move(url);
   r.headers = o.headers;
   r.total_timeout = o.timeout;
+  // Every call may reach the peer twice: retry.hpp sends it again after a transport error
+  // anyway (a message is one by its messageId; the rest read or cancel).
+  r.replayable = true;
   return r;
 }
 
@@ -104,6 +107,71 @@ Error PeerRefused(std::string_view method10, const json::object& e) {
 }
 
 json::object JsonRpcEnvelope(const PeerCard& peer, std::string_view method10, json::object params);
+
+bool IsRest(const PeerCard& peer) { return peer.binding == "HTTP+JSON"; }
+
+// A task id as one path segment (RFC 3986 unreserved characters kept, the rest %XX).
+std::string PathSegment(std::string_view id) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : id) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// The request of a call over a 1.0 REST interface (WIRE.md §5.3): the method's verb and path
+// under the interface URL, and its body (the JSON-RPC params, which are the request
+// message); kUnsupportedOperation for a method a2ad does not call over REST.
+core::Result<net::HttpRequest> RestRequest(const PeerCard& peer, std::string_view method10,
+                                           const json::object& params, const CallOptions& o) {
+  std::string base = peer.url;
+  while (base.ends_with("/")) base.pop_back();
+  const std::string task = "/tasks/" + PathSegment(Str(params, "id"));
+  net::HttpRequest r = Request("POST", "", o);
+  if (method10 == "SendMessage") {
+    r.url = base + "/message:send";
+  } else if (method10 == "SendStreamingMessage") {
+    r.url = base + "/message:stream";
+  } else if (method10 == "GetTask") {
+    r.method = "GET";
+    r.url = base + task + "?historyLength=0";
+  } else if (method10 == "CancelTask") {
+    r.url = base + task + ":cancel";
+  } else if (method10 == "SubscribeToTask") {
+    r.url = base + task + ":subscribe";
+  } else {
+    return Error(ErrorCode::kUnsupportedOperation,
+                 "a2ad does not call " + std::string(method10) + " over REST");
+  }
+  if (r.method == "POST") {
+    r.headers.emplace_back("Content-Type", "application/json");
+    r.body = protocol::SerializeJson(params);
+  }
+  r.headers.emplace_back("A2A-Version", "1.0");
+  return r;
+}
+
+// A REST error answer (google.rpc.Status: {error: {code, status, message}}) as the peer's
+// refusal, like PeerRefused; nullopt when the body is not one.
+std::optional<Error> RestRefused(std::string_view method10, const json::value& body) {
+  if (!body.is_object()) return std::nullopt;
+  const json::value* e = body.get_object().if_contains("error");
+  if (!e || !e->is_object()) return std::nullopt;
+  std::string message(Str(e->get_object(), "message"));
+  if (message.size() > 200) message.resize(200);
+  std::string status(Str(e->get_object(), "status"));
+  if (status.empty()) status = "?";
+  return Error(ErrorCode::kInvalidAgentResponse,
+               "the peer refused " + std::string(method10) + " (" + status + ")",
+               {{"peerCode", status}, {"peerMessage", message}});
+}
 
 // Built outside the coroutines (GCC 12 mis-compiles braced json initializers inside them).
 json::object IdParams(const std::string& id) {
@@ -257,6 +325,7 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
                                                            std::string_view method10,
                                                            json::object params,
                                                            const CallOptions& options) const {
+  if (IsRest(peer)) co_return co_await CallRest(peer, method10, std::move(params), options);
   const bool v10 = peer.version == "1.0";
   json::object envelope = JsonRpcEnvelope(peer, method10, std::move(params));
   net::HttpRequest req = Request("POST", peer.url, options);
@@ -289,6 +358,36 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
               "the peer's answer to " + std::string(method10) + " has neither result nor error"),
         got.attempts);
   co_return answer.at("result");
+}
+
+asio::awaitable<core::Result<json::value>> A2aClient::CallRest(const PeerCard& peer,
+                                                               std::string_view method10,
+                                                               json::object params,
+                                                               const CallOptions& options) const {
+  auto req = RestRequest(peer, method10, params, options);
+  if (!req) co_return std::move(req).error();
+  req.value().headers.emplace_back("Accept", "application/json");
+  Attempted got =
+      co_await FetchWithRetry(http_, std::move(req).value(), options.retry, options.sleep);
+  if (!got.result) co_return WithAttempts(std::move(got.result).error(), got.attempts);
+  const net::HttpResponse& r = got.result.value();
+  auto parsed = protocol::ParseJson(r.body);
+  if (r.status < 200 || r.status > 299) {
+    if (parsed && !RetryableStatus(r.status))
+      if (auto refused = RestRefused(method10, parsed.value()))
+        co_return WithAttempts(std::move(*refused), got.attempts);
+    co_return WithAttempts(
+        Error(
+            RetryableStatus(r.status) ? ErrorCode::kUnavailable : ErrorCode::kInvalidAgentResponse,
+            "the peer answered " + std::string(method10) + " with HTTP " + std::to_string(r.status),
+            {{"status", std::to_string(r.status)}}),
+        got.attempts);
+  }
+  if (!parsed)
+    co_return WithAttempts(Error(ErrorCode::kInvalidAgentResponse,
+                                 "the peer's answer to " + std::string(method10) + " is not JSON"),
+                           got.attempts);
+  co_return std::move(parsed).value();
 }
 
 asio::awaitable<core::Result<SendResult>> A2aClient::Send(const PeerCard& peer,
@@ -351,13 +450,21 @@ asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Stream(
     const PeerCard& peer, std::string_view method10, json::object params,
     const CallOptions& options, std::chrono::milliseconds window, StreamHandler on_event,
     std::string last_event_id) const {
-  net::HttpRequest req = Request("POST", peer.url, options);
+  const bool rest = IsRest(peer);
+  net::HttpRequest req;
+  if (rest) {
+    auto made = RestRequest(peer, method10, params, options);
+    if (!made) co_return std::move(made).error();
+    req = std::move(made).value();
+  } else {
+    req = Request("POST", peer.url, options);
+    req.headers.emplace_back("Content-Type", "application/json");
+    if (peer.version == "1.0") req.headers.emplace_back("A2A-Version", "1.0");
+    req.body = protocol::SerializeJson(JsonRpcEnvelope(peer, method10, std::move(params)));
+  }
   req.total_timeout = window;
-  req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "text/event-stream");
-  if (peer.version == "1.0") req.headers.emplace_back("A2A-Version", "1.0");
   if (!last_event_id.empty()) req.headers.emplace_back("Last-Event-ID", last_event_id);
-  req.body = protocol::SerializeJson(JsonRpcEnvelope(peer, method10, std::move(params)));
   SseReader reader;
   std::vector<SseEvent> events;
   std::optional<Error> failed;
@@ -377,12 +484,18 @@ asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Stream(
         return false;
       }
       const json::object& answer = parsed.value().get_object();
-      if (const json::value* err = answer.if_contains("error"); err && err->is_object()) {
+      if (rest) {  // a REST event is the StreamResponse itself, an error google.rpc.Status
+        if (auto refused = RestRefused(method, parsed.value())) {
+          failed = std::move(*refused);
+          return false;
+        }
+      } else if (const json::value* err = answer.if_contains("error"); err && err->is_object()) {
         failed = PeerRefused(method, err->get_object());
         return false;
       }
-      json::object ev =
-          NormalizeStreamEvent(answer.contains("result") ? answer.at("result") : json::value());
+      json::object ev = NormalizeStreamEvent(rest                        ? parsed.value()
+                                             : answer.contains("result") ? answer.at("result")
+                                                                         : json::value());
       if (!e.id.empty()) ev["eventId"] = e.id;
       if (!on_event(ev)) return false;
     }
@@ -396,6 +509,8 @@ asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Stream(
   if (head.status >= 200 && head.status <= 299 && is_sse) co_return r;
   // Not a stream: a JSON-RPC error (an agent that cannot stream says so), or a failure.
   auto parsed = protocol::ParseJson(head.body);
+  if (parsed && rest && !RetryableStatus(head.status))
+    if (auto refused = RestRefused(method, parsed.value())) co_return std::move(*refused);
   if (parsed && parsed.value().is_object())
     if (const json::value* err = parsed.value().get_object().if_contains("error");
         err && err->is_object())

@@ -1,10 +1,13 @@
 #pragma once
 // A2aClient: a2ad as a client of other A2A agents (issue 16), on the server's own event loop
 // and its one egress guard (net/http_client.hpp): every URL, the card's and the endpoint's,
-// is vetted at the moment of the call. JSON-RPC in the version the peer's card chose
-// (peer_card.hpp): A2A 1.0 (SendMessage, GetTask, CancelTask with `A2A-Version: 1.0`) or 0.3
-// (message/send, tasks/get, tasks/cancel). Each call retries as retry.hpp says; a JSON-RPC
-// error from the peer is an answer, not retried.
+// is vetted at the moment of the call. The binding and version the peer's card chose
+// (peer_card.hpp): JSON-RPC of A2A 1.0 (SendMessage, GetTask, CancelTask with
+// `A2A-Version: 1.0`) or 0.3 (message/send, tasks/get, tasks/cancel), or the REST binding
+// of 1.0 (POST /message:send, GET /tasks/{id}, POST /tasks/{id}:cancel, POST
+// /message:stream and /tasks/{id}:subscribe as SSE of StreamResponse; an error is a
+// google.rpc.Status body, its `status` kept as peerCode). Each call retries as retry.hpp
+// says; an error the peer answers is an answer, not retried.
 //
 // Errors: the HttpClient's (egress detail) after the retries; an HTTP status that is not 2xx
 // with no JSON-RPC body, kUnavailable with detail {"status": "503"}; a JSON-RPC error,
@@ -106,6 +109,10 @@ class A2aClient {
                                                                 const CallOptions& options) const;
 
  private:
+  // Call over a 1.0 REST interface (peer.binding "HTTP+JSON").
+  boost::asio::awaitable<core::Result<boost::json::value>> CallRest(
+      const PeerCard& peer, std::string_view method10, boost::json::object params,
+      const CallOptions& options) const;
   boost::asio::awaitable<core::Result<void>> VerifyCard(const std::string& card_url, PeerCard& card,
                                                         const CallOptions& options) const;
   const net::HttpClient& http_;

@@ -73,20 +73,26 @@ core::Result<PeerCard> ReadPeerCard(const json::value& value) {
   out.name = Str(card, "name");
   if (const json::value* s = card.if_contains("signatures"); s && s->is_array())
     out.is_signed = !s->get_array().empty();
-  std::string url03;
+  std::string url03, url10;
   if (const json::value* ifs = card.if_contains("supportedInterfaces"); ifs && ifs->is_array())
     for (const auto& i : ifs->get_array()) {
       if (!i.is_object()) continue;
       const json::object& o = i.get_object();
-      if (!IsJsonRpc(Str(o, "protocolBinding")) || Str(o, "url").empty()) continue;
+      if (Str(o, "url").empty()) continue;
       std::string_view v = Str(o, "protocolVersion");
-      if (v.starts_with("1")) {
-        out.url = Str(o, "url");
-        out.version = "1.0";
-        return out;
+      if (Str(o, "protocolBinding") == "HTTP+JSON") {
+        if (v.starts_with("1") && out.rest_url.empty()) out.rest_url = Str(o, "url");
+        continue;
       }
+      if (!IsJsonRpc(Str(o, "protocolBinding"))) continue;
+      if (v.starts_with("1") && url10.empty()) url10 = Str(o, "url");
       if (v.starts_with("0.3") && url03.empty()) url03 = Str(o, "url");
     }
+  if (!url10.empty() || !out.rest_url.empty()) {
+    out.version = "1.0";
+    out.url = url10;
+    return url10.empty() ? PreferRest(std::move(out)) : out;
+  }
   // The 0.3 shape.
   if (url03.empty() && Str(card, "protocolVersion").starts_with("0.")) {
     std::string_view preferred = Str(card, "preferredTransport");
@@ -99,11 +105,20 @@ core::Result<PeerCard> ReadPeerCard(const json::value& value) {
   if (url03.empty())
     return Error(ErrorCode::kInvalidAgentResponse,
                  "the agent card of '" + out.name +
-                     "' declares no JSON-RPC interface of A2A 1.x (supportedInterfaces) or 0.3 "
-                     "(url with preferredTransport JSONRPC, additionalInterfaces)");
+                     "' declares no interface a2ad speaks: JSON-RPC or HTTP+JSON of A2A 1.x "
+                     "(supportedInterfaces), or JSON-RPC of 0.3 (url with preferredTransport "
+                     "JSONRPC, additionalInterfaces)");
   out.url = std::move(url03);
   out.version = "0.3";
   return out;
+}
+
+PeerCard PreferRest(PeerCard card) {
+  if (card.rest_url.empty()) return card;
+  card.url = card.rest_url;
+  card.version = "1.0";
+  card.binding = "HTTP+JSON";
+  return card;
 }
 
 std::string NormalizeState(const json::value& state) {

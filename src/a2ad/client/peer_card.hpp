@@ -2,9 +2,11 @@
 // What a2ad reads from another agent's card, in either shape (WIRE.md §2): the A2A 1.0
 // `supportedInterfaces` [{url, protocolBinding, protocolVersion}], and the 0.3 `url` +
 // `preferredTransport` + `additionalInterfaces` [{url, transport}] + `protocolVersion`. The
-// JSON-RPC interface of the newest version the card declares is chosen: 1.0 whenever a
-// JSON-RPC interface says 1.x, else 0.3. That choice is recorded with every call and never
-// changed behind the caller's back (no silent downgrade: a 1.0 peer that fails is a failure).
+// newest version the card declares is chosen, and in it JSON-RPC before HTTP+JSON (REST):
+// 1.0 JSON-RPC, else 1.0 REST, else 0.3 JSON-RPC (a2ad speaks REST to peers in 1.0 only).
+// That choice is recorded with every call and never changed behind the caller's back (no
+// silent downgrade: a 1.0 peer that fails is a failure); a caller may ask for REST when the
+// card declares both (PreferRest).
 // Also normalizes what peers answer (tasks and messages of either version) to one shape the
 // workflow engine logs and reads:
 //   task    {id, contextId, state, status: {state, message?, timestamp?}, artifacts: [...],
@@ -25,8 +27,10 @@ namespace a2ad::client {
 
 struct PeerCard {
   std::string name;
-  std::string url;      // the JSON-RPC endpoint
-  std::string version;  // "1.0" | "0.3"
+  std::string url;                  // the endpoint of `binding`
+  std::string version;              // "1.0" | "0.3"
+  std::string binding = "JSONRPC";  // "JSONRPC" | "HTTP+JSON" (1.0 only)
+  std::string rest_url;             // the card's 1.0 HTTP+JSON interface; "" when none
   bool is_signed = false;
   /// A2aClient::FetchCard: a `signatures` entry verified with a key of the JWKS its `jku`
   /// names on the card's own origin. A signed card whose signature could not be checked (no
@@ -41,9 +45,13 @@ struct PeerCard {
 /// card path under it (http://host:8080 -> http://host:8080/.well-known/agent-card.json).
 std::string PeerCardUrl(std::string url);
 
-/// kInvalidAgentResponse naming what is missing when the card declares no JSON-RPC
-/// interface a2ad speaks.
+/// kInvalidAgentResponse naming what is missing when the card declares no interface a2ad
+/// speaks (1.0 JSON-RPC or REST, 0.3 JSON-RPC).
 core::Result<PeerCard> ReadPeerCard(const boost::json::value& card);
+
+/// `card` speaking its 1.0 REST interface when it declares one (binding "HTTP+JSON",
+/// version "1.0"); else `card` as it is.
+PeerCard PreferRest(PeerCard card);
 
 /// Whether `card`'s signature verifies with the EC P-256 key named `kid` in the JWKS
 /// document `jwks` (protocol/card_signature.hpp). kInvalidAgentResponse when the JWKS has no

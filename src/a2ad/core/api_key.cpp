@@ -1,6 +1,8 @@
 #include "a2ad/core/api_key.hpp"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -36,6 +38,31 @@ bool Number(std::string_view s, int64_t& out) {
 }
 
 }  // namespace
+
+SelfCredential::SelfCredential() : key_(RandomBytes(32)) {}
+
+std::string SelfCredential::Mac(std::string_view tenant) const {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
+       reinterpret_cast<const unsigned char*>(tenant.data()), tenant.size(), mac, &len);
+  return Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(mac), len));
+}
+
+std::string SelfCredential::For(std::string_view tenant) const {
+  return std::string(kSelfCredentialPrefix) + Base64UrlEncode(tenant) + "." + Mac(tenant);
+}
+
+std::optional<std::string> SelfCredential::TenantOf(std::string_view presented) const {
+  if (!presented.starts_with(kSelfCredentialPrefix)) return std::nullopt;
+  presented.remove_prefix(kSelfCredentialPrefix.size());
+  const size_t dot = presented.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto tenant = Base64UrlDecode(presented.substr(0, dot));
+  if (!tenant || tenant->empty()) return std::nullopt;
+  if (!ConstantTimeEquals(Mac(*tenant), presented.substr(dot + 1))) return std::nullopt;
+  return tenant;
+}
 
 ApiKeyParts NewApiKey() {
   return ApiKeyParts{HexEncode(RandomBytes(8)), Base64UrlEncode(RandomBytes(32))};

@@ -39,6 +39,25 @@ std::string HashApiKeySecret(std::string_view secret);
 /// lengths are not secret (both are digests).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
+/// The credential a host presents when it calls itself (the `self` A2A peer,
+/// app/calls_setup.hpp): `a2ad_s_<tenant, base64url>.<HMAC-SHA-256 of the tenant, base64url>`
+/// under a key of 32 random bytes made at start and kept only in memory, so only the process
+/// that made it can mint or check one, and a restart voids every one. It names the tenant of
+/// the run that calls, whose task at the host is then that tenant's.
+class SelfCredential {
+ public:
+  /// A fresh key. Aborts if the CSPRNG cannot produce bytes.
+  SelfCredential();
+  std::string For(std::string_view tenant) const;
+  /// The tenant `presented` was made for by this key; nullopt for anything else.
+  std::optional<std::string> TenantOf(std::string_view presented) const;
+
+ private:
+  std::string Mac(std::string_view tenant) const;
+  std::string key_;
+};
+inline constexpr std::string_view kSelfCredentialPrefix = "a2ad_s_";
+
 /// An expiry given on the command line: a duration from `now_ms` ("30d", "12h", "90m",
 /// "3600s") or an RFC 3339 UTC time ("2027-01-31T00:00:00Z"). Epoch milliseconds; nullopt
 /// when malformed or not in the future.

@@ -24,6 +24,14 @@ using protocol::Str;
 
 namespace {
 
+// `url` with its scheme, host and port replaced by `origin` ("http://127.0.0.1:8080").
+std::string OnOrigin(const std::string& url, const std::string& origin) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t path = url.find('/', scheme + 3);
+  return origin + (path == std::string::npos ? "" : url.substr(path));
+}
+
 std::string EnvName(std::string_view name) {
   std::string out;
   for (char c : name)
@@ -198,11 +206,28 @@ json::object StatusFailure(const std::string& url, int status, int attempts) {
   return r;
 }
 
+// The card speaking the interface the node asks for (config.binding), when it has one.
+core::Result<client::PeerCard> Bound(const client::PeerCard& card, const json::object& spec) {
+  const std::string_view want = Str(spec, "binding");
+  if (want == "rest") {
+    if (card.rest_url.empty())
+      return Error(core::ErrorCode::kUnsupportedOperation,
+                   "the node asks for REST, and the card declares no HTTP+JSON interface of "
+                   "A2A 1.x");
+    return client::PreferRest(card);
+  }
+  if (want == "jsonrpc" && card.binding != "JSONRPC")
+    return Error(core::ErrorCode::kUnsupportedOperation,
+                 "the node asks for JSON-RPC, and the card declares none");
+  return card;
+}
+
 json::object PeerOf(const client::PeerCard& card) {
   json::object p;
   p["name"] = card.name;
   p["url"] = card.url;
   p["version"] = card.version;
+  p["binding"] = card.binding;
   p["signedCard"] = card.is_signed;
   p["verifiedCard"] = card.verified;
   return p;
@@ -268,7 +293,9 @@ void AddEnvironment(EffectsConfig& config, char** env) {
 }
 
 HostEffects::HostEffects(const net::HttpClient& http, EffectsConfig config)
-    : http_(http), a2a_(http), config_(std::move(config)) {}
+    : http_(http), a2a_(http), config_(std::move(config)) {
+  if (config_.self_http) self_a2a_.emplace(*config_.self_http);
+}
 
 asio::awaitable<json::object> HostEffects::Run(tasks::ExecutionContext& ctx,
                                                const std::string& node_id,
@@ -299,9 +326,10 @@ asio::awaitable<json::object> HostEffects::Http(tasks::ExecutionContext& ctx,
   co_return HttpResponseResult(spec, resp, got.attempts);
 }
 
-core::Result<HostEffects::Peer> HostEffects::ResolvePeer(const json::object& spec) const {
+core::Result<HostEffects::Peer> HostEffects::ResolvePeer(const json::object& spec,
+                                                         std::string_view tenant) const {
   if (std::string_view url = Str(spec, "agentCardUrl"); !url.empty())
-    return Peer{std::string(url), PeerConfig{std::string(url), {}}};
+    return Peer{std::string(url), PeerConfig{std::string(url), {}}, &a2a_};
   const std::string name(Str(spec, "peer"));
   auto it = config_.peers.find(name);
   if (it == config_.peers.end()) {
@@ -311,7 +339,14 @@ core::Result<HostEffects::Peer> HostEffects::ResolvePeer(const json::object& spe
                  "no A2A peer named '" + name + "' (start the host with --a2a-peer " + name +
                      "=URL; known: " + (known.empty() ? "none" : known) + ")");
   }
-  return Peer{name, it->second};
+  if (it->second.self && !self_a2a_)
+    return Error(core::ErrorCode::kInvalidParams,
+                 "A2A peer '" + name + "' is this host, and it cannot call itself here");
+  Peer peer{name, it->second, it->second.self ? &*self_a2a_ : &a2a_};
+  if (peer.config.self && peer.config.headers.empty() && config_.self_credential)
+    peer.config.headers.emplace_back("Authorization",
+                                     "Bearer " + config_.self_credential->For(tenant));
+  return peer;
 }
 
 asio::awaitable<core::Result<client::PeerCard>> HostEffects::CardOf(const Peer& peer,
@@ -320,8 +355,13 @@ asio::awaitable<core::Result<client::PeerCard>> HostEffects::CardOf(const Peer& 
     std::lock_guard lock(mu_);
     if (auto it = cards_.find(peer.config.card_url); it != cards_.end()) co_return it->second;
   }
-  auto card = co_await a2a_.FetchCard(peer.config.card_url, o);
+  auto card = co_await peer.a2a->FetchCard(peer.config.card_url, o);
   if (!card) co_return card;
+  if (peer.config.self) {
+    card.value().url = OnOrigin(card.value().url, config_.self_origin);
+    if (!card.value().rest_url.empty())
+      card.value().rest_url = OnOrigin(card.value().rest_url, config_.self_origin);
+  }
   if (!card.value().is_signed)
     core::LogWarn("A2A peer '" + peer.name + "' (" + peer.config.card_url +
                   "): its agent card is not signed");
@@ -338,7 +378,7 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
                                                const std::string& node_id,
                                                const json::object& spec) {
   const std::string_view kind = Str(spec, "kind");
-  auto peer = ResolvePeer(spec);
+  auto peer = ResolvePeer(spec, ctx.call_context().principal.tenant);
   if (!peer) co_return ErrorResult("unknown_peer", peer.error().message);
   client::CallOptions o;
   o.headers = peer.value().config.headers;
@@ -354,7 +394,11 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
                           "peer '" + peer.value().name +
                               "': the node requires a verified card signature, and the card is " +
                               CardState(card.value()));
-  const client::PeerCard& pc = card.value();
+  auto bound = Bound(card.value(), spec);
+  if (!bound)
+    co_return ErrorResult("capability_required",
+                          "peer '" + peer.value().name + "': " + bound.error().message);
+  const client::PeerCard& pc = bound.value();
   const std::string task_id(Str(spec, "taskId"));
 
   if (kind == "a2a.send" || kind == "a2a.reply") {
@@ -367,7 +411,7 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
                               "mode push: this host has no receiver for a peer's pushes");
       push = PushConfigOf(*target);
     }
-    auto sent = co_await a2a_.Send(pc, ObjOr(spec, "message"), o, std::move(push));
+    auto sent = co_await peer.value().a2a->Send(pc, ObjOr(spec, "message"), o, std::move(push));
     if (ctx.cancel_requested()) co_return Interrupted();
     if (!sent)
       co_return CallFailure(sent.error(), "the message to peer '" + peer.value().name + "'");
@@ -386,11 +430,9 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   co_return ErrorResult("capability_required", "unknown A2A effect '" + std::string(kind) + "'");
 }
 
-asio::awaitable<HostEffects::Heard> HostEffects::Listen(const client::PeerCard& pc,
-                                                        const std::string& task_id,
-                                                        const json::object& spec,
-                                                        const client::CallOptions& o,
-                                                        std::string& why) {
+asio::awaitable<HostEffects::Heard> HostEffects::Listen(
+    const Peer& peer, const client::PeerCard& pc, const std::string& task_id,
+    const json::object& spec, const client::CallOptions& o, std::string& why) {
   const std::string known(Str(spec, "state"));
   const std::string known_stamp(Str(spec, "statusStamp"));
   auto window = config_.stream_window;
@@ -413,7 +455,7 @@ asio::awaitable<HostEffects::Heard> HostEffects::Listen(const client::PeerCard& 
         Str(task, "state") != known || (!known_stamp.empty() && StatusStamp(task) != known_stamp);
     return !changed;
   };
-  auto r = co_await a2a_.Subscribe(pc, task_id, o, window, on_event);
+  auto r = co_await peer.a2a->Subscribe(pc, task_id, o, window, on_event);
   if (changed) co_return Heard::kChange;
   if (r) co_return Heard::kQuiet;
   why = r.error().message;
@@ -438,7 +480,7 @@ asio::awaitable<json::object> HostEffects::Wait(tasks::ExecutionContext& ctx,
   std::string via = "first-look";
   for (;;) {
     if (deadline > 0 && NowMs() >= deadline) {
-      (void)co_await a2a_.CancelTask(pc, task_id, o);
+      (void)co_await peer.a2a->CancelTask(pc, task_id, o);
       co_return ErrorResult(
           "external_call_failed",
           "the peer's task " + task_id + " did not finish before the node's timeoutMs");
@@ -448,7 +490,7 @@ asio::awaitable<json::object> HostEffects::Wait(tasks::ExecutionContext& ctx,
     if (!first) {
       if (mode == "stream") {
         std::string why;
-        const Heard heard = co_await Listen(pc, task_id, spec, o, why);
+        const Heard heard = co_await Listen(peer, pc, task_id, spec, o, why);
         if (ctx.cancel_requested()) co_return Interrupted();
         via = heard == Heard::kChange  ? "stream"
               : heard == Heard::kQuiet ? "stream-window"
@@ -472,7 +514,7 @@ asio::awaitable<json::object> HostEffects::Wait(tasks::ExecutionContext& ctx,
       }
     }
     first = false;
-    auto task = co_await a2a_.GetTask(pc, task_id, o);
+    auto task = co_await peer.a2a->GetTask(pc, task_id, o);
     if (ctx.cancel_requested()) co_return Interrupted();
     if (!task && client::RetryableError(task.error())) {
       // The peer's task exists; the peer is down or busy (a restart, backpressure): not a
@@ -503,19 +545,32 @@ asio::awaitable<json::object> HostEffects::Wait(tasks::ExecutionContext& ctx,
   }
 }
 
-asio::awaitable<void> HostEffects::Cancel(const protocol::CallContext&, const json::object& spec) {
-  auto peer = ResolvePeer(spec);
+asio::awaitable<void> HostEffects::Cancel(const protocol::CallContext& ctx,
+                                          const json::object& spec) {
+  auto peer = ResolvePeer(spec, ctx.principal.tenant);
   if (!peer) co_return;
   client::CallOptions o;
   o.headers = peer.value().config.headers;
   o.retry = RetryOf(spec);
   auto card = co_await CardOf(peer.value(), o);
   if (!card) co_return;
+  auto bound = Bound(card.value(), spec);
+  if (!bound) co_return;
   const std::string task_id(Str(spec, "taskId"));
-  auto r = co_await a2a_.CancelTask(card.value(), task_id, o);
-  if (!r)
-    core::LogWarn("cancel of peer '" + peer.value().name + "' task " + task_id +
-                  " (cross_protocol_cancel) failed: " + r.error().message);
+  auto r = co_await peer.value().a2a->CancelTask(bound.value(), task_id, o);
+  if (r) co_return;
+  // A task that has ended cannot be cancelled (A2A TaskNotCancelable; REST
+  // FAILED_PRECONDITION): nothing is left to stop, as when a cancel is sent again after a
+  // restart (TaskService::RecoverUnfinished).
+  const std::string code(r.error().Detail("peerCode"));
+  if (code == "-32002" || code == "FAILED_PRECONDITION") {
+    core::LogInfo("peer '" + peer.value().name + "' task " + task_id +
+                  " had ended before its cancel (cross_protocol_cancel)");
+    co_return;
+  }
+  core::LogWarn("cancel of peer '" + peer.value().name + "' task " + task_id +
+                " (cross_protocol_cancel) failed: " + r.error().message +
+                "; it is asked again when this host restarts");
 }
 
 }  // namespace a2ad::effects

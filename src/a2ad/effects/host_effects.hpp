@@ -18,6 +18,9 @@
 // what the node logs is what GetTask answers: events and pushes only say when to look, so
 // nothing a stream or a push says is trusted or can be lost.
 //
+// A self peer (--a2a-peer NAME=self, app/calls_setup.hpp) is this host: its card and task
+// calls go through EffectsConfig::self_http to self_origin.
+//
 // Cards are fetched on first use and kept for the life of the process (keyed by URL); an
 // unsigned card is accepted with a warning in the log (once per card).
 //
@@ -31,6 +34,7 @@
 #include <string>
 
 #include "a2ad/client/a2a_client.hpp"
+#include "a2ad/core/api_key.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/workflow/effects.hpp"
 
@@ -39,6 +43,9 @@ namespace a2ad::effects {
 struct PeerConfig {
   std::string card_url;
   net::HeaderList headers;  // credentials
+  /// The host itself (--a2a-peer NAME=self): called through EffectsConfig::self_http, at
+  /// EffectsConfig::self_origin whatever origin its card's endpoint names.
+  bool self = false;
 };
 
 /// Where a peer pushes the changes of a task a node follows in push mode: a2ad's receiver
@@ -64,6 +71,13 @@ struct EffectsConfig {
   /// Stream mode: how long one subscription to a peer's task stays open before the node
   /// looks at the task and subscribes again (a cancel or pause of the run is noticed then).
   std::chrono::milliseconds stream_window{15000};
+  /// The client of calls to the host itself (self peers), its guard admitting only the
+  /// host's listener, and where that is ("http://127.0.0.1:8080"); null: no self peers.
+  const net::HttpClient* self_http = nullptr;
+  std::string self_origin;
+  /// What a self peer without credentials of its own (A2AD_PEER_<NAME>_*) presents: the
+  /// host's credential for the calling run's tenant (transport/auth.hpp); null: nothing.
+  const core::SelfCredential* self_credential = nullptr;
 };
 
 /// EffectsConfig::peers credentials and secrets from `environ`-style "NAME=VALUE" entries
@@ -86,8 +100,10 @@ class HostEffects final : public workflow::EffectRunner {
   struct Peer {
     std::string name;
     PeerConfig config;
+    const client::A2aClient* a2a = nullptr;  // a2a_, or self_a2a_ for a self peer
   };
-  core::Result<Peer> ResolvePeer(const boost::json::object& spec) const;
+  /// The peer a spec names, and the headers a call to it carries for a run of `tenant`.
+  core::Result<Peer> ResolvePeer(const boost::json::object& spec, std::string_view tenant) const;
   boost::asio::awaitable<core::Result<client::PeerCard>> CardOf(const Peer& peer,
                                                                 const client::CallOptions& o);
   boost::asio::awaitable<boost::json::object> Http(tasks::ExecutionContext& ctx,
@@ -102,13 +118,14 @@ class HostEffects final : public workflow::EffectRunner {
                                                    const Peer& peer, const client::PeerCard& card,
                                                    const client::CallOptions& o);
   enum class Heard { kChange, kQuiet, kRefused, kDown };
-  boost::asio::awaitable<Heard> Listen(const client::PeerCard& card, const std::string& task_id,
-                                       const boost::json::object& spec,
+  boost::asio::awaitable<Heard> Listen(const Peer& peer, const client::PeerCard& card,
+                                       const std::string& task_id, const boost::json::object& spec,
                                        const client::CallOptions& o, std::string& why);
 
   const net::HttpClient& http_;
   client::A2aClient a2a_;
   EffectsConfig config_;
+  std::optional<client::A2aClient> self_a2a_;
   std::mutex mu_;
   std::map<std::string, client::PeerCard> cards_;  // by card URL
 };

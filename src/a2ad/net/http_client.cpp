@@ -1,5 +1,7 @@
 #include "a2ad/net/http_client.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl.hpp>
@@ -10,6 +12,8 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
+#include <cerrno>
+#include <map>
 #include <mutex>
 
 namespace a2ad::net {
@@ -58,7 +62,8 @@ bool IsFieldValue(std::string_view s) {
 
 Result<http::request<http::string_body>> BuildRequest(const VettedTarget& target,
                                                       const HttpRequest& in,
-                                                      const std::string& user_agent) {
+                                                      const std::string& user_agent,
+                                                      bool keep_alive) {
   if (!IsToken(in.method))
     return EgressError(EgressFailure::kRefused, "method '" + in.method + "' is not an HTTP token");
   http::request<http::string_body> req;
@@ -74,7 +79,7 @@ Result<http::request<http::string_body>> BuildRequest(const VettedTarget& target
   }
   // The client's own: whatever the caller passed.
   req.set(http::field::host, target.url.HostHeader());
-  req.set(http::field::connection, "close");
+  if (!keep_alive) req.set(http::field::connection, "close");
   req.body() = in.body;
   req.prepare_payload();
   return req;
@@ -99,28 +104,56 @@ asio::awaitable<std::optional<Error>> ConnectPinned(beast::tcp_stream& tcp,
   co_return last;
 }
 
-// Write the request, read the answer (the stream is connected, TLS done).
+// The header fields of a received head, in order.
+template <class Fields>
+HeaderList HeadersOf(const Fields& fields) {
+  HeaderList out;
+  for (const auto& field : fields)
+    out.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  return out;
+}
+
+// What an exchange left of its connection: whether any byte of an answer arrived (a
+// failure before that may be retried elsewhere) and whether the server keeps it open.
+struct ReadInfo {
+  bool received = false;
+  bool keep_alive = false;
+};
+
+// Write the request (the stream is connected, TLS done), within the deadline.
+template <class Stream>
+asio::awaitable<std::optional<Error>> Write(Stream& stream, beast::tcp_stream& tcp,
+                                            http::request<http::string_body>& req,
+                                            Clock::time_point deadline) {
+  tcp.expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
+  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
+    co_return StepFailed("write", ec, EgressFailure::kIo);
+  co_return std::nullopt;
+}
+
+// Write the request, read the answer.
 template <class Stream>
 asio::awaitable<Result<HttpResponse>> WriteRead(Stream& stream, beast::tcp_stream& tcp,
                                                 http::request<http::string_body>& req, size_t limit,
-                                                Clock::time_point deadline) {
+                                                Clock::time_point deadline, ReadInfo& info) {
   auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
-  tcp.expires_after(remaining());
-  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
-    co_return StepFailed("write", ec, EgressFailure::kIo);
+  if (auto failed = co_await Write(stream, tcp, req, deadline)) co_return std::move(*failed);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(limit);
   parser.header_limit(16 * 1024);
   if (req.method() == http::verb::head) parser.skip(true);
   tcp.expires_after(remaining());
-  if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple); ec)
-    co_return StepFailed("read response", ec, EgressFailure::kIo);
+  // No structured binding of a co_await here (GCC 12 coroutines).
+  const auto read = co_await http::async_read(stream, buffer, parser, kTuple);
+  const boost::system::error_code ec = std::get<0>(read);
+  info.received = parser.got_some() || buffer.size() > 0;
+  if (ec) co_return StepFailed("read response", ec, EgressFailure::kIo);
+  info.keep_alive = parser.keep_alive();
   auto& msg = parser.get();
   HttpResponse out;
   out.status = static_cast<int>(msg.result_int());
-  for (const auto& field : msg)
-    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  out.headers = HeadersOf(msg);
   out.body = std::move(msg.body());
   co_return out;
 }
@@ -131,9 +164,7 @@ asio::awaitable<Result<StreamEnd>> WriteReadStream(
     Stream& stream, beast::tcp_stream& tcp, http::request<http::string_body>& req, size_t limit,
     Clock::time_point deadline, const std::function<bool(std::string_view)>& on_data) {
   auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
-  tcp.expires_after(remaining());
-  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
-    co_return StepFailed("write", ec, EgressFailure::kIo);
+  if (auto failed = co_await Write(stream, tcp, req, deadline)) co_return std::move(*failed);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.header_limit(16 * 1024);
@@ -142,8 +173,7 @@ asio::awaitable<Result<StreamEnd>> WriteReadStream(
     co_return StepFailed("read response head", ec, EgressFailure::kIo);
   StreamEnd out;
   out.head.status = static_cast<int>(parser.get().result_int());
-  for (const auto& field : parser.get())
-    out.head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  out.head.headers = HeadersOf(parser.get());
   if (out.head.status < 200 || out.head.status > 299) {  // an error answer: read it whole
     parser.body_limit(limit);
     tcp.expires_after(remaining());
@@ -206,7 +236,9 @@ struct HttpClient::Tls {
 };
 
 HttpClient::HttpClient(const UrlGuard& guard, HttpClientOptions options)
-    : guard_(guard), options_(std::move(options)), tls_(std::make_unique<Tls>()) {}
+    : guard_(guard), options_(std::move(options)), tls_(std::make_unique<Tls>()) {
+  if (options_.reuse_connections) pool_ = std::make_unique<Pool>();
+}
 
 HttpClient::~HttpClient() = default;
 
@@ -292,43 +324,141 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Fetch(HttpRequest request) con
 
 namespace {
 
-// Connects to `target` (TLS for https: SNI, and the name or address verified), then runs
-// `talk(stream, tcp)` on the connection and closes it. `R` is a Result of what talk answers.
+// An open connection: TCP, with TLS over it for https.
+struct Conn {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  asio::ip::tcp::endpoint remote;
+  Clock::time_point idle_since;
+  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+};
+
+// Connects to `target` (TLS for https: SNI, and the name or address verified).
+asio::awaitable<Result<Conn>> Connect(ssl::context& ctx, const VettedTarget& target,
+                                      Clock::time_point deadline,
+                                      std::chrono::milliseconds connect_timeout) {
+  auto executor = co_await asio::this_coro::executor;
+  Conn c;
+  if (target.url.scheme == "https")
+    c.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(executor, ctx);
+  else
+    c.plain = std::make_unique<beast::tcp_stream>(executor);
+  if (auto failed = co_await ConnectPinned(c.tcp(), target, deadline, connect_timeout))
+    co_return std::move(*failed);
+  boost::system::error_code ignored;
+  c.remote = c.tcp().socket().remote_endpoint(ignored);
+  if (!c.tls) co_return c;
+  if (!target.url.literal) {
+    if (!SSL_set_tlsext_host_name(c.tls->native_handle(), target.url.host.c_str()))
+      co_return EgressError(EgressFailure::kTls, "TLS: cannot set SNI");
+  }
+  c.tls->set_verify_callback(ssl::host_name_verification(target.url.host));
+  c.tcp().expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
+  if (auto [ec] = co_await c.tls->async_handshake(ssl::stream_base::client, kTuple); ec)
+    co_return StepFailed("TLS handshake", ec, EgressFailure::kTls);
+  co_return c;
+}
+
+// `talk(stream, tcp)` on the connection, whichever its layers.
+template <class R, class Talk>
+asio::awaitable<R> TalkOn(Conn& c, Talk& talk) {
+  if (c.tls) co_return co_await talk(*c.tls, c.tcp());
+  co_return co_await talk(*c.plain, *c.plain);
+}
+
+// Ends a connection that is not kept: TLS close_notify (within 500 ms) after an answer, and
+// a TCP shutdown.
+asio::awaitable<void> Close(Conn& c, bool answered) {
+  if (c.tls && answered) {
+    c.tcp().expires_after(std::chrono::milliseconds(500));
+    (void)co_await c.tls->async_shutdown(kTuple);
+  }
+  boost::system::error_code ignored;
+  c.tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
+// Whether an idle connection is still open and quiet: its peer has not closed it and sent
+// nothing (an idle HTTP/1.1 connection has nothing to read; TLS close_notify is something).
+bool StillOpen(Conn& c) {
+  char byte;
+  const ssize_t n = ::recv(c.tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Whether the request may reach the server twice (HttpRequest::replayable).
+bool Replayable(const HttpRequest& r) {
+  if (r.replayable) return true;
+  for (const char* m : {"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+    if (r.method == m) return true;
+  return std::any_of(r.headers.begin(), r.headers.end(),
+                     [](const auto& h) { return IEquals(h.first, "Idempotency-Key"); });
+}
+
+// Connects to `target`, runs `talk(stream, tcp)` on the connection and closes it. `R` is a
+// Result of what talk answers.
 template <class R, class Talk>
 asio::awaitable<R> OverConnection(ssl::context& tls, const VettedTarget& target,
                                   Clock::time_point deadline,
                                   std::chrono::milliseconds connect_timeout, Talk talk) {
-  auto executor = co_await asio::this_coro::executor;
-  if (target.url.scheme == "https") {
-    beast::ssl_stream<beast::tcp_stream> stream(executor, tls);
-    auto& tcp = beast::get_lowest_layer(stream);
-    if (auto failed = co_await ConnectPinned(tcp, target, deadline, connect_timeout))
-      co_return std::move(*failed);
-    if (!target.url.literal) {
-      if (!SSL_set_tlsext_host_name(stream.native_handle(), target.url.host.c_str()))
-        co_return EgressError(EgressFailure::kTls, "TLS: cannot set SNI");
-    }
-    stream.set_verify_callback(ssl::host_name_verification(target.url.host));
-    tcp.expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
-    if (auto [ec] = co_await stream.async_handshake(ssl::stream_base::client, kTuple); ec)
-      co_return StepFailed("TLS handshake", ec, EgressFailure::kTls);
-    R answer = co_await talk(stream, tcp);
-    if (answer) {
-      tcp.expires_after(std::chrono::milliseconds(500));
-      (void)co_await stream.async_shutdown(kTuple);
-    }
-    co_return answer;
-  }
-  beast::tcp_stream stream(executor);
-  if (auto failed = co_await ConnectPinned(stream, target, deadline, connect_timeout))
-    co_return std::move(*failed);
-  R answer = co_await talk(stream, stream);
-  boost::system::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  auto conn = co_await Connect(tls, target, deadline, connect_timeout);
+  if (!conn) co_return std::move(conn).error();
+  R answer = co_await TalkOn<R>(conn.value(), talk);
+  co_await Close(conn.value(), static_cast<bool>(answer));
   co_return answer;
 }
 
 }  // namespace
+
+// The idle connections of a client that reuses them, by origin ("https://host:443").
+struct HttpClient::Pool {
+  static constexpr size_t kPerOrigin = 8;
+  std::mutex mu;
+  std::multimap<std::string, Conn> idle;
+
+  // An idle connection to `key` whose peer is one of `target`'s vetted endpoints; expired
+  // and closed ones met on the way are dropped.
+  std::optional<Conn> Take(const std::string& key, const VettedTarget& target,
+                           std::chrono::milliseconds idle_timeout) {
+    const auto now = Clock::now();
+    std::lock_guard lock(mu);
+    auto [it, end] = idle.equal_range(key);
+    while (it != end) {
+      Conn& c = it->second;
+      if (now - c.idle_since >= idle_timeout || !StillOpen(c)) {
+        it = idle.erase(it);
+        continue;
+      }
+      if (std::find(target.endpoints.begin(), target.endpoints.end(), c.remote) !=
+          target.endpoints.end()) {
+        Conn out = std::move(c);
+        idle.erase(it);
+        return out;
+      }
+      ++it;
+    }
+    return std::nullopt;
+  }
+
+  // After an exchange on `c`: kept idle when it answered and the server keeps it alive,
+  // else closed.
+  asio::awaitable<void> Release(std::string key, Conn& c, bool answered, bool keep_alive,
+                                std::chrono::milliseconds idle_timeout, size_t max_idle) {
+    if (answered && keep_alive)
+      Put(std::move(key), std::move(c), idle_timeout, max_idle);
+    else
+      co_await Close(c, answered);
+  }
+
+  // Keeps `c` idle unless the pool is full (then it is closed).
+  void Put(std::string key, Conn c, std::chrono::milliseconds idle_timeout, size_t max_idle) {
+    const auto now = Clock::now();
+    std::lock_guard lock(mu);
+    std::erase_if(idle, [&](auto& kv) { return now - kv.second.idle_since >= idle_timeout; });
+    if (idle.size() >= max_idle || idle.count(key) >= kPerOrigin) return;
+    c.idle_since = now;
+    idle.emplace(std::move(key), std::move(c));
+  }
+};
 
 ssl::context& HttpClient::TlsContext() const {
   std::call_once(tls_->system_roots, [this] {
@@ -343,7 +473,7 @@ ssl::context& HttpClient::TlsContext() const {
 template <class R, class Fn>
 asio::awaitable<R> HttpClient::OverRequest(const VettedTarget& target, const HttpRequest& request,
                                            Deadline deadline, Fn talk) const {
-  auto built = BuildRequest(target, request, options_.user_agent);
+  auto built = BuildRequest(target, request, options_.user_agent, false);
   if (!built) co_return std::move(built).error();
   auto req = std::move(built).value();
   const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
@@ -356,10 +486,41 @@ asio::awaitable<R> HttpClient::OverRequest(const VettedTarget& target, const Htt
 asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
                                                            const HttpRequest& request,
                                                            Deadline deadline) const {
-  co_return co_await OverRequest<Result<HttpResponse>>(
-      target, request, deadline, [deadline](auto& stream, auto& tcp, auto& req, size_t limit) {
-        return WriteRead(stream, tcp, req, limit, deadline);
-      });
+  ReadInfo info;  // here: the exchange's coroutine refers to it until it ends
+  if (!pool_)
+    co_return co_await OverRequest<Result<HttpResponse>>(
+        target, request, deadline,
+        [deadline, &info](auto& stream, auto& tcp, auto& req, size_t limit) {
+          return WriteRead(stream, tcp, req, limit, deadline, info);
+        });
+  auto built = BuildRequest(target, request, options_.user_agent, true);
+  if (!built) co_return std::move(built).error();
+  auto req = std::move(built).value();
+  const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
+  const std::string key =
+      target.url.scheme + "://" + target.url.host + ":" + std::to_string(target.url.port);
+  auto talk = [&](auto& stream, beast::tcp_stream& tcp) {
+    return WriteRead(stream, tcp, req, limit, deadline, info);
+  };
+  if (auto idle = pool_->Take(key, target, options_.idle_timeout)) {
+    auto answer = co_await TalkOn<Result<HttpResponse>>(*idle, talk);
+    // A failure with nothing answered: the server closed it while idle. A request that may
+    // be sent twice goes on a fresh connection; any other fails here.
+    if (answer || info.received || !Replayable(request)) {
+      co_await pool_->Release(key, *idle, static_cast<bool>(answer), info.keep_alive,
+                              options_.idle_timeout, options_.max_idle);
+      co_return answer;
+    }
+    info = ReadInfo{};
+  }
+  auto conn =
+      co_await Connect(target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline,
+                       request.connect_timeout.value_or(options_.connect_timeout));
+  if (!conn) co_return std::move(conn).error();
+  auto answer = co_await TalkOn<Result<HttpResponse>>(conn.value(), talk);
+  co_await pool_->Release(key, conn.value(), static_cast<bool>(answer), info.keep_alive,
+                          options_.idle_timeout, options_.max_idle);
+  co_return answer;
 }
 
 asio::awaitable<Result<StreamEnd>> HttpClient::Stream(

@@ -24,9 +24,19 @@
 //   against the current URL and vetted again (a forbidden address is refused); https -> http
 //   is refused; Authorization, Proxy-Authorization and Cookie are dropped when the origin
 //   (scheme, host, port) changes.
-// - One request per connection (Connection: close): no pool; Stream keeps its connection
-//   for the length of its window. Errors carry EgressFailure
-//   (egress_error.hpp); the client never throws for network failures.
+// - Connections: one request per connection (Connection: close) unless the client was made
+//   with HttpClientOptions::reuse_connections. Then an answer the server keeps alive leaves
+//   its connection idle in the client's pool, keyed by scheme, host name and port, and a
+//   later request to that origin takes it when its peer address is one the guard vetted for
+//   that request (the SSRF pin holds), it has been idle less than idle_timeout, and it has
+//   not been closed (a peek at the socket). A request that fails on a reused connection
+//   before any byte of the answer arrived is sent again on a fresh one when it may be sent
+//   twice (HttpRequest::replayable, an idempotent method, or an Idempotency-Key header);
+//   else the failure is the answer. Pooled connections belong to the executor that made
+//   them: a client that reuses connections must be used from one io_context, which outlives
+//   it. Stream never pools: it keeps its connection for the length of its window.
+// - Errors carry EgressFailure (egress_error.hpp); the client never throws for network
+//   failures.
 //
 // Thread safety: every member may be called from any thread at once; coroutines run on the
 // caller's executor.
@@ -56,6 +66,12 @@ struct HttpClientOptions {
   std::chrono::milliseconds total_timeout{10000};
   size_t max_response_bytes = 1024 * 1024;
   std::string user_agent = "a2ad";  // a request's own User-Agent header wins
+  /// Keep connections alive and reuse them (above); off: one request per connection.
+  bool reuse_connections = false;
+  /// How long a connection may wait idle in the pool (below the 5 s after which Node.js
+  /// servers close theirs); at most max_idle connections wait, 8 per origin.
+  std::chrono::milliseconds idle_timeout{4000};
+  size_t max_idle = 64;
 };
 
 struct HttpRequest {
@@ -68,6 +84,11 @@ struct HttpRequest {
   std::optional<std::chrono::milliseconds> total_timeout;
   std::optional<size_t> max_response_bytes;
   std::optional<RedirectPolicy> redirects;
+  /// The request may reach the server twice (it reads, or the server recognizes a repeat,
+  /// as an A2A peer does by messageId): sent again on a fresh connection after a reused one
+  /// failed before answering. Idempotent methods and requests with an Idempotency-Key
+  /// header are replayable anyway.
+  bool replayable = false;
 };
 
 struct HttpResponse {
@@ -119,6 +140,7 @@ class HttpClient {
 
  private:
   struct Tls;
+  struct Pool;  // idle connections (reuse_connections)
   boost::asio::ssl::context& TlsContext() const;  // with the system roots loaded
   using Deadline = std::chrono::steady_clock::time_point;
   HttpClient(const UrlGuard& guard, HttpClientOptions options);
@@ -132,6 +154,7 @@ class HttpClient {
   const UrlGuard& guard_;
   HttpClientOptions options_;
   std::unique_ptr<Tls> tls_;
+  std::unique_ptr<Pool> pool_;  // null unless options_.reuse_connections
 };
 
 }  // namespace a2ad::net

@@ -173,6 +173,26 @@ Result<size_t> TaskService::RecoverUnfinished() {
                    rec.skill_id);
     ++n;
   }
+  // Cancelled tasks whose work outside the host may not have been stopped: a crash between
+  // the cancel's commit and AfterCancel, or a peer that was down then. AfterCancel looks at
+  // the run's log and asks only for what is still in flight there.
+  storage::TaskQuery q;
+  q.all_tenants = true;
+  q.state = TaskState::kCanceled;
+  q.updated_at_or_after_ms = clock_.NowMs() - options_.after_cancel_recovery.count();
+  q.page_size = 100;
+  for (;;) {
+    auto page = store_.List(q);
+    if (!page) return std::move(page).error();
+    for (auto& rec : page->records)
+      if (Executor* ex = ExecutorFor(rec.skill_id)) {
+        ++running_;  // drained at shutdown like an execution
+        asio::co_spawn(io_, ex->AfterCancel(std::make_shared<const storage::TaskRecord>(rec)),
+                       [this](std::exception_ptr) { --running_; });
+      }
+    if (page->next_page_token.empty()) break;
+    q.page_token = page->next_page_token;
+  }
   return n;
 }
 

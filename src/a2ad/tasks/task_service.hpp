@@ -78,6 +78,11 @@ struct TaskServiceOptions {
   /// reader pool bounds parallel reads anyway), a network database wants about as many as the
   /// requests it should serve in parallel.
   size_t read_threads = 4;
+
+  /// RecoverUnfinished also hands the tasks cancelled within this long before the restart to
+  /// their executor's AfterCancel again (a peer's task a cancel did not reach: the host
+  /// stopped first, or the peer was down). 8 days: a peer call's longest deadline, and a day.
+  std::chrono::milliseconds after_cancel_recovery{8LL * 24 * 3600 * 1000};
 };
 
 /// Where a resubscribing client left off: the last event it saw, by log sequence (the SSE
@@ -296,9 +301,11 @@ class TaskService {
   // ---- the server's own work (execution.cpp) ------------------------------------------------
 
   /// Starts the execution of every task of every tenant found `submitted` or `working` (and
-  /// parked ones whose executor asks for it), each acting with its own run's context. Call
-  /// once, after a restart, before serving: it blocks on store reads (not on an I/O thread).
-  /// Returns how many were re-driven.
+  /// parked ones whose executor asks for it), each acting with its own run's context; and
+  /// spawns Executor::AfterCancel again for every task cancelled within
+  /// options.after_cancel_recovery (at least once: what it stops outside the host may be
+  /// asked again). Call once, after a restart, before serving: it blocks on store reads (not
+  /// on an I/O thread). Returns how many were re-driven.
   core::Result<size_t> RecoverUnfinished();
 
   /// Refuses new sends from now on (kUnavailable).

@@ -75,6 +75,17 @@ std::optional<core::Result<protocol::Principal>> Authenticator::Decide(const Htt
                                  : "authentication required: send Authorization: Bearer <api "
                                    "key> or X-API-Key: <api key>");
   if (credential.starts_with(core::kApiKeyPrefix)) return ApiKeyPrincipal(credential);
+  if (credential.starts_with(core::kSelfCredentialPrefix)) {
+    auto tenant = self_ ? self_->TenantOf(credential) : std::nullopt;
+    if (!tenant) return Unauthenticated("invalid credential");
+    protocol::Principal p;
+    p.id = "a2ad-self";
+    p.tenant = std::move(*tenant);
+    p.scopes = {"tasks:read", "tasks:write"};
+    p.all_scopes = false;
+    p.authenticated = true;
+    return p;
+  }
   if (!protocol::LooksLikeJwt(credential))
     return Unauthenticated(oidc_ ? "invalid credential: neither an a2ad API key nor a JWT"
                                  : "invalid credential: not an a2ad API key");

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/rate_limiter.hpp"
 #include "a2ad/core/result.hpp"
@@ -90,6 +91,11 @@ class Authenticator {
   /// Mutual TLS: maps verified client certificates (must outlive the authenticator; null:
   /// none). Set before serving.
   void SetClientCertificates(const ClientCertMap* certs) { certs_ = certs; }
+  /// The host calling itself (core::SelfCredential; must outlive the authenticator; null:
+  /// refused like any unknown credential): a credential it made is the principal
+  /// "a2ad-self" of the tenant it names, with the scopes tasks:read and tasks:write. Set
+  /// before serving.
+  void SetSelfCredential(const core::SelfCredential* self) { self_ = self; }
 
   /// Rate limits per principal (core/rate_limiter.hpp; `--rate-limit`): off until set. The
   /// bucket of an authenticated caller is its principal's (a key's id); every caller of a
@@ -112,6 +118,7 @@ class Authenticator {
   std::atomic<bool> enabled_{false};
   std::unique_ptr<core::RateLimiter> limiter_;
   const ClientCertMap* certs_ = nullptr;
+  const core::SelfCredential* self_ = nullptr;
 };
 
 /// The credential a request presents: the token of `Authorization: Bearer` (scheme

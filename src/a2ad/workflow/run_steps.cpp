@@ -36,11 +36,11 @@ void FailRun(std::vector<EventDraft>& out, json::object error) {
 }
 
 void NodeArtifact(std::vector<EventDraft>& out, const std::string& run_id, const Node& n,
-                  const json::value& data, std::string_view artifact_type) {
+                  protocol::Part part, std::string_view artifact_type) {
   protocol::Artifact a;
   a.artifact_id = run_id + ":" + n.id;
   a.name = n.name.empty() ? n.id : n.name;
-  a.parts.push_back(protocol::Part::Data(data));
+  a.parts.push_back(std::move(part));
   out.push_back(Ev(protocol::kEvArtifactCreated, n.id,
                    json::object{{"artifactId", a.artifact_id},
                                 {"artifactType", artifact_type},
@@ -50,7 +50,8 @@ void NodeArtifact(std::vector<EventDraft>& out, const std::string& run_id, const
 
 void CompleteNode(std::vector<EventDraft>& out, const std::string& run_id, const Node& n,
                   json::object outputs, int64_t duration_ms) {
-  if (!n.artifact_type.empty()) NodeArtifact(out, run_id, n, outputs, n.artifact_type);
+  if (!n.artifact_type.empty())
+    NodeArtifact(out, run_id, n, protocol::Part::Data(outputs), n.artifact_type);
   out.push_back(Ev(protocol::kEvNodeCompleted, n.id,
                    json::object{{"outputs", std::move(outputs)}, {"durationMs", duration_ms}}));
 }

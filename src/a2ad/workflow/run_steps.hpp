@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "a2ad/protocol/model.hpp"
 #include "a2ad/tasks/executor.hpp"
 #include "a2ad/workflow/definition.hpp"
 
@@ -35,10 +36,10 @@ void FailNode(std::vector<tasks::EventDraft>& out, const Node& node, boost::json
 /// run.failed without a node (a run-level cap).
 void FailRun(std::vector<tasks::EventDraft>& out, boost::json::object error);
 
-/// artifact.created: the node's A2A artifact `run_id:node.id`, carrying `data` as its one
-/// data part.
+/// artifact.created: the node's A2A artifact `run_id:node.id`, carrying `part` (the node's
+/// outputs as a data part, or a kind's own: a2ad.format's text).
 void NodeArtifact(std::vector<tasks::EventDraft>& out, const std::string& run_id, const Node& node,
-                  const boost::json::value& data, std::string_view artifact_type);
+                  protocol::Part part, std::string_view artifact_type);
 
 /// node.completed with `outputs`, preceded by the node's artifact when it has an
 /// artifactType.

@@ -38,7 +38,11 @@
 //          0..60000 (500)}, requireSignedCard? (bool: refuse a peer whose card signature is
 //          not verified; a signed card that fails verification is always refused), mode?
 //          ("poll" | "stream" | "push": how the runner follows the peer's task, HostEffects;
-//          in push mode pollMs defaults to 30 s: how long to wait for a push before looking)}
+//          in push mode pollMs defaults to 30 s: how long to wait for a push before looking),
+//          outputs? {name: JSON Pointer (RFC 6901) into the completed node's outputs above,
+//          e.g. "/data/brief": each becomes one more output; a pointer that finds nothing
+//          fails the node with peer_output_missing}, binding? ("jsonrpc" | "rest": which of
+//          the card's interfaces to speak; default the card's first, HostEffects)}
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -58,14 +62,37 @@ using tasks::EventDraft;
 namespace {
 
 constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
+
+// The outputs a completed node always has (Outputs below); config.outputs may not rename them.
+constexpr std::string_view kOwnOutputs[] = {"peerTaskId",   "state",     "peer",
+                                            "contentTrust", "artifacts", "text",
+                                            "data",         "message",   "peerCreatedAt"};
+
+core::Result<void> CheckOutputs(const json::object& c, const std::string& cfg) {
+  const json::value* o = c.if_contains("outputs");
+  if (!o) return core::Ok{};
+  if (!o->is_object()) return FieldError(cfg + ".outputs", "expected {name: JSON Pointer}");
+  for (const auto& kv : o->get_object()) {
+    const std::string at = cfg + ".outputs." + std::string(kv.key());
+    for (std::string_view own : kOwnOutputs)
+      if (kv.key() == own) return FieldError(at, "is one of the node's own outputs");
+    if (!kv.value().is_string() || !kv.value().get_string().starts_with("/"))
+      return FieldError(at, "expected a JSON Pointer (\"/data/brief\")");
+    const std::string_view p = kv.value().get_string();
+    for (size_t i = p.find('~'); i != std::string_view::npos; i = p.find('~', i + 1))
+      if (i + 1 == p.size() || (p[i + 1] != '0' && p[i + 1] != '1'))
+        return FieldError(at, "not a JSON Pointer: '~' must be followed by 0 or 1");
+  }
+  return core::Ok{};
+}
 constexpr int64_t kMaxTimeoutMs = 7LL * 24 * 3600 * 1000;
 constexpr int64_t kPushLookMs = 30000;  // push mode: look anyway when no push came this long
 
 // The peer fields every spec carries (the runner resolves the peer from them).
 json::object PeerFields(const json::object& request) {
   json::object p;
-  for (const char* k :
-       {"peer", "agentCardUrl", "retry", "deadlineMs", "requireSignedCard", "mode", "pollMs"})
+  for (const char* k : {"peer", "agentCardUrl", "retry", "deadlineMs", "requireSignedCard", "mode",
+                        "pollMs", "binding"})
     if (const json::value* v = request.if_contains(k)) p[k] = *v;
   return p;
 }
@@ -103,12 +130,15 @@ class A2aInvoke final : public NodeKind {
     if (const json::value* m = c.if_contains("mode");
         m && *m != json::value("poll") && *m != json::value("stream") && *m != json::value("push"))
       return FieldError(cfg + ".mode", "expected \"poll\", \"stream\" or \"push\"");
+    if (const json::value* b = c.if_contains("binding");
+        b && *b != json::value("jsonrpc") && *b != json::value("rest"))
+      return FieldError(cfg + ".binding", "expected \"jsonrpc\" or \"rest\"");
     if (const json::value* s = c.if_contains("requireSignedCard"); s && !s->is_bool())
       return FieldError(cfg + ".requireSignedCard", "expected a boolean");
     if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
     if (auto r = CheckIntIn(c, "pollMs", 10, 60000, cfg); !r) return r;
     if (auto r = CheckRetry(c, cfg); !r) return r;
-    return core::Ok{};
+    return CheckOutputs(c, cfg);
   }
 
   std::vector<EventDraft> Start(const NodeStep& step, const json::object& inputs) const override {
@@ -146,6 +176,7 @@ class A2aInvoke final : public NodeKind {
     req["retry"] = RetrySpec(c);
     const std::string mode = Str(c, "mode").empty() ? "poll" : std::string(Str(c, "mode"));
     req["mode"] = mode;
+    if (c.contains("binding")) req["binding"] = c.at("binding");
     req["pollMs"] = IntOr(c, "pollMs", mode == "push" ? kPushLookMs : 500);
     if (const json::value* sc = c.if_contains("requireSignedCard"); sc && sc->is_bool())
       req["requireSignedCard"] = *sc;
@@ -209,6 +240,33 @@ json::object Outputs(const json::object& effect) {
   return out;
 }
 
+// Completes the node with `out` and the outputs config.outputs picks from it.
+void Complete(std::vector<EventDraft>& events, const std::string& run_id, const Node& n,
+              json::object out) {
+  const json::object& wanted = ObjOr(n.config, "outputs");
+  if (wanted.empty()) {
+    CompleteNode(events, run_id, n, std::move(out));
+    return;
+  }
+  json::object picked;
+  const json::value whole = out;  // find_pointer reads a value
+  for (const auto& kv : wanted) {
+    const std::string pointer(kv.value().is_string() ? kv.value().get_string() : "");
+    boost::system::error_code ec;
+    const json::value* v = whole.find_pointer(pointer, ec);
+    if (!v) {
+      FailNode(
+          events, n,
+          ErrorObj("peer_output_missing", "the peer's result has nothing at " + pointer +
+                                              " (config.outputs." + std::string(kv.key()) + ")"));
+      return;
+    }
+    picked[kv.key()] = *v;
+  }
+  for (auto& kv : picked) out[kv.key()] = std::move(kv.value());
+  CompleteNode(events, run_id, n, std::move(out));
+}
+
 Decision A2aInvoke::Continue(const NodeStep& step) const {
   const Node& n = step.node;
   const json::object& effect = ObjOr(step.state, "effect");
@@ -224,7 +282,7 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
     return d;
   }
   if (effect.contains("directMessage")) {
-    CompleteNode(d.events, step.run_id, n, Outputs(effect));
+    Complete(d.events, step.run_id, n, Outputs(effect));
     return d;
   }
   const std::string task_id(Str(effect, "taskId"));
@@ -236,7 +294,7 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
   const std::string state(Str(effect, "state"));
   const std::string peer_text = TextOf(ObjOr(ObjOr(ObjOr(effect, "task"), "status"), "message"));
   if (state == "completed") {
-    CompleteNode(d.events, step.run_id, n, Outputs(effect));
+    Complete(d.events, step.run_id, n, Outputs(effect));
   } else if (state == "failed") {
     FailNode(
         d.events, n,

@@ -259,7 +259,7 @@ std::vector<EventDraft> Gate::FinishGate(const std::string& run_id, const Node& 
     }
     json::object outputs = rv;
     if (action == "edit-accept" && rv.contains("editedArtifactData"))
-      NodeArtifact(out, run_id, n, rv.at("editedArtifactData"),
+      NodeArtifact(out, run_id, n, protocol::Part::Data(rv.at("editedArtifactData")),
                    n.artifact_type.empty() ? "approval" : n.artifact_type);
     CompleteNode(out, run_id, n, std::move(outputs));
     return out;

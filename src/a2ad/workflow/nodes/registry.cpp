@@ -14,6 +14,7 @@ namespace nodes {
 std::unique_ptr<const NodeKind> MakeNoopKind();               // basic.cpp
 std::unique_ptr<const NodeKind> MakeIdentityKind();           // basic.cpp
 std::unique_ptr<const NodeKind> MakeFailKind();               // basic.cpp
+std::unique_ptr<const NodeKind> MakeFormatKind();             // basic.cpp
 std::unique_ptr<const NodeKind> MakeDelayKind();              // delay.cpp
 std::unique_ptr<const NodeKind> MakeApprovalGateKind();       // gates.cpp
 std::unique_ptr<const NodeKind> MakeClarificationGateKind();  // gates.cpp
@@ -28,6 +29,7 @@ NodeKindRegistry::NodeKindRegistry() {
   Add("core.noop", nodes::MakeNoopKind());
   Add("core.identity", nodes::MakeIdentityKind());
   Add("core.fail", nodes::MakeFailKind());
+  Add("a2ad.format", nodes::MakeFormatKind());
   Add("core.delay", nodes::MakeDelayKind());
   Add("core.approvalGate", nodes::MakeApprovalGateKind());
   Add("core.clarificationGate", nodes::MakeClarificationGateKind());
