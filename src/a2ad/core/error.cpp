@@ -52,6 +52,10 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "TASK_NOT_PAUSABLE";
     case ErrorCode::kResumeHandleMismatch:
       return "RESUME_HANDLE_MISMATCH";
+    case ErrorCode::kOptNotFound:
+      return "OPT_NOT_FOUND";
+    case ErrorCode::kOptInvalidStatus:
+      return "OPT_INVALID_STATUS_TRANSITION";
   }
   return "UNKNOWN";
 }

@@ -36,6 +36,8 @@ enum class ErrorCode {
   kRateLimited,           // the caller's request rate is past its limit (429, Retry-After)
   kTaskNotPausable,       // pause extension: the task's state allows no pause / resume (-32011)
   kResumeHandleMismatch,  // pause extension: the resume handle is not the open pause's (-32012)
+  kOptNotFound,           // OPT extension: no objective, plan or plan task of that id (-32000)
+  kOptInvalidStatus,      // OPT extension: a change of something finished, or of a derived status
 };
 
 /// One detail of an error: a key/value pair that ends up in ErrorInfo.metadata

@@ -68,7 +68,18 @@ const ErrorMapping& MapError(core::ErrorCode code) {
                                          "conflict"};
   static const ErrorMapping kHandle{-32012, 409, "FAILED_PRECONDITION",
                                     "Resume handle does not match the task's pause", "conflict"};
+  // The OPT extension (ext/opt, docs/OPT.md): the reference implementation's NOT_FOUND
+  // (-32000); its INVALID_STATE is -32001, A2A's TaskNotFound, so a status change that cannot
+  // be made is a2ad's -32016.
+  static const ErrorMapping kOptNotFound{-32000, 404, "NOT_FOUND",
+                                         "Objective, plan or plan task not found", "not_found"};
+  static const ErrorMapping kOptStatus{-32016, 409, "FAILED_PRECONDITION",
+                                       "Invalid status transition", "conflict"};
   switch (code) {
+    case ErrorCode::kOptNotFound:
+      return kOptNotFound;
+    case ErrorCode::kOptInvalidStatus:
+      return kOptStatus;
     case ErrorCode::kTaskNotPausable:
       return kNotPausable;
     case ErrorCode::kResumeHandleMismatch:
@@ -161,6 +172,10 @@ std::string_view V03ErrorName(core::ErrorCode code) {
       return "UnauthenticatedError";  // a2ad's (0.3 has no authentication errors)
     case -32015:
       return "PermissionDeniedError";
+    case -32000:
+      return "NotFoundError";  // the OPT extension's
+    case -32016:
+      return "InvalidStatusTransitionError";
     default:
       return "InternalError";
   }

@@ -87,21 +87,25 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   co_return rec->task;
 }
 
+std::optional<Error> TaskService::CheckRunInputs(const std::string& skill_id,
+                                                 const json::object& inputs) const {
+  Executor* executor = ExecutorFor(skill_id);
+  if (!executor)
+    return Error(ErrorCode::kInvalidParams,
+                 "workflowId: unknown workflow '" + skill_id + "'; available: " + AvailableSkills(),
+                 {{"field", "workflowId"}});
+  return executor->CheckInputs(inputs);
+}
+
 asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx,
                                                           StartRunRequest req) {
   if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
-  if (!ExecutorFor(req.skill_id))
-    co_return Error(
-        ErrorCode::kInvalidParams,
-        "workflowId: unknown workflow '" + req.skill_id + "'; available: " + AvailableSkills(),
-        {{"field", "workflowId"}});
-  if (auto refused = ExecutorFor(req.skill_id)->CheckInputs(req.inputs))
-    co_return std::move(*refused);
+  if (auto refused = CheckRunInputs(req.skill_id, req.inputs)) co_return std::move(*refused);
   const std::string run_id = req.run_id.empty() ? ids_.Next() : req.run_id;
   protocol::Message msg;
   msg.message_id = run_id;
   msg.task_id = run_id;
-  msg.context_id = run_id;
+  msg.context_id = req.context_id.empty() ? run_id : req.context_id;
   msg.role = protocol::Role::kUser;
   msg.parts.push_back(protocol::Part::Data(req.inputs));
   json::object payload{{"contextId", msg.context_id},
@@ -111,6 +115,7 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
                        {"tags", req.tags},
                        {"inputs", req.inputs}};
   if (!req.metadata.empty()) payload["runMetadata"] = req.metadata;
+  if (!req.task_metadata.empty()) payload["taskMetadata"] = std::move(req.task_metadata);
   if (!req.request_digest.empty()) payload["requestDigest"] = req.request_digest;
   if (!req.parent_run_id.empty()) {
     payload["parentRunId"] = req.parent_run_id;

@@ -14,6 +14,7 @@ namespace a2ad::tasks {
 namespace asio = boost::asio;
 
 const std::string& StreamItem::Json(int kind) const {
+  if (!raw_json.empty()) return raw_json;
   std::call_once(once_[kind], [&] {
     if (kind == 0) {
       json_[0] = protocol::SerializeJson(protocol::v10::StreamEventToJson(event));

@@ -33,6 +33,9 @@ struct StreamItem {
   bool a2a = true;           // `event` is set (false: a log entry with no A2A projection)
   std::shared_ptr<const protocol::RunEvent> run_event;  // the logged event (live items)
   bool run_terminal = false;                            // the run was terminal after this event
+  /// An extension's own event (not a task's: the OPT extension's objective events), as the
+  /// JSON every wire form shows; when set, Json(kind) is this for every kind.
+  std::string raw_json;
 
   /// Serialized JSON of the event for one wire form, computed once per item on demand.
   /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 JSON-RPC result as projected, 2 = the same with

@@ -107,6 +107,10 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     t.status.state = TaskState::kSubmitted;
     t.status.timestamp_ms = e.timestamp_ms;
     OpenwopMetadata(t)["runId"] = t.id;
+    // An extension's keys (TaskServiceOptions::prepare_new_task, StartRunRequest).
+    if (const auto* md = e.payload.if_contains("taskMetadata"); md && md->is_object())
+      for (const auto& [k, v] : md->get_object())
+        if (k != "openwop" && k != "generation" && k != "pause") t.metadata[k] = v;
   } else if (next.last_sequence == -1) {
     return Error(ErrorCode::kInvalidParams, "the first event of a task must be a2a.task.submitted");
   } else if (e.type == protocol::kEvMessageReceived) {

@@ -201,6 +201,11 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                     {{"field", "message.metadata.skillId"}});
   json::object inputs = InputsOf(msg);
   if (auto refused = executor->CheckInputs(inputs)) co_return std::move(*refused);
+  json::object task_metadata;  // an extension's keys (TaskServiceOptions::prepare_new_task)
+  if (options_.prepare_new_task) {
+    auto prepared = co_await options_.prepare_new_task(ctx, req, task_metadata);
+    if (!prepared) co_return std::move(prepared).error();
+  }
   // The same caller's same messageId in the same conversation never starts a second run
   // while it can be a retry (accepted_messages.hpp: until the caller sends that task another
   // message): the key names the principal and the contextId the client gave (a messageId
@@ -226,6 +231,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                        {"transport", "a2a"},
                        {"tags", std::move(tags)},
                        {"inputs", std::move(inputs)}};
+  if (!task_metadata.empty()) payload["taskMetadata"] = std::move(task_metadata);
   Extension first_steps;
   if (first_steps_inline)
     first_steps = [executor](const storage::TaskRecord& fresh) {

@@ -79,6 +79,14 @@ struct TaskServiceOptions {
   /// requests it should serve in parallel.
   size_t read_threads = 4;
 
+  /// An extension's say in a message that creates a task (the OPT extension's
+  /// opt/v1/objective), before anything is stored or deduplicated: it may set the message's
+  /// contextId and add keys to the new task's metadata (`task_metadata`, kept from its first
+  /// event on); an error refuses the message. Unset: nothing.
+  std::function<boost::asio::awaitable<core::Result<void>>(
+      const protocol::CallContext&, protocol::SendMessageRequest&, boost::json::object& task_metadata)>
+      prepare_new_task;
+
   /// RecoverUnfinished also hands the tasks cancelled within this long before the restart to
   /// their executor's AfterCancel again (a peer's task a cancel did not reach: the host
   /// stopped first, or the peer was down). 8 days: a peer call's longest deadline, and a day.
@@ -139,6 +147,11 @@ struct StartRunRequest {
   std::string dedup_key;
   std::string parent_run_id;
   std::string parent_node_id;
+  /// The task's contextId; empty: the run id.
+  std::string context_id;
+  /// Keys the A2A task's metadata starts with (an extension's: the OPT extension's
+  /// opt/v1/* keys of a plan task's run).
+  boost::json::object task_metadata;
 };
 
 struct StartedRun {
@@ -221,6 +234,11 @@ class TaskService {
                                                                   protocol::CancelTaskRequest req);
 
   // ---- OpenWOP (run_requests.cpp) -----------------------------------------------------------
+
+  /// nullopt when `inputs` suit skill `skill_id` (what StartRun would accept), else why not
+  /// (kInvalidParams for an unknown skill, naming the available ones).
+  std::optional<core::Error> CheckRunInputs(const std::string& skill_id,
+                                            const boost::json::object& inputs) const;
 
   /// Starts a run of `req.skill_id` for ctx's tenant, owned by ctx's principal (no A2A
   /// message: the task's history gets a user message carrying the inputs as a data part).

@@ -100,6 +100,9 @@ struct Operation {
   /// Decodes params without acting on them (for a request that will not be executed: a
   /// JSON-RPC notification); unset: nothing beyond the params rule is checked.
   std::function<std::optional<core::Error>(const OperationCall&)> check;
+  /// An extension's JSON-RPC method of one name in both versions (`name`; `v03_name` empty):
+  /// the request's A2A-Version says which (none: 0.3), as for no other method.
+  bool any_version = false;
 };
 
 class OperationTable {

@@ -120,12 +120,13 @@ bool Allows(const Operation& op, std::string_view method) {
 /// Query parameters the ListTasks and GetTask requests type as integers or booleans; every
 /// other parameter is passed as a string (its decoder says when that is wrong).
 json::value QueryValue(std::string_view name, const std::string& text) {
-  if (name == "pageSize" || name == "historyLength" || name == "history_length") {
+  if (name == "pageSize" || name == "historyLength" || name == "history_length" ||
+      name == "afterSequence") {
     int64_t n = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (ec == std::errc() && end == text.data() + text.size()) return n;
   }
-  if (name == "includeArtifacts") {
+  if (name == "includeArtifacts" || name == "includePlans" || name == "includeTasks") {
     if (text == "true") return true;
     if (text == "false") return false;
   }

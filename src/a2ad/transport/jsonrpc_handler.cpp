@@ -111,8 +111,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
     co_return JsonRpcErrorResponse(
         rpc.id, Error(ErrorCode::kMethodNotFound, "Method not found: '" + m + "'", {{"method", m}}),
         protocol::MethodVersion(m));
-  const WireVersion v = match->version;
   const Operation& op = *match->op;
+  const WireVersion v = op.any_version ? hinted : match->version;
   // Who calls: the principal the router authenticated (auth.hpp).
   auto ctx = CallerContext(request, protocol::Binding::kJsonRpc, v);
   if (extensions_) extensions_->Activate(request, ctx);

@@ -49,6 +49,10 @@
 
 namespace a2ad::storage {
 
+namespace sqlite {
+class Connection;
+}
+
 struct SqliteOptions {
   /// false (default): PRAGMA synchronous=NORMAL. In WAL mode a commit whose callback ran
   /// survives a crash or SIGKILL of the process, but an OS crash or power loss may lose the
@@ -154,6 +158,40 @@ class SqliteTaskStore final : public TaskStore {
   /// Drains the queue (every accepted commit is applied and its callback run), stops the
   /// writer thread, waits for in-flight reads, and closes every connection.
   void Close() override;
+
+  // ---- an extension's own tables (SqliteOptions::components) ----------------------------
+  /// What a component runs on a connection (sqlite_connection.hpp); an error rolls back.
+  using ComponentJob = std::function<core::Result<void>(sqlite::Connection&)>;
+  /// Runs `job` on the writer thread in a transaction of its own (BEGIN IMMEDIATE .. COMMIT),
+  /// queued in call order with Commit and PruneEvents: it sees every commit accepted before
+  /// it. An error from `job` or from COMMIT rolls the transaction back and is given to `done`,
+  /// which runs once afterwards on the writer thread and must not block. After Close(),
+  /// `done` runs inline with kUnavailable. Thread-safe.
+  void Write(ComponentJob job, CommitCallback done);
+  /// Runs `job` on a pooled reader connection inside one read transaction (one snapshot);
+  /// blocks the caller. kUnavailable after Close(). Thread-safe.
+  core::Result<void> Read(const ComponentJob& job);
+  /// What a participant is told of one task commit (the views live for the call only).
+  struct CommittedTask {
+    std::string_view id, context_id, tenant, owner;
+    std::string_view snapshot;  // the task after the commit, A2A 1.0 JSON
+    int64_t state = 0;          // protocol::TaskState
+    int64_t at_ms = 0;          // the commit's change time
+    bool created = false;       // the commit creates the task
+  };
+  /// Rows of a component that follow tasks (the OPT extension's plan tasks). `in_commit` is
+  /// called on the writer thread inside the transaction of every task commit, after its rows
+  /// are written; it commits or rolls back with that commit and must not fail it (it keeps
+  /// its own writes in a savepoint and logs what it cannot do). It may run twice for one
+  /// commit (a batch written again with savepoints). `after_batch` is called on the writer
+  /// thread once a batch of commits is settled, with whether its transaction committed: what
+  /// `in_commit` noted may now be acted upon, or must be forgotten. Neither may block. Set
+  /// once, before serving.
+  struct CommitParticipant {
+    std::function<void(sqlite::Connection&, const CommittedTask&)> in_commit;
+    std::function<void(bool committed)> after_batch;
+  };
+  void SetCommitParticipant(CommitParticipant participant);
 
  private:
   class Impl;

@@ -8,6 +8,7 @@
 //                            with savepoints, the WAL checkpointer thread
 //   sqlite_retention.cpp     PruneEvents and its batches (jobs of the writer queue)
 //   sqlite_task_queries.cpp  Get, FindByDedupKey, List, ReadEvents (reader connections)
+//   sqlite_component_jobs.cpp  Write and Read of extensions' tables
 //   sqlite_reader_pool.hpp   the pool of reader connections
 //
 // Thread safety: Commit, PruneEvents, the reads and Close may be called from any thread
@@ -82,6 +83,9 @@ class SqliteTaskStore::Impl {
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence, size_t limit);
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms);
+  void Write(ComponentJob job, CommitCallback done);
+  core::Result<void> Read(const ComponentJob& job);
+  void SetCommitParticipant(CommitParticipant participant);
   void Close();
 
  private:
@@ -144,8 +148,14 @@ class SqliteTaskStore::Impl {
     bool more = false;  // candidates remain
   };
 
-  // The writer's queue: commits and prune jobs, in call order.
-  using Job = std::variant<Pending, std::unique_ptr<PruneJob>>;
+  // One Write() of a component (sqlite_task_store.hpp).
+  struct WriteJob {
+    ComponentJob job;
+    CommitCallback done;
+  };
+
+  // The writer's queue: commits, prune jobs and components' writes, in call order.
+  using Job = std::variant<Pending, std::unique_ptr<PruneJob>, std::unique_ptr<WriteJob>>;
 
   void WriterLoop();
   // Background checkpoints (SqliteOptions::checkpoint_pages): the writer's WAL hook wakes
@@ -155,6 +165,7 @@ class SqliteTaskStore::Impl {
   static int OnWalCommit(void* self, sqlite3* db, const char* schema, int wal_pages);
   void StopCheckpointer();
   void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
+  void RunWriteJob(WriteJob& job);
   core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
   void ApplyBatch(std::vector<Pending>& batch);
   void WriteBatch(std::vector<Pending>& batch);
@@ -174,6 +185,8 @@ class SqliteTaskStore::Impl {
 
   std::mutex quarantine_mu_;
   std::unordered_set<std::string> quarantine_logged_;  // task ids (bounded)
+
+  CommitParticipant participant_;  // set under queue_mu_ before serving; used by the writer
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;

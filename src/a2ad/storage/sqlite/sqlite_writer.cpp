@@ -179,6 +179,7 @@ void SqliteTaskStore::Impl::WriterLoop() {
   for (;;) {
     std::vector<Pending> batch;
     std::unique_ptr<PruneJob> prune;
+    std::unique_ptr<WriteJob> write;
     bool stopping = false;
     {
       std::unique_lock lock(queue_mu_);
@@ -187,6 +188,9 @@ void SqliteTaskStore::Impl::WriterLoop() {
       stopping = stopping_;
       if (auto* job = std::get_if<std::unique_ptr<PruneJob>>(&queue_.front())) {
         prune = std::move(*job);
+        queue_.pop_front();
+      } else if (auto* w = std::get_if<std::unique_ptr<WriteJob>>(&queue_.front())) {
+        write = std::move(*w);
         queue_.pop_front();
       } else {
         // A batch is the run of commits up to the next prune job (or the cap).
@@ -200,6 +204,8 @@ void SqliteTaskStore::Impl::WriterLoop() {
     }
     if (prune) {
       RunPruneBatch(std::move(prune), stopping);
+    } else if (write) {
+      RunWriteJob(*write);
     } else {
       ApplyBatch(batch);
     }
@@ -215,6 +221,15 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
     if (sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
     for (Pending& p : batch) {
       if (p.result) p.result = Internal(std::string("task store writer: ") + e.what());
+    }
+  }
+  if (participant_.after_batch) {
+    const bool committed =
+        std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); });
+    try {
+      participant_.after_batch(committed);
+    } catch (const std::exception& e) {
+      core::LogError(std::string("task store: a commit participant threw: ") + e.what());
     }
   }
   for (Pending& p : batch) {
@@ -403,8 +418,21 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
       return db.Fail("append event " + std::to_string(e.sequence) + " of task " + id, rc);
     }
   }
-  return sqlite::WritePushRows(db, p.push_configs,
-                               p.outbox);  // push configs and outbox rows of this change
+  // push configs and outbox rows of this change
+  if (auto pushed = sqlite::WritePushRows(db, p.push_configs, p.outbox); !pushed) return pushed;
+  if (participant_.in_commit) {
+    CommittedTask t;
+    t.id = id_view;
+    t.context_id = p.View(p.context_id);
+    t.tenant = p.View(p.tenant);
+    t.owner = p.View(p.owner);
+    t.snapshot = p.View(p.snapshot);
+    t.state = p.state;
+    t.at_ms = p.updated_at_ms;
+    t.created = p.expected_last_sequence == -1;
+    participant_.in_commit(db, t);
+  }
+  return core::Ok{};
 }
 
 }  // namespace a2ad::storage

@@ -1,0 +1,77 @@
+// SqliteTaskStore::Write and Read: what an extension's tables are written and read through
+// (sqlite_task_store.hpp, "an extension's own tables").
+#include <exception>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
+
+namespace a2ad::storage {
+using sqlite::Closed;
+using sqlite::Connection;
+using sqlite::Internal;
+using sqlite::Run;
+
+void SqliteTaskStore::Write(ComponentJob job, CommitCallback done) {
+  impl_->Write(std::move(job), std::move(done));
+}
+
+core::Result<void> SqliteTaskStore::Read(const ComponentJob& job) { return impl_->Read(job); }
+
+void SqliteTaskStore::SetCommitParticipant(CommitParticipant participant) {
+  impl_->SetCommitParticipant(std::move(participant));
+}
+
+void SqliteTaskStore::Impl::SetCommitParticipant(CommitParticipant participant) {
+  std::lock_guard lock(queue_mu_);
+  participant_ = std::move(participant);
+}
+
+void SqliteTaskStore::Impl::Write(ComponentJob job, CommitCallback done) {
+  auto w = std::make_unique<WriteJob>(WriteJob{std::move(job), std::move(done)});
+  {
+    std::unique_lock lock(queue_mu_);
+    if (!stopping_) {
+      queue_.emplace_back(std::move(w));
+      lock.unlock();
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  if (w->done) w->done(Closed());
+}
+
+void SqliteTaskStore::Impl::RunWriteJob(WriteJob& w) {
+  core::Result<void> result = Run(*writer_, "BEGIN IMMEDIATE");
+  if (result) {
+    try {
+      result = w.job(*writer_);
+    } catch (const std::exception& e) {
+      result = Internal(std::string("task store writer: a component's write threw: ") + e.what());
+    }
+    if (result) result = Run(*writer_, "COMMIT");
+    if (!result && sqlite3_get_autocommit(writer_->handle()) == 0) (void)Run(*writer_, "ROLLBACK");
+  }
+  if (!w.done) return;
+  try {
+    w.done(std::move(result));
+  } catch (const std::exception& e) {
+    core::LogError(std::string("task store: a component's write callback threw: ") + e.what());
+  }
+}
+
+core::Result<void> SqliteTaskStore::Impl::Read(const ComponentJob& job) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  if (auto begun = Run(db, "BEGIN"); !begun) return begun;
+  core::Result<void> result;
+  try {
+    result = job(db);
+  } catch (const std::exception& e) {
+    result = Internal(std::string("task store: a component's read threw: ") + e.what());
+  }
+  (void)Run(db, result ? "COMMIT" : "ROLLBACK");
+  return result;
+}
+
+}  // namespace a2ad::storage
