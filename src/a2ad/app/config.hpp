@@ -54,6 +54,10 @@ struct Config {
   // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
   std::string sqlite_synchronous = "normal";
 
+  // The OPT extension's limits (ext/opt; docs/OPT.md), declared in the card.
+  int opt_max_plans_per_objective = 20;
+  int opt_max_tasks_per_plan = 100;
+
   // Egress (net/; DIGEST §6.3): every outbound call (push, webhooks, ...). The CLI's
   // --push-allow-http, --push-allowlist and --push-ca-file are aliases of these.
   bool egress_allow_http = false;  // plain http:// destinations (development only)

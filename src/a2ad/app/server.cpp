@@ -27,6 +27,9 @@
 #include "a2ad/core/ids.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/effects/host_effects.hpp"
+#include "a2ad/ext/opt/opt_extension.hpp"
+#include "a2ad/ext/opt/opt_feed.hpp"
+#include "a2ad/ext/opt/opt_runner.hpp"
 #include "a2ad/ext/pause/pause_extension.hpp"
 #include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/protocol/jws.hpp"
@@ -114,6 +117,14 @@ int RunMigrate(const Config& config) {
     return 1;
   }
   std::printf("a2ad: %s is at schema version %d\n", DbPath(config).c_str(), v.value());
+  // The extensions' own tables (what `serve` applies when it opens the store).
+  const auto opt = ext::opt::OptStore::Migrations();
+  auto c = storage::SqliteTaskStore::MigrateComponent(DbPath(config), opt.component, opt.migrations);
+  if (!c) {
+    core::LogError(c.error().message);
+    return 1;
+  }
+  std::printf("a2ad: component %s is at version %d\n", opt.component.c_str(), c.value());
   return 0;
 }
 
@@ -168,12 +179,22 @@ int RunServer(const Config& config) {
   storage::SqliteOptions sqlite_options;
   sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
   sqlite_options.components = extensions.Migrations();
+  // The OPT extension's tables, before its extension can be made (it needs the store).
+  sqlite_options.components.push_back(ext::opt::OptStore::Migrations());
   auto opened = storage::SqliteTaskStore::Open(DbPath(config), sqlite_options);
   if (!opened) {
     core::LogError("cannot open the task store: " + opened.error().message);
     return 1;
   }
   const std::string synchronous = opened.value()->synchronous();
+  ext::opt::Limits opt_limits;
+  opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
+  opt_limits.max_tasks_per_plan = config.opt_max_tasks_per_plan;
+  // Objectives (ext/opt): their store follows the tasks linked to plan tasks, in the tasks'
+  // own commits; its feed streams their events (objectives/subscribe).
+  auto opt_store = std::make_unique<ext::opt::OptStore>(*opened.value(), opt_limits);
+  opt_store->FollowTasks();
+  ext::opt::OptFeed opt_feed(*opt_store);
   std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
   // Who may call (transport/auth.hpp): the API keys of the data directory and the OIDC
   // issuer's JWTs; with neither, only loopback is served (or everyone, with
@@ -197,6 +218,8 @@ int RunServer(const Config& config) {
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   svc_opts.default_skill = config.default_skill;
+  // A message carrying opt/v1/objective creates or joins that objective.
+  svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
   auto egress = OpenEgress(config);  // every outbound call: one guard, one client
   if (!egress) {
     core::LogError("egress: " + egress.error().message);
@@ -348,6 +371,21 @@ int RunServer(const Config& config) {
   stream_opts.queue_limit = config.stream_queue_limit;
   card.push_notifications = true;
   extensions.Register(ext::pause::MakePauseExtension(service));
+  // Plans executed as runs (ext/opt/opt_runner.hpp): the store's outbox, worked once recovery
+  // has re-driven the runs that were going.
+  ext::opt::OptRunner opt_runner(*opt_store, service, io.get_executor(), clock);
+  opt_store->SetListener({[&opt_feed](const std::string& id) { opt_feed.Poke(id); },
+                          [&opt_runner] { opt_runner.Wake(); }});
+  ext::opt::OptExtensionDeps opt_deps;
+  opt_deps.store = opt_store.get();
+  opt_deps.feed = &opt_feed;
+  opt_deps.ids = ids.get();
+  opt_deps.clock = &clock;
+  opt_deps.check_skill = [&service](const std::string& skill, const boost::json::object& inputs) {
+    return service.CheckRunInputs(skill, inputs);
+  };
+  opt_deps.stream_queue_limit = config.stream_queue_limit;
+  extensions.Register(ext::opt::MakeOptExtension(std::move(opt_deps)));
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
   card.oidc_discovery_url = config.OidcDiscoveryUrl();
@@ -422,6 +460,7 @@ int RunServer(const Config& config) {
   }
   if (recovered.value())
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
+  opt_runner.Start();
 
   server.Start();
   core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) +
@@ -456,6 +495,7 @@ int RunServer(const Config& config) {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
     server.Stop();
     service.StopAccepting();
+    opt_runner.Stop();
     // gRPC stops on its own thread: its calls finish on the I/O threads, which keep running
     // until it is done (poll waits for grpc_stopped).
     if (grpc)

@@ -142,6 +142,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
 
+  // The Objective-Plan-Task extension (docs/OPT.md).
+  serve
+      ->add_option("--opt-max-plans-per-objective", config.opt_max_plans_per_objective,
+                   "most plans of one objective (the OPT extension's maxPlansPerObjective)")
+      ->envname("A2AD_OPT_MAX_PLANS_PER_OBJECTIVE")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  serve
+      ->add_option("--opt-max-tasks-per-plan", config.opt_max_tasks_per_plan,
+                   "most tasks of one plan (the OPT extension's maxTasksPerPlan)")
+      ->envname("A2AD_OPT_MAX_TASKS_PER_PLAN")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+
   // The agent card signature (A2A §8.4).
   CLI::Option* card_key =
       serve

@@ -1,0 +1,53 @@
+#pragma once
+// The rows of the OPT tables (opt_store.hpp), shared by the store's writes (opt_store.cpp)
+// and the commit participant that follows tasks (opt_follow.cpp). Internal to ext/opt.
+//
+// Thread safety: the functions run on the connection they are given (the store's writer for
+// writes), one thread at a time.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "a2ad/core/result.hpp"
+#include "a2ad/ext/opt/opt_model.hpp"
+#include "a2ad/ext/opt/opt_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+
+namespace a2ad::ext::opt::rows {
+
+/// A loaded objective and the documents its rows held (to write back only what changed).
+struct Loaded {
+  Objective objective;
+  int64_t last_sequence = -1;
+  std::map<std::string, std::string, std::less<>> docs;  // row id -> stored text
+};
+
+core::Error NotFound(OptStore::By by, const std::string& id);
+
+/// The whole objective of `id` if it is `tenant`'s ("": whoever's); nullopt otherwise.
+core::Result<std::optional<Loaded>> Load(storage::sqlite::Connection& db, const std::string& tenant,
+                                         OptStore::By by, const std::string& id);
+
+/// Loads the objective of `by`/`id`, applies `change`, rolls up, marks the tasks that became
+/// ready as started, and saves with the events and outbox rows of what changed; `out` gets
+/// what was written. Nothing is written when nothing changed. kOptNotFound when there is no
+/// such objective of `tenant` ("": whoever's).
+core::Result<void> LoadChangeSave(storage::sqlite::Connection& db, const std::string& tenant,
+                                  OptStore::By by, const std::string& id,
+                                  const OptStore::Change& change, int64_t now_ms,
+                                  OptStore::Written& out);
+
+/// Writes a whole new objective (no rows of it exist yet) with its events.
+core::Result<void> SaveNew(storage::sqlite::Connection& db, const Objective& o,
+                           OptStore::Written& out);
+
+/// Adds (if absent) an outbox row canceling run `t.a2a_task_id` of plan task `t`, a run of
+/// `owner` in `tenant`.
+core::Result<void> AskCancel(storage::sqlite::Connection& db, const std::string& tenant,
+                             const std::string& owner, const PlanTask& t);
+/// Removes the outbox row of `kind` ("start", "cancel") for `run_id`; true if there was one.
+core::Result<bool> DropAction(storage::sqlite::Connection& db, const std::string& run_id,
+                              const char* kind);
+
+}  // namespace a2ad::ext::opt::rows
