@@ -1,6 +1,6 @@
 // The OPT model (ext/opt/opt_model.hpp): every row of the rollup table of docs/OPT.md, the
-// checks of a new plan (unknown ids named, cycles named as a path, limits), and what a caller
-// may set.
+// checks of a new plan (unknown ids named, cycles named as a path, limits), what a caller
+// may set, which tasks start when (execution), and tasks joining by message.
 #include "a2ad/ext/opt/opt_model.hpp"
 
 #include <gtest/gtest.h>
@@ -364,6 +364,151 @@ TEST(OptJson, StoredDocumentsReadBackWhole) {
   EXPECT_EQ(task->dependencies, std::vector<std::string>{"p0t0"});
   EXPECT_FALSE(TaskFromDoc("{\"id\":\"x\"}"));
   EXPECT_FALSE(ObjectiveFromDoc("not json"));
+}
+
+// ---- execution ---------------------------------------------------------------------------
+
+// Plan p<i>'s tasks name a skill; `execute` says which plans execute.
+Objective Runnable(const std::vector<std::vector<S>>& plans,
+                   const std::vector<std::vector<std::string>>& deps, std::vector<bool> execute) {
+  Objective o = Tree(plans, deps);
+  for (size_t i = 0; i < o.plans.size(); ++i) {
+    o.plans[i].execute = i < execute.size() && execute[i];
+    for (auto& t : o.plans[i].tasks) t.skill = "work";
+  }
+  return o;
+}
+
+std::vector<std::string> Ids(const std::vector<PlanTask*>& ts) {
+  std::vector<std::string> out;
+  for (const auto* t : ts) out.push_back(t->id);
+  return out;
+}
+
+TEST(OptExecution, ATaskStartsWhenItsPlanExecutesAndItsDependenciesAreDone) {
+  Objective o = Runnable({{S::kPending, S::kPending, S::kPending}}, {}, {true});
+  o.plans[0].tasks[1].dependencies = {"p0t0"};
+  o.plans[0].tasks[2].skill.clear();  // done elsewhere: never started here
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p0t0"}));
+  MarkStarted(o.plans[0].tasks[0], "run-0", kT0);
+  EXPECT_EQ(o.plans[0].tasks[0].a2a_task_id, "run-0");
+  EXPECT_TRUE(o.plans[0].tasks[0].mirrors);
+  EXPECT_EQ(o.plans[0].tasks[0].status, S::kPending);  // until its run's first commit
+  EXPECT_TRUE(Startable(o).empty());                   // started once
+  ASSERT_TRUE(SetTaskStatus(o, "p0t0", S::kWorking, kT0, true));
+  EXPECT_TRUE(Startable(o).empty());  // its dependency is not completed yet
+  ASSERT_TRUE(SetTaskStatus(o, "p0t0", S::kCompleted, kT0, true));
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p0t1"}));
+}
+
+TEST(OptExecution, IndependentTasksStartTogetherAndAPlanWaitsForItsDependencies) {
+  Objective o = Runnable({{S::kPending, S::kPending}, {S::kPending}}, {{}, {"p0"}}, {true, true});
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p0t0", "p0t1"}));
+  o.plans[0].tasks[0].status = S::kCompleted;
+  o.plans[0].tasks[0].started = o.plans[0].tasks[1].started = true;
+  EXPECT_TRUE(Startable(o).empty());  // p1 waits for p0
+  o.plans[0].tasks[1].status = S::kCompleted;
+  (void)RollUp(o, kT0);
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p1t0"}));
+  // A skipped dependency satisfies too.
+  Objective skipped = Runnable({{S::kPending}, {S::kPending}}, {{}, {"p0"}}, {false, true});
+  ASSERT_TRUE(SetPlanStatus(skipped, "p0", PlanStatus::kSkipped, kT0));
+  (void)RollUp(skipped, kT0);
+  EXPECT_EQ(Ids(Startable(skipped)), (std::vector<std::string>{"p1t0"}));
+}
+
+TEST(OptExecution, MovingAPlanOrTheObjectiveToWorkingExecutesIt) {
+  Objective o = Runnable({{S::kPending}, {S::kPending}}, {}, {false, false});
+  EXPECT_TRUE(Startable(o).empty());
+  ASSERT_TRUE(SetPlanStatus(o, "p0", PlanStatus::kWorking, kT0));
+  EXPECT_TRUE(o.plans[0].execute);
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p0t0"}));
+  ASSERT_TRUE(SetObjectiveStatus(o, ObjectiveStatus::kWorking, kT0));
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p0t0", "p1t0"}));
+}
+
+TEST(OptExecution, NothingStartsInAnEndedPlanOrObjectiveAndAFailedStartFailsTheTask) {
+  Objective o = Runnable({{S::kPending}, {S::kPending}}, {}, {true, true});
+  ASSERT_TRUE(SetPlanStatus(o, "p0", PlanStatus::kSkipped, kT0));
+  EXPECT_EQ(Ids(Startable(o)), (std::vector<std::string>{"p1t0"}));
+  ASSERT_TRUE(FailStart(o, "p1t0", "no such workflow", kT0));
+  EXPECT_EQ(o.plans[1].tasks[0].status, S::kFailed);
+  EXPECT_EQ(o.plans[1].tasks[0].error, "no such workflow");
+  Objective ended = Runnable({{S::kPending}}, {}, {true});
+  ASSERT_TRUE(SetObjectiveStatus(ended, ObjectiveStatus::kCanceled, kT0));
+  EXPECT_TRUE(Startable(ended).empty());
+  EXPECT_EQ(ended.plans[0].tasks[0].stopped_by, "o");
+}
+
+TEST(OptExecution, AFailedObjectiveStillFollowsItsRunningTasksUntilSettled) {
+  Objective o = Runnable({{S::kFailed}, {S::kWorking}}, {}, {true, true});
+  EXPECT_EQ(o.status, ObjectiveStatus::kFailed);
+  EXPECT_FALSE(Settled(o));
+  ASSERT_TRUE(SetTaskStatus(o, "p1t0", S::kCompleted, kT0, true));
+  (void)RollUp(o, kT0);
+  EXPECT_TRUE(Settled(o));
+  EXPECT_FALSE(Settled(Tree({{S::kCompleted}, {S::kPending}})));
+  EXPECT_TRUE(Settled(Tree({{S::kCompleted}, {S::kCompleted}})));
+}
+
+// ---- joining by message ------------------------------------------------------------------
+
+TEST(OptJoin, TasksJoinTheInboxPlanMadeOnceOrTheNamedPlan) {
+  Objective o = Tree({{S::kPending}});
+  ASSERT_TRUE(JoinTask(o, "", "inbox", "j1", "a2a-1", S::kSubmitted, "first", Limits{}, kT0));
+  ASSERT_TRUE(JoinTask(o, "", "inbox", "j2", "a2a-2", S::kWorking, "", Limits{}, kT0));
+  ASSERT_EQ(o.plans.size(), 2u);
+  EXPECT_TRUE(o.plans[1].inbox);
+  ASSERT_EQ(o.plans[1].tasks.size(), 2u);
+  EXPECT_EQ(o.plans[1].tasks[0].name, "first");
+  EXPECT_EQ(o.plans[1].tasks[1].name, "a2a-2");  // no text: named by its task id
+  EXPECT_EQ(o.plans[1].tasks[1].task_index, 1);
+  EXPECT_TRUE(o.plans[1].tasks[1].mirrors);
+  ASSERT_TRUE(JoinTask(o, "p0", "inbox", "j3", "a2a-3", S::kInputRequired, "x", Limits{}, kT0));
+  EXPECT_EQ(o.plans[0].tasks.size(), 2u);
+  (void)RollUp(o, kT0);
+  EXPECT_EQ(o.status, ObjectiveStatus::kBlocked);  // a joined task waits for input
+}
+
+TEST(OptJoin, AFinishedOrFullObjectiveTakesNoTask) {
+  Limits one;
+  one.max_tasks_per_plan = 1;
+  one.max_plans_per_objective = 1;
+  Objective o = Tree({{S::kPending}});
+  auto full = CanJoin(o, "p0", one);
+  ASSERT_FALSE(full);
+  EXPECT_NE(full.error().message.find("maxTasksPerPlan (1)"), std::string::npos);
+  auto no_inbox = CanJoin(o, "", one);
+  ASSERT_FALSE(no_inbox);
+  EXPECT_NE(no_inbox.error().message.find("maxPlansPerObjective (1)"), std::string::npos);
+  auto unknown = CanJoin(o, "nope", Limits{});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code, core::ErrorCode::kOptNotFound);
+  ASSERT_TRUE(SetObjectiveStatus(o, ObjectiveStatus::kCanceled, kT0));
+  auto ended = CanJoin(o, "", Limits{});
+  ASSERT_FALSE(ended);
+  EXPECT_EQ(ended.error().code, core::ErrorCode::kOptInvalidStatus);
+}
+
+TEST(OptJson, ExecutionFieldsReadBackWhole) {
+  Objective o = Runnable({{S::kPending}}, {}, {true});
+  o.plans[0].inbox = true;
+  PlanTask& t = o.plans[0].tasks[0];
+  t.inputs = boost::json::object{{"delayMs", 5}};
+  MarkStarted(t, "run", kT0);
+  t.error = "why";
+  const auto text = [](const boost::json::object& v) { return protocol::SerializeJson(v); };
+  auto plan = PlanFromDoc(text(StoredDoc(o.plans[0])));
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->execute);
+  EXPECT_TRUE(plan->inbox);
+  auto task = TaskFromDoc(text(StoredDoc(t)));
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->skill, "work");
+  EXPECT_EQ(task->inputs, t.inputs);
+  EXPECT_TRUE(task->started);
+  EXPECT_EQ(task->error, "why");
+  EXPECT_EQ(ToJson(t).at("skill"), "work");
 }
 
 }  // namespace

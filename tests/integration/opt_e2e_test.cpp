@@ -14,8 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "http_client.hpp"
-#include "test_paths.hpp"
+#include "opt_fixture.hpp"
 
 namespace a2ad {
 namespace {
@@ -23,106 +22,18 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-constexpr const char* kOpt = "https://github.com/zeroasterisk/a2a-opt/v1";
-
-// A workflow that stops at an approval gate (for tasks/link).
-json::object GateWorkflow() {
-  json::object node{{"id", "gate"},
-                    {"typeId", "core.approvalGate"},
-                    {"name", "gate"},
-                    {"position", json::object{{"x", 0}, {"y", 0}}},
-                    {"config", json::object{{"title", "ok?"},
-                                            {"actions", json::array{"accept", "reject"}}}},
-                    {"inputs", json::object{}}};
-  return json::object{{"id", "gate"},
-                      {"name", "gate"},
-                      {"version", "1.0.0"},
-                      {"description", "a gate"},
-                      {"metadata", json::object{{"tags", json::array{"test"}}}},
-                      {"triggers", json::array{}},
-                      {"variables", json::array{}},
-                      {"settings", json::object{{"timeout", 0}}},
-                      {"nodes", json::array{node}},
-                      {"edges", json::array{}}};
-}
-
-class OptE2e : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::FreshTestDir("a2ad-opt");
-    fs::create_directories(dir_ / "data");
-    fs::create_directories(dir_ / "workflows");
-    std::ofstream(dir_ / "workflows" / "gate.json") << json::serialize(GateWorkflow());
-    Start();
-  }
-  void TearDown() override {
-    client_.reset();
-    if (server_.pid > 0) server_.Kill(SIGKILL);
-    fs::remove_all(dir_);
-  }
-  void Start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--workflows-dir", (dir_ / "workflows").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    server_ = testing::ServerProcess::Start(testing::A2adBinary(), (dir_ / "data").string(), args);
-    client_ = std::make_unique<testing::HttpClient>("127.0.0.1", server_.port);
-  }
-  void Restart(std::vector<std::string> extra = {}) {
-    client_.reset();
-    server_.Kill(SIGKILL);
-    Start(std::move(extra));
-  }
-
-  testing::ClientResponse Post(const std::string& method, json::value params,
-                               const std::string& version, Headers h) {
-    h.emplace_back("Content-Type", "application/json");
-    if (!version.empty()) h.emplace_back("A2A-Version", version);
-    json::object req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
-    return client_->Request("POST", "/v1/a2a", json::serialize(req), h);
-  }
-  // An OPT call with the extension activated (A2A-Extensions), 0.3 unless version "1.0".
-  json::value Rpc(const std::string& method, json::object params, const std::string& version = "") {
-    return json::parse(Post(method, params, version, {{"A2A-Extensions", kOpt}}).body);
-  }
-  json::value Result(const std::string& method, json::object params,
-                     const std::string& version = "") {
-    json::value r = Rpc(method, std::move(params), version);
-    EXPECT_TRUE(r.as_object().contains("result")) << method << ": " << r;
-    return r.as_object().contains("result") ? r.at("result") : json::value();
-  }
-  static int64_t Code(const json::value& r) {
-    const json::value* e = r.as_object().if_contains("error");
-    return e ? e->at("code").as_int64() : 0;
-  }
-  static std::string Message(const json::value& r) {
-    const json::value* e = r.as_object().if_contains("error");
-    return e ? std::string(e->at("message").as_string()) : std::string();
-  }
-  std::string NewObjective(const std::string& name) {
-    return std::string(
-        Result("objectives/create", {{"name", name}}).at("objective").at("id").as_string());
-  }
-  json::value Objective(const std::string& id) {
-    return Result("objectives/get", {{"id", id}}).at("objective");
-  }
-  static std::string StatusOf(const json::value& v) { return std::string(v.at("status").as_string()); }
-  static std::string TaskId(const json::value& plan, size_t i) {
-    return std::string(plan.at("tasks").at(i).at("id").as_string());
-  }
-  void Report(const std::string& task, const std::string& status, const std::string& v = "") {
-    Result("tasks/updateStatus", {{"planTaskId", task}, {"status", status}}, v);
-  }
-
-  fs::path dir_;
-  testing::ServerProcess server_;
-  std::unique_ptr<testing::HttpClient> client_;
-};
+using OptE2e = testing::OptFixture;
+using testing::kOpt;
 
 TEST_F(OptE2e, WithoutActivationEveryMethodSaysHowToActivate) {
   for (const char* m : {"objectives/create", "objectives/get", "objectives/list",
-                        "objectives/update", "plans/create", "plans/get", "plans/update",
-                        "tasks/link", "tasks/updateStatus"}) {
+                        "objectives/update", "objectives/subscribe", "plans/create", "plans/get",
+                        "plans/update", "tasks/link", "tasks/updateStatus"}) {
     for (const std::string v : {"", "1.0"}) {
-      json::value r = json::parse(Post(m, json::object{{"id", "x"}, {"name", "n"}}, v, {}).body);
+      std::string body = Post(m, json::object{{"id", "x"}, {"name", "n"}}, v, {}).body;
+      // A 0.3 stream method's error is the one event of its stream.
+      if (body.starts_with("event: error\ndata: ")) body = body.substr(19);
+      json::value r = json::parse(body);
       EXPECT_EQ(Code(r), -32008) << m << " " << v << ": " << r;
       EXPECT_NE(Message(r).find(std::string("A2A-Extensions: ") + kOpt), std::string::npos) << r;
     }

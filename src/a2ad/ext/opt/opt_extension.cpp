@@ -115,7 +115,10 @@ Awaitable SubscribeObjective(OptExtensionDeps d, const OperationCall& call) {
   if (!s) co_return std::move(s).error();
   const std::string id = s->first;
   const std::optional<int64_t> after = s->second;
-  auto start = co_await d.feed->Subscribe(call.ctx.tenant(), id, after, d.stream_queue_limit);
+  const std::string field =
+      Params(call).contains("afterSequence") ? "params.afterSequence" : "Last-Event-ID";
+  auto start =
+      co_await d.feed->Subscribe(call.ctx.tenant(), id, after, d.stream_queue_limit, field);
   if (!start) co_return std::move(start).error();
   OperationResult r;
   r.stream = std::move(start).value();

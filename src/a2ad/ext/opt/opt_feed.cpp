@@ -86,7 +86,8 @@ void OptFeed::Feed(const std::string& objective_id) {
 }
 
 Result<tasks::StreamStart> OptFeed::Open(const std::string& tenant, const std::string& id,
-                                         std::optional<int64_t> after, size_t capacity) {
+                                         std::optional<int64_t> after, size_t capacity,
+                                         const std::string& cursor_field) {
   // Watch first: a commit from now on pokes a Feed, which runs on this thread after this.
   auto sub = std::make_shared<tasks::Subscription>(capacity);
   auto watcher = std::make_shared<Watcher>();
@@ -112,9 +113,9 @@ Result<tasks::StreamStart> OptFeed::Open(const std::string& tenant, const std::s
   if (after) {
     if (*after < -1 || *after > last)
       return Error(ErrorCode::kInvalidParams,
-                   "cursor " + std::to_string(*after) + " is not an event of objective '" + id +
-                       "' (its events are 0.." + std::to_string(last) + ")",
-                   {{"field", "params.afterSequence"}});
+                   cursor_field + ": " + std::to_string(*after) + " is not an event of objective '" +
+                       id + "' (its events are 0.." + std::to_string(last) + ")",
+                   {{"field", cursor_field}});
     for (int64_t from = *after; from < last;) {
       auto events = store_.ReadEvents(id, from, kReadBatch);
       if (!events) return std::move(events).error();
@@ -140,14 +141,17 @@ Result<tasks::StreamStart> OptFeed::Open(const std::string& tenant, const std::s
 
 asio::awaitable<Result<tasks::StreamStart>> OptFeed::Subscribe(std::string tenant, std::string id,
                                                                std::optional<int64_t> after,
-                                                               size_t capacity) {
+                                                               size_t capacity,
+                                                               std::string cursor_field) {
   using Sig = void(Result<tasks::StreamStart>);
   return asio::async_initiate<const asio::use_awaitable_t<>&, Sig>(
-      [this, tenant = std::move(tenant), id = std::move(id), after, capacity](auto handler) {
+      [this, tenant = std::move(tenant), id = std::move(id), after, capacity,
+       field = std::move(cursor_field)](auto handler) {
         auto ex = asio::get_associated_executor(handler);
         auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        asio::post(thread_, [this, h, ex, tenant, id, after, capacity] {
-          auto opened = std::make_shared<Result<tasks::StreamStart>>(Open(tenant, id, after, capacity));
+        asio::post(thread_, [this, h, ex, tenant, id, after, capacity, field] {
+          auto opened =
+              std::make_shared<Result<tasks::StreamStart>>(Open(tenant, id, after, capacity, field));
           asio::post(ex, [h, opened]() mutable { std::move (*h)(std::move(*opened)); });
         });
       },

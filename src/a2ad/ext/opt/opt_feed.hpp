@@ -43,12 +43,11 @@ class OptFeed {
   void Poke(const std::string& objective_id);
 
   /// A stream of objective `id` of `tenant` (see above), its queue bounded by `capacity`.
-  /// kOptNotFound naming `id` (also another tenant's); kInvalidParams for a cursor below -1 or
-  /// beyond the objective's last event.
-  boost::asio::awaitable<core::Result<tasks::StreamStart>> Subscribe(std::string tenant,
-                                                                     std::string id,
-                                                                     std::optional<int64_t> after,
-                                                                     size_t capacity);
+  /// kOptNotFound naming `id` (also another tenant's); kInvalidParams naming `cursor_field`
+  /// (where the cursor came from) for a cursor beyond the objective's last event.
+  boost::asio::awaitable<core::Result<tasks::StreamStart>> Subscribe(
+      std::string tenant, std::string id, std::optional<int64_t> after, size_t capacity,
+      std::string cursor_field = "params.afterSequence");
 
  private:
   struct Watcher {
@@ -57,7 +56,8 @@ class OptFeed {
   };
   void Feed(const std::string& objective_id);
   core::Result<tasks::StreamStart> Open(const std::string& tenant, const std::string& id,
-                                        std::optional<int64_t> after, size_t capacity);
+                                        std::optional<int64_t> after, size_t capacity,
+                                        const std::string& cursor_field);
 
   // The watchers by objective; shared with the streams, which remove theirs when they end
   // (whenever that is: a stream may outlive the feed).
