@@ -76,7 +76,7 @@ void OptStore::ChangeInCommit(Connection& db, const std::string& tenant, By by,
     return;
   }
   Written out;
-  auto done = rows::LoadChangeSave(db, tenant, by, id, change, now_ms, out);
+  auto done = rows::LoadChangeSave(db, *cache_, tenant, by, id, change, now_ms, out, false);
   if (!done) {
     core::LogError("opt: " + what + ": " + done.error().message);
     (void)db.Exec("ROLLBACK TO opt_follow", "opt: rollback to savepoint");

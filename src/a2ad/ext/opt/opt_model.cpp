@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <set>
 
 #include "a2ad/protocol/json_text.hpp"
@@ -55,7 +56,7 @@ Error NotFound(std::string_view what, std::string_view id) {
 }
 
 // The plan's status from its tasks and its dependencies' statuses (docs/OPT.md, "Plans").
-void DerivePlan(Plan& p, const std::map<std::string, const Plan*, std::less<>>& plans) {
+void DerivePlan(Plan& p, const std::unordered_map<std::string_view, const Plan*>& plans) {
   p.blocked_on.clear();
   if (p.decided) return;
   bool deps_failed = false;
@@ -249,8 +250,11 @@ PlanTask* FindTask(Objective& o, std::string_view task_id) {
 
 std::vector<StatusChange> RollUp(Objective& o, int64_t now_ms) {
   std::vector<StatusChange> changes;
-  std::map<std::string, const PlanTask*, std::less<>> tasks;
-  std::map<std::string, const Plan*, std::less<>> plans;
+  // By id (views of the ids in `o`, which no step here adds to or removes from).
+  std::unordered_map<std::string_view, const PlanTask*> tasks;
+  std::unordered_map<std::string_view, const Plan*> plans;
+  tasks.reserve(o.plans.size() * 8);
+  plans.reserve(o.plans.size());
   for (const auto& p : o.plans) {
     plans.emplace(p.id, &p);
     for (const auto& t : p.tasks) tasks.emplace(t.id, &t);
@@ -527,8 +531,8 @@ Result<void> LinkTask(Objective& o, const std::string& task_id, const std::strin
 std::vector<PlanTask*> Startable(Objective& o) {
   std::vector<PlanTask*> out;
   if (o.decided && IsTerminal(o.status)) return out;
-  std::map<std::string, TaskStatus, std::less<>> task_status;
-  std::map<std::string, PlanStatus, std::less<>> plan_status;
+  std::unordered_map<std::string_view, TaskStatus> task_status;
+  std::unordered_map<std::string_view, PlanStatus> plan_status;
   for (const auto& p : o.plans) {
     plan_status.emplace(p.id, p.status);
     for (const auto& t : p.tasks) task_status.emplace(t.id, t.status);

@@ -8,10 +8,13 @@
 // Pure values and functions: no I/O, no clocks (the time is given), no id source (ids are
 // given). Thread safety: none needed.
 #include <boost/json/object.hpp>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
@@ -89,6 +92,7 @@ struct PlanTask {
   boost::json::object metadata;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  friend bool operator==(const PlanTask&, const PlanTask&) = default;
 };
 
 struct Plan {
@@ -115,6 +119,15 @@ struct Plan {
   int64_t updated_at_ms = 0;
   std::vector<PlanTask> tasks;  // by task_index
 };
+/// Every field of a plan's stored row (all but its tasks), as references: what a save compares
+/// and copies. A new field of Plan belongs here.
+template <class P>
+  requires std::same_as<std::remove_const_t<P>, Plan>
+auto RowOf(P& p) {
+  return std::tie(p.id, p.objective_id, p.name, p.description, p.status, p.decided, p.blocked_on,
+                  p.execute, p.inbox, p.position, p.dependencies, p.metadata, p.created_at_ms,
+                  p.updated_at_ms);
+}
 
 struct Objective {
   std::string id;
@@ -131,6 +144,13 @@ struct Objective {
   int64_t updated_at_ms = 0;
   std::vector<Plan> plans;  // by position
 };
+/// Every field of an objective's stored row (all but its plans). A new field belongs here.
+template <class O>
+  requires std::same_as<std::remove_const_t<O>, Objective>
+auto RowOf(O& o) {
+  return std::tie(o.id, o.tenant, o.owner, o.name, o.description, o.status, o.decided, o.metadata,
+                  o.created_at_ms, o.updated_at_ms);
+}
 
 /// The limits of one server (the card entry's params).
 struct Limits {

@@ -37,33 +37,27 @@ Result<std::string> ObjectiveIdOf(Connection& db, OptStore::By by, const std::st
   return db.Fail("opt: find the objective of '" + id + "'", rc);
 }
 
-using StatusMap = std::map<std::string, std::pair<StatusChange::Kind, std::string>, std::less<>>;
-
-// Every status of `o` by id, with its kind (for the events of a change).
-StatusMap Statuses(const Objective& o) {
-  StatusMap out;
-  out[o.id] = {StatusChange::Kind::kObjective, std::string(NameOf(o.status))};
-  for (const auto& p : o.plans) {
-    out[p.id] = {StatusChange::Kind::kPlan, std::string(NameOf(p.status))};
-    for (const auto& t : p.tasks)
-      out[t.id] = {StatusChange::Kind::kTask, std::string(NameOf(t.status))};
-  }
-  return out;
-}
-
-// What moved from `before` to `after`: tasks, then plans, then the objective; a new row is a
-// change from "".
-std::vector<StatusChange> Diff(const StatusMap& before, const Objective& after) {
+// What moved from `before` (as stored) to `after`: tasks, then plans, then the objective; a
+// new row is a change from "". Rows are only ever appended, so they align by position.
+std::vector<StatusChange> Diff(const Objective* before, const Objective& after) {
   std::vector<StatusChange> out;
-  auto add = [&](StatusChange::Kind kind, const std::string& id, std::string_view now) {
-    auto it = before.find(id);
-    std::string was = it == before.end() ? "" : it->second.second;
-    if (was != now) out.push_back({kind, id, std::move(was), std::string(now)});
+  auto add = [&](StatusChange::Kind kind, const std::string& id, std::string_view was,
+                 std::string_view now) {
+    if (was != now) out.push_back({kind, id, std::string(was), std::string(now)});
   };
-  for (const auto& p : after.plans)
-    for (const auto& t : p.tasks) add(StatusChange::Kind::kTask, t.id, NameOf(t.status));
-  for (const auto& p : after.plans) add(StatusChange::Kind::kPlan, p.id, NameOf(p.status));
-  add(StatusChange::Kind::kObjective, after.id, NameOf(after.status));
+  const size_t known_plans = before ? before->plans.size() : 0;
+  for (size_t i = 0; i < after.plans.size(); ++i) {
+    const auto& tasks = after.plans[i].tasks;
+    const size_t known = i < known_plans ? before->plans[i].tasks.size() : 0;
+    for (size_t j = 0; j < tasks.size(); ++j)
+      add(StatusChange::Kind::kTask, tasks[j].id,
+          j < known ? NameOf(before->plans[i].tasks[j].status) : "", NameOf(tasks[j].status));
+  }
+  for (size_t i = 0; i < after.plans.size(); ++i)
+    add(StatusChange::Kind::kPlan, after.plans[i].id,
+        i < known_plans ? NameOf(before->plans[i].status) : "", NameOf(after.plans[i].status));
+  add(StatusChange::Kind::kObjective, after.id, before ? NameOf(before->status) : "",
+      NameOf(after.status));
   return out;
 }
 
@@ -160,15 +154,10 @@ Result<void> AskStart(Connection& db, const Objective& o, const Plan& p, const P
   return Exec(s, db, "opt: ask for a run");
 }
 
-// Writes every row of `o` whose document differs from `docs` and the objective's row
-// (version + 1).
-Result<void> WriteRows(Connection& db, const Objective& o,
-                       const std::map<std::string, std::string, std::less<>>& docs,
+// Writes every row of `o` that differs from `before` (as stored; nullptr: nothing is) and the
+// objective's row (its version + 1).
+Result<void> WriteRows(Connection& db, const Objective& o, const Objective* before,
                        int64_t last_sequence) {
-  auto changed = [&](const std::string& id, const std::string& text) {
-    auto it = docs.find(id);
-    return it == docs.end() || it->second != text;
-  };
   {
     auto ps = db.Prepare(
         "INSERT INTO opt_objectives (id, tenant, status, updated_at_ms, last_sequence, version, "
@@ -185,9 +174,11 @@ Result<void> WriteRows(Connection& db, const Objective& o,
     s.Bind(6, Text(StoredDoc(o)));
     if (auto ok = Exec(s, db, "opt: write objective"); !ok) return ok;
   }
-  for (const auto& p : o.plans) {
-    const std::string text = Text(StoredDoc(p));
-    if (changed(p.id, text)) {
+  const size_t known_plans = before ? before->plans.size() : 0;
+  for (size_t i = 0; i < o.plans.size(); ++i) {
+    const Plan& p = o.plans[i];
+    const Plan* was = i < known_plans ? &before->plans[i] : nullptr;
+    if (!was || RowOf(*was) != RowOf(p)) {
       auto ps = db.Prepare(
           "INSERT INTO opt_plans (id, objective_id, position, doc) VALUES (?1, ?2, ?3, ?4) ON "
           "CONFLICT (id) DO UPDATE SET doc = excluded.doc");
@@ -196,12 +187,13 @@ Result<void> WriteRows(Connection& db, const Objective& o,
       s.Bind(1, p.id);
       s.Bind(2, o.id);
       s.Bind(3, p.position);
-      s.Bind(4, text);
+      s.Bind(4, Text(StoredDoc(p)));
       if (auto ok = Exec(s, db, "opt: write plan"); !ok) return ok;
     }
-    for (const auto& t : p.tasks) {
-      const std::string ttext = Text(StoredDoc(t));
-      if (!changed(t.id, ttext)) continue;
+    const size_t known = was ? was->tasks.size() : 0;
+    for (size_t j = 0; j < p.tasks.size(); ++j) {
+      const PlanTask& t = p.tasks[j];
+      if (j < known && was->tasks[j] == t) continue;
       auto ps = db.Prepare(
           "INSERT INTO opt_tasks (id, objective_id, plan_id, task_index, a2a_task_id, doc) "
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET a2a_task_id = "
@@ -216,29 +208,80 @@ Result<void> WriteRows(Connection& db, const Objective& o,
         s.BindNull(5);
       else
         s.Bind(5, t.a2a_task_id);
-      s.Bind(6, ttext);
+      s.Bind(6, Text(StoredDoc(t)));
       if (auto ok = Exec(s, db, "opt: write plan task"); !ok) return ok;
     }
   }
   return {};
 }
 
-// Every row of `o` as its stored document (to tell later what a change touched).
-bool SameDocs(const Objective& o, const std::map<std::string, std::string, std::less<>>& docs) {
-  auto same = [&](const std::string& id, const json::object& doc) {
-    auto it = docs.find(id);
-    return it != docs.end() && it->second == Text(doc);
-  };
-  if (!same(o.id, StoredDoc(o))) return false;
-  for (const auto& p : o.plans) {
-    if (!same(p.id, StoredDoc(p))) return false;
-    for (const auto& t : p.tasks)
-      if (!same(t.id, StoredDoc(t))) return false;
-  }
+// True when `o` is `before` row for row.
+bool Same(const Objective& before, const Objective& o) {
+  if (RowOf(before) != RowOf(o) || before.plans.size() != o.plans.size()) return false;
+  for (size_t i = 0; i < o.plans.size(); ++i)
+    if (RowOf(before.plans[i]) != RowOf(o.plans[i]) || before.plans[i].tasks != o.plans[i].tasks)
+      return false;
   return true;
 }
 
+// Makes `written` what `o` is, copying only the rows that differ.
+void Sync(Objective& written, const Objective& o) {
+  if (RowOf(written) != RowOf(o)) RowOf(written) = RowOf(o);
+  for (size_t i = 0; i < o.plans.size(); ++i) {
+    if (i >= written.plans.size()) {
+      written.plans.push_back(o.plans[i]);
+      continue;
+    }
+    Plan& w = written.plans[i];
+    const Plan& p = o.plans[i];
+    if (RowOf(w) != RowOf(p)) RowOf(w) = RowOf(p);
+    for (size_t j = 0; j < p.tasks.size(); ++j) {
+      if (j >= w.tasks.size())
+        w.tasks.push_back(p.tasks[j]);
+      else if (!(w.tasks[j] == p.tasks[j]))
+        w.tasks[j] = p.tasks[j];
+    }
+  }
+}
+
+// The objective id `id` names, its stored version, tenant and last event sequence; nullopt
+// when there is none.
+struct Head {
+  std::string id;
+  std::string tenant;
+  int64_t version = 0;
+  int64_t last_sequence = -1;
+};
+Result<std::optional<Head>> HeadOf(Connection& db, OptStore::By by, const std::string& id) {
+  auto oid = ObjectiveIdOf(db, by, id);
+  if (!oid) return std::move(oid).error();
+  if (oid->empty()) return std::optional<Head>();
+  auto ps = db.Prepare("SELECT tenant, version, last_sequence FROM opt_objectives WHERE id = ?1");
+  if (!ps) return std::move(ps).error();
+  Stmt s(*ps);
+  s.Bind(1, *oid);
+  const int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::optional<Head>();
+  if (rc != SQLITE_ROW) return db.Fail("opt: read objective", rc);
+  return std::optional<Head>(Head{*oid, std::string(s.Text(0)), s.Int(1), s.Int(2)});
+}
+
 }  // namespace
+
+Loaded* WriterCache::Find(const std::string& id, int64_t version) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return nullptr;
+  if (it->second.version != version) {
+    entries_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+Loaded& WriterCache::Put(const std::string& id, Loaded l) {
+  if (entries_.size() >= capacity_ && !entries_.contains(id)) entries_.erase(entries_.begin());
+  return entries_.insert_or_assign(id, std::move(l)).first->second;
+}
 
 Error NotFound(OptStore::By by, const std::string& id) {
   const char* what = by == OptStore::By::kObjective ? "objective"
@@ -255,7 +298,8 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
   if (oid->empty()) return std::optional<Loaded>();
   Loaded l;
   {
-    auto ps = db.Prepare("SELECT doc, last_sequence, tenant FROM opt_objectives WHERE id = ?1");
+    auto ps = db.Prepare(
+        "SELECT doc, last_sequence, tenant, version FROM opt_objectives WHERE id = ?1");
     if (!ps) return std::move(ps).error();
     Stmt s(*ps);
     s.Bind(1, *oid);
@@ -267,7 +311,7 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
     if (!o) return std::move(o).error();
     l.objective = std::move(o).value();
     l.last_sequence = s.Int(1);
-    l.docs.emplace(*oid, std::string(s.Text(0)));
+    l.version = s.Int(3);
   }
   std::map<std::string, size_t, std::less<>> plan_at;
   {
@@ -279,7 +323,6 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
     while ((rc = s.Step()) == SQLITE_ROW) {
       auto p = PlanFromDoc(s.Text(0));
       if (!p) return std::move(p).error();
-      l.docs.emplace(p->id, std::string(s.Text(0)));
       plan_at.emplace(p->id, l.objective.plans.size());
       l.objective.plans.push_back(std::move(p).value());
     }
@@ -298,7 +341,6 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
       auto at = plan_at.find(s.Text(1));
       if (at == plan_at.end())
         return Error(ErrorCode::kDataCorrupt, "opt: plan task '" + t->id + "' has no plan");
-      l.docs.emplace(t->id, std::string(s.Text(0)));
       l.objective.plans[at->second].tasks.push_back(std::move(t).value());
     }
     if (rc != SQLITE_DONE) return db.Fail("opt: read plan tasks", rc);
@@ -306,60 +348,76 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
   return std::optional<Loaded>(std::move(l));
 }
 
-Result<void> LoadChangeSave(Connection& db, const std::string& tenant, OptStore::By by,
-                            const std::string& id, const OptStore::Change& change, int64_t now_ms,
-                            OptStore::Written& out) {
-  auto loaded = Load(db, tenant, by, id);
-  if (!loaded) return std::move(loaded).error();
-  if (!loaded->has_value()) return NotFound(by, id);
-  Loaded& l = **loaded;
-  Objective& o = l.objective;
-  const StatusMap before = Statuses(o);
-  if (auto applied = change(o); !applied) return applied;
-  (void)RollUp(o, now_ms);
-  // Runs due now: marked started in this transaction, asked for by the outbox.
-  std::vector<std::pair<const Plan*, const PlanTask*>> starts;
-  for (PlanTask* t : Startable(o)) {
-    MarkStarted(*t, RunIdFor(t->id), now_ms);
-    starts.emplace_back(FindPlan(o, t->plan_id), t);
+Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::string& tenant,
+                            OptStore::By by, const std::string& id, const OptStore::Change& change,
+                            int64_t now_ms, OptStore::Written& out, bool keep_objective) {
+  auto head = HeadOf(db, by, id);
+  if (!head) return std::move(head).error();
+  if (!head->has_value() || (!tenant.empty() && (*head)->tenant != tenant)) return NotFound(by, id);
+  const std::string oid = (*head)->id;
+  Loaded* l = cache.Find(oid, (*head)->version);
+  if (!l) {
+    auto loaded = Load(db, "", OptStore::By::kObjective, oid);
+    if (!loaded) return std::move(loaded).error();
+    if (!loaded->has_value()) return NotFound(by, id);
+    (*loaded)->written = (*loaded)->objective;
+    l = &cache.Put(oid, std::move(**loaded));
   }
-  out.changes = Diff(before, o);
-  out.last_sequence = l.last_sequence;
-  out.actions = 0;
-  if (out.changes.empty() && starts.empty() && SameDocs(o, l.docs)) {
-    out.objective = std::move(o);
-    return {};
-  }
-  o.updated_at_ms = std::max(o.updated_at_ms, now_ms);
-  auto seq = AppendEvents(db, o, out.changes, l.last_sequence, now_ms);
-  if (!seq) return std::move(seq).error();
-  if (auto ok = WriteRows(db, o, l.docs, seq.value()); !ok) return ok;
-  for (const auto& [p, t] : starts) {
-    if (auto ok = AskStart(db, o, *p, *t); !ok) return ok;
-    ++out.actions;
-  }
-  // Runs of this objective that a caller's decision ended (the task was canceled while its
-  // run went on): canceled, and never started if they were not yet.
-  for (const auto& p : o.plans)
-    for (const auto& t : p.tasks) {
-      if (!t.started || t.stopped_by.empty() || !IsTerminal(t.status)) continue;
-      auto was = before.find(t.id);
-      if (was == before.end() || IsTerminal(*TaskStatusNamed(was->second.second))) continue;
-      auto dropped = DropAction(db, t.a2a_task_id, "start");
-      if (!dropped) return std::move(dropped).error();
-      if (auto ok = AskCancel(db, o.tenant, o.owner, t); !ok) return ok;
+  auto result = [&]() -> Result<void> {
+    Objective& o = l->objective;
+    if (auto applied = change(o); !applied) return applied;
+    (void)RollUp(o, now_ms);
+    // Runs due now: marked started in this transaction, asked for by the outbox.
+    std::vector<std::pair<const Plan*, const PlanTask*>> starts;
+    for (PlanTask* t : Startable(o)) {
+      MarkStarted(*t, RunIdFor(t->id), now_ms);
+      starts.emplace_back(FindPlan(o, t->plan_id), t);
+    }
+    out.changes = Diff(&l->written, o);
+    out.last_sequence = l->last_sequence;
+    out.actions = 0;
+    if (out.changes.empty() && starts.empty() && Same(l->written, o)) return {};
+    o.updated_at_ms = std::max(o.updated_at_ms, now_ms);
+    auto seq = AppendEvents(db, o, out.changes, l->last_sequence, now_ms);
+    if (!seq) return std::move(seq).error();
+    if (auto ok = WriteRows(db, o, &l->written, seq.value()); !ok) return ok;
+    for (const auto& [p, t] : starts) {
+      if (auto ok = AskStart(db, o, *p, *t); !ok) return ok;
       ++out.actions;
     }
-  out.last_sequence = seq.value();
-  out.objective = std::move(o);
+    // Runs of this objective that a caller's decision ended (the task was canceled while its
+    // run went on): canceled, and never started if they were not yet.
+    for (size_t i = 0; i < o.plans.size(); ++i)
+      for (size_t j = 0; j < o.plans[i].tasks.size(); ++j) {
+        const PlanTask& t = o.plans[i].tasks[j];
+        if (!t.started || t.stopped_by.empty() || !IsTerminal(t.status)) continue;
+        const bool known = i < l->written.plans.size() && j < l->written.plans[i].tasks.size();
+        if (!known || IsTerminal(l->written.plans[i].tasks[j].status)) continue;
+        auto dropped = DropAction(db, t.a2a_task_id, "start");
+        if (!dropped) return std::move(dropped).error();
+        if (auto ok = AskCancel(db, o.tenant, o.owner, t); !ok) return ok;
+        ++out.actions;
+      }
+    Sync(l->written, o);
+    l->last_sequence = seq.value();
+    l->version += 1;
+    out.last_sequence = seq.value();
+    return {};
+  }();
+  if (!result) {
+    cache.Drop(oid);  // the change may have been applied in part
+    return result;
+  }
+  if (keep_objective) out.objective = l->objective;
+  else out.objective.id = oid;
   return {};
 }
 
 Result<void> SaveNew(Connection& db, const Objective& o, OptStore::Written& out) {
-  out.changes = Diff({}, o);
+  out.changes = Diff(nullptr, o);
   auto seq = AppendEvents(db, o, out.changes, -1, o.created_at_ms);
   if (!seq) return std::move(seq).error();
-  if (auto ok = WriteRows(db, o, {}, seq.value()); !ok) return ok;
+  if (auto ok = WriteRows(db, o, nullptr, seq.value()); !ok) return ok;
   out.objective = o;
   out.last_sequence = seq.value();
   return {};

@@ -16,11 +16,29 @@
 
 namespace a2ad::ext::opt::rows {
 
-/// A loaded objective and the documents its rows held (to write back only what changed).
+/// A loaded objective: the tree a change works on, and the tree as it is stored (what a save
+/// compares against: only the rows that differ are written).
 struct Loaded {
   Objective objective;
+  Objective written;
   int64_t last_sequence = -1;
-  std::map<std::string, std::string, std::less<>> docs;  // row id -> stored text
+  int64_t version = 0;  // opt_objectives.version of `written`
+};
+
+/// The objectives the writer changed lately, parsed (writer thread only): a change of a big
+/// objective reads and parses its rows only when they were written by another path since (the
+/// row's version tells), so a task transition costs a rollup, not a reload.
+class WriterCache {
+ public:
+  explicit WriterCache(size_t capacity = 32) : capacity_(capacity) {}
+  /// The cached objective `id` at `version`; nullptr when absent or stale.
+  Loaded* Find(const std::string& id, int64_t version);
+  Loaded& Put(const std::string& id, Loaded l);
+  void Drop(const std::string& id) { entries_.erase(id); }
+
+ private:
+  size_t capacity_;
+  std::map<std::string, Loaded, std::less<>> entries_;
 };
 
 core::Error NotFound(OptStore::By by, const std::string& id);
@@ -29,14 +47,15 @@ core::Error NotFound(OptStore::By by, const std::string& id);
 core::Result<std::optional<Loaded>> Load(storage::sqlite::Connection& db, const std::string& tenant,
                                          OptStore::By by, const std::string& id);
 
-/// Loads the objective of `by`/`id`, applies `change`, rolls up, marks the tasks that became
-/// ready as started, and saves with the events and outbox rows of what changed; `out` gets
-/// what was written. Nothing is written when nothing changed. kOptNotFound when there is no
-/// such objective of `tenant` ("": whoever's).
-core::Result<void> LoadChangeSave(storage::sqlite::Connection& db, const std::string& tenant,
-                                  OptStore::By by, const std::string& id,
-                                  const OptStore::Change& change, int64_t now_ms,
-                                  OptStore::Written& out);
+/// Loads the objective of `by`/`id` (from `cache` when it is current there), applies `change`,
+/// rolls up, marks the tasks that became ready as started, and saves with the events and
+/// outbox rows of what changed; `out` gets what was written (the objective itself only with
+/// `keep_objective`). Nothing is written when nothing changed. kOptNotFound when there is no
+/// such objective of `tenant` ("": whoever's). On any error the cache forgets the objective.
+core::Result<void> LoadChangeSave(storage::sqlite::Connection& db, WriterCache& cache,
+                                  const std::string& tenant, OptStore::By by,
+                                  const std::string& id, const OptStore::Change& change,
+                                  int64_t now_ms, OptStore::Written& out, bool keep_objective);
 
 /// Writes a whole new objective (no rows of it exist yet) with its events.
 core::Result<void> SaveNew(storage::sqlite::Connection& db, const Objective& o,

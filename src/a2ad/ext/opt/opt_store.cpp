@@ -123,7 +123,12 @@ std::string RunIdFor(const std::string& plan_task_id) {
 storage::ComponentMigrations OptStore::Migrations() { return {"opt", {{1, kSchemaV1}}}; }
 
 OptStore::OptStore(storage::SqliteTaskStore& db, Limits limits, size_t read_threads)
-    : db_(db), limits_(limits), reads_(std::make_unique<tasks::ReadExecutor>(read_threads)) {}
+    : db_(db),
+      limits_(limits),
+      cache_(std::make_unique<rows::WriterCache>()),
+      reads_(std::make_unique<tasks::ReadExecutor>(read_threads)) {}
+
+OptStore::~OptStore() = default;
 
 void OptStore::SetListener(Listener listener) { listener_ = std::move(listener); }
 
@@ -173,9 +178,9 @@ asio::awaitable<Result<OptStore::Written>> OptStore::Create(Objective o, bool if
 asio::awaitable<Result<OptStore::Written>> OptStore::Update(std::string tenant, By by,
                                                             std::string id, Change change,
                                                             int64_t now_ms) {
-  return RunWrite([tenant = std::move(tenant), by, id = std::move(id), change = std::move(change),
-                   now_ms](Connection& db, Written& out) -> Result<void> {
-    return rows::LoadChangeSave(db, tenant, by, id, change, now_ms, out);
+  return RunWrite([this, tenant = std::move(tenant), by, id = std::move(id),
+                   change = std::move(change), now_ms](Connection& db, Written& out) -> Result<void> {
+    return rows::LoadChangeSave(db, *cache_, tenant, by, id, change, now_ms, out, true);
   });
 }
 
@@ -183,15 +188,16 @@ asio::awaitable<Result<OptStore::Written>> OptStore::Link(std::string tenant,
                                                           std::string plan_task_id,
                                                           std::string a2a_task_id,
                                                           int64_t now_ms) {
-  return RunWrite([tenant = std::move(tenant), id = std::move(plan_task_id),
+  return RunWrite([this, tenant = std::move(tenant), id = std::move(plan_task_id),
                    a2a = std::move(a2a_task_id), now_ms](Connection& db, Written& out) -> Result<void> {
     auto state = LocalTaskState(db, tenant, a2a);
     if (!state) return std::move(state).error();
     const bool local = state->has_value();
     const TaskStatus status = local ? FromTaskState(**state) : TaskStatus::kPending;
     return rows::LoadChangeSave(
-        db, tenant, By::kTask, id,
-        [&](Objective& o) { return LinkTask(o, id, a2a, local, status, now_ms); }, now_ms, out);
+        db, *cache_, tenant, By::kTask, id,
+        [&](Objective& o) { return LinkTask(o, id, a2a, local, status, now_ms); }, now_ms, out,
+        true);
   });
 }
 
@@ -278,15 +284,16 @@ asio::awaitable<Result<std::vector<RunAction>>> OptStore::PendingActions(size_t 
 asio::awaitable<Result<OptStore::Written>> OptStore::ActionDone(RunAction a,
                                                                 std::optional<std::string> failed,
                                                                 int64_t now_ms) {
-  return RunWrite([a = std::move(a), failed = std::move(failed), now_ms](
+  return RunWrite([this, a = std::move(a), failed = std::move(failed), now_ms](
                       Connection& db, Written& out) -> Result<void> {
     const char* kind = a.kind == RunAction::Kind::kStart ? "start" : "cancel";
     auto dropped = rows::DropAction(db, a.run_id, kind);
     if (!dropped) return std::move(dropped).error();
     if (!failed) return {};
     auto changed = rows::LoadChangeSave(
-        db, "", By::kTask, a.plan_task_id,
-        [&](Objective& o) { return FailStart(o, a.plan_task_id, *failed, now_ms); }, now_ms, out);
+        db, *cache_, "", By::kTask, a.plan_task_id,
+        [&](Objective& o) { return FailStart(o, a.plan_task_id, *failed, now_ms); }, now_ms, out,
+        true);
     // An objective deleted meanwhile (none is, today) leaves nothing to fail.
     if (!changed && changed.error().code == ErrorCode::kOptNotFound) return {};
     return changed;

@@ -41,6 +41,9 @@
 #include "a2ad/tasks/read_executor.hpp"
 
 namespace a2ad::ext::opt {
+namespace rows {
+class WriterCache;
+}
 
 /// The id of the run that executes plan task `plan_task_id` (a name-based UUID: the same
 /// task always names the same run, which makes its start idempotent).
@@ -76,6 +79,7 @@ class OptStore {
 
   /// `limits` bound the plans that tasks joining by message make and fill.
   OptStore(storage::SqliteTaskStore& db, Limits limits, size_t read_threads = 2);
+  ~OptStore();
 
   /// What a change wrote: the objective after it (whole), the statuses that moved and whether
   /// runs were asked for.
@@ -163,7 +167,9 @@ class OptStore {
   storage::SqliteTaskStore& db_;
   const Limits limits_;
   Listener listener_;
-  // Writer thread only: what the commit participant wrote in the batch being written.
+  // Writer thread only: the objectives it changed lately (opt_rows.hpp), and what the commit
+  // participant wrote in the batch being written.
+  std::unique_ptr<rows::WriterCache> cache_;
   std::vector<std::string> followed_objectives_;
   bool followed_actions_ = false;
   std::unique_ptr<tasks::ReadExecutor> reads_;
