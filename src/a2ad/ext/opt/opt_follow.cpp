@@ -49,10 +49,35 @@ std::string NameFrom(const json::object& task) {
 
 }  // namespace
 
+namespace {
+
+// What one objective takes from one batch: its plan tasks' new states, in commit order, and the
+// tasks that join it.
+struct Moves {
+  std::string tenant;  // "" : whoever's (plan tasks found by their task's id)
+  struct Move {
+    std::string plan_task_id;
+    TaskStatus to;
+    int64_t at_ms;
+  };
+  std::vector<Move> moves;
+  struct Joiner {
+    std::string plan_id;
+    std::string a2a_id;
+    std::string name;
+    TaskStatus status;
+    int64_t at_ms;
+  };
+  std::vector<Joiner> joins;
+  int64_t at_ms = 0;  // the batch's latest change time
+};
+
+}  // namespace
+
 void OptStore::FollowTasks() {
   SqliteTaskStore::CommitParticipant p;
-  p.in_commit = [this](Connection& db, const SqliteTaskStore::CommittedTask& t) {
-    Follow(db, t);
+  p.before_commit = [this](Connection& db, const std::vector<SqliteTaskStore::CommittedTask>& ts) {
+    Follow(db, ts);
   };
   p.after_batch = [this](bool committed) {
     std::vector<std::string> objectives = std::move(followed_objectives_);
@@ -70,13 +95,13 @@ void OptStore::FollowTasks() {
 
 void OptStore::ChangeInCommit(Connection& db, const std::string& tenant, By by,
                               const std::string& id, const Change& change, int64_t now_ms,
-                              const std::string& what) {
+                              const std::string& what, const std::vector<StatusChange>* steps) {
   if (auto saved = db.Exec("SAVEPOINT opt_follow", "opt: savepoint"); !saved) {
     core::LogError(saved.error().message);
     return;
   }
   Written out;
-  auto done = rows::LoadChangeSave(db, *cache_, tenant, by, id, change, now_ms, out, false);
+  auto done = rows::LoadChangeSave(db, *cache_, tenant, by, id, change, now_ms, out, false, steps);
   if (!done) {
     core::LogError("opt: " + what + ": " + done.error().message);
     (void)db.Exec("ROLLBACK TO opt_follow", "opt: rollback to savepoint");
@@ -87,81 +112,95 @@ void OptStore::ChangeInCommit(Connection& db, const std::string& tenant, By by,
   (void)db.Exec("RELEASE opt_follow", "opt: release savepoint");
 }
 
-void OptStore::Follow(Connection& db, const SqliteTaskStore::CommittedTask& t) {
-  std::vector<PlanTask> linked;
-  {
-    auto ps = db.Prepare("SELECT doc FROM opt_tasks WHERE a2a_task_id = ?1");
-    if (!ps) {
-      core::LogError("opt: follow task: " + ps.error().message);
-      return;
-    }
-    Stmt s(*ps);
-    s.Bind(1, t.id);
-    while (s.Step() == SQLITE_ROW) {
-      auto pt = TaskFromDoc(s.Text(0));
-      if (!pt) {
-        core::LogError("opt: follow task '" + std::string(t.id) + "': " + pt.error().message);
-        continue;
+void OptStore::Follow(Connection& db, const std::vector<SqliteTaskStore::CommittedTask>& tasks) {
+  // One change per objective for the whole batch: a task's states in the order of its commits,
+  // then one rollup.
+  std::map<std::string, Moves> by_objective;
+  for (const SqliteTaskStore::CommittedTask& t : tasks) {
+    std::vector<PlanTask> linked;
+    {
+      auto ps = db.Prepare("SELECT doc FROM opt_tasks WHERE a2a_task_id = ?1");
+      if (!ps) {
+        core::LogError("opt: follow task: " + ps.error().message);
+        return;
       }
-      linked.push_back(std::move(pt).value());
-    }
-  }
-  if (linked.empty()) {
-    if (t.created && t.context_id.starts_with("obj-")) Join(db, t);
-    return;
-  }
-  const auto state = static_cast<protocol::TaskState>(t.state);
-  const TaskStatus to = FromTaskState(state);
-  for (const PlanTask& pt : linked) {
-    if (!pt.mirrors) continue;
-    // The run its plan started exists now: the outbox asks for it no more.
-    if (t.created && pt.started)
-      if (auto dropped = rows::DropAction(db, pt.a2a_task_id, "start"); !dropped)
-        core::LogError("opt: " + dropped.error().message);
-    if (IsTerminal(pt.status)) {
-      // Canceled by a caller while its run was being started: that run is canceled too.
-      if (pt.started && !pt.stopped_by.empty() && !protocol::IsTerminal(state)) {
-        if (auto asked = rows::AskCancel(db, std::string(t.tenant), std::string(t.owner), pt);
-            !asked)
-          core::LogError("opt: " + asked.error().message);
-        else
-          followed_actions_ = true;
+      Stmt s(*ps);
+      s.Bind(1, t.id);
+      while (s.Step() == SQLITE_ROW) {
+        auto pt = TaskFromDoc(s.Text(0));
+        if (!pt) {
+          core::LogError("opt: follow task '" + std::string(t.id) + "': " + pt.error().message);
+          continue;
+        }
+        linked.push_back(std::move(pt).value());
       }
+    }
+    const auto state = static_cast<protocol::TaskState>(t.state);
+    const TaskStatus to = FromTaskState(state);
+    if (linked.empty()) {
+      if (!t.created || !t.context_id.starts_with("obj-")) continue;
+      // A task created by a message naming this objective joins it (opt_extension.hpp).
+      auto parsed = protocol::ParseJson(t.snapshot);
+      if (!parsed || !parsed->is_object()) continue;
+      const json::object& task = parsed->get_object();
+      const json::object metadata = protocol::ObjOr(task, "metadata");
+      if (protocol::Str(metadata, kObjectiveIdKey) != t.context_id) continue;
+      Moves& m = by_objective[std::string(t.context_id)];
+      m.tenant = t.tenant;
+      m.at_ms = std::max(m.at_ms, t.at_ms);
+      m.joins.push_back({std::string(protocol::Str(metadata, kPlanIdKey)), std::string(t.id),
+                         NameFrom(task), to, t.at_ms});
       continue;
     }
-    if (pt.status == to) continue;
-    const std::string id = pt.id;
-    ChangeInCommit(
-        db, "", By::kTask, id,
-        [&id, to, at = t.at_ms](Objective& o) -> Result<void> {
-          // A plan task that cannot move (its plan or objective ended) stays as it is.
-          (void)SetTaskStatus(o, id, to, at, true);
-          return {};
-        },
-        t.at_ms, "plan task '" + id + "' could not follow task '" + std::string(t.id) + "'");
+    for (const PlanTask& pt : linked) {
+      if (!pt.mirrors) continue;
+      // The run its plan started exists now: the outbox asks for it no more.
+      if (t.created && pt.started)
+        if (auto dropped = rows::DropAction(db, pt.a2a_task_id, "start"); !dropped)
+          core::LogError("opt: " + dropped.error().message);
+      if (IsTerminal(pt.status)) {
+        // Canceled by a caller while its run was being started: that run is canceled too.
+        if (pt.started && !pt.stopped_by.empty() && !protocol::IsTerminal(state)) {
+          if (auto asked = rows::AskCancel(db, std::string(t.tenant), std::string(t.owner), pt);
+              !asked)
+            core::LogError("opt: " + asked.error().message);
+          else
+            followed_actions_ = true;
+        }
+        continue;
+      }
+      Moves& m = by_objective[pt.objective_id];
+      m.at_ms = std::max(m.at_ms, t.at_ms);
+      m.moves.push_back({pt.id, to, t.at_ms});
+    }
   }
-}
-
-void OptStore::Join(Connection& db, const SqliteTaskStore::CommittedTask& t) {
-  auto parsed = protocol::ParseJson(t.snapshot);
-  if (!parsed || !parsed->is_object()) return;
-  const json::object& task = parsed->get_object();
-  const json::object metadata = protocol::ObjOr(task, "metadata");
-  if (protocol::Str(metadata, kObjectiveIdKey) != t.context_id) return;
-  const std::string objective_id(t.context_id);
-  const std::string plan_id(protocol::Str(metadata, kPlanIdKey));
-  const std::string a2a_id(t.id);
-  const std::string name = NameFrom(task);
-  const TaskStatus status = FromTaskState(static_cast<protocol::TaskState>(t.state));
-  const std::string task_id = "task-" + tasks::NameBasedId("opt/v1 joined task\n" + a2a_id);
-  const std::string inbox_id = "plan-" + tasks::NameBasedId("opt/v1 inbox\n" + objective_id);
-  const Limits limits = limits_;
-  ChangeInCommit(
-      db, std::string(t.tenant), By::kObjective, objective_id,
-      [&](Objective& o) {
-        return JoinTask(o, plan_id, inbox_id, task_id, a2a_id, status, name, limits, t.at_ms);
-      },
-      t.at_ms, "task '" + a2a_id + "' could not join objective '" + objective_id + "'");
+  for (auto& [objective_id, m] : by_objective) {
+    std::vector<StatusChange> steps;
+    const Limits limits = limits_;
+    Change change = [&m, &steps, &objective_id, limits](Objective& o) -> Result<void> {
+      for (const auto& mv : m.moves) {
+        PlanTask* pt = FindTask(o, mv.plan_task_id);
+        if (!pt || pt->status == mv.to) continue;
+        const std::string was(NameOf(pt->status));
+        // A plan task that cannot move (its plan or objective ended) stays as it is.
+        if (SetTaskStatus(o, mv.plan_task_id, mv.to, mv.at_ms, true))
+          steps.push_back({StatusChange::Kind::kTask, mv.plan_task_id, was, std::string(NameOf(mv.to))});
+      }
+      for (const auto& j : m.joins) {
+        const std::string task_id = "task-" + tasks::NameBasedId("opt/v1 joined task\n" + j.a2a_id);
+        const std::string inbox_id = "plan-" + tasks::NameBasedId("opt/v1 inbox\n" + objective_id);
+        auto joined =
+            JoinTask(o, j.plan_id, inbox_id, task_id, j.a2a_id, j.status, j.name, limits, j.at_ms);
+        if (!joined)
+          core::LogError("opt: task '" + j.a2a_id + "' could not join objective '" + objective_id +
+                         "': " + joined.error().message);
+      }
+      return {};
+    };
+    ChangeInCommit(db, m.tenant, By::kObjective, objective_id,
+                   change, m.at_ms, "objective '" + objective_id + "' could not follow its tasks",
+                   &steps);
+  }
 }
 
 }  // namespace a2ad::ext::opt

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "a2ad/core/clock.hpp"
 #include "a2ad/ext/opt/opt_json.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -58,6 +61,22 @@ std::vector<StatusChange> Diff(const Objective* before, const Objective& after) 
         i < known_plans ? NameOf(before->plans[i].status) : "", NameOf(after.plans[i].status));
   add(StatusChange::Kind::kObjective, after.id, before ? NameOf(before->status) : "",
       NameOf(after.status));
+  return out;
+}
+
+// `net` (Diff's) with the net change of each task named in `steps` replaced by its steps, in
+// their order (tasks first, as Diff has them).
+std::vector<StatusChange> WithSteps(std::vector<StatusChange> net,
+                                    const std::vector<StatusChange>& steps) {
+  std::unordered_set<std::string_view> stepped;
+  for (const auto& s : steps) stepped.insert(s.id);
+  std::vector<StatusChange> out;
+  out.reserve(net.size() + steps.size());
+  for (const auto& s : steps) out.push_back(s);
+  for (auto& c : net)
+    if (c.kind != StatusChange::Kind::kTask || !stepped.contains(c.id)) out.push_back(std::move(c));
+  std::stable_partition(out.begin(), out.end(),
+                        [](const StatusChange& c) { return c.kind == StatusChange::Kind::kTask; });
   return out;
 }
 
@@ -350,7 +369,8 @@ Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, Op
 
 Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::string& tenant,
                             OptStore::By by, const std::string& id, const OptStore::Change& change,
-                            int64_t now_ms, OptStore::Written& out, bool keep_objective) {
+                            int64_t now_ms, OptStore::Written& out, bool keep_objective,
+                            const std::vector<StatusChange>* task_steps) {
   auto head = HeadOf(db, by, id);
   if (!head) return std::move(head).error();
   if (!head->has_value() || (!tenant.empty() && (*head)->tenant != tenant)) return NotFound(by, id);
@@ -374,6 +394,7 @@ Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::strin
       starts.emplace_back(FindPlan(o, t->plan_id), t);
     }
     out.changes = Diff(&l->written, o);
+    if (task_steps && !task_steps->empty()) out.changes = WithSteps(std::move(out.changes), *task_steps);
     out.last_sequence = l->last_sequence;
     out.actions = 0;
     if (out.changes.empty() && starts.empty() && Same(l->written, o)) return {};

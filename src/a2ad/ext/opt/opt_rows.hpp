@@ -52,10 +52,13 @@ core::Result<std::optional<Loaded>> Load(storage::sqlite::Connection& db, const 
 /// outbox rows of what changed; `out` gets what was written (the objective itself only with
 /// `keep_objective`). Nothing is written when nothing changed. kOptNotFound when there is no
 /// such objective of `tenant` ("": whoever's). On any error the cache forgets the objective.
+/// `task_steps`: the task transitions `change` made one after the other (a task that moved
+/// twice in it is logged twice); tasks not named there are logged by their net change.
 core::Result<void> LoadChangeSave(storage::sqlite::Connection& db, WriterCache& cache,
                                   const std::string& tenant, OptStore::By by,
                                   const std::string& id, const OptStore::Change& change,
-                                  int64_t now_ms, OptStore::Written& out, bool keep_objective);
+                                  int64_t now_ms, OptStore::Written& out, bool keep_objective,
+                                  const std::vector<StatusChange>* task_steps = nullptr);
 
 /// Writes a whole new objective (no rows of it exist yet) with its events.
 core::Result<void> SaveNew(storage::sqlite::Connection& db, const Objective& o,

@@ -157,12 +157,12 @@ class OptStore {
   boost::asio::awaitable<core::Result<Written>> RunWrite(
       std::function<core::Result<void>(storage::sqlite::Connection&, Written&)> job);
   // The commit participant (opt_follow.cpp), on the writer thread.
-  void Follow(storage::sqlite::Connection& db, const storage::SqliteTaskStore::CommittedTask& t);
-  void Join(storage::sqlite::Connection& db, const storage::SqliteTaskStore::CommittedTask& t);
-  /// Runs `change` in a savepoint of the task's commit; what it cannot do is logged.
+  void Follow(storage::sqlite::Connection& db,
+              const std::vector<storage::SqliteTaskStore::CommittedTask>& tasks);
+  /// Runs `change` in a savepoint of the batch's transaction; what it cannot do is logged.
   void ChangeInCommit(storage::sqlite::Connection& db, const std::string& tenant, By by,
                       const std::string& id, const Change& change, int64_t now_ms,
-                      const std::string& what);
+                      const std::string& what, const std::vector<StatusChange>* steps);
 
   storage::SqliteTaskStore& db_;
   const Limits limits_;

@@ -179,16 +179,17 @@ class SqliteTaskStore final : public TaskStore {
     int64_t at_ms = 0;          // the commit's change time
     bool created = false;       // the commit creates the task
   };
-  /// Rows of a component that follow tasks (the OPT extension's plan tasks). `in_commit` is
-  /// called on the writer thread inside the transaction of every task commit, after its rows
-  /// are written; it commits or rolls back with that commit and must not fail it (it keeps
-  /// its own writes in a savepoint and logs what it cannot do). It may run twice for one
-  /// commit (a batch written again with savepoints). `after_batch` is called on the writer
-  /// thread once a batch of commits is settled, with whether its transaction committed: what
-  /// `in_commit` noted may now be acted upon, or must be forgotten. Neither may block. Set
+  /// Rows of a component that follow tasks (the OPT extension's plan tasks). `before_commit`
+  /// is called on the writer thread once per batch of task commits, inside its transaction,
+  /// after every commit of it is written and before COMMIT, with the commits that were written
+  /// (not those refused or rolled back): its writes commit or roll back with theirs. It must
+  /// not fail the batch (it keeps its writes in a savepoint and logs what it cannot do), and a
+  /// batch written again with savepoints calls it again. `after_batch` is called on the writer
+  /// thread once the batch is settled, with whether its transaction committed: what
+  /// `before_commit` wrote may now be acted upon, or must be forgotten. Neither may block. Set
   /// once, before serving.
   struct CommitParticipant {
-    std::function<void(sqlite::Connection&, const CommittedTask&)> in_commit;
+    std::function<void(sqlite::Connection&, const std::vector<CommittedTask>&)> before_commit;
     std::function<void(bool committed)> after_batch;
   };
   void SetCommitParticipant(CommitParticipant participant);

@@ -174,6 +174,8 @@ class SqliteTaskStore::Impl {
   // writing some of its rows without savepoints: the caller writes the batch again with them.
   bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints);
   core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
+  // The commit participant's look at the commits of `batch` that were written, before COMMIT.
+  void TellParticipant(std::vector<Pending>& batch);
   // `wrote` becomes true once a row of `p` has been written (a failure after that leaves
   // partial rows in the transaction; one before it leaves nothing).
   core::Result<void> WriteCommit(Pending& p, bool& wrote);

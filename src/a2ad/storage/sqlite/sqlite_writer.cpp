@@ -299,6 +299,7 @@ bool SqliteTaskStore::Impl::WriteBatchOnce(std::vector<Pending>& batch, bool sav
     fail_succeeded(Internal("sqlite '" + path_ + "': batch transaction aborted"));
     return true;
   }
+  if (participant_.before_commit) TellParticipant(batch);
   core::Result<void> committed =
       opts_.fail_batch_hook && opts_.fail_batch_hook()
           ? core::Result<void>(Internal("sqlite '" + path_ + "': COMMIT failed (fail_batch_hook)"))
@@ -308,6 +309,30 @@ bool SqliteTaskStore::Impl::WriteBatchOnce(std::vector<Pending>& batch, bool sav
     fail_succeeded(committed.error());
   }
   return true;
+}
+
+void SqliteTaskStore::Impl::TellParticipant(std::vector<Pending>& batch) {
+  std::vector<CommittedTask> written;
+  written.reserve(batch.size());
+  for (const Pending& p : batch) {
+    if (!p.result) continue;
+    CommittedTask t;
+    t.id = p.View(p.id);
+    t.context_id = p.View(p.context_id);
+    t.tenant = p.View(p.tenant);
+    t.owner = p.View(p.owner);
+    t.snapshot = p.View(p.snapshot);
+    t.state = p.state;
+    t.at_ms = p.updated_at_ms;
+    t.created = p.expected_last_sequence == -1;
+    written.push_back(t);
+  }
+  if (written.empty()) return;
+  try {
+    participant_.before_commit(*writer_, written);
+  } catch (const std::exception& e) {
+    core::LogError(std::string("task store: a commit participant threw: ") + e.what());
+  }
 }
 
 core::Result<void> SqliteTaskStore::Impl::ApplyInSavepoint(Pending& p, bool& aborted) {
@@ -420,18 +445,6 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
   }
   // push configs and outbox rows of this change
   if (auto pushed = sqlite::WritePushRows(db, p.push_configs, p.outbox); !pushed) return pushed;
-  if (participant_.in_commit) {
-    CommittedTask t;
-    t.id = id_view;
-    t.context_id = p.View(p.context_id);
-    t.tenant = p.View(p.tenant);
-    t.owner = p.View(p.owner);
-    t.snapshot = p.View(p.snapshot);
-    t.state = p.state;
-    t.at_ms = p.updated_at_ms;
-    t.created = p.expected_last_sequence == -1;
-    participant_.in_commit(db, t);
-  }
   return core::Ok{};
 }
 
