@@ -88,7 +88,7 @@ class OptFixture : public ::testing::Test {
     std::ofstream(dir_ / "workflows" / "gate.json") << json::serialize(GateWorkflow());
     std::ofstream(dir_ / "workflows" / "work.json") << json::serialize(WorkWorkflow());
     std::ofstream(dir_ / "workflows" / "boom.json") << json::serialize(BoomWorkflow());
-    Start();
+    Start(extra_args_);
   }
   void TearDown() override {
     client_.reset();
@@ -187,6 +187,7 @@ class OptFixture : public ::testing::Test {
     return Result("message/send", {{"message", msg}, {"configuration", json::object{{"blocking", true}}}});
   }
 
+  std::vector<std::string> extra_args_;  // for every start of the server (SetUp's)
   fs::path dir_;
   ServerProcess server_;
   std::unique_ptr<HttpClient> client_;

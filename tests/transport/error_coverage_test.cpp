@@ -90,22 +90,24 @@ const Allowed kGrpcUnreachable = With(
 // skills are built-ins that cannot pause); the real binary answers them on every JSON binding
 // in tests/integration/pause_e2e_test.cpp (PauseE2e.ErrorsOnEveryBinding) and on gRPC in
 // pause_grpc_e2e_test.cpp.
-// The OPT extension's (ext/opt/) are JSON-RPC only: opt_e2e_test.cpp (OptE2e.EveryMethodsErrors)
-// pins them.
+// The OPT extension's (ext/opt/): the golden-answer servers serve no objectives; the real
+// binary answers them on JSON-RPC in opt_e2e_test.cpp (OptE2e.EveryMethodsErrors), on REST in
+// opt_exec_e2e_test.cpp (OptExec.TheRestRoutesServeTheMethods) and on gRPC in
+// opt_grpc_e2e_test.cpp.
 const Allowed kPauseOnRest = With(
     kNowhere, {
                   {ErrorCode::kTaskNotPausable, "pause extension: pause_e2e_test.cpp pins it"},
                   {ErrorCode::kResumeHandleMismatch, "pause extension: pause_e2e_test.cpp pins it"},
-                  {ErrorCode::kOptNotFound, "OPT extension: JSON-RPC only (opt_e2e_test.cpp)"},
-                  {ErrorCode::kOptInvalidStatus, "OPT extension: JSON-RPC only (opt_e2e_test.cpp)"},
+                  {ErrorCode::kOptNotFound, "OPT extension: opt_exec_e2e_test.cpp pins it"},
+                  {ErrorCode::kOptInvalidStatus, "OPT extension: opt_exec_e2e_test.cpp pins it"},
               });
 const Allowed kPauseOnGrpc =
     With(kGrpcUnreachable,
          {
              {ErrorCode::kTaskNotPausable, "pause extension: pause_grpc_e2e_test.cpp pins it"},
              {ErrorCode::kResumeHandleMismatch, "pause extension: pause_grpc_e2e_test.cpp pins it"},
-             {ErrorCode::kOptNotFound, "OPT extension: JSON-RPC only (opt_e2e_test.cpp)"},
-             {ErrorCode::kOptInvalidStatus, "OPT extension: JSON-RPC only (opt_e2e_test.cpp)"},
+             {ErrorCode::kOptNotFound, "OPT extension: opt_grpc_e2e_test.cpp pins it"},
+             {ErrorCode::kOptInvalidStatus, "OPT extension: opt_grpc_e2e_test.cpp pins it"},
          });
 
 void ExpectCovered(const std::string& binding, const std::set<ErrorCode>& covered,

@@ -301,6 +301,9 @@ Result<std::pair<std::string, std::optional<int64_t>>> ReadSubscribe(const json:
   if (!id) return std::move(id).error();
   std::optional<int64_t> after;
   if (const json::value* v = p.if_contains("afterSequence"); v && !v->is_null()) {
+    // -1: from the first event (a number, or its text as ProtoJSON writes an int64).
+    if ((v->is_int64() && v->get_int64() == -1) || (v->is_string() && v->get_string() == "-1"))
+      return std::make_pair(std::move(id).value(), std::optional<int64_t>(-1));
     auto c = protocol::EventCursorFromJson(*v, "params.afterSequence");
     if (!c) return std::move(c).error();
     after = c.value();

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "opt/v1/opt.grpc.pb.h"
 #include "pause/v1/pause.grpc.pb.h"
 #include "a2ad/transport/grpc/grpc_calls.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
@@ -12,6 +13,7 @@
 namespace a2ad::transport {
 namespace asio = boost::asio;
 namespace v1 = lf::a2a::v1;
+namespace opt = a2ad::opt::v1;
 using core::Error;
 using core::ErrorCode;
 using grpc_calls::CallRunner;
@@ -105,6 +107,57 @@ class PauseService final : public a2ad::pause::v1::PauseService::CallbackService
   CallRunner run_;
 };
 
+/// a2ad.opt.v1.OptService: the OPT extension's operations (ext/opt/), one RPC per method.
+/// Without the extension registered, each answers UNIMPLEMENTED (the operation is not found).
+class OptService final : public a2ad::opt::v1::OptService::CallbackService {
+ public:
+  explicit OptService(CallRunner runner) : run_(std::move(runner)) {}
+  using Ctx = grpc::CallbackServerContext;
+  grpc::ServerUnaryReactor* CreateObjective(Ctx* c, const opt::CreateObjectiveRequest* req,
+                                            opt::ObjectiveResponse* resp) override {
+    return run_.Unary(c, "objectives/create", *req, resp);
+  }
+  grpc::ServerUnaryReactor* GetObjective(Ctx* c, const opt::GetObjectiveRequest* req,
+                                         opt::ObjectiveResponse* resp) override {
+    return run_.Unary(c, "objectives/get", *req, resp);
+  }
+  grpc::ServerUnaryReactor* ListObjectives(Ctx* c, const opt::ListObjectivesRequest* req,
+                                           opt::ListObjectivesResponse* resp) override {
+    return run_.Unary(c, "objectives/list", *req, resp);
+  }
+  grpc::ServerUnaryReactor* UpdateObjective(Ctx* c, const opt::UpdateObjectiveRequest* req,
+                                            opt::ObjectiveResponse* resp) override {
+    return run_.Unary(c, "objectives/update", *req, resp);
+  }
+  grpc::ServerWriteReactor<opt::ObjectiveEvent>* SubscribeObjective(
+      Ctx* c, const opt::SubscribeObjectiveRequest* req) override {
+    return run_.Streaming<opt::ObjectiveEvent>(c, "objectives/subscribe", *req);
+  }
+  grpc::ServerUnaryReactor* CreatePlan(Ctx* c, const opt::CreatePlanRequest* req,
+                                       opt::PlanResponse* resp) override {
+    return run_.Unary(c, "plans/create", *req, resp);
+  }
+  grpc::ServerUnaryReactor* GetPlan(Ctx* c, const opt::GetPlanRequest* req,
+                                    opt::PlanResponse* resp) override {
+    return run_.Unary(c, "plans/get", *req, resp);
+  }
+  grpc::ServerUnaryReactor* UpdatePlan(Ctx* c, const opt::UpdatePlanRequest* req,
+                                       opt::PlanResponse* resp) override {
+    return run_.Unary(c, "plans/update", *req, resp);
+  }
+  grpc::ServerUnaryReactor* LinkTask(Ctx* c, const opt::LinkTaskRequest* req,
+                                     opt::PlanTaskResponse* resp) override {
+    return run_.Unary(c, "tasks/link", *req, resp);
+  }
+  grpc::ServerUnaryReactor* UpdateTaskStatus(Ctx* c, const opt::UpdateTaskStatusRequest* req,
+                                             opt::PlanTaskResponse* resp) override {
+    return run_.Unary(c, "tasks/updateStatus", *req, resp);
+  }
+
+ private:
+  CallRunner run_;
+};
+
 }  // namespace
 
 struct GrpcBinding::Impl {
@@ -113,11 +166,13 @@ struct GrpcBinding::Impl {
       : v10(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)),
         v03(grpc_calls::MakeV03Service(
             CallRunner(ops, io, ext, protocol::WireVersion::kV03, serve_v03, auth))),
-        pause(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)) {}
+        pause(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)),
+        opt(CallRunner(ops, io, ext, protocol::WireVersion::kV10, true, auth)) {}
 
   V10Service v10;                      // lf.a2a.v1.A2AService
   std::unique_ptr<grpc::Service> v03;  // a2a.v1.A2AService (grpc_service_v03.cpp)
   PauseService pause;                  // a2ad.pause.v1.PauseService
+  OptService opt;                      // a2ad.opt.v1.OptService
   std::unique_ptr<grpc::Server> server_;
 };
 
@@ -146,6 +201,7 @@ core::Result<uint16_t> GrpcBinding::Listen(const std::string& host, uint16_t por
   builder.RegisterService(&impl_->v10);
   builder.RegisterService(impl_->v03.get());
   builder.RegisterService(&impl_->pause);
+  builder.RegisterService(&impl_->opt);
   impl_->server_ = builder.BuildAndStart();
   if (!impl_->server_ || selected == 0)
     return Error(ErrorCode::kInvalidParams, "cannot serve gRPC on " + address);
