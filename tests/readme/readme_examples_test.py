@@ -384,7 +384,20 @@ def example_pause(code, tmp):
         s.stop()
 
 
+def example_opt(code, tmp):
+    s = Server(tmp)
+    try:
+        out = run(code.replace("localhost:8080", f"127.0.0.1:{s.port}"))
+        # The plan's status at creation, the objective at the gate, the approved task, the
+        # stream's last event.
+        assert out.strip().splitlines() == ["blocked", "blocked", "completed",
+                                            "objective completed"], out
+    finally:
+        s.stop()
+
+
 CHECKS = [
+    ("objectives/create", example_opt),
     ("tasks/pause", example_pause),
     ("conformance-interrupt-quorum", example_quorum),
     ("--rate-limit", example_rate_limit),

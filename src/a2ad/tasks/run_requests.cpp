@@ -123,11 +123,19 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
   }
   auto slot = Acquire(run_id);
   StartedRun out;
+  Extension first_steps;
+  if (req.first_steps_inline)
+    first_steps = [executor = ExecutorFor(req.skill_id)](const storage::TaskRecord& fresh) {
+      return executor->FirstSteps(fresh);
+    };
   auto r = co_await Create(slot, ctx, req.dedup_key,
-                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), out.replayed);
+                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), out.replayed,
+                           std::move(first_steps));
   if (!r) co_return std::move(r).error();
   out.record = std::move(r).value();
-  if (!out.replayed) StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id);
+  // A run its creating commit already finished (inline first steps) has nothing to execute.
+  if (!out.replayed && !protocol::IsTerminal(out.record->task.status.state))
+    StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id);
   co_return out;
 }
 

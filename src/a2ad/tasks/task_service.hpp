@@ -152,6 +152,9 @@ struct StartRunRequest {
   /// Keys the A2A task's metadata starts with (an extension's: the OPT extension's
   /// opt/v1/* keys of a plan task's run).
   boost::json::object task_metadata;
+  /// The executor's first steps ride along with the creating commit (Executor::FirstSteps):
+  /// a run that finishes at once is one commit.
+  bool first_steps_inline = false;
 };
 
 struct StartedRun {

@@ -94,6 +94,7 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
       req.context_id = a.objective_id;
       req.task_metadata = a.task_metadata;
       req.transport = "opt";
+      req.first_steps_inline = true;  // a run that finishes at once is one commit
       auto started = co_await service.StartRun(ctx, std::move(req));
       if (started) {
         // Its creating commit took the row off already, unless it existed before.
