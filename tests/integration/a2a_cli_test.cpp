@@ -2,7 +2,7 @@
 // with `a2a` commands against the real server over loopback (send --wait, approve, get), a
 // rejection, and the documented exit codes (1: the agent refused; 3: unreachable); watch on
 // the agent's stream across a SIGKILL and restart of the server; send --stream; push listen's
-// retried JWKS fetch.
+// retried JWKS fetch; the same approval over the agent's gRPC interface (--binding grpc).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -48,7 +48,8 @@ class A2aCli : public ::testing::Test {
     dir_ = testing::FreshTestDir("a2ad-cli");
     server_ = testing::ServerProcess::Start(
         testing::A2adBinary(), dir_.string(),
-        {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+        {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows", "--grpc-listen",
+         "127.0.0.1:0"});
     url_ = "http://127.0.0.1:" + std::to_string(server_.port);
   }
   void TearDown() override {
@@ -201,6 +202,27 @@ TEST_F(A2aCli, PushListenRetriesItsJwksThenSaysWhy) {
   EXPECT_NE(text.str().find("retrying"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("cannot load the JWKS after 5 attempts"), std::string::npos)
       << text.str();
+}
+
+TEST_F(A2aCli, TheSameApprovalOverTheAgentsGrpcInterface) {
+  Ran card = A2a("card " + url_ + " --binding grpc");
+  ASSERT_EQ(card.code, 0);
+  EXPECT_NE(card.out.find("A2A 1.0 over gRPC at 127.0.0.1:"), std::string::npos) << card.out;
+  Ran sent = A2a("send " + url_ +
+                 " --binding grpc --skill campaign-brief --data '{\"prompt\":\"grpc launch\"}' "
+                 "--wait --json");
+  ASSERT_EQ(sent.code, 0) << sent.out;
+  json::object task = json::parse(sent.out).as_object();
+  ASSERT_EQ(task.at("state"), "input-required") << sent.out;
+  const std::string id(task.at("id").as_string());
+  Ran approve = A2a("approve " + url_ + " " + id + " --binding grpc");
+  EXPECT_EQ(approve.code, 0) << approve.out;
+  Ran got = A2a("get " + url_ + " " + id + " --binding grpc --json");
+  ASSERT_EQ(got.code, 0) << got.out;
+  EXPECT_EQ(json::parse(got.out).at("state"), "completed") << got.out;
+  // The agent's refusal over gRPC: its status and message, exit code 1.
+  Ran missing = A2a("get " + url_ + " no-such-task --binding grpc");
+  EXPECT_EQ(missing.code, 1) << missing.out;
 }
 
 }  // namespace a2ad::cli_test

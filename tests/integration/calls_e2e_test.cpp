@@ -82,6 +82,15 @@ std::vector<json::object> CallerWorkflows(const std::string& http_url) {
                    json::object{{"skill", "peer-gate"}, {"pollMs", 50}, {"binding", "rest"}})}),
       Workflow("call-rest-unknown",
                json::array{Invoke(json::object{{"skill", "no-such-skill"}, {"binding", "rest"}})}),
+      // The same over its gRPC interface (lf.a2a.v1.A2AService).
+      Workflow("call-grpc-stream",
+               json::array{Invoke(
+                   json::object{{"skill", "peer-slow"}, {"mode", "stream"}, {"binding", "grpc"}})}),
+      Workflow("call-grpc-gate",
+               json::array{Invoke(
+                   json::object{{"skill", "peer-gate"}, {"pollMs", 50}, {"binding", "grpc"}})}),
+      Workflow("call-grpc-unknown",
+               json::array{Invoke(json::object{{"skill", "no-such-skill"}, {"binding", "grpc"}})}),
       Workflow("call-self", json::array{Invoke(json::object{
                                 {"peer", "me"}, {"skill", "echo"}, {"text", "hello me"}})}),
       Workflow("call-nowhere",
@@ -122,7 +131,8 @@ class CallsE2e : public ::testing::Test {
   // The peer may push to loopback (the caller's receiver), as the caller may call it.
   void StartPeer(uint16_t port = 0) {
     std::vector<std::string> args{"--workflows-dir", (dir_ / "peer-wf").string(),
-                                  "--egress-allowlist", "127.0.0.1", "--egress-allow-http"};
+                                  "--egress-allowlist", "127.0.0.1", "--egress-allow-http",
+                                  "--grpc-listen", "127.0.0.1:0"};
     if (port != 0) {
       args.push_back("--listen");
       args.push_back("127.0.0.1:" + std::to_string(port));
@@ -476,6 +486,30 @@ TEST_F(CallsE2e, RestBindingStreamsAsksAndIsRefusedLikeJsonRpc) {
   EXPECT_EQ(error.at("code"), "remote_error") << json::serialize(error);
   EXPECT_NE(json::serialize(error).find("INVALID_ARGUMENT"), std::string::npos)
       << "the peer's google.rpc.Status is kept: " << json::serialize(error);
+}
+
+TEST_F(CallsE2e, GrpcBindingStreamsAsksAndIsRefusedLikeJsonRpc) {
+  const std::string streamed = Start("call-grpc-stream");
+  ASSERT_TRUE(WaitStatus(streamed, "completed"));
+  const json::object run = Run(streamed);
+  const json::object& effect = run.at("nodeStates").at("call").at("effect").as_object();
+  EXPECT_EQ(effect.at("peer").at("binding"), "GRPC") << json::serialize(effect);
+  EXPECT_EQ(HeardVia(streamed), "stream") << "SubscribeToTask over gRPC";
+
+  const std::string gated = Start("call-grpc-gate");
+  ASSERT_TRUE(WaitStatus(gated, "waiting-input"));
+  const std::string peer_task = PeerTaskId(gated);
+  ASSERT_TRUE(Answer(gated, "grpc-answer-1", "accept"));
+  ASSERT_TRUE(WaitPeerState(peer_task, "completed")) << "the answer reached the peer over gRPC";
+  ASSERT_TRUE(WaitStatus(gated, "completed"));
+
+  const std::string refused = Start("call-grpc-unknown");
+  ASSERT_TRUE(WaitStatus(refused, "failed"));
+  const json::object failed = Run(refused);
+  const json::object& error = failed.at("nodeStates").at("call").at("error").as_object();
+  EXPECT_EQ(error.at("code"), "remote_error") << json::serialize(error);
+  EXPECT_NE(json::serialize(error).find("INVALID_ARGUMENT"), std::string::npos)
+      << "the peer's gRPC status is kept: " << json::serialize(error);
 }
 
 // Under the default egress policy (loopback refused) a `self` peer still reaches the host

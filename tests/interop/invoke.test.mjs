@@ -4,7 +4,8 @@
 // auth, reject and fail. Every row of the reverse projection that an SDK peer can produce, in
 // both wire versions: the caller's run completes with the peer's artifact, waits for input
 // (auth: subkind "auth") and passes the answer on, or fails with the seed's code. The 1.3.0
-// peer's REST interface too (binding "rest": send, get, subscribe, the reply), as "sdk1-rest".
+// peer's REST interface too (binding "rest": send, get, subscribe, the reply), as "sdk1-rest",
+// and its gRPC interface (binding "grpc"), as "sdk1-grpc".
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,10 +19,11 @@ import { rpc, startServer, uncleanExit, waitFor } from './server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SDKS = ['sdk1', 'sdk03'];
-// The peers' interfaces the tests call: each SDK's JSON-RPC, and the 1.3.0 peer's REST.
-const INTERFACES = [...SDKS, 'sdk1-rest'];
+// The peers' interfaces the tests call: each SDK's JSON-RPC, and the 1.3.0 peer's REST and gRPC.
+const INTERFACES = [...SDKS, 'sdk1-rest', 'sdk1-grpc'];
 const peerOf = (iface) => iface.split('-')[0];
-const bindingOf = (iface) => (iface.endsWith('-rest') ? { binding: 'rest' } : {});
+const bindingOf = (iface) => (iface.endsWith('-rest') ? { binding: 'rest' }
+  : iface.endsWith('-grpc') ? { binding: 'grpc' } : {});
 const BEHAVIOURS = ['complete', 'input', 'auth', 'reject', 'fail'];
 
 function startPeer(which) {
@@ -112,7 +114,7 @@ describe('core.a2a.invoke against @a2a-js/sdk peers', () => {
 
   for (const sdk of INTERFACES) {
     const version = sdk.startsWith('sdk1') ? '1.0' : '0.3';
-    const binding = sdk.endsWith('-rest') ? 'HTTP+JSON' : 'JSONRPC';
+    const binding = sdk.endsWith('-rest') ? 'HTTP+JSON' : sdk.endsWith('-grpc') ? 'GRPC' : 'JSONRPC';
 
     it(`${sdk}: completed completes the node with the peer's artifact (A2A ${version})`, async () => {
       const id = await start(`${sdk}-complete`);

@@ -1,7 +1,8 @@
 // An A2A peer written with an official SDK, for a2ad's core.a2a.invoke interop test
 // (invoke.test.mjs): `node sdk_peer.mjs sdk1` serves @a2a-js/sdk 1.3.0 (A2A 1.0 card and
-// JSON-RPC, and REST at /v1/rest: a second 1.0 interface, HTTP+JSON), `node sdk_peer.mjs
-// sdk03` serves 0.3.14. The first word of the message's first
+// JSON-RPC, REST at /v1/rest: a second 1.0 interface, HTTP+JSON, and gRPC: the SDK's
+// grpcService on an @grpc/grpc-js server, plaintext, a third), `node sdk_peer.mjs sdk03`
+// serves 0.3.14. The first word of the message's first
 // text part says what the agent does:
 //   complete  working, an artifact "done: <text>", completed
 //   input     input-required asking "Which region?"; the reply completes it with an artifact
@@ -82,6 +83,15 @@ class Behaviours {
   async cancelTask() {}
 }
 
+// The 1.3.0 peer's gRPC interface (lf.a2a.v1.A2AService), plaintext HTTP/2.
+const grpc = which === 'sdk1' ? await (async () => {
+  const { Server, ServerCredentials } = await import('@grpc/grpc-js');
+  const srv = new Server();
+  const port = await new Promise((resolve, reject) =>
+    srv.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  return { srv, port, mod: await import('sdk1/server/grpc') };
+})() : undefined;
+
 const app = express();
 const listener = app.listen(0, '127.0.0.1', () => {
   const { port } = listener.address();
@@ -93,7 +103,8 @@ const listener = app.listen(0, '127.0.0.1', () => {
         defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [skill] }
     : { name: 'sdk1 peer', description: 'test peer',
         supportedInterfaces: [{ url: `${base}/v1/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
-          { url: `${base}/v1/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' }],
+          { url: `${base}/v1/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
+          { url: `127.0.0.1:${grpc.port}`, protocolBinding: 'GRPC', protocolVersion: '1.0', tenant: '' }],
         provider: undefined, version: '0.0.0', capabilities: { streaming: true, pushNotifications: true, extensions: [] },
         securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
         skills: [{ ...skill, examples: [], inputModes: [], outputModes: [], securityRequirements: [] }], signatures: [] };
@@ -104,6 +115,12 @@ const listener = app.listen(0, '127.0.0.1', () => {
   app.use('/v1/a2a', serverExpress.jsonRpcHandler({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
   if (serverExpress.restHandler)
     app.use('/v1/rest', serverExpress.restHandler({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
+  if (grpc)
+    grpc.srv.addService(grpc.mod.A2AService,
+      grpc.mod.grpcService({ requestHandler: handler, userBuilder: serverExpress.UserBuilder.noAuthentication }));
   console.log(`${which}: serving ${base}/`);
 });
-process.on('SIGTERM', () => listener.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  grpc?.srv.forceShutdown();
+  listener.close(() => process.exit(0));
+});

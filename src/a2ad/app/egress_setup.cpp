@@ -60,6 +60,13 @@ core::Result<std::unique_ptr<EgressSetup>> OpenEgress(const Config& config) {
   auto calls = net::HttpClient::Create(*setup->guard, reuse);
   if (!calls) return std::move(calls).error();
   setup->calls_client = std::move(calls).value();
+  auto grpc = client::GrpcPeerTransport::Create(*setup->guard);
+  if (!grpc) {
+    core::Error e = std::move(grpc).error();
+    e.message = "--egress-ca-file: " + e.message;
+    return e;
+  }
+  setup->grpc_peers = std::move(grpc).value();
   return setup;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/client/grpc/grpc_peer.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/net/url_guard.hpp"
@@ -24,6 +25,8 @@ struct EgressSetup {
   /// core.a2a.invoke), which go to a few origins again and again. Push deliveries and
   /// webhooks, to many receivers, keep `client`: no idle connection is held open at them.
   std::unique_ptr<net::HttpClient> calls_client;
+  /// The same guard for peers called over gRPC (client/grpc/grpc_peer.hpp).
+  std::unique_ptr<client::GrpcPeerTransport> grpc_peers;
 };
 
 /// "a, b,c" -> {"a", "b", "c"} (commas and spaces separate; empty items dropped).

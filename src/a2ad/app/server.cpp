@@ -318,6 +318,7 @@ int RunServer(const Config& config) {
     core::LogError(calls.error().message);
     return calls.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
   }
+  (*calls)->effects.grpc = (*egress)->grpc_peers.get();  // peers over gRPC, same guard
   effects::HostEffects host_effects(*(*egress)->calls_client, (*calls)->effects);
   workflow::EngineOptions engine_opts;
   engine_opts.public_url = card.base_url;

@@ -47,6 +47,7 @@
 #include "a2ad/app/config.hpp"
 #include "a2ad/cli/push_listen_options.hpp"
 #include "a2ad/client/a2a_client.hpp"
+#include "a2ad/client/grpc/grpc_peer.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/net/url_guard.hpp"
 #include "a2ad/protocol/json_parse.hpp"
@@ -64,6 +65,7 @@ struct Options {
   int64_t every_ms = 500;
   std::string push_url, token, config_id;  // push set | delete
   std::vector<std::string> headers;
+  std::string binding;  // "" : the card's first; jsonrpc | rest | grpc
   bool json = false, wait = false, stream = false, poll = false;
   int64_t timeout_ms = 10000;
 };
@@ -307,8 +309,9 @@ asio::awaitable<int> Watch(const Options& o, const a2ad::client::A2aClient& a2a,
   }
 }
 
-asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
-  a2ad::client::A2aClient a2a(http);
+asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
+                         const a2ad::client::PeerTransport& grpc) {
+  a2ad::client::A2aClient a2a(http, &grpc);
   a2ad::client::CallOptions call;
   call.timeout = std::chrono::milliseconds(o.timeout_ms);
   for (const auto& h : o.headers) {
@@ -321,13 +324,25 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
   }
   auto card = co_await a2a.FetchCard(a2ad::client::PeerCardUrl(o.agent), call);
   if (!card) co_return Fail(ExitFor(card.error()), Why(card.error()));
+  if (o.binding == "rest") {
+    if (card.value().rest_url.empty()) co_return Fail(2, "the card declares no REST interface of A2A 1.x");
+    card.value() = a2ad::client::PreferRest(card.value());
+  } else if (o.binding == "grpc") {
+    if (card.value().grpc_url.empty()) co_return Fail(2, "the card declares no gRPC interface of A2A 1.x");
+    card.value() = a2ad::client::PreferGrpc(card.value());
+  } else if (o.binding == "jsonrpc" && card.value().binding != "JSONRPC") {
+    co_return Fail(2, "the card declares no JSON-RPC interface");
+  }
   const a2ad::client::PeerCard& peer = card.value();
   if (o.command == "card") {
     if (o.json) {
       std::printf("%s\n", a2ad::protocol::SerializeJson(peer.card).c_str());
     } else {
-      std::printf("%s\n  A2A %s over JSON-RPC at %s\n  card: %s\n", peer.name.c_str(),
-                  peer.version.c_str(), peer.url.c_str(), CardStatus(peer).c_str());
+      const char* over = peer.binding == "GRPC"        ? "gRPC"
+                         : peer.binding == "HTTP+JSON" ? "REST"
+                                                       : "JSON-RPC";
+      std::printf("%s\n  A2A %s over %s at %s\n  card: %s\n", peer.name.c_str(),
+                  peer.version.c_str(), over, peer.url.c_str(), CardStatus(peer).c_str());
       if (const json::value* skills = peer.card.if_contains("skills"); skills && skills->is_array())
         for (const auto& s : skills->get_array())
           if (s.is_object())
@@ -445,7 +460,7 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"a2a: a command-line client for A2A agents (JSON-RPC, A2A 1.0 and 0.3)"};
+  CLI::App app{"a2a: a command-line client for A2A agents (A2A 1.0 over JSON-RPC, REST or gRPC; 0.3 over JSON-RPC)"};
   app.require_subcommand(1);
   auto common = [&](CLI::App* sub, bool task) {
     sub->add_option("agent", o.agent, "the agent's base URL or card URL")->required();
@@ -453,6 +468,10 @@ int main(int argc, char** argv) {
     sub->add_flag("--json", o.json, "print JSON");
     sub->add_option("--header", o.headers, "'Name: value' sent with every request (repeatable)");
     sub->add_option("--timeout-ms", o.timeout_ms, "per request")->capture_default_str();
+    sub->add_option("--binding", o.binding,
+                    "speak this interface of the card: jsonrpc, rest or grpc (A2A 1.0; default: "
+                    "the card's first, JSON-RPC before REST before gRPC)")
+        ->check(CLI::IsMember({"jsonrpc", "rest", "grpc"}));
   };
   common(app.add_subcommand("card", "show the agent's card"), false);
   CLI::App* send =
@@ -525,9 +544,11 @@ int main(int argc, char** argv) {
   http_options.user_agent = "a2a-cli";
   auto http = a2ad::net::HttpClient::Create(guard.value(), http_options);
   if (!http) return Fail(2, http.error().message);
+  auto grpc = a2ad::client::GrpcPeerTransport::Create(guard.value());
+  if (!grpc) return Fail(2, grpc.error().message);
   asio::io_context io;
   int code = 3;
-  asio::co_spawn(io, Run(o, *http.value()),
+  asio::co_spawn(io, Run(o, *http.value(), *grpc.value()),
                  [&](std::exception_ptr ep, int c) { code = ep ? 3 : c; });
   io.run();
   return code;

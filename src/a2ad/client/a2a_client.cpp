@@ -109,6 +109,12 @@ Error PeerRefused(std::string_view method10, const json::object& e) {
 json::object JsonRpcEnvelope(const PeerCard& peer, std::string_view method10, json::object params);
 
 bool IsRest(const PeerCard& peer) { return peer.binding == "HTTP+JSON"; }
+bool IsGrpc(const PeerCard& peer) { return peer.binding == "GRPC"; }
+
+Error NoGrpc(const PeerCard& peer) {
+  return Error(ErrorCode::kUnsupportedOperation,
+               "the peer '" + peer.name + "' is reached over gRPC, which this client does not speak");
+}
 
 // A task id as one path segment (RFC 3986 unreserved characters kept, the rest %XX).
 std::string PathSegment(std::string_view id) {
@@ -308,6 +314,7 @@ asio::awaitable<core::Result<PeerCard>> A2aClient::FetchCard(const std::string& 
         got.attempts);
   auto card = ReadPeerCard(parsed.value());
   if (!card) co_return card;
+  card.value().card_url = card_url;
   auto verified = co_await VerifyCard(card_url, card.value(), options);
   if (!verified) co_return std::move(verified).error();
   if (options.require_verified_card && !card.value().verified) {
@@ -326,6 +333,10 @@ asio::awaitable<core::Result<json::value>> A2aClient::Call(const PeerCard& peer,
                                                            json::object params,
                                                            const CallOptions& options) const {
   if (IsRest(peer)) co_return co_await CallRest(peer, method10, std::move(params), options);
+  if (IsGrpc(peer)) {
+    if (!grpc_) co_return NoGrpc(peer);
+    co_return co_await grpc_->Call(peer, method10, std::move(params), options);
+  }
   const bool v10 = peer.version == "1.0";
   json::object envelope = JsonRpcEnvelope(peer, method10, std::move(params));
   net::HttpRequest req = Request("POST", peer.url, options);
@@ -450,6 +461,14 @@ asio::awaitable<core::Result<net::StreamEnd>> A2aClient::Stream(
     const PeerCard& peer, std::string_view method10, json::object params,
     const CallOptions& options, std::chrono::milliseconds window, StreamHandler on_event,
     std::string last_event_id) const {
+  if (IsGrpc(peer)) {
+    if (!grpc_) co_return NoGrpc(peer);
+    auto each = [&on_event](const json::value& response) {
+      return on_event(NormalizeStreamEvent(response));
+    };
+    co_return co_await grpc_->Stream(peer, method10, std::move(params), options, window, each,
+                                     std::move(last_event_id));
+  }
   const bool rest = IsRest(peer);
   net::HttpRequest req;
   if (rest) {

@@ -3,10 +3,11 @@
 // and its one egress guard (net/http_client.hpp): every URL, the card's and the endpoint's,
 // is vetted at the moment of the call. The binding and version the peer's card chose
 // (peer_card.hpp): JSON-RPC of A2A 1.0 (SendMessage, GetTask, CancelTask with
-// `A2A-Version: 1.0`) or 0.3 (message/send, tasks/get, tasks/cancel), or the REST binding
+// `A2A-Version: 1.0`) or 0.3 (message/send, tasks/get, tasks/cancel), the REST binding
 // of 1.0 (POST /message:send, GET /tasks/{id}, POST /tasks/{id}:cancel, POST
 // /message:stream and /tasks/{id}:subscribe as SSE of StreamResponse; an error is a
-// google.rpc.Status body, its `status` kept as peerCode). Each call retries as retry.hpp
+// google.rpc.Status body, its `status` kept as peerCode), or gRPC of 1.0 through the
+// PeerTransport it was given (client/grpc/grpc_peer.hpp). Each call retries as retry.hpp
 // says; an error the peer answers is an answer, not retried.
 //
 // Errors: the HttpClient's (egress detail) after the retries; an HTTP status that is not 2xx
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "a2ad/client/peer_card.hpp"
+#include "a2ad/client/peer_transport.hpp"
 #include "a2ad/client/retry.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/net/http_client.hpp"
@@ -57,8 +59,10 @@ using StreamHandler = std::function<bool(const boost::json::object& event)>;
 
 class A2aClient {
  public:
-  /// `http` must outlive the client.
-  explicit A2aClient(const net::HttpClient& http) : http_(http) {}
+  /// `http` (and `grpc`, the transport of peers chosen with binding GRPC; null: such peers
+  /// are refused with kUnsupportedOperation) must outlive the client.
+  explicit A2aClient(const net::HttpClient& http, const PeerTransport* grpc = nullptr)
+      : http_(http), grpc_(grpc) {}
 
   /// Fetches and reads the card at `card_url` (asking for the 1.0 form). A signed card is
   /// verified (protocol/card_signature.hpp, the SDKs' canonical form): the key is the JWKS
@@ -116,6 +120,7 @@ class A2aClient {
   boost::asio::awaitable<core::Result<void>> VerifyCard(const std::string& card_url, PeerCard& card,
                                                         const CallOptions& options) const;
   const net::HttpClient& http_;
+  const PeerTransport* grpc_;
 };
 
 }  // namespace a2ad::client

@@ -84,14 +84,19 @@ core::Result<PeerCard> ReadPeerCard(const json::value& value) {
         if (v.starts_with("1") && out.rest_url.empty()) out.rest_url = Str(o, "url");
         continue;
       }
+      if (Str(o, "protocolBinding") == "GRPC") {
+        if (v.starts_with("1") && out.grpc_url.empty()) out.grpc_url = Str(o, "url");
+        continue;
+      }
       if (!IsJsonRpc(Str(o, "protocolBinding"))) continue;
       if (v.starts_with("1") && url10.empty()) url10 = Str(o, "url");
       if (v.starts_with("0.3") && url03.empty()) url03 = Str(o, "url");
     }
-  if (!url10.empty() || !out.rest_url.empty()) {
+  if (!url10.empty() || !out.rest_url.empty() || !out.grpc_url.empty()) {
     out.version = "1.0";
     out.url = url10;
-    return url10.empty() ? PreferRest(std::move(out)) : out;
+    if (!url10.empty()) return out;
+    return out.rest_url.empty() ? PreferGrpc(std::move(out)) : PreferRest(std::move(out));
   }
   // The 0.3 shape.
   if (url03.empty() && Str(card, "protocolVersion").starts_with("0.")) {
@@ -105,12 +110,20 @@ core::Result<PeerCard> ReadPeerCard(const json::value& value) {
   if (url03.empty())
     return Error(ErrorCode::kInvalidAgentResponse,
                  "the agent card of '" + out.name +
-                     "' declares no interface a2ad speaks: JSON-RPC or HTTP+JSON of A2A 1.x "
-                     "(supportedInterfaces), or JSON-RPC of 0.3 (url with preferredTransport "
+                     "' declares no interface a2ad speaks: JSON-RPC, HTTP+JSON or GRPC of A2A "
+                     "1.x (supportedInterfaces), or JSON-RPC of 0.3 (url with preferredTransport "
                      "JSONRPC, additionalInterfaces)");
   out.url = std::move(url03);
   out.version = "0.3";
   return out;
+}
+
+PeerCard PreferGrpc(PeerCard card) {
+  if (card.grpc_url.empty()) return card;
+  card.url = card.grpc_url;
+  card.version = "1.0";
+  card.binding = "GRPC";
+  return card;
 }
 
 PeerCard PreferRest(PeerCard card) {

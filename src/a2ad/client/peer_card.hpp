@@ -2,11 +2,11 @@
 // What a2ad reads from another agent's card, in either shape (WIRE.md §2): the A2A 1.0
 // `supportedInterfaces` [{url, protocolBinding, protocolVersion}], and the 0.3 `url` +
 // `preferredTransport` + `additionalInterfaces` [{url, transport}] + `protocolVersion`. The
-// newest version the card declares is chosen, and in it JSON-RPC before HTTP+JSON (REST):
-// 1.0 JSON-RPC, else 1.0 REST, else 0.3 JSON-RPC (a2ad speaks REST to peers in 1.0 only).
-// That choice is recorded with every call and never changed behind the caller's back (no
-// silent downgrade: a 1.0 peer that fails is a failure); a caller may ask for REST when the
-// card declares both (PreferRest).
+// newest version the card declares is chosen, and in it JSON-RPC, then HTTP+JSON (REST), then
+// gRPC: 1.0 JSON-RPC, else 1.0 REST, else 1.0 gRPC, else 0.3 JSON-RPC (a2ad speaks REST and
+// gRPC to peers in 1.0 only). That choice is recorded with every call and never changed
+// behind the caller's back (no silent downgrade: a 1.0 peer that fails is a failure); a
+// caller may ask for REST or gRPC when the card declares them (PreferRest, PreferGrpc).
 // Also normalizes what peers answer (tasks and messages of either version) to one shape the
 // workflow engine logs and reads:
 //   task    {id, contextId, state, status: {state, message?, timestamp?}, artifacts: [...],
@@ -29,8 +29,10 @@ struct PeerCard {
   std::string name;
   std::string url;                  // the endpoint of `binding`
   std::string version;              // "1.0" | "0.3"
-  std::string binding = "JSONRPC";  // "JSONRPC" | "HTTP+JSON" (1.0 only)
+  std::string binding = "JSONRPC";  // "JSONRPC" | "HTTP+JSON" | "GRPC" (the last two 1.0 only)
   std::string rest_url;             // the card's 1.0 HTTP+JSON interface; "" when none
+  std::string grpc_url;             // the card's 1.0 GRPC interface (host:port); "" when none
+  std::string card_url;             // where the card was fetched (A2aClient::FetchCard)
   bool is_signed = false;
   /// A2aClient::FetchCard: a `signatures` entry verified with a key of the JWKS its `jku`
   /// names on the card's own origin. A signed card whose signature could not be checked (no
@@ -52,6 +54,8 @@ core::Result<PeerCard> ReadPeerCard(const boost::json::value& card);
 /// `card` speaking its 1.0 REST interface when it declares one (binding "HTTP+JSON",
 /// version "1.0"); else `card` as it is.
 PeerCard PreferRest(PeerCard card);
+/// The same for its 1.0 gRPC interface (binding "GRPC").
+PeerCard PreferGrpc(PeerCard card);
 
 /// Whether `card`'s signature verifies with the EC P-256 key named `kid` in the JWKS
 /// document `jwks` (protocol/card_signature.hpp). kInvalidAgentResponse when the JWKS has no

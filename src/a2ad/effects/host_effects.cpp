@@ -216,6 +216,12 @@ core::Result<client::PeerCard> Bound(const client::PeerCard& card, const json::o
                    "A2A 1.x");
     return client::PreferRest(card);
   }
+  if (want == "grpc") {
+    if (card.grpc_url.empty())
+      return Error(core::ErrorCode::kUnsupportedOperation,
+                   "the node asks for gRPC, and the card declares no GRPC interface of A2A 1.x");
+    return client::PreferGrpc(card);
+  }
   if (want == "jsonrpc" && card.binding != "JSONRPC")
     return Error(core::ErrorCode::kUnsupportedOperation,
                  "the node asks for JSON-RPC, and the card declares none");
@@ -293,7 +299,7 @@ void AddEnvironment(EffectsConfig& config, char** env) {
 }
 
 HostEffects::HostEffects(const net::HttpClient& http, EffectsConfig config)
-    : http_(http), a2a_(http), config_(std::move(config)) {
+    : http_(http), a2a_(http, config.grpc), config_(std::move(config)) {
   if (config_.self_http) self_a2a_.emplace(*config_.self_http);
 }
 

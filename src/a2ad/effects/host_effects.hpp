@@ -78,6 +78,9 @@ struct EffectsConfig {
   /// What a self peer without credentials of its own (A2AD_PEER_<NAME>_*) presents: the
   /// host's credential for the calling run's tenant (transport/auth.hpp); null: nothing.
   const core::SelfCredential* self_credential = nullptr;
+  /// How peers whose card offers A2A 1.0 over gRPC are called (client/grpc/grpc_peer.hpp,
+  /// through the same guard); null: such peers are refused.
+  const client::PeerTransport* grpc = nullptr;
 };
 
 /// EffectsConfig::peers credentials and secrets from `environ`-style "NAME=VALUE" entries

@@ -41,8 +41,8 @@
 //          in push mode pollMs defaults to 30 s: how long to wait for a push before looking),
 //          outputs? {name: JSON Pointer (RFC 6901) into the completed node's outputs above,
 //          e.g. "/data/brief": each becomes one more output; a pointer that finds nothing
-//          fails the node with peer_output_missing}, binding? ("jsonrpc" | "rest": which of
-//          the card's interfaces to speak; default the card's first, HostEffects)}
+//          fails the node with peer_output_missing}, binding? ("jsonrpc" | "rest" | "grpc":
+//          which of the card's interfaces to speak; default the card's first, HostEffects)}
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -131,8 +131,8 @@ class A2aInvoke final : public NodeKind {
         m && *m != json::value("poll") && *m != json::value("stream") && *m != json::value("push"))
       return FieldError(cfg + ".mode", "expected \"poll\", \"stream\" or \"push\"");
     if (const json::value* b = c.if_contains("binding");
-        b && *b != json::value("jsonrpc") && *b != json::value("rest"))
-      return FieldError(cfg + ".binding", "expected \"jsonrpc\" or \"rest\"");
+        b && *b != json::value("jsonrpc") && *b != json::value("rest") && *b != json::value("grpc"))
+      return FieldError(cfg + ".binding", "expected \"jsonrpc\", \"rest\" or \"grpc\"");
     if (const json::value* s = c.if_contains("requireSignedCard"); s && !s->is_bool())
       return FieldError(cfg + ".requireSignedCard", "expected a boolean");
     if (auto r = CheckIntIn(c, "timeoutMs", 1, kMaxTimeoutMs, cfg); !r) return r;
