@@ -25,7 +25,7 @@ echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":
 cell() {  # binary conns -> "rps p50_ms cpu_ms_per_1k"
   local dir
   dir=$(mktemp -d "$WORK/run.XXXX")
-  "$1" serve --listen 127.0.0.1:0 --data-dir "$dir/data" --log-level warn >"$dir/out" 2>&1 &
+  "$1" serve --listen 127.0.0.1:0 --data-dir "$dir/data" --log-level warn --default-skill echo >"$dir/out" 2>&1 &
   PID=$!
   local port=""
   for _ in $(seq 200); do

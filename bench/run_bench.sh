@@ -176,7 +176,7 @@ start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
   fi
   case $target in
     a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key | a2ad-jwt)
-      "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn \
+      "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn --default-skill echo \
         --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
         "${flags[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-rest | sdk1-grpc)

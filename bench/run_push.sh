@@ -29,7 +29,7 @@ fi
 for run in $(seq 1 "$RUNS"); do
   DATA=$(mktemp -d /tmp/a2ad-pushbench.XXXXXX)
   OUT=$(mktemp)
-  "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$DATA" --log-level warn \
+  "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$DATA" --log-level warn --default-skill echo \
     --push-allow-http --push-allowlist 127.0.0.1/32 --echo-delay-ms "$ECHO_DELAY_MS" \
     >"$OUT" 2>/dev/null &
   PID=$!

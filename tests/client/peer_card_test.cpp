@@ -32,10 +32,27 @@ TEST(PeerCard, PrefersTheNewestJsonRpcInterface) {
       ReadPeerCard(json::parse(R"({"name":"o","protocolVersion":"0.3.0","url":"https://o/a2a"})"));
   ASSERT_TRUE(old);
   EXPECT_EQ(old->version, "0.3");
+  // A card that offers 1.0 over gRPC only is spoken to over gRPC; one that offers nothing a2ad
+  // speaks is refused, saying what it speaks.
   auto grpc_only = ReadPeerCard(json::parse(
       R"({"name":"g","supportedInterfaces":[{"url":"g:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]})"));
-  ASSERT_FALSE(grpc_only);
-  EXPECT_NE(grpc_only.error().message.find("no interface a2ad speaks"), std::string::npos);
+  ASSERT_TRUE(grpc_only) << grpc_only.error().message;
+  EXPECT_EQ(grpc_only->binding, "GRPC");
+  EXPECT_EQ(grpc_only->url, "g:1");
+  EXPECT_EQ(grpc_only->version, "1.0");
+  auto other = ReadPeerCard(json::parse(
+      R"({"name":"w","supportedInterfaces":[{"url":"w:1","protocolBinding":"WEBSOCKET","protocolVersion":"1.0"}]})"));
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("no interface a2ad speaks"), std::string::npos);
+  // Where JSON-RPC is declared too, it is chosen; PreferGrpc asks for gRPC.
+  json::object both = Card10();
+  both["supportedInterfaces"].as_array().push_back(
+      json::parse(R"({"url":"p.example:443","protocolBinding":"GRPC","protocolVersion":"1.0"})"));
+  auto c2 = ReadPeerCard(both);
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->binding, "JSONRPC");
+  EXPECT_EQ(PreferGrpc(*c2).binding, "GRPC");
+  EXPECT_EQ(PreferGrpc(*c2).url, "p.example:443");
 }
 
 TEST(PeerCard, RestIsSpokenWhenTheCardDeclaresOnlyThatOrTheCallerAsks) {

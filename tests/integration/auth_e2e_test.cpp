@@ -427,7 +427,7 @@ TEST_F(AuthE2e, AnotherTenantsTasksRunsAndPushConfigsAreNotFound) {
 TEST_F(AuthE2e, AnotherTenantCannotAnswerAnInterruptAndIdempotencyKeysArePerTenant) {
   const std::string a = CreateKey("acme", "admin");
   const std::string b = CreateKey("globex", "admin");
-  Start({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+  Start({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows", "--conformance-fixtures"});
   const std::string start = R"({"workflowId":"conformance-approval"})";
   auto made = As(a, "POST", "/v1/runs", start, {{"Idempotency-Key", "k1"}});
   ASSERT_EQ(made.status, 201) << made.body;

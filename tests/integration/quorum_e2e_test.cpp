@@ -34,7 +34,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 const std::string kBinary = testing::A2adBinary();
 const std::string kQuorumWorkflow =
-    std::string(A2AD_SOURCE_DIR) + "/workflows/conformance-interrupt-quorum.json";
+    std::string(A2AD_SOURCE_DIR) + "/workflows/conformance/conformance-interrupt-quorum.json";
 const char* kVoterScopes = "runs:read,runs:write,interrupts:resolve,tasks:read,tasks:write";
 
 struct Command {

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <set>
+
 #include <boost/json.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -110,6 +113,65 @@ TEST_F(ServeFlags, TheTckSkillIsServedAndIsTheDefault) {
       "1.0");
   EXPECT_EQ(r.at("result").at("message").at("parts").at(0).at("text"), "Direct message response")
       << r;
+}
+
+// Without a default skill (the server's default), a message that names none is refused
+// saying which skills there are and how to name one; the conformance fixtures are served
+// only with --conformance-fixtures.
+TEST_F(ServeFlags, AnUnnamedMessageIsRefusedSayingHowToRouteItAndFixturesAreOptIn) {
+  const std::string workflows = std::string(A2AD_SOURCE_DIR) + "/workflows";
+  Start({"--default-skill", "", "--workflows-dir", workflows});
+  auto r = client_->Rpc(
+      "message/send",
+      json::object{{"message", json::object{{"kind", "message"},
+                                            {"messageId", "unrouted-1"},
+                                            {"role", "user"},
+                                            {"parts", json::array{json::object{
+                                                          {"kind", "text"}, {"text", "hi"}}}}}}});
+  ASSERT_TRUE(r.as_object().contains("error")) << r;
+  EXPECT_EQ(r.at("error").at("code"), -32602);
+  const std::string message(r.at("error").at("message").as_string());
+  EXPECT_NE(message.find("names none"), std::string::npos) << message;
+  EXPECT_NE(message.find("campaign-brief"), std::string::npos) << message;
+  EXPECT_NE(message.find("--default-skill"), std::string::npos) << message;
+  auto skills_of = [](const json::object& card) {
+    std::set<std::string> ids;
+    for (const auto& s : card.at("skills").as_array()) ids.insert(std::string(s.at("id").as_string()));
+    return ids;
+  };
+  std::set<std::string> skills = skills_of(Card());
+  EXPECT_TRUE(skills.contains("campaign-brief"));
+  EXPECT_FALSE(skills.contains("conformance-approval"));
+  client_.reset();
+  server_.Kill(SIGKILL);
+  Start({"--workflows-dir", workflows, "--conformance-fixtures"});
+  skills = skills_of(Card());
+  EXPECT_TRUE(skills.contains("conformance-approval"));
+  EXPECT_TRUE(skills.contains("campaign-brief"));
+}
+
+// `a2ad validate`: what the server would load, and why not.
+TEST_F(ServeFlags, ValidateSaysWhichWorkflowsLoadAndWhyNot) {
+  const std::string workflows = std::string(A2AD_SOURCE_DIR) + "/workflows";
+  Command ok = RunCommand(kBinary + " validate " + workflows + "/campaign-brief.json " + workflows +
+                          "/brief-drafter.json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("ok     campaign-brief"), std::string::npos) << ok.out;
+  // An input wired from a node that is not there, and the same id twice.
+  std::ofstream(dir_ / "typo.json") << R"({"id":"typo","name":"t","version":"1.0.0","nodes":[
+    {"id":"draft","typeId":"core.noop","name":"d","position":{"x":0,"y":0},"config":{},"inputs":{}},
+    {"id":"out","typeId":"core.identity","name":"o","position":{"x":0,"y":0},"config":{},
+     "inputs":{"text":{"type":"connection","nodeId":"drft","outputKey":"text"}}}],
+    "edges":[],"triggers":[],"variables":[],"metadata":{},"settings":{}})";
+  std::filesystem::copy_file(workflows + "/long-delay.json", dir_ / "again.json");
+  Command bad = RunCommand(kBinary + " validate " + (dir_ / "typo.json").string() + " " +
+                           workflows + "/long-delay.json " + (dir_ / "again.json").string());
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("nodes[1].inputs.text.nodeId: no node 'drft'"), std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("'long-delay' is already defined by " + workflows + "/long-delay.json"),
+            std::string::npos)
+      << bad.out;
 }
 
 TEST_F(ServeFlags, BadValuesAreRefusedWithAMessageAndNoServer) {

@@ -38,7 +38,8 @@ class WorkflowE2E : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void Start() {
-    server_ = ServerProcess::Start(kBinary, dir_.string(), {"--workflows-dir", kWorkflows});
+    server_ = ServerProcess::Start(kBinary, dir_.string(),
+                                   {"--workflows-dir", kWorkflows, "--conformance-fixtures"});
     client_ = std::make_unique<HttpClient>("127.0.0.1", server_.port);
   }
   void Restart() {

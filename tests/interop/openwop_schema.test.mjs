@@ -72,7 +72,7 @@ describe('OpenWOP surface against the OpenWOP schemas', () => {
   let base;
 
   before(async () => {
-    server = await startServer({ workflowsDir: path.join(repoRoot, 'workflows') });
+    server = await startServer({ workflowsDir: path.join(repoRoot, 'workflows'), args: ['--conformance-fixtures'] });
     base = server.baseUrl;
   });
 

@@ -75,7 +75,8 @@ export async function startServer({
     ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir,
      '--workflows-dir', servedWorkflowsDir ?? workflowsDir,
      ...args],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    // Unnamed messages run `echo` (the tests' default skill) unless a test says otherwise.
+    { env: { A2AD_DEFAULT_SKILL: 'echo', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

@@ -168,6 +168,11 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
     if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
       args.insert(args.end(), {"--listen", "127.0.0.1:0"});
     for (auto& e : extra) args.push_back(e);
+    // The tests were written for a server whose unnamed messages run `echo`: the default
+    // skill, unless a test names one (--default-skill, --tck-skill) or none
+    // (--default-skill "").
+    if (std::find(extra.begin(), extra.end(), "--tck-skill") == extra.end())
+      setenv("A2AD_DEFAULT_SKILL", "echo", 0);
     ExecOrExit(std::move(args));
   }
   close(fds[1]);

@@ -347,7 +347,7 @@ TEST(CallKinds, InvokeConfigRefusalsNameTheField) {
            {json::object{{"pollMs", 1}}, "config.pollMs"},
            {json::object{{"skill", 3}}, "config.skill"},
            {json::object{{"outputs", "/data"}}, "config.outputs"},
-           {json::object{{"binding", "grpc"}}, "config.binding"},
+           {json::object{{"binding", "websocket"}}, "config.binding"},
            {json::object{{"outputs", json::object{{"b", "data/brief"}}}}, "config.outputs.b"},
            {json::object{{"outputs", json::object{{"b", "/data/~2"}}}}, "config.outputs.b"},
            {json::object{{"outputs", json::object{{"text", "/data"}}}}, "config.outputs.text"},

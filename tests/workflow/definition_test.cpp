@@ -144,10 +144,11 @@ std::filesystem::path RepoWorkflows() {
 
 TEST(Definition, EveryBundledWorkflowLoads) {
   size_t files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(RepoWorkflows()))
-    if (entry.path().extension() == ".json") ++files;
+  for (const auto& dir : {RepoWorkflows(), RepoWorkflows() / "conformance"})
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".json") ++files;
   ASSERT_GT(files, 0u) << RepoWorkflows();
-  LoadedWorkflows loaded = LoadWorkflowDir(RepoWorkflows());
+  LoadedWorkflows loaded = LoadWorkflowDirs({RepoWorkflows(), RepoWorkflows() / "conformance"});
   EXPECT_TRUE(loaded.refusals.empty()) << [&] {
     std::string all;
     for (const auto& r : loaded.refusals) all += r + "\n";

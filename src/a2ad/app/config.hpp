@@ -32,7 +32,9 @@ struct Config {
   std::string a2a_versions = "0.3,1.0";   // A2A versions served: "0.3,1.0" or "1.0"
   std::string grpc_listen;                // host:port of the gRPC binding; "" = off
   int64_t interrupt_token_ttl_s = 86400;  // lifetime of signed interrupt tokens
-  std::string default_skill = "echo";     // skill of a message that names none
+  // The skill of a message that names none; "" (the default): such a message is refused,
+  // saying which skills there are and how to name one.
+  std::string default_skill;
   // The built-in `tck` skill (tasks/builtin/tck_executor.hpp): the agent the A2A conformance
   // kit expects. Registered only when set; the CLI then makes it the default skill unless
   // --default-skill is given.
@@ -53,6 +55,10 @@ struct Config {
   // "normal": a commit survives the process being killed; "full": it also survives power
   // loss (one fsync per batch of commits). storage::SqliteOptions::synchronous_full.
   std::string sqlite_synchronous = "normal";
+
+  // Also serve the OpenWOP conformance fixtures of <workflows_dir>/conformance/ (the
+  // conformance suite's workflows and test seams); off: only the workflows of the directory.
+  bool conformance_fixtures = false;
 
   // The OPT extension's limits (ext/opt; docs/OPT.md), declared in the card.
   int opt_max_plans_per_objective = 20;
@@ -173,6 +179,9 @@ int RunMigrate(const Config& config);
 /// reads (or everything damaged was repaired or set aside); 1: problems remain; 2: the
 /// database could not be examined.
 int RunDoctor(const Config& config, const DoctorConfig& doctor);
+/// `a2ad validate FILE...`: prints each workflow that loads ("ok") and each refusal (the file,
+/// the field, why); 0 when all load, 1 otherwise.
+int RunValidate(const std::vector<std::string>& files);
 
 /// `a2ad keys rotate`: a new push signing key under <data_dir>/keys; the old one stays in
 /// the JWKS until its tokens expire. Prints the new kid.

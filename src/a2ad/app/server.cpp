@@ -325,7 +325,11 @@ int RunServer(const Config& config) {
   engine_opts.token_ttl_ms = config.interrupt_token_ttl_s * 1000;
   size_t loaded_workflows = 0;
   if (!config.workflows_dir.empty()) {
-    auto loaded = workflow::LoadWorkflowDir(config.workflows_dir);
+    // The OpenWOP conformance fixtures (<dir>/conformance/) only when asked for.
+    std::vector<std::filesystem::path> dirs{config.workflows_dir};
+    if (config.conformance_fixtures)
+      dirs.push_back(std::filesystem::path(config.workflows_dir) / "conformance");
+    auto loaded = workflow::LoadWorkflowDirs(dirs);
     for (const auto& why : loaded.refusals) core::LogWarn("workflow refused: " + why);
     for (auto& wf : loaded.workflows) {
       auto shared = std::make_shared<const workflow::Workflow>(std::move(wf));
@@ -338,7 +342,8 @@ int RunServer(const Config& config) {
       ++loaded_workflows;
     }
     core::LogInfo("serving " + std::to_string(loaded_workflows) + " workflow(s) from '" +
-                  config.workflows_dir + "'");
+                  config.workflows_dir + "'" +
+                  (config.conformance_fixtures ? " (and its conformance fixtures)" : ""));
   }
   transport::OpenwopApiOptions ow_opts;
   ow_opts.base_url = card.base_url;

@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
       ->envname("A2AD_DEFAULT_SKILL")
       ->capture_default_str();
   serve
+      ->add_flag("--conformance-fixtures", config.conformance_fixtures,
+                 "also serve the OpenWOP conformance fixtures of <workflows-dir>/conformance/ "
+                 "(the conformance suite's workflows); off by default")
+      ->envname("A2AD_CONFORMANCE_FIXTURES");
+  serve
       ->add_flag("--tck-skill", config.tck_skill,
                  "add the built-in `tck` skill, the agent the A2A conformance kit (a2a-tck) "
                  "expects (acts on each message's messageId prefix), and make it the default "
@@ -396,6 +401,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   a2ad::app::PushListenConfig listen_cfg;
+  std::vector<std::string> validate_files;
+  CLI::App* validate = app.add_subcommand(
+      "validate", "check workflow definition files as the server loads them, and exit (1: one "
+                  "was refused)");
+  validate->add_option("files", validate_files, "WorkflowDefinition JSON files")->required();
   CLI::App* push = app.add_subcommand("push", "push notification client tools");
   push->require_subcommand(1);
   CLI::App* listen = a2ad::cli::AddPushListen(*push, listen_cfg);
@@ -425,5 +435,6 @@ int main(int argc, char** argv) {
   if (revoke->parsed()) return a2ad::app::RunKeysRevoke(config, revoke_id);
   if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
+  if (validate->parsed()) return a2ad::app::RunValidate(validate_files);
   return a2ad::app::RunMigrate(config);
 }

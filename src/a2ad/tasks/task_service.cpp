@@ -194,6 +194,14 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   if (!named_skill) co_return std::move(named_skill).error();
   std::string skill_id = std::move(named_skill).value();
   Executor* executor = ExecutorFor(skill_id);
+  if (!executor && skill_id.empty())
+    co_return Error(ErrorCode::kInvalidParams,
+                    "message.metadata.skillId: this agent runs a skill per message and the "
+                    "message names none: send metadata.skillId with one of " +
+                        AvailableSkills() +
+                        " (the agent card lists them; an operator can route such messages to one "
+                        "with --default-skill)",
+                    {{"field", "message.metadata.skillId"}});
   if (!executor)
     co_return Error(ErrorCode::kInvalidParams,
                     "message.metadata.skillId: unknown skill '" + skill_id +

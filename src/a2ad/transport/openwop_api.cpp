@@ -22,6 +22,14 @@ using core::ErrorCode;
 
 namespace {
 
+// A run status of OpenWOP's RunSnapshot (and a2ad's paused).
+bool KnownRunStatus(std::string_view s) {
+  for (const char* k : {"pending", "running", "paused", "waiting-approval", "waiting-input",
+                        "waiting-external", "completed", "failed", "cancelled"})
+    if (s == k) return true;
+  return false;
+}
+
 // Key-sorted serialization: the request digest must not depend on key order.
 void Canonical(const json::value& v, std::string& out) {
   if (v.is_object()) {
@@ -463,6 +471,12 @@ asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const
     tq.page_size = static_cast<int>(*size);
   }
   tq.page_token = q["pageToken"];
+  if (const std::string& st = q["status"]; !st.empty() && !KnownRunStatus(st))
+    co_return ErrorResponse(400, "validation_error",
+                            "status: '" + st +
+                                "' is not a run status (pending, running, paused, "
+                                "waiting-approval, waiting-input, waiting-external, completed, "
+                                "failed, cancelled)");
   auto page = co_await service_.ListRecords(ctx, tq);
   if (!page) co_return ErrorResponse(page.error());
   json::array runs;

@@ -206,6 +206,17 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
     w.nodes.push_back(std::move(n));
   }
 
+  // Inputs wired from another node name a node of this workflow.
+  for (size_t i = 0; i < w.nodes.size(); ++i)
+    for (const auto& kv : w.nodes[i].inputs) {
+      const json::object& port = kv.value().get_object();
+      if (OptString(port, "type") != "connection") continue;
+      const std::string node = OptString(port, "nodeId");
+      if (!node_ids.count(node))
+        return Bad("nodes[" + std::to_string(i) + "].inputs." + std::string(kv.key()) + ".nodeId",
+                   "no node '" + node + "' in this workflow");
+    }
+
   A2AD_TRY_ASSIGN(const json::array* edges, ReqArray(o, "edges", ""));
   for (size_t i = 0; i < edges->size(); ++i) {
     const std::string path = "edges[" + std::to_string(i) + "]";
@@ -266,21 +277,36 @@ core::Result<Workflow> ParseWorkflowText(std::string_view text) {
   return ParseWorkflow(parsed.value());
 }
 
-LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
-  LoadedWorkflows out;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    out.refusals.push_back(dir.string() + ": not a directory");
-    return out;
-  }
+LoadedWorkflows LoadWorkflowDirs(const std::vector<std::filesystem::path>& dirs) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json")
-      files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> refusals;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      refusals.push_back(dir.string() + ": not a directory");
+      continue;
+    }
+    std::vector<std::filesystem::path> here;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".json")
+        here.push_back(entry.path());
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  LoadedWorkflows out = LoadWorkflowFiles(files);
+  out.refusals.insert(out.refusals.begin(), refusals.begin(), refusals.end());
+  return out;
+}
+
+LoadedWorkflows LoadWorkflowFiles(const std::vector<std::filesystem::path>& files) {
+  LoadedWorkflows out;
   std::map<std::string, std::string> file_of;
   for (const auto& f : files) {
     std::ifstream in(f);
+    if (!in) {
+      out.refusals.push_back(f.string() + ": cannot be read");
+      continue;
+    }
     std::stringstream text;
     text << in.rdbuf();
     auto w = ParseWorkflowText(text.str());

@@ -76,9 +76,16 @@ struct LoadedWorkflows {
   std::vector<std::string> refusals;  // "<file>: <field>: <why>", one per refused file
 };
 
-/// Loads every *.json file of `dir` (sorted by name). A refused file does not stop the
-/// others; a duplicate id is refused naming both files. Sub-workflow references to unknown
-/// workflows are refused too (the parent's file is named).
-LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir);
+/// Loads `files` (in that order). A refused file does not stop the others; a duplicate id is
+/// refused naming both files. Sub-workflow references to unknown workflows are refused too
+/// (the parent's file is named). What `a2ad validate` checks.
+LoadedWorkflows LoadWorkflowFiles(const std::vector<std::filesystem::path>& files);
+
+/// LoadWorkflowFiles of every *.json file of each of `dirs` (not their subdirectories), each
+/// directory's sorted by name; a directory that is not one is a refusal.
+LoadedWorkflows LoadWorkflowDirs(const std::vector<std::filesystem::path>& dirs);
+inline LoadedWorkflows LoadWorkflowDir(const std::filesystem::path& dir) {
+  return LoadWorkflowDirs({dir});
+}
 
 }  // namespace a2ad::workflow
