@@ -16,6 +16,7 @@
 
 #include "a2ad/app/api_keys.hpp"
 #include "a2ad/app/calls_setup.hpp"
+#include "a2ad/app/health.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
@@ -183,10 +184,14 @@ int RunServer(const Config& config) {
   sqlite_options.components.push_back(ext::opt::OptStore::Migrations());
   auto opened = storage::SqliteTaskStore::Open(DbPath(config), sqlite_options);
   if (!opened) {
-    core::LogError("cannot open the task store: " + opened.error().message);
+    const std::string advice = DatabaseAdvice(opened.error(), config.data_dir);
+    core::LogError("cannot open the task store: " + opened.error().message +
+                   (advice.empty() ? "" : "; " + advice));
     return 1;
   }
   const std::string synchronous = opened.value()->synchronous();
+  storage::SqliteTaskStore& sqlite_store = *opened.value();
+  HealthState health;  // what /readyz reports
   ext::opt::Limits opt_limits;
   opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
   opt_limits.max_tasks_per_plan = config.opt_max_tasks_per_plan;
@@ -331,6 +336,7 @@ int RunServer(const Config& config) {
       dirs.push_back(std::filesystem::path(config.workflows_dir) / "conformance");
     auto loaded = workflow::LoadWorkflowDirs(dirs);
     for (const auto& why : loaded.refusals) core::LogWarn("workflow refused: " + why);
+    health.workflows_refused = loaded.refusals.size();
     for (auto& wf : loaded.workflows) {
       auto shared = std::make_shared<const workflow::Workflow>(std::move(wf));
       tasks::SkillInfo info{shared->id,         shared->name,     shared->description,
@@ -407,6 +413,7 @@ int RunServer(const Config& config) {
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
   authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
+  router->SetReadiness(MakeReadinessProbe(sqlite_store, health, config.data_dir));
   router->AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath),
       [&pp = (*calls)->peer_push, &service, &clock](const transport::HttpRequest& r) {
@@ -467,6 +474,8 @@ int RunServer(const Config& config) {
   if (recovered.value())
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
   opt_runner.Start();
+  health.workflows_loaded = loaded_workflows;
+  health.recovered = true;
 
   server.Start();
   core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) +

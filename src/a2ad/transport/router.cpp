@@ -141,6 +141,16 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
   return r;
 }
 
+namespace {
+// Outside the coroutine (GCC 12 and braced initializers in coroutines).
+HttpResponse ReadinessResponse(bool ready, json::object checks) {
+  json::object body;
+  body["ready"] = ready;
+  body["checks"] = std::move(checks);
+  return JsonResponse(ready ? 200 : 503, protocol::SerializeJson(body));
+}
+}  // namespace
+
 asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   std::string_view path = request.Path();
   if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
@@ -153,6 +163,11 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return Card(request);
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  if (path == "/readyz") {
+    if (!readiness_) co_return JsonResponse(200, R"({"ready":true,"checks":{}})");
+    std::pair<bool, json::object> probed = co_await readiness_();
+    co_return ReadinessResponse(probed.first, std::move(probed.second));
+  }
   for (const auto& [route, receive] : self_authenticating_)
     if (path == route) co_return receive(request);
   // Every route below but discovery and the JWKS needs a credential once keys exist.

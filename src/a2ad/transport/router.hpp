@@ -67,6 +67,12 @@ class Router {
   /// the 1.0 REST binding; the 0.3 REST error; OpenWOP's envelope elsewhere). Without it
   /// every request is the anonymous development caller. Call before serving.
   void SetAuthenticator(Authenticator* auth) { auth_ = auth; }
+  /// GET /readyz (no credential, like /healthz): `probe` answers whether the server can do
+  /// its work and why ({"ready": bool, "checks": {...}}); 200 when ready, else 503. Without a
+  /// probe, /readyz answers as /healthz does. Call before serving.
+  using ReadinessProbe =
+      std::function<boost::asio::awaitable<std::pair<bool, boost::json::object>>()>;
+  void SetReadiness(ReadinessProbe probe) { readiness_ = std::move(probe); }
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
@@ -93,6 +99,7 @@ class Router {
   HttpResponse Refused(const HttpRequest& request, const core::Error& e) const;
 
   tasks::TaskService& service_;
+  ReadinessProbe readiness_;
   Authenticator* auth_ = nullptr;
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;    // A2A 1.0, over jsonrpc_'s operation table

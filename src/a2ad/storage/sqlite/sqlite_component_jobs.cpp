@@ -17,6 +17,24 @@ void SqliteTaskStore::Write(ComponentJob job, CommitCallback done) {
 
 core::Result<void> SqliteTaskStore::Read(const ComponentJob& job) { return impl_->Read(job); }
 
+void SqliteTaskStore::CheckWritable(CommitCallback done) {
+  // The job runs inside the writer's BEGIN IMMEDIATE .. COMMIT: the write itself.
+  impl_->Write(
+      [](Connection& db) -> core::Result<void> {
+        auto read = db.Prepare("PRAGMA user_version");
+        if (!read) return std::move(read).error();
+        int64_t version = 0;
+        {
+          sqlite::Stmt s(*read);
+          if (const int rc = s.Step(); rc != SQLITE_ROW) return db.Fail("PRAGMA user_version", rc);
+          version = s.Int(0);
+        }
+        const std::string set = "PRAGMA user_version=" + std::to_string(version);
+        return db.Exec(set.c_str(), "write the database (a probe)");
+      },
+      std::move(done));
+}
+
 void SqliteTaskStore::SetCommitParticipant(CommitParticipant participant) {
   impl_->SetCommitParticipant(std::move(participant));
 }

@@ -57,7 +57,8 @@ core::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& pa
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
     return core::Error(core::ErrorCode::kInternal,
-                       "sqlite: cannot open '" + path + "': " + message);
+                       "sqlite: cannot open '" + path + "': " + message,
+                       {{"sqlite", std::to_string(rc & 0xff)}});
   }
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, busy_timeout_ms);
@@ -75,8 +76,10 @@ core::Result<void> Connection::Exec(const char* sql, std::string_view what) {
   if (rc == SQLITE_OK) return core::Ok{};
   std::string text = message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  return core::Error(core::ErrorCode::kInternal, "sqlite '" + path_ + "': " + std::string(what) +
-                                                     ": " + text + " (" + std::to_string(rc) + ")");
+  return core::Error(core::ErrorCode::kInternal,
+                     "sqlite '" + path_ + "': " + std::string(what) + ": " + text + " (" +
+                         std::to_string(rc) + ")",
+                     {{"sqlite", std::to_string(rc & 0xff)}});
 }
 
 core::Result<sqlite3_stmt*> Connection::Prepare(std::string_view sql) {
@@ -90,9 +93,12 @@ core::Result<sqlite3_stmt*> Connection::Prepare(std::string_view sql) {
 }
 
 core::Error Connection::Fail(std::string_view what, int rc) const {
-  return core::Error(core::ErrorCode::kInternal, "sqlite '" + path_ + "': " + std::string(what) +
-                                                     ": " + sqlite3_errmsg(db_) + " (" +
-                                                     std::to_string(rc) + ")");
+  // The primary result code as a detail (SQLITE_READONLY 8, SQLITE_CORRUPT 11, SQLITE_FULL
+  // 13, SQLITE_NOTADB 26...): what app/ tells an operator to do about it (DatabaseAdvice).
+  return core::Error(core::ErrorCode::kInternal,
+                     "sqlite '" + path_ + "': " + std::string(what) + ": " + sqlite3_errmsg(db_) +
+                         " (" + std::to_string(rc) + ")",
+                     {{"sqlite", std::to_string(rc & 0xff)}});
 }
 
 }  // namespace a2ad::storage::sqlite

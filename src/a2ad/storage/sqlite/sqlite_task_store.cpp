@@ -64,6 +64,23 @@ core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchr
   return db.Exec("PRAGMA foreign_keys=ON", "enable foreign keys");
 }
 
+core::Result<void> ProbeWritable(Connection& db) {
+  int64_t version = 0;
+  {
+    auto read = db.Prepare("PRAGMA user_version");
+    if (!read) return std::move(read).error();
+    Stmt s(*read);
+    if (const int rc = s.Step(); rc != SQLITE_ROW) return db.Fail("PRAGMA user_version", rc);
+    version = s.Int(0);
+  }
+  if (auto begun = Run(db, "BEGIN IMMEDIATE"); !begun) return begun;
+  const std::string set = "PRAGMA user_version=" + std::to_string(version);
+  auto written = db.Exec(set.c_str(), "write the database (a probe)");
+  if (written) written = Run(db, "COMMIT");
+  if (!written && sqlite3_get_autocommit(db.handle()) == 0) (void)Run(db, "ROLLBACK");
+  return written;
+}
+
 }  // namespace sqlite
 
 namespace {
@@ -162,6 +179,9 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
                         "; run its migration");
     }
   }
+  // Writable now (a database file that is read-only, a full disk, a directory where the WAL
+  // cannot be made), rather than at the first commit of a request.
+  if (auto writable = sqlite::ProbeWritable(db); !writable) return std::move(writable).error();
   // What the writer connection really runs with (PRAGMA synchronous reads back 1 or 2).
   std::string synchronous = "unknown";
   if (auto prepared = db.Prepare("PRAGMA synchronous")) {

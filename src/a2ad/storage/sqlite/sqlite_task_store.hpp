@@ -194,6 +194,11 @@ class SqliteTaskStore final : public TaskStore {
   };
   void SetCommitParticipant(CommitParticipant participant);
 
+  /// Whether the database can be written now: one real write (its header's user_version set
+  /// to what it is), queued on the writer like a commit; `done` gets the error (with its
+  /// `sqlite` detail) or Ok, on the writer thread. For readiness probes.
+  void CheckWritable(CommitCallback done);
+
  private:
   class Impl;
   explicit SqliteTaskStore(std::unique_ptr<Impl> impl);

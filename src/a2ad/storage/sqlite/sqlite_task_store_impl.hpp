@@ -60,6 +60,10 @@ core::Result<void> Run(Connection& db, const char* sql);
 // Pragmas of every read-write connection. journal_mode is persistent in the file; the
 // others are per connection.
 core::Result<void> ConfigureReadWrite(Connection& db, std::optional<bool> synchronous_full);
+/// One real write, rolled into a transaction of its own (the header's user_version set to
+/// what it is): an error when the database cannot be written (read-only file or directory,
+/// full disk, I/O error), with the `sqlite` detail of the failing step.
+core::Result<void> ProbeWritable(Connection& db);
 
 }  // namespace sqlite
 
