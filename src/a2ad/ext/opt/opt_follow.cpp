@@ -174,7 +174,9 @@ void OptStore::Follow(Connection& db, const std::vector<SqliteTaskStore::Committ
       m.moves.push_back({pt.id, to, t.at_ms});
     }
   }
-  for (auto& [objective_id, m] : by_objective) {
+  for (auto& entry : by_objective) {  // (named, not bound: lambdas capture them)
+    const std::string& objective_id = entry.first;
+    Moves& m = entry.second;
     std::vector<StatusChange> steps;
     const Limits limits = limits_;
     Change change = [&m, &steps, &objective_id, limits](Objective& o) -> Result<void> {
