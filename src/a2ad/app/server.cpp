@@ -15,6 +15,7 @@
 #endif
 
 #include "a2ad/app/api_keys.hpp"
+#include "a2ad/app/activity_log.hpp"
 #include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/health.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
@@ -156,6 +157,12 @@ int RunServer(const Config& config) {
     return 2;
   }
   core::SetLogLevel(level);
+  core::LogFormat log_format = core::LogFormat::kText;
+  if (!core::ParseLogFormat(config.log_format, log_format)) {
+    core::LogError("--log-format '" + config.log_format + "': expected text or json");
+    return 2;
+  }
+  core::SetLogFormat(log_format);
   TuneAllocator();
   auto listen = ParseListen(config.listen);
   if (!listen) {
@@ -253,6 +260,12 @@ int RunServer(const Config& config) {
     return 2;
   }
   (*push)->Connect(svc_opts);
+  // The activity log rides on the same hook: a run's start, gates and end.
+  svc_opts.on_commit = [push_hook = std::move(svc_opts.on_commit)](
+                           const storage::TaskRecord* previous, storage::TaskCommit& commit) {
+    if (push_hook) push_hook(previous, commit);
+    LogActivity(previous, commit);
+  };
   tasks::TaskService service(*(*push)->task_store, clock, *ids, io.get_executor(), svc_opts);
   service.RegisterSkill(
       {"echo",

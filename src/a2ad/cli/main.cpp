@@ -18,6 +18,11 @@ int main(int argc, char** argv) {
     sub->add_option("--log-level", config.log_level, "trace|debug|info|warn|error|off")
         ->envname("A2AD_LOG_LEVEL")
         ->capture_default_str();
+    sub->add_option("--log-format", config.log_format,
+                    "text (a line of words and key=value fields) or json (one object per line)")
+        ->envname("A2AD_LOG_FORMAT")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
   };
 
   CLI::App* serve = app.add_subcommand("serve", "run the A2A server");

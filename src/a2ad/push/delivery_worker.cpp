@@ -317,16 +317,22 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     row.finished_at_ms = now;
     row.last_error.clear();
     ++delivered_;
-    core::LogDebug("push " + row.id + " of task " + row.task_id + " delivered to " + destination +
-                   " (attempt " + std::to_string(row.attempts) + ")");
+    core::Log(core::LogLevel::kInfo, "push delivered",
+              {{"push", std::string_view(row.id)},
+               {"task", std::string_view(row.task_id)},
+               {"to", std::string_view(destination)},
+               {"attempt", static_cast<int64_t>(row.attempts)}});
   } else if (permanent || row.attempts >= options_.max_attempts) {
     row.state = storage::OutboxState::kDead;
     row.finished_at_ms = now;
     row.last_error = failure;
     ++dead_;
-    core::LogWarn("push " + row.id + " of task " + row.task_id + " to " + destination +
-                  " dead-lettered after " + std::to_string(row.attempts) +
-                  " attempt(s): " + failure);
+    core::Log(core::LogLevel::kWarn, "push dead-lettered",
+              {{"push", std::string_view(row.id)},
+               {"task", std::string_view(row.task_id)},
+               {"to", std::string_view(destination)},
+               {"attempt", static_cast<int64_t>(row.attempts)},
+               {"why", std::string_view(failure)}});
   } else {
     std::chrono::milliseconds delay;
     {
@@ -335,9 +341,13 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     }
     row.next_attempt_at_ms = now + delay.count();
     row.last_error = failure;
-    core::LogInfo("push " + row.id + " of task " + row.task_id + " attempt " +
-                  std::to_string(row.attempts) + " failed (" + failure + "); retry in " +
-                  std::to_string(delay.count()) + " ms");
+    core::Log(core::LogLevel::kInfo, "push attempt failed",
+              {{"push", std::string_view(row.id)},
+               {"task", std::string_view(row.task_id)},
+               {"to", std::string_view(destination)},
+               {"attempt", static_cast<int64_t>(row.attempts)},
+               {"why", std::string_view(failure)},
+               {"retryInMs", static_cast<int64_t>(delay.count())}});
   }
   // 5. Record the outcome: batched with other attempts' outcomes into one transaction. The
   //    row stays claimed until it is written (a crash before that re-sends it: at least once).

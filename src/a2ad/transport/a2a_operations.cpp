@@ -115,6 +115,7 @@ namespace {
 /// {"task": ...} (SendMessageResponse) in 1.0 and in the 0.3 proto; 0.3 JSON-RPC does not.
 OperationResult TaskResult(const protocol::Task& task, WireShape shape, bool is_send) {
   OperationResult r;
+  r.task_id = task.id;
   std::string& out = r.result_json;
   const bool wrap = is_send && shape != WireShape::kV03JsonRpc;
   out.reserve(protocol::EstimateTaskJsonSize(task) + 16);

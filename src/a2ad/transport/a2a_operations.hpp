@@ -71,6 +71,8 @@ struct OperationResult {
   /// A stream that ends at input-required / auth-required too (message/stream: one cycle),
   /// not only at a terminal state (resubscribe).
   bool stream_closes_on_interrupt = false;
+  /// The task the call was about, for the access log ("" : none, or not known here).
+  std::string task_id;
 };
 
 using OperationHandler =

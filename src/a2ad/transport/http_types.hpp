@@ -58,6 +58,11 @@ struct HttpResponse {
   /// no-cache) and then runs `stream`. On HTTP/1.1 keep-alive connections the body is
   /// chunked and the connection serves the next request after it; otherwise it closes.
   std::function<boost::asio::awaitable<void>(SseSink&)> stream;
+  /// What the access log says of the request besides its route (router.hpp): the operation
+  /// a binding ran ("SendMessage", "tasks/get") and the task (or run) it was about.
+  std::string log_operation;
+  std::string log_task;
+  std::string log_error;  // the error code a 200 answer carries (a JSON-RPC error)
 };
 
 /// Answers of lists that left out records which cannot be read (damaged stored text, see

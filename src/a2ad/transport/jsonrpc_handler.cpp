@@ -1,5 +1,7 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 
+#include "a2ad/protocol/error_table.hpp"
+
 #include <memory>
 
 #include "a2ad/protocol/call_context.hpp"
@@ -46,6 +48,18 @@ std::optional<Error> CheckVersion(std::string_view header, WireVersion method_ve
 
 /// The SSE frames of one JSON-RPC stream: every event is a JSON-RPC response with the
 /// request's id; a v0.3 status update that does not end the stream is final=false.
+// The task a request names (params id, taskId or message.taskId), for the access log.
+std::string TaskIdOf(const json::value& params) {
+  if (!params.is_object()) return {};
+  const json::object& p = params.get_object();
+  for (const char* k : {"id", "taskId"})
+    if (const json::value* v = p.if_contains(k); v && v->is_string()) return std::string(v->get_string());
+  if (const json::value* m = p.if_contains("message"); m && m->is_object())
+    if (const json::value* t = m->get_object().if_contains("taskId"); t && t->is_string())
+      return std::string(t->get_string());
+  return {};
+}
+
 SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on_interrupt,
                           std::chrono::milliseconds heartbeat,
                           std::function<void(std::string&)> view) {
@@ -130,6 +144,9 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
       r = JsonRpcErrorResponse(rpc.id, e, v);
     }
     if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
+    r.log_operation = m;
+    r.log_task = TaskIdOf(rpc.params);
+    r.log_error = std::to_string(protocol::MapError(e.code).jsonrpc_code);
     return r;
   };
   // A scope the credential lacks: 403 with the error object (never an SSE event).
@@ -180,6 +197,8 @@ asio::awaitable<HttpResponse> JsonRpcHandler::Handle(HttpRequest request) {
   }
   for (auto& h : out.headers) r.headers.push_back(std::move(h));
   if (auto echo = ExtensionRegistry::EchoHeader(ctx)) r.headers.push_back(std::move(*echo));
+  r.log_operation = m;
+  r.log_task = out.task_id.empty() ? TaskIdOf(rpc.params) : out.task_id;
   co_return r;
 }
 

@@ -1,5 +1,9 @@
 #include "a2ad/transport/router.hpp"
 
+#include <chrono>
+
+#include "a2ad/core/log.hpp"
+
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
@@ -142,6 +146,16 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
 }
 
 namespace {
+// The trace id of a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>"); "" when it is not one.
+std::string_view TraceIdOf(std::string_view traceparent) {
+  if (traceparent.size() < 55 || traceparent[2] != '-' || traceparent[35] != '-') return {};
+  return traceparent.substr(3, 32);
+}
+// Probes are not logged: an orchestrator asks every few seconds.
+bool quiet_route(std::string_view route) { return route == "/healthz" || route == "/readyz"; }
+}  // namespace
+
+namespace {
 // Outside the coroutine (GCC 12 and braced initializers in coroutines).
 HttpResponse ReadinessResponse(bool ready, json::object checks) {
   json::object body;
@@ -152,6 +166,32 @@ HttpResponse ReadinessResponse(bool ready, json::object checks) {
 }  // namespace
 
 asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
+  // The access log: one line per request, once it is answered (a stream: once it begins).
+  const auto started = std::chrono::steady_clock::now();
+  std::string method = request.method;
+  std::string route(request.Path());
+  std::string trace(TraceIdOf(request.Header("traceparent")));
+  std::string principal;
+  HttpResponse r = co_await Dispatch(std::move(request), principal);
+  if (core::LogEnabled(core::LogLevel::kInfo) && !quiet_route(route)) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    core::Log(core::LogLevel::kInfo, "request",
+              {{"method", std::string_view(method)},
+               {"route", std::string_view(route)},
+               {"status", r.status},
+               {"ms", ms},
+               {"operation", std::string_view(r.log_operation)},
+               {"task", std::string_view(r.log_task)},
+               {"error", std::string_view(r.log_error)},
+               {"principal", std::string_view(principal)},
+               {"traceId", std::string_view(trace)},
+               {"stream", static_cast<bool>(r.stream)}});
+  }
+  co_return r;
+}
+
+asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string& principal) {
   std::string_view path = request.Path();
   if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
       path == "/v1/a2a/agent.json") {
@@ -180,6 +220,10 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
         *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
     if (refused) co_return std::move(*refused);
     path = request.Path();
+    if (request.principal)
+      principal = request.principal->tenant.empty()
+                      ? request.principal->id
+                      : request.principal->tenant + "/" + request.principal->id;
   }
   // The endpoint with a trailing '/' too: clients (the A2A TCK's among them) join the
   // interface URL and "/".

@@ -44,6 +44,8 @@ class Router {
   Router(tasks::TaskService& service, const boost::json::object& agent_card,
          StreamOptions stream_options = {}, std::string jsonrpc_path = "/v1/a2a",
          OpenwopApi* openwop = nullptr, const ExtensionRegistry* extensions = nullptr);
+  /// Answers `request`, and logs it (one info line: method, route, status, ms, operation,
+  /// task, error, principal, traceId, stream).
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
   /// Replaces the card, and adds its A2A 1.0 form (agent_card.hpp CardForm::kV10), served to
   /// requests with `A2A-Version: 1.x`, or to every request when `only` (the server serves
@@ -87,6 +89,8 @@ class Router {
   }
 
  private:
+  boost::asio::awaitable<HttpResponse> Dispatch(HttpRequest request, std::string& principal);
+
   std::vector<std::pair<std::string, std::function<HttpResponse(const HttpRequest&)>>>
       self_authenticating_;
   struct CardBody {
