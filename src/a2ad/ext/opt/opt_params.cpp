@@ -192,7 +192,9 @@ Result<Update> ReadObjectiveUpdate(const json::object& p, const Limits& limits, 
                                        "submitted, planning, working, blocked, completed, "
                                        "failed, canceled");
   if (!u) return std::move(u).error();
-  auto [id, text, status] = std::move(u).value();
+  std::string id = std::get<0>(u.value());
+  const TextUpdate text = std::get<1>(u.value());
+  const std::optional<ObjectiveStatus> status = std::get<2>(u.value());
   OptStore::Change change = [text, status, now_ms](Objective& o) -> Result<void> {
     ApplyText(o, text, now_ms);
     if (status) return SetObjectiveStatus(o, *status, now_ms);
@@ -205,7 +207,9 @@ Result<Update> ReadPlanUpdate(const json::object& p, const Limits& limits, int64
   auto u = ReadUpdate<PlanStatus>(p, limits, PlanStatusNamed,
                                   "pending, working, blocked, completed, failed, skipped");
   if (!u) return std::move(u).error();
-  auto [id, text, status] = std::move(u).value();
+  std::string id = std::get<0>(u.value());
+  const TextUpdate text = std::get<1>(u.value());
+  const std::optional<PlanStatus> status = std::get<2>(u.value());
   OptStore::Change change = [id, text, status, now_ms](Objective& o) -> Result<void> {
     Plan* plan = FindPlan(o, id);
     if (!plan) return Error(ErrorCode::kOptNotFound, "plan '" + id + "' not found", {{"id", id}});
