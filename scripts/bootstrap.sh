@@ -31,6 +31,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev  # the fuzz preset (tests/fuzz): clang++ and libFuzzer
   curl ca-certificates python3
+  python3-prometheus-client  # tests/metrics: /metrics read by the Prometheus client's parser
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which bundles npm); only fall back to
 # Debian's packages when there is no node at all.

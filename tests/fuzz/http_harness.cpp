@@ -105,8 +105,8 @@ struct Shared {
   workflow::InterruptTokens tokens{"a2ad fuzz interrupt token secret, 32+ bytes long"};
 
   Shared() {
-    const std::filesystem::path dir = std::filesystem::path(A2AD_SOURCE_DIR) / "workflows";
-    auto loaded = workflow::LoadWorkflowDirs({dir, dir / "conformance"});
+    const std::filesystem::path flows = std::filesystem::path(A2AD_SOURCE_DIR) / "workflows";
+    auto loaded = workflow::LoadWorkflowDirs({flows, flows / "conformance"});
     FUZZ_CHECK(loaded.refusals.empty() && !loaded.workflows.empty(),
                "the workflows of " A2AD_SOURCE_DIR "/workflows do not all load");
     for (auto& w : loaded.workflows)

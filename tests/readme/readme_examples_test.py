@@ -396,7 +396,27 @@ def example_opt(code, tmp):
         s.stop()
 
 
+def example_operations(code, tmp):
+    port = free_port()
+    data = os.path.join(tmp, "ops-data")
+    lines = code.replace("8080", str(port)).replace("./data", data).splitlines()
+    assert lines[0].startswith("a2ad serve") and lines[0].endswith("&"), code
+    proc = subprocess.Popen(
+        [BIN, *lines[0][len("a2ad "):-1].split(), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        out = run("\n".join(lines[1:])).splitlines()
+        assert json.loads(out[0])["ready"] is True, out
+        states = {re.match(r'a2ad_tasks\{state="([a-z-]+)"\} 0$', l).group(1) for l in out[1:]}
+        assert {"completed", "working", "input-required", "failed"} <= states, out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
+    ("/metrics", example_operations),
     ("objectives/create", example_opt),
     ("tasks/pause", example_pause),
     ("conformance-interrupt-quorum", example_quorum),

@@ -18,6 +18,7 @@
 #include "a2ad/app/activity_log.hpp"
 #include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/health.hpp"
+#include "a2ad/app/metrics_setup.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
@@ -186,6 +187,7 @@ int RunServer(const Config& config) {
   transport::ExtensionRegistry extensions;
   storage::SqliteOptions sqlite_options;
   sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
+  ObserveStoreBatches(sqlite_options);  // commit batch metrics
   sqlite_options.components = extensions.Migrations();
   // The OPT extension's tables, before its extension can be made (it needs the store).
   sqlite_options.components.push_back(ext::opt::OptStore::Migrations());
@@ -427,6 +429,7 @@ int RunServer(const Config& config) {
   authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
   router->SetReadiness(MakeReadinessProbe(sqlite_store, health, config.data_dir));
+  router->SetMetrics(SetUpMetrics(sqlite_store, A2AD_VERSION));
   router->AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath),
       [&pp = (*calls)->peer_push, &service, &clock](const transport::HttpRequest& r) {

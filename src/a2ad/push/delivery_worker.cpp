@@ -1,5 +1,7 @@
 #include "a2ad/push/delivery_worker.hpp"
 
+#include "a2ad/core/metrics.hpp"
+
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -297,6 +299,15 @@ void DeliveryWorker::FlushOutcomes() {
   if (retry) WakeUp();  // the loop recomputes its wait: a retry may be due before it ends
 }
 
+core::MetricFamily& PushAttempts() {
+  static auto& attempts = core::Metrics().Family(
+      "a2ad_push_attempts_total", core::MetricsRegistry::Type::kCounter,
+      "Push and webhook delivery attempts, by outcome: delivered, failed (retried later), dead "
+      "(given up).",
+      {"outcome"});
+  return attempts;
+}
+
 asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::string destination) {
   // 1. Nothing is written before the attempt: the row stays claimed in memory (no second
   //    attempt starts) and, after a crash, it is still due and is tried again.
@@ -310,6 +321,7 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
         AttemptRequest(options_, std::move(attempt.url), row.body, std::move(attempt.headers)));
     failure = Judge(answer);
   }
+  core::MetricFamily& attempts = PushAttempts();
   const int64_t now = clock_.NowMs();
   row.attempts += 1;
   if (failure.empty()) {
@@ -317,6 +329,7 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     row.finished_at_ms = now;
     row.last_error.clear();
     ++delivered_;
+    attempts.Add({"delivered"});
     core::Log(core::LogLevel::kInfo, "push delivered",
               {{"push", std::string_view(row.id)},
                {"task", std::string_view(row.task_id)},
@@ -327,6 +340,7 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     row.finished_at_ms = now;
     row.last_error = failure;
     ++dead_;
+    attempts.Add({"dead"});
     core::Log(core::LogLevel::kWarn, "push dead-lettered",
               {{"push", std::string_view(row.id)},
                {"task", std::string_view(row.task_id)},
@@ -341,6 +355,7 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
     }
     row.next_attempt_at_ms = now + delay.count();
     row.last_error = failure;
+    attempts.Add({"failed"});
     core::Log(core::LogLevel::kInfo, "push attempt failed",
               {{"push", std::string_view(row.id)},
                {"task", std::string_view(row.task_id)},

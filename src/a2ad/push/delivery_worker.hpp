@@ -50,6 +50,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/core/metrics.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/push_store.hpp"
@@ -77,6 +78,9 @@ struct DeliveryOptions {
 
 /// The delay before attempt `attempts + 1` (attempts >= 1), jitter drawn from `rng`.
 std::chrono::milliseconds Backoff(const DeliveryOptions& o, int attempts, std::mt19937_64& rng);
+
+/// The counter of delivery attempts by outcome (a2ad_push_attempts_total; app/metrics_setup.hpp).
+core::MetricFamily& PushAttempts();
 
 class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
  public:

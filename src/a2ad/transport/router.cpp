@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/metrics.hpp"
 
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -151,8 +152,35 @@ std::string_view TraceIdOf(std::string_view traceparent) {
   if (traceparent.size() < 55 || traceparent[2] != '-' || traceparent[35] != '-') return {};
   return traceparent.substr(3, 32);
 }
-// Probes are not logged: an orchestrator asks every few seconds.
-bool quiet_route(std::string_view route) { return route == "/healthz" || route == "/readyz"; }
+// Probes and scrapes are not logged or counted: an orchestrator asks every few seconds.
+bool quiet_route(std::string_view route) {
+  return route == "/healthz" || route == "/readyz" || route == "/metrics";
+}
+// A route's family for the metrics' `operation` label when no binding named an operation: its
+// first two segments ("/v1/runs/<id>/events" -> "/v1/runs"), so that ids never become labels.
+core::MetricFamily& RequestsTotal() {
+  return core::Metrics().Family(
+      "a2ad_http_requests_total", core::MetricsRegistry::Type::kCounter,
+      "Requests answered, by operation (the method, or the route's family) and HTTP status.",
+      {"operation", "status"});
+}
+
+core::MetricFamily& RequestSeconds() {
+  return core::Metrics().Family(
+      "a2ad_http_request_duration_seconds", core::MetricsRegistry::Type::kHistogram,
+      "Time from a request read to its answer (a stream: to its head), by operation.",
+      {"operation"}, core::LatencyBuckets());
+}
+
+std::string RouteFamily(std::string_view route) {
+  if (route.starts_with("/.well-known/")) return std::string(route);
+  size_t cut = 0;
+  for (int segments = 0; segments < 2 && cut != std::string_view::npos;) {
+    cut = route.find('/', cut + 1);
+    ++segments;
+  }
+  return std::string(cut == std::string_view::npos ? route : route.substr(0, cut));
+}
 }  // namespace
 
 namespace {
@@ -165,6 +193,12 @@ HttpResponse ReadinessResponse(bool ready, json::object checks) {
 }
 }  // namespace
 
+void Router::SetMetrics(std::function<asio::awaitable<std::string>()> source) {
+  metrics_ = std::move(source);
+  RequestsTotal();
+  RequestSeconds();
+}
+
 asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   // The access log: one line per request, once it is answered (a stream: once it begins).
   const auto started = std::chrono::steady_clock::now();
@@ -173,9 +207,19 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   std::string trace(TraceIdOf(request.Header("traceparent")));
   std::string principal;
   HttpResponse r = co_await Dispatch(std::move(request), principal);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (!quiet_route(route)) {
+    // A path no route serves is one label ("unmatched"), whatever the caller sent.
+    const std::string operation = !r.log_operation.empty() ? r.log_operation
+                                  : r.status == 404       ? std::string("unmatched")
+                                                          : RouteFamily(route);
+    static auto& requests = RequestsTotal();
+    static auto& latency = RequestSeconds();
+    requests.Add({operation, std::to_string(r.status)});
+    latency.Observe({operation}, ms / 1000);
+  }
   if (core::LogEnabled(core::LogLevel::kInfo) && !quiet_route(route)) {
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     core::Log(core::LogLevel::kInfo, "request",
               {{"method", std::string_view(method)},
                {"route", std::string_view(route)},
@@ -203,6 +247,17 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
     co_return Card(request);
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
+  if (path == "/metrics" && metrics_) {
+    if (auth_) {
+      auto refused = co_await Admit(
+          *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
+      if (refused) co_return std::move(*refused);
+    }
+    HttpResponse m;
+    m.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    m.body = co_await metrics_();
+    co_return m;
+  }
   if (path == "/readyz") {
     if (!readiness_) co_return JsonResponse(200, R"({"ready":true,"checks":{}})");
     std::pair<bool, json::object> probed = co_await readiness_();

@@ -75,6 +75,11 @@ class Router {
   using ReadinessProbe =
       std::function<boost::asio::awaitable<std::pair<bool, boost::json::object>>()>;
   void SetReadiness(ReadinessProbe probe) { readiness_ = std::move(probe); }
+  /// GET /metrics: `source` answers the Prometheus text exposition (app/metrics_setup.hpp).
+  /// Authenticated like the API when the server has keys. Call before serving.
+  /// Serves GET /metrics from `source` and declares the request families (present from the
+  /// first scrape, before any request).
+  void SetMetrics(std::function<boost::asio::awaitable<std::string>()> source);
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
@@ -103,6 +108,7 @@ class Router {
   HttpResponse Refused(const HttpRequest& request, const core::Error& e) const;
 
   tasks::TaskService& service_;
+  std::function<boost::asio::awaitable<std::string>()> metrics_;
   ReadinessProbe readiness_;
   Authenticator* auth_ = nullptr;
   JsonRpcHandler jsonrpc_;

@@ -1,5 +1,7 @@
 #include "a2ad/transport/sse_pump.hpp"
 
+#include "a2ad/core/metrics.hpp"
+
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -17,7 +19,20 @@ constexpr size_t kMaxCoalescedBytes = 256 * 1024;
 
 }  // namespace
 
+core::MetricFamily& StreamsOpen() {
+  static auto& open = core::Metrics().Family(
+      "a2ad_streams_open", core::MetricsRegistry::Type::kGauge,
+      "Streams being served (SSE on JSON-RPC and REST, gRPC server streams).");
+  return open;
+}
+
 asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePumpSpec spec) {
+  core::MetricFamily& open = StreamsOpen();
+  open.Add({}, 1);
+  struct Closed {
+    core::MetricFamily& f;
+    ~Closed() { f.Add({}, -1); }
+  } closed{open};
   auto sub = start.subscription;  // null for a stream that is only its backlog
   auto stopping = std::make_shared<bool>(false);
   sink.OnClientGone([sub] {

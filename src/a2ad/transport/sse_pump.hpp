@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "a2ad/core/metrics.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/tasks/subscription.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -36,6 +37,9 @@ struct SsePumpSpec {
   std::string keep_alive = ": keep-alive\n\n";
   std::chrono::milliseconds heartbeat{15000};
 };
+
+/// The gauge of streams being served (a2ad_streams_open; app/metrics_setup.hpp).
+core::MetricFamily& StreamsOpen();
 
 /// Writes `start` to `sink` as `spec` says until the stream ends, the client leaves or the
 /// server stops.

@@ -17,6 +17,34 @@ void SqliteTaskStore::Write(ComponentJob job, CommitCallback done) {
 
 core::Result<void> SqliteTaskStore::Read(const ComponentJob& job) { return impl_->Read(job); }
 
+core::Result<SqliteTaskStore::Counts> SqliteTaskStore::Count() {
+  Counts out;
+  auto read = impl_->Read([&out](Connection& db) -> core::Result<void> {
+    {
+      auto ps = db.Prepare(
+          "SELECT state, count(*), sum(last_sequence - max(pruned_through, -1)) FROM tasks "
+          "GROUP BY state");
+      if (!ps) return std::move(ps).error();
+      sqlite::Stmt s(*ps);
+      int rc;
+      while ((rc = s.Step()) == SQLITE_ROW) {
+        out.tasks_by_state[s.Int(0)] = s.Int(1);
+        out.events += s.Int(2);
+      }
+      if (rc != SQLITE_DONE) return db.Fail("count tasks", rc);
+    }
+    auto ps = db.Prepare("SELECT state, count(*) FROM push_outbox WHERE state IN (0, 2) GROUP BY state");
+    if (!ps) return std::move(ps).error();
+    sqlite::Stmt s(*ps);
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) (s.Int(0) == 0 ? out.outbox_pending : out.outbox_dead) = s.Int(1);
+    if (rc != SQLITE_DONE) return db.Fail("count the push outbox", rc);
+    return {};
+  });
+  if (!read) return std::move(read).error();
+  return out;
+}
+
 void SqliteTaskStore::CheckWritable(CommitCallback done) {
   // The job runs inside the writer's BEGIN IMMEDIATE .. COMMIT: the write itself.
   impl_->Write(

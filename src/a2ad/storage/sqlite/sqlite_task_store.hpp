@@ -38,6 +38,7 @@
 // connection).
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -94,6 +95,9 @@ struct SqliteOptions {
   /// Called with the number of commits of each batch before it is applied. A test may block
   /// in it to let commits queue up behind the writer.
   std::function<void(size_t batch_size)> batch_hook;
+  /// Called after each batch of commits is settled, with its size and how long writing it
+  /// took (metrics).
+  std::function<void(size_t batch_size, double seconds)> batch_observer;
   /// Called after each PruneEvents batch is committed, with the number of events it deleted,
   /// before the next batch is queued. A test may block in it to let commits queue up.
   std::function<void(size_t events_deleted)> prune_batch_hook;
@@ -193,6 +197,17 @@ class SqliteTaskStore final : public TaskStore {
     std::function<void(bool committed)> after_batch;
   };
   void SetCommitParticipant(CommitParticipant participant);
+
+  /// What the metrics count (app/metrics_setup.hpp), read in one read transaction: tasks by
+  /// state (protocol::TaskState), the event log's rows, the push outbox's pending and dead
+  /// rows. Blocking (a pooled reader): call it off the I/O threads.
+  struct Counts {
+    std::map<int64_t, int64_t> tasks_by_state;
+    int64_t events = 0;
+    int64_t outbox_pending = 0;
+    int64_t outbox_dead = 0;
+  };
+  core::Result<Counts> Count();
 
   /// Whether the database can be written now: one real write (its header's user_version set
   /// to what it is), queued on the writer like a commit; `done` gets the error (with its

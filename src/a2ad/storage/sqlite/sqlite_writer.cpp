@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -213,6 +214,7 @@ void SqliteTaskStore::Impl::WriterLoop() {
 }
 
 void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
+  const auto started = std::chrono::steady_clock::now();
   try {
     if (opts_.batch_hook) opts_.batch_hook(batch.size());
     WriteBatch(batch);
@@ -223,6 +225,10 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
       if (p.result) p.result = Internal(std::string("task store writer: ") + e.what());
     }
   }
+  if (opts_.batch_observer)
+    opts_.batch_observer(batch.size(), std::chrono::duration<double>(
+                                           std::chrono::steady_clock::now() - started)
+                                           .count());
   if (participant_.after_batch) {
     const bool committed =
         std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); });
