@@ -20,6 +20,8 @@ namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
 
+extern const std::string_view kOpenApiDocument;  // openapi_doc.cpp (generated)
+
 namespace {
 
 // A run status of OpenWOP's RunSnapshot (and a2ad's paused).
@@ -146,73 +148,16 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
                            {"durableTasks", true}}}};
 }
 
-// A compact but complete OpenAPI 3.1 description of the REST surface above.
+// The OpenAPI 3.1 description (openapi.json, compiled in), with this server's version and
+// base URL.
 std::string OpenApi(const OpenwopApiOptions& o) {
-  auto op = [](std::string summary, std::string ok, bool body = false) {
-    json::object r{
-        {"summary", summary},
-        {"responses",
-         json::object{
-             {ok, json::object{{"description", "success"}}},
-             {"default",
-              json::object{
-                  {"description", "error envelope"},
-                  {"content",
-                   json::object{
-                       {"application/json",
-                        json::object{
-                            {"schema",
-                             json::object{{"$ref", "#/components/schemas/Error"}}}}}}}}}}}};
-    if (body)
-      r["requestBody"] = json::object{
-          {"content", json::object{{"application/json",
-                                    json::object{{"schema", json::object{{"type", "object"}}}}}}}};
-    return json::value(std::move(r));
-  };
-  json::object paths{
-      {"/.well-known/openwop", json::object{{"get", op("Discovery document", "200")}}},
-      {"/v1/openapi.json", json::object{{"get", op("This document", "200")}}},
-      {"/v1/workflows", json::object{{"get", op("List workflows (the A2A skills)", "200")}}},
-      {"/v1/workflows/{workflowId}", json::object{{"get", op("A WorkflowDefinition", "200")}}},
-      {"/v1/runs", json::object{{"post", op("Start a run (Idempotency-Key honoured)", "201", true)},
-                                {"get", op("List runs", "200")}}},
-      {"/v1/runs/{runId}", json::object{{"get", op("RunSnapshot", "200")}}},
-      {"/v1/runs/{runId}/cancel",
-       json::object{{"post", op("Cancel a run and its children", "200", true)}}},
-      {"/v1/runs/{runId}/events", json::object{{"get", op("RunEventDoc stream (SSE)", "200")}}},
-      {"/v1/runs/{runId}/events/poll", json::object{{"get", op("RunEventDoc long-poll", "200")}}},
-      {"/v1/runs/{runId}/interrupts/{nodeId}",
-       json::object{{"post", op("Resolve the open interrupt at a node", "200", true)}}},
-      {"/v1/events",
-       json::object{{"post", op("Post an event: resumes the runs paused until it", "200", true)}}},
-      {"/v1/interrupts/{token}", json::object{{"get", op("Inspect an interrupt", "200")},
-                                              {"post", op("Resolve an interrupt", "200", true)}}},
-      {"/v1/a2a/tasks/{taskId}",
-       json::object{{"get", op("Persisted A2ATaskState (RFC 0100)", "200")}}},
-      {"/v1/host/sample/a2a/tasks/{taskId}",
-       json::object{{"get", op("Persisted A2ATaskState (conformance seam)", "200")}}},
-      {"/v1/a2a",
-       json::object{{"post", op("A2A JSON-RPC endpoint (v0.3 and v1.0)", "200", true)}}}};
-  json::object doc{
-      {"openapi", "3.1.0"},
-      {"info", json::object{{"title", "a2ad"},
-                            {"version", o.version},
-                            {"description", "OpenWOP host exposed as an A2A agent"}}},
-      {"servers", json::array{json::object{{"url", o.base_url}}}},
-      {"paths", std::move(paths)},
-      {"components",
-       json::object{
-           {"schemas",
-            json::object{
-                {"Error",
-                 json::object{{"type", "object"},
-                              {"required", json::array{"error", "message"}},
-                              {"additionalProperties", false},
-                              {"properties",
-                               json::object{{"error", json::object{{"type", "string"}}},
-                                            {"message", json::object{{"type", "string"}}},
-                                            {"details", json::object{{"type", "object"}}}}}}}}}}}};
-  return protocol::SerializeJson(doc);
+  auto doc = protocol::ParseJson(kOpenApiDocument);
+  if (!doc || !doc->is_object()) return std::string(kOpenApiDocument);  // tests keep it valid
+  json::object& d = doc->as_object();
+  if (auto* info = d.if_contains("info"); info && info->is_object())
+    info->as_object()["version"] = o.version;
+  d["servers"] = json::array{json::object{{"url", o.base_url}}};
+  return protocol::SerializeJson(*doc);
 }
 
 HttpResponse Json(int status, const json::value& v) {
