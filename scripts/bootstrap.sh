@@ -4,7 +4,8 @@
 #   scripts/bootstrap.sh
 #
 # Idempotent: Debian packages are installed only when missing (apt-get update runs only then),
-# and `npm ci` runs in tests/interop only when node_modules is missing or older than the lockfile.
+# and `npm ci` runs in tests/interop and tests/browser only when node_modules is missing or older
+# than the lockfile.
 # Uses sudo only when not running as root.
 set -euo pipefail
 
@@ -32,6 +33,7 @@ packages=(
   clang libclang-rt-14-dev  # the fuzz preset (tests/fuzz): clang++ and libFuzzer
   curl ca-certificates python3
   python3-prometheus-client  # tests/metrics: /metrics read by the Prometheus client's parser
+  chromium  # tests/browser: a real browser (CORS), driven by playwright-core
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which bundles npm); only fall back to
 # Debian's packages when there is no node at all.
@@ -56,7 +58,7 @@ else
   log "all ${#packages[@]} Debian packages already installed"
 fi
 
-# ---- Node.js packages for the interop tests -----------------------------------------------------
+# ---- Node.js packages for the interop and browser tests ----------------------------------------
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 if ((node_major < 20)); then
   log "warning: node $(node --version) found; @a2a-js/sdk 1.x declares node >= 20" >&2
@@ -66,17 +68,18 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 1
 fi
 
-interop_dir="$repo_root/tests/interop"
-if [[ -f "$interop_dir/package-lock.json" ]]; then
+for npm_dir in tests/interop tests/browser; do
+  dir="$repo_root/$npm_dir"
+  [[ -f "$dir/package-lock.json" ]] || continue
   # npm ci writes node_modules/.package-lock.json; it is older than the lockfile after a change.
-  stamp="$interop_dir/node_modules/.package-lock.json"
-  if [[ ! -f "$stamp" || "$interop_dir/package-lock.json" -nt "$stamp" ]]; then
-    log "npm ci in tests/interop"
-    (cd "$interop_dir" && npm ci --no-audit --no-fund)
+  stamp="$dir/node_modules/.package-lock.json"
+  if [[ ! -f "$stamp" || "$dir/package-lock.json" -nt "$stamp" ]]; then
+    log "npm ci in $npm_dir"
+    (cd "$dir" && npm ci --no-audit --no-fund)
     touch "$stamp"
   else
-    log "tests/interop/node_modules is up to date"
+    log "$npm_dir/node_modules is up to date"
   fi
-fi
+done
 
 log "done"

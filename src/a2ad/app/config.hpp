@@ -23,6 +23,7 @@ struct Config {
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";
   std::string log_format = "text";  // text | json (core/log.hpp)
+  std::vector<std::string> cors_origins;  // transport/cors.hpp; empty: no CORS
   size_t threads = 0;                     // I/O threads; 0 = hardware cores
   size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
   int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send

@@ -164,6 +164,11 @@ int RunServer(const Config& config) {
     return 2;
   }
   core::SetLogFormat(log_format);
+  auto cors = transport::CorsPolicy::Make(config.cors_origins);
+  if (!cors) {
+    core::LogError(cors.error().message);
+    return 2;
+  }
   TuneAllocator();
   auto listen = ParseListen(config.listen);
   if (!listen) {
@@ -429,6 +434,7 @@ int RunServer(const Config& config) {
   authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
   router->SetReadiness(MakeReadinessProbe(sqlite_store, health, config.data_dir));
+  router->SetCors(std::move(cors).value());
   router->SetMetrics(SetUpMetrics(sqlite_store, A2AD_VERSION));
   router->AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath),

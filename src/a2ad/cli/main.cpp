@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
           "base URL clients use to reach this server (agent card URLs); default http://<listen> "
           "(https:// with --tls-cert)")
       ->envname("A2AD_PUBLIC_URL");
+  serve
+      ->add_option("--cors-origin", config.cors_origins,
+                   "browser origins that may call the server (CORS), https://app.example.com or "
+                   "* for any; repeat or separate with commas; none by default")
+      ->envname("A2AD_CORS_ORIGIN")
+      ->delimiter(',');
   serve->add_option("--threads", config.threads, "I/O threads (0 = one per core)")
       ->envname("A2AD_THREADS")
       ->capture_default_str();

@@ -206,7 +206,17 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   std::string route(request.Path());
   std::string trace(TraceIdOf(request.Header("traceparent")));
   std::string principal;
-  HttpResponse r = co_await Dispatch(std::move(request), principal);
+  std::string origin;
+  if (cors_.enabled() && cors_.Allows(request.Header("Origin")))
+    origin = request.Header("Origin");
+  std::optional<HttpResponse> preflight = cors_.Preflight(request);
+  HttpResponse r;
+  if (preflight) {
+    r = std::move(*preflight);
+  } else {
+    r = co_await Dispatch(std::move(request), principal);
+    if (!origin.empty()) cors_.Decorate(origin, r);
+  }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (!quiet_route(route)) {

@@ -16,6 +16,7 @@
 
 #include "a2ad/transport/a2a_rest.hpp"
 #include "a2ad/transport/auth.hpp"
+#include "a2ad/transport/cors.hpp"
 #include "a2ad/transport/http_types.hpp"
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/openwop_api.hpp"
@@ -75,11 +76,12 @@ class Router {
   using ReadinessProbe =
       std::function<boost::asio::awaitable<std::pair<bool, boost::json::object>>()>;
   void SetReadiness(ReadinessProbe probe) { readiness_ = std::move(probe); }
-  /// GET /metrics: `source` answers the Prometheus text exposition (app/metrics_setup.hpp).
-  /// Authenticated like the API when the server has keys. Call before serving.
-  /// Serves GET /metrics from `source` and declares the request families (present from the
-  /// first scrape, before any request).
+  /// GET /metrics: `source` answers the Prometheus text exposition (app/metrics_setup.hpp),
+  /// authenticated like the API when the server has keys. Declares the request families
+  /// (present from the first scrape, before any request). Call before serving.
   void SetMetrics(std::function<boost::asio::awaitable<std::string>()> source);
+  /// CORS for browser pages of the policy's origins (cors.hpp). Call before serving.
+  void SetCors(CorsPolicy cors) { cors_ = std::move(cors); }
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
@@ -110,6 +112,7 @@ class Router {
   tasks::TaskService& service_;
   std::function<boost::asio::awaitable<std::string>()> metrics_;
   ReadinessProbe readiness_;
+  CorsPolicy cors_;
   Authenticator* auth_ = nullptr;
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;    // A2A 1.0, over jsonrpc_'s operation table
