@@ -404,6 +404,10 @@ TEST_F(AuthE2e, AnotherTenantsTasksRunsAndPushConfigsAreNotFound) {
                 .status,
             404);
   EXPECT_EQ(As(b, "GET", "/v1/push/deliveries?taskId=" + task).status, 404);
+  // HEAD is checked as GET is (it once skipped the tenant check), and carries no body.
+  auto head = As(b, "HEAD", "/v1/push/deliveries?taskId=" + task);
+  EXPECT_EQ(head.status, 404);
+  EXPECT_EQ(head.body, "");
   // Webhooks: registered for the credential's tenant; another tenant's is not found.
   auto hook = As(a, "POST", "/v1/webhooks",
                  R"({"url":"https://example.com/h","events":["run.completed"]})");

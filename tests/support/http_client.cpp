@@ -57,9 +57,10 @@ struct HttpClient::Impl {
     buf.clear();
     sock.connect(tcp::endpoint(asio::ip::make_address(host), port));
   }
-  ClientResponse Read() {
+  ClientResponse Read(bool head = false) {
     http::response_parser<http::string_body> parser;
     parser.body_limit(64 * 1024 * 1024);
+    parser.skip(head);  // the answer to a HEAD has no body, whatever its Content-Length says
     http::read(sock, buf, parser);
     auto res = parser.release();
     ClientResponse out;
@@ -103,7 +104,7 @@ ClientResponse HttpClient::Request(const std::string& method, const std::string&
   req.prepare_payload();
   try {
     http::write(impl_->sock, req);
-    return impl_->Read();
+    return impl_->Read(method == "HEAD");
   } catch (const std::exception& e) {  // say which request the server did not answer
     throw std::runtime_error(method + " " + target + ": " + e.what());
   }

@@ -585,6 +585,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       in.body = std::move(req.body());
       in.client_cert_subject = c->client_subject;
       const bool keep_alive = req.keep_alive();
+      const bool head_request = req.method() == http::verb::head;
       const unsigned version = req.version();
       HttpResponse out;
       try {
@@ -651,6 +652,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       }
       const bool again = keep_alive && !stopping;
       auto res = ToBeast(std::move(out), version, again);
+      // HEAD: the head a GET would get (its Content-Length included), and no body (RFC 9110
+      // §9.3.2): a body here would be read as the start of the next answer.
+      if (head_request) res.body().clear();
       c->stream.expires_after(std::chrono::seconds(30));
       auto [ec_w, n_w] =
           co_await http::async_write(c->io, res, asio::as_tuple(asio::use_awaitable));

@@ -121,7 +121,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
   const auto ctx = CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
   if (auto denied = RequireScope(ctx, dead ? kScopeAdmin : kScopePushManage))
     co_return WithScopeChallenge(RestErrorResponse(*denied), *denied);
-  if (deliveries && request.method == "GET") {
+  if (deliveries && (request.method == "GET" || request.method == "HEAD")) {
     // Another tenant's task is answered as an unknown one (the push service's 404).
     const std::string task_id = Param(request, "taskId");
     if (!task_id.empty()) {
