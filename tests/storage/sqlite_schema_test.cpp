@@ -48,14 +48,15 @@ TEST_F(SqliteTaskStoreTest, Version5DatabaseGetsTenantsAndOwnersOnOpen) {
     raw.Exec("CREATE INDEX tasks_by_context ON tasks(context_id, updated_at_ms DESC, id DESC)");
     raw.Exec(
         "CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(dedup_key) WHERE dedup_key IS NOT NULL");
-    raw.Exec("DROP TABLE api_keys");  // schema version 7
+    raw.Exec("DROP TABLE api_keys");                              // schema version 7
+    raw.Exec("ALTER TABLE push_outbox DROP COLUMN traceparent");  // schema version 8
     raw.Exec("DELETE FROM schema_migrations WHERE version > 5");
   }
   auto store = MustOpen(path_);
   ASSERT_NE(store, nullptr);
   {
     RawDb raw(path_);
-    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 7);
+    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 8);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM tasks WHERE tenant = 'default' AND owner = "
                       "'anonymous'"),
               1);

@@ -19,6 +19,7 @@
 #include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/health.hpp"
 #include "a2ad/app/metrics_setup.hpp"
+#include "a2ad/app/otlp_exporter.hpp"
 #include "a2ad/app/card_signing_setup.hpp"
 #include "a2ad/app/config.hpp"
 #include "a2ad/app/egress_setup.hpp"
@@ -169,6 +170,37 @@ int RunServer(const Config& config) {
     core::LogError(cors.error().message);
     return 2;
   }
+  // Traces: spans go to the OTLP exporter when an endpoint is set (core/trace.hpp). The sink
+  // is cleared (sink_off) before the exporter flushes and stops, both after everything else.
+  std::unique_ptr<OtlpExporter> otlp;
+  if (!config.otlp_endpoint.empty()) {
+    OtlpOptions o;
+    o.endpoint = config.otlp_endpoint;
+    for (const auto& h : config.otlp_headers) {
+      const size_t eq = h.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        core::LogError("--otlp-header '" + h + "': expected NAME=VALUE");
+        return 2;
+      }
+      o.headers.emplace_back(h.substr(0, eq), h.substr(eq + 1));
+    }
+    o.service_name = config.otlp_service_name;
+    o.service_version = A2AD_VERSION;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    o.instance_id = std::string(host) + ":" + std::to_string(::getpid());
+    auto started = OtlpExporter::Start(std::move(o));
+    if (!started) {
+      core::LogError(started.error().message);
+      return 2;
+    }
+    otlp = std::move(started).value();
+    core::SetSpanSink([e = otlp.get()](core::SpanData span) { e->Add(std::move(span)); });
+    core::LogInfo("traces: exporting spans over OTLP/HTTP to " + otlp->url());
+  }
+  struct SinkOff {
+    ~SinkOff() { core::SetSpanSink({}); }
+  } sink_off;
   TuneAllocator();
   auto listen = ParseListen(config.listen);
   if (!listen) {

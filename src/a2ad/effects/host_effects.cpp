@@ -9,6 +9,7 @@
 
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/trace.hpp"
 #include "a2ad/net/egress_error.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -145,6 +146,16 @@ std::string Lower(std::string_view s) {
 }
 
 // The HTTP request of a core.http spec; `error` set when a secret is missing.
+// Sets the traceparent header of an outbound call (replacing one a workflow set).
+void SetTraceparent(net::HeaderList& headers, std::string value) {
+  std::erase_if(headers, [](const auto& h) {
+    std::string lower = h.first;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower == "traceparent";
+  });
+  headers.emplace_back("traceparent", std::move(value));
+}
+
 net::HttpRequest HttpRequestOf(const json::object& spec,
                                const std::map<std::string, std::string>& secrets,
                                const std::string& key, std::string& error) {
@@ -322,13 +333,27 @@ asio::awaitable<json::object> HostEffects::Http(tasks::ExecutionContext& ctx,
   net::HttpRequest req = HttpRequestOf(spec, config_.secrets, key, missing);
   if (!missing.empty()) co_return ErrorResult("secret_missing", missing);
   const std::string url = req.url;
+  // A span of the call (its retries included), whose context the request carries.
+  core::Span span("HTTP " + req.method, core::SpanKind::kClient, Str(spec, "traceparent"));
+  span.Set("http.request.method", req.method);
+  span.Set("url.full", url.substr(0, url.find_first_of("?#")));  // a query may hold secrets
+  span.Set("openwop.node.id", node_id);
+  SetTraceparent(req.headers, span.Context());
   client::Attempted got = co_await client::FetchWithRetry(
       http_, std::move(req), RetryOf(spec),
       [&ctx](std::chrono::milliseconds d) { return SleepFor(ctx, d); });
+  span.Set("a2ad.attempts", static_cast<int64_t>(got.attempts));
   if (got.gave_up) co_return Interrupted();
-  if (!got.result) co_return CallFailure(got.result.error(), "the call to " + url);
+  if (!got.result) {
+    span.Fail(got.result.error().message);
+    co_return CallFailure(got.result.error(), "the call to " + url);
+  }
   const net::HttpResponse& resp = got.result.value();
-  if (!Expected(spec, resp.status)) co_return StatusFailure(url, resp.status, got.attempts);
+  span.Set("http.response.status_code", static_cast<int64_t>(resp.status));
+  if (!Expected(spec, resp.status)) {
+    span.Fail("unexpected status " + std::to_string(resp.status));
+    co_return StatusFailure(url, resp.status, got.attempts);
+  }
   co_return HttpResponseResult(spec, resp, got.attempts);
 }
 
@@ -388,6 +413,12 @@ asio::awaitable<json::object> HostEffects::A2a(tasks::ExecutionContext& ctx,
   if (!peer) co_return ErrorResult("unknown_peer", peer.error().message);
   client::CallOptions o;
   o.headers = peer.value().config.headers;
+  // A span of the exchange with the peer; the peer's server span becomes its child.
+  core::Span span("A2A " + std::string(kind), core::SpanKind::kClient, Str(spec, "traceparent"));
+  span.Set("a2a.peer", peer.value().name);
+  span.Set("openwop.node.id", node_id);
+  if (std::string_view t = Str(spec, "taskId"); !t.empty()) span.Set("a2a.task.id", std::string(t));
+  SetTraceparent(o.headers, span.Context());
   o.retry = RetryOf(spec);
   o.sleep = [&ctx](std::chrono::milliseconds d) { return SleepFor(ctx, d); };
   const int64_t deadline = IntOr(spec, "deadlineMs", 0);
@@ -557,6 +588,11 @@ asio::awaitable<void> HostEffects::Cancel(const protocol::CallContext& ctx,
   if (!peer) co_return;
   client::CallOptions o;
   o.headers = peer.value().config.headers;
+  // The cancel is a span of the run's trace (the cancel's context has the run's).
+  core::Span span("A2A a2a.cancel", core::SpanKind::kClient, ctx.traceparent);
+  span.Set("a2a.peer", peer.value().name);
+  if (std::string_view t = Str(spec, "taskId"); !t.empty()) span.Set("a2a.task.id", std::string(t));
+  SetTraceparent(o.headers, span.Context());
   o.retry = RetryOf(spec);
   auto card = co_await CardOf(peer.value(), o);
   if (!card) co_return;

@@ -49,6 +49,10 @@ struct CallContext {
   std::vector<std::string> activated_extensions;
   /// When the caller stops waiting (a transport timeout, a gRPC deadline); nullopt = none.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// The W3C traceparent of the span this call is part of (core/trace.hpp): the request's
+  /// span, or the run's for work the server does for a run; "" for none. A run started by
+  /// the call keeps it (metadata.openwop.traceparent).
+  std::string traceparent;
 
   const std::string& tenant() const { return principal.tenant; }
   const std::string& caller() const { return principal.id; }

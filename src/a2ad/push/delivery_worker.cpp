@@ -1,6 +1,5 @@
 #include "a2ad/push/delivery_worker.hpp"
 
-#include "a2ad/core/metrics.hpp"
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
@@ -13,6 +12,8 @@
 #include <optional>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/metrics.hpp"
+#include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/push/push_service.hpp"
 
@@ -315,12 +316,21 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
   Attempt attempt = PrepareAttempt(row);
   std::string failure = attempt.failure;
   const bool permanent = attempt.permanent;
+  // The attempt is a span of the run's trace; the receiver gets its context.
+  core::Span span(row.kind == "webhook" ? "webhook deliver" : "push deliver",
+                  core::SpanKind::kProducer, row.traceparent);
+  span.Set("a2a.task.id", row.task_id);
+  span.Set("a2ad.push.id", row.id);
+  span.Set("a2ad.push.attempt", static_cast<int64_t>(row.attempts + 1));
+  attempt.headers.emplace_back("traceparent", span.Context());
   if (failure.empty()) {
     // 3. Vet again (fresh DNS), 4. POST to the vetted address only (the client's Fetch).
     auto answer = co_await client_.Fetch(
         AttemptRequest(options_, std::move(attempt.url), row.body, std::move(attempt.headers)));
     failure = Judge(answer);
   }
+  if (!failure.empty()) span.Fail(failure);
+  span.End();
   core::MetricFamily& attempts = PushAttempts();
   const int64_t now = clock_.NowMs();
   row.attempts += 1;

@@ -301,6 +301,7 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
     row.content_type = std::move(body.content_type);
     row.created_at_ms = at;
     row.next_attempt_at_ms = at;
+    row.traceparent = storage::RunTraceparent(commit.Record());
     commit.outbox.push_back(std::move(row));
   }
 }
@@ -330,6 +331,7 @@ void PushService::AddWebhookRows(storage::TaskCommit& commit) {
       row.content_type = "application/json";
       row.created_at_ms = at;
       row.next_attempt_at_ms = at;
+      row.traceparent = storage::RunTraceparent(commit.Record());
       commit.outbox.push_back(std::move(row));
     }
   }

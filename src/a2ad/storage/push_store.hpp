@@ -46,6 +46,7 @@ struct OutboxRow {
   OutboxState state = OutboxState::kPending;
   std::string last_error;      // why the last attempt failed ("" if none)
   int64_t finished_at_ms = 0;  // when delivered or dead-lettered
+  std::string traceparent;     // the run's (core/trace.hpp): the delivery is a span of it
   friend bool operator==(const OutboxRow&, const OutboxRow&) = default;
 };
 

@@ -67,6 +67,10 @@ struct TaskRecord {
   friend bool operator==(const TaskRecord&, const TaskRecord&) = default;
 };
 
+/// The W3C traceparent a run keeps, run.metadata.openwop.traceparent (the span of the request
+/// that started it, core/trace.hpp); "" for none or one that is not valid.
+std::string RunTraceparent(const TaskRecord& record);
+
 /// One atomic change of one task.
 struct TaskCommit {
   TaskRecord record;  // replaces the stored snapshot (or creates it)

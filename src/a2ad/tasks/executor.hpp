@@ -64,6 +64,12 @@ class ExecutionContext {
   virtual const protocol::CallContext& call_context() const = 0;
 };
 
+using storage::RunTraceparent;
+/// `metadata` with openwop.traceparent set to `traceparent`, unless it holds a valid one
+/// already (a caller of POST /v1/runs may name the run's parent itself) or `traceparent` is
+/// "".
+void KeepTraceparent(boost::json::object& metadata, const std::string& traceparent);
+
 /// The context of work the server does for a run on its own (recovery, durable timers,
 /// child runs, interrupt timeouts): the run's tenant, its owner as the principal, every
 /// scope, the internal binding. Never the default tenant by accident.
@@ -72,6 +78,7 @@ inline protocol::CallContext RunCallContext(const storage::TaskRecord& run) {
   ctx.principal.id = run.owner;
   ctx.principal.tenant = run.tenant;
   ctx.binding = protocol::Binding::kInternal;
+  ctx.traceparent = RunTraceparent(run);
   return ctx;
 }
 

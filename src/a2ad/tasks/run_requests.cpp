@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"
@@ -24,6 +25,17 @@ using core::Result;
 using protocol::Task;
 using protocol::TaskState;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
+void KeepTraceparent(json::object& metadata, const std::string& traceparent) {
+  if (traceparent.empty()) return;
+  json::value& ow = metadata["openwop"];
+  if (!ow.is_object()) ow = json::object();
+  json::object& o = ow.as_object();
+  if (const auto* given = o.if_contains("traceparent");
+      given && given->is_string() && core::TraceParent::Parse(given->as_string()))
+    return;
+  o["traceparent"] = traceparent;
+}
 
 std::string NameBasedId(std::string_view name) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -114,6 +126,7 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
                        {"transport", req.transport},
                        {"tags", req.tags},
                        {"inputs", req.inputs}};
+  KeepTraceparent(req.metadata, ctx.traceparent);  // the run is a child of the caller's span
   if (!req.metadata.empty()) payload["runMetadata"] = req.metadata;
   if (!req.task_metadata.empty()) payload["taskMetadata"] = std::move(req.task_metadata);
   if (!req.request_digest.empty()) payload["requestDigest"] = req.request_digest;

@@ -240,6 +240,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                        {"tags", std::move(tags)},
                        {"inputs", std::move(inputs)}};
   if (!task_metadata.empty()) payload["taskMetadata"] = std::move(task_metadata);
+  json::object run_metadata;  // the run is a child of the caller's span (core/trace.hpp)
+  KeepTraceparent(run_metadata, ctx.traceparent);
+  if (!run_metadata.empty()) payload["runMetadata"] = std::move(run_metadata);
   Extension first_steps;
   if (first_steps_inline)
     first_steps = [executor](const storage::TaskRecord& fresh) {

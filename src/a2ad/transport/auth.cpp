@@ -178,6 +178,8 @@ protocol::CallContext CallerContext(const HttpRequest& request, protocol::Bindin
                                     protocol::WireVersion version) {
   auto ctx = protocol::CallContext::Anonymous(binding, version);
   if (request.principal) ctx.principal = *request.principal;
+  // The router put the request span's context here (router.cpp); a valid one only.
+  ctx.traceparent = std::string(request.Header("traceparent"));
   return ctx;
 }
 

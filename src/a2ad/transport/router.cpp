@@ -4,6 +4,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/metrics.hpp"
+#include "a2ad/core/trace.hpp"
 
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -147,10 +148,15 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
 }
 
 namespace {
-// The trace id of a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>"); "" when it is not one.
-std::string_view TraceIdOf(std::string_view traceparent) {
-  if (traceparent.size() < 55 || traceparent[2] != '-' || traceparent[35] != '-') return {};
-  return traceparent.substr(3, 32);
+// Sets header `name` of `request` to `value` (replacing every one of that name).
+void SetHeader(HttpRequest& request, std::string_view name, std::string value) {
+  std::erase_if(request.headers, [name](const auto& h) {
+    return h.first.size() == name.size() &&
+           std::equal(h.first.begin(), h.first.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  });
+  request.headers.emplace_back(std::string(name), std::move(value));
 }
 // Probes and scrapes are not logged or counted: an orchestrator asks every few seconds.
 bool quiet_route(std::string_view route) {
@@ -204,7 +210,15 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   const auto started = std::chrono::steady_clock::now();
   std::string method = request.method;
   std::string route(request.Path());
-  std::string trace(TraceIdOf(request.Header("traceparent")));
+  // The request's span (not for the probes): the caller's traceparent is its parent, and
+  // the request goes on with the span's own context in that header, so what it starts (a
+  // run) is a child of it.
+  std::optional<core::Span> span;
+  if (!quiet_route(route)) {
+    span.emplace("HTTP " + method, core::SpanKind::kServer, request.Header("traceparent"));
+    SetHeader(request, "traceparent", span->Context());
+  }
+  const std::string trace = span ? span->trace_id() : std::string();
   std::string principal;
   std::string origin;
   if (cors_.enabled() && cors_.Allows(request.Header("Origin")))
@@ -228,6 +242,19 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     static auto& latency = RequestSeconds();
     requests.Add({operation, std::to_string(r.status)});
     latency.Observe({operation}, ms / 1000);
+  }
+  if (span) {
+    if (!r.log_operation.empty()) span->Rename(r.log_operation);
+    else span->Rename(method + " " + (r.status == 404 ? std::string("unmatched") : RouteFamily(route)));
+    span->Set("http.request.method", method);
+    span->Set("url.path", route);
+    span->Set("http.response.status_code", static_cast<int64_t>(r.status));
+    if (!r.log_task.empty()) span->Set("a2a.task.id", r.log_task);
+    if (!r.log_error.empty()) span->Set("rpc.jsonrpc.error_code", r.log_error);
+    if (!principal.empty()) span->Set("a2ad.principal", principal);
+    if (r.stream) span->Set("a2ad.stream", true);
+    if (r.status >= 500) span->Fail("HTTP " + std::to_string(r.status));
+    span->End();
   }
   if (core::LogEnabled(core::LogLevel::kInfo) && !quiet_route(route)) {
     core::Log(core::LogLevel::kInfo, "request",
@@ -255,6 +282,12 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
       co_return r;
     }
     co_return Card(request);
+  }
+  if ((path == "/healthz" || path == "/readyz" || (path == "/metrics" && metrics_)) &&
+      request.method != "GET" && request.method != "HEAD") {
+    auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    co_return r;
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (path == "/metrics" && metrics_) {

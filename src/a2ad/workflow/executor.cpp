@@ -1,6 +1,7 @@
 #include "a2ad/workflow/executor.hpp"
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
@@ -94,7 +95,19 @@ bool IsPausedRefusal(const Error& e) {
 asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::ExecutionContext> ctx) {
   auto rec = std::make_shared<const storage::TaskRecord>(ctx->record());
   const std::string run_id = rec->task.id;
+  // Each step is a span of the run's trace (its node's work, then the commit of its events).
+  const std::string& run_trace = ctx->call_context().traceparent;
+  std::optional<core::Span> step;
+  auto begin_step = [&](const Node* n, std::string_view node_id) {
+    step.emplace(node_id.empty() ? std::string("step") : "node " + std::string(node_id),
+                 core::SpanKind::kInternal, run_trace);
+    step->Set("openwop.run.id", run_id);
+    step->Set("openwop.workflow.id", workflow_->id);
+    if (!node_id.empty()) step->Set("openwop.node.id", std::string(node_id));
+    if (n) step->Set("openwop.node.type", n->type_id);
+  };
   for (int guard = 0; guard < 100000; ++guard) {
+    step.reset();  // ends the last step's span
     if (ctx->cancel_requested()) co_return;
     Decision d = Plan(*workflow_, run_id, rec->run, Env());
     switch (d.kind) {
@@ -146,7 +159,10 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
                                                        ") calls out, and this host has no runner"));
           break;
         }
-        json::object result = co_await effects_->Run(*ctx, n.id, d.effect);
+        begin_step(&n, n.id);
+        json::object spec = d.effect;  // the call's parent span rides along (not logged)
+        spec["traceparent"] = step->Context();
+        json::object result = co_await effects_->Run(*ctx, n.id, spec);
         if (result.contains("interrupted")) {  // cancelled or superseded: decide again
           auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);
           if (!fresh || !fresh.value()) co_return;
@@ -158,6 +174,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
       }
       case Decision::Kind::kWaitChild: {
         const Node& n = *d.node;
+        begin_step(&n, n.id);
         auto child = co_await service_.GetRecord(ctx->call_context(), d.child_run_id);
         if (!child) co_return;
         if (!child.value()) {
@@ -168,7 +185,9 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
           req.parent_run_id = run_id;
           req.parent_node_id = n.id;
           req.inputs = std::move(d.child_inputs);
-          auto started = co_await service_.StartRun(ctx->call_context(), std::move(req));
+          protocol::CallContext as_parent = ctx->call_context();
+          as_parent.traceparent = step->Context();  // the child run: a span of this step
+          auto started = co_await service_.StartRun(as_parent, std::move(req));
           if (!started) {
             std::vector<EventDraft> fail;
             FailNode(fail, n, ErrorObj("unknown_child_workflow", started.error().message));
@@ -197,8 +216,8 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
           }
           if (mirror_of(*seen) == mirrored) continue;
           mirrored = mirror_of(*seen);
-          auto step = ChildStatusStep(n, d.child_run_id, mirrored, seen->run);
-          auto applied = co_await ctx->Apply(std::move(step));
+          auto mirror_step = ChildStatusStep(n, d.child_run_id, mirrored, seen->run);
+          auto applied = co_await ctx->Apply(std::move(mirror_step));
           if (!applied) co_return;
           rec = std::move(applied).value();
         }
@@ -207,7 +226,13 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         break;
       }
     }
+    if (!step) begin_step(d.node, d.events.empty() ? std::string_view() : d.events.front().node_id);
+    core::Span commit("commit", core::SpanKind::kInternal, step->Context());
+    commit.Set("openwop.run.id", run_id);
+    commit.Set("a2ad.events", static_cast<int64_t>(d.events.size()));
     auto next = co_await ctx->Apply(std::move(d.events));
+    if (!next) commit.Fail(next.error().message);
+    commit.End();
     if (!next && IsPausedRefusal(next.error())) {
       // Paused meanwhile and the step was not the one in flight: park where the log is.
       auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);

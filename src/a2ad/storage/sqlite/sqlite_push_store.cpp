@@ -20,11 +20,12 @@ constexpr const char* kConfigColumns =
     " created_at_ms FROM push_configs";
 constexpr const char* kInsertOutbox =
     "INSERT INTO push_outbox(id, kind, task_id, target_id, url, body, content_type,"
-    " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms,"
+    " traceparent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 constexpr const char* kOutboxColumns =
     "SELECT id, kind, task_id, target_id, url, body, content_type, created_at_ms,"
-    " next_attempt_at_ms, attempts, state, last_error, finished_at_ms FROM push_outbox";
+    " next_attempt_at_ms, attempts, state, last_error, finished_at_ms, traceparent"
+    " FROM push_outbox";
 
 }  // namespace
 
@@ -96,6 +97,7 @@ core::Result<void> InsertOutbox(Connection& db, const OutboxRow& r) {
   s.Bind(11, static_cast<int64_t>(r.state));
   s.Bind(12, r.last_error);
   s.Bind(13, r.finished_at_ms);
+  s.Bind(14, r.traceparent);
   return StepDone(db, s, "insert outbox row " + r.id);
 }
 
@@ -130,6 +132,7 @@ OutboxRow ReadOutbox(Stmt& s) {
   r.state = static_cast<OutboxState>(s.Int(10));
   r.last_error = std::string(s.Text(11));
   r.finished_at_ms = s.Int(12);
+  r.traceparent = std::string(s.Text(13));
   return r;
 }
 

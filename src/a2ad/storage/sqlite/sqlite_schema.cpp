@@ -147,6 +147,12 @@ CREATE TABLE api_keys (
 ) WITHOUT ROWID, STRICT;
 )sql";
 
+// Schema version 8 — traces (issue 18): the W3C traceparent of the run a push is about, so
+// the delivery (whenever it happens) is a span of the run's trace and carries its context.
+constexpr const char* kV8 = R"sql(
+ALTER TABLE push_outbox ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr const char* kCreateComponentMigrationsTable =
     "CREATE TABLE IF NOT EXISTS component_migrations ("
     "  component TEXT NOT NULL,"
@@ -242,7 +248,7 @@ core::Result<int> Apply(Connection& db, const Ledger& ledger, const std::vector<
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7},
+      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8},
   };
   return kMigrations;
 }

@@ -1,5 +1,7 @@
 #include "a2ad/transport/grpc/grpc_calls.hpp"
 
+#include "a2ad/core/trace.hpp"
+
 #include <grpc/grpc_security_constants.h>
 
 #include <cctype>
@@ -111,6 +113,7 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
                          : k == "a2a-if-generation-match" ? "A2A-If-Generation-Match"
                          : k == "authorization"           ? "Authorization"
                          : k == "x-api-key"               ? "X-API-Key"
+                         : k == "traceparent"             ? "traceparent"
                                                           : nullptr;
     if (header) as_http.headers.emplace_back(header, std::string(value.data(), value.size()));
   }
@@ -131,6 +134,9 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
   }
   std::erase_if(as_http.headers,
                 [](const auto& h) { return h.first == "Authorization" || h.first == "X-API-Key"; });
+  // A caller's trace goes on into the run it starts (no span of the call itself on gRPC).
+  if (core::TraceParent::Parse(as_http.Header("traceparent")))
+    call.ctx.traceparent = std::string(as_http.Header("traceparent"));
   if (const Operation* op = ops_.Find(name))
     if (auto denied = RequireScope(call.ctx, op->scope)) return denied;
   const std::string_view requested = as_http.Header("A2A-Version");

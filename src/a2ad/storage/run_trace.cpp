@@ -1,0 +1,17 @@
+#include "a2ad/storage/task_store.hpp"
+
+#include "a2ad/core/trace.hpp"
+
+namespace a2ad::storage {
+
+std::string RunTraceparent(const TaskRecord& record) {
+  const auto* md = record.run.if_contains("metadata");
+  if (!md || !md->is_object()) return {};
+  const auto* ow = md->as_object().if_contains("openwop");
+  if (!ow || !ow->is_object()) return {};
+  const auto* tp = ow->as_object().if_contains("traceparent");
+  if (!tp || !tp->is_string() || !core::TraceParent::Parse(tp->as_string())) return {};
+  return std::string(tp->as_string());
+}
+
+}  // namespace a2ad::storage
