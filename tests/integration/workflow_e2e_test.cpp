@@ -505,3 +505,38 @@ TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
 
 }  // namespace
 }  // namespace a2ad
+
+namespace a2ad {
+namespace {
+
+// A run at a durable timer is `working`, and its status message says until when (a caller
+// polling tasks/get an hour later knows what it waits for).
+TEST_F(WorkflowE2E, ARunAtADurableTimerSaysUntilWhen) {
+  auto sent = client_->Rpc(
+      "message/send",
+      json::object{{"message",
+                    json::object{{"kind", "message"},
+                                 {"role", "user"},
+                                 {"messageId", "delay-1"},
+                                 {"parts", json::array{json::object{
+                                               {"kind", "data"},
+                                               {"data", json::object{{"delayMs", 3600000}}}}}},
+                                 {"metadata", json::object{{"skillId", "long-delay"}}}}}});
+  const std::string id(sent.at("result").at("id").as_string());
+  json::object task;
+  for (int i = 0; i < 100; ++i) {
+    task = Task(id);
+    if (task.at("status").as_object().contains("message")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(task.at("status").at("state"), "working");
+  const auto& message = task.at("status").at("message");
+  const std::string text(message.at("parts").at(0).at("text").as_string());
+  EXPECT_TRUE(text.starts_with("waiting until 20")) << text;
+  EXPECT_NE(text.find("(node "), std::string::npos) << text;
+  const std::string until(message.at("metadata").at("openwop").at("waitingUntil").as_string());
+  EXPECT_NE(text.find(until), std::string::npos);
+}
+
+}  // namespace
+}  // namespace a2ad

@@ -16,8 +16,9 @@ struct Log {
   std::vector<RunEvent> events;
   int64_t t = 1000;
 
-  core::Result<void> Add(std::string type, json::object payload = {}) {
+  core::Result<void> Add(std::string type, json::object payload = {}, std::string node = "") {
     RunEvent e;
+    e.node_id = std::move(node);
     e.event_id = "e" + std::to_string(events.size());
     e.run_id = "t1";
     e.type = std::move(type);
@@ -187,7 +188,7 @@ TEST(TaskProjection, EveryProjectedEventCarriesTheNextGeneration) {
   for (const auto& [type, payload] : steps) {
     ASSERT_TRUE(log.Add(type, payload).ok()) << type;
     const auto ev = ProjectEvent(log.rec.task, log.events.back());
-    EXPECT_EQ(ev.has_value(), ProjectsToA2a(type)) << type;
+    EXPECT_EQ(ev.has_value(), ProjectsToA2a(log.events.back())) << type;
     if (ev) {
       ++want;
       const json::object& md = ev->kind == StreamEvent::Kind::kArtifactUpdate
@@ -230,6 +231,34 @@ TEST(TaskProjection, SubmittedProjectsToTheTaskSnapshot) {
   auto ev = ProjectEvent(log.rec.task, log.events.back());
   ASSERT_TRUE(ev && ev->kind == StreamEvent::Kind::kTask);
   EXPECT_EQ(ev->task, log.rec.task);
+}
+
+TEST(TaskProjection, ADurableTimerSaysUntilWhenItWaits) {
+  Log log;
+  ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
+  ASSERT_TRUE(log.Add("run.started").ok());
+  const int64_t generation = GenerationOf(log.rec.task);
+  // 2026-11-27T12:00:00.000Z
+  ASSERT_TRUE(log.Add("node.started", {{"typeId", "core.delay"}, {"wakeAt", 1795780800000}}, "wait")
+                  .ok());
+  const auto& t = log.rec.task;
+  EXPECT_EQ(t.status.state, S::kWorking);
+  ASSERT_TRUE(t.status.message.has_value());
+  ASSERT_EQ(t.status.message->parts.size(), 1u);
+  EXPECT_EQ(t.status.message->parts[0].text, "waiting until 2026-11-27T12:00:00.000Z (node wait)");
+  EXPECT_EQ(t.status.message->metadata.at("openwop").at("waitingUntil"),
+            "2026-11-27T12:00:00.000Z");
+  EXPECT_EQ(GenerationOf(t), generation + 1);
+  // Streams see it as a status update, not final.
+  auto ev = ProjectEvent(t, log.events.back());
+  ASSERT_TRUE(ev && ev->kind == StreamEvent::Kind::kStatusUpdate);
+  EXPECT_FALSE(ev->status_update.final);
+  EXPECT_EQ(ev->status_update.status.message, t.status.message);
+  // Another node's start changes nothing; the next status replaces the message.
+  ASSERT_TRUE(log.Add("node.started", {{"typeId", "core.noop"}}, "next").ok());
+  EXPECT_FALSE(ProjectEvent(log.rec.task, log.events.back()).has_value());
+  ASSERT_TRUE(log.Add("run.completed").ok());
+  EXPECT_FALSE(log.rec.task.status.message.has_value());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
@@ -59,11 +60,29 @@ bool IsStatusType(std::string_view type) {
                      [&](const char* t) { return type == t; });
 }
 
+// A durable timer starting (core.delay's node.started carries wakeAt): the task stays
+// working, and its status message says until when.
+bool IsWaitStart(const RunEvent& e) {
+  if (e.type != protocol::kEvNodeStarted) return false;
+  const json::value* at = e.payload.if_contains("wakeAt");
+  return at && at->is_int64();
+}
+
+protocol::Message WaitingMessage(const RunEvent& e) {
+  const std::string until = core::FormatTimestamp(e.payload.at("wakeAt").as_int64());
+  protocol::Message m;
+  m.message_id = e.event_id;
+  m.role = protocol::Role::kAgent;
+  m.parts.push_back(protocol::Part::Text("waiting until " + until + " (node " + e.node_id + ")"));
+  m.metadata["openwop"] = json::object{{"waitingUntil", until}, {"nodeId", e.node_id}};
+  return m;
+}
+
 }  // namespace
 
-bool ProjectsToA2a(std::string_view type) {
-  return type == protocol::kEvTaskSubmitted || type == protocol::kEvArtifactCreated ||
-         IsStatusType(type);
+bool ProjectsToA2a(const RunEvent& e) {
+  return e.type == protocol::kEvTaskSubmitted || e.type == protocol::kEvArtifactCreated ||
+         IsStatusType(e.type) || IsWaitStart(e);
 }
 
 int64_t GenerationOf(const Task& t) {
@@ -173,6 +192,9 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
   } else if (e.type == protocol::kEvRunResumed) {
     t.metadata.erase("pause");
     new_state = t.status.state;
+  } else if (IsWaitStart(e) && t.status.state == TaskState::kWorking) {
+    new_state = t.status.state;  // still working; the message says until when
+    status_message = WaitingMessage(e);
   } else if (e.type == protocol::kEvRunCompleted) {
     new_state = TaskState::kCompleted;
     A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
@@ -226,7 +248,7 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
         caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
       next.dedup_key.clear();
   if (new_state && protocol::IsTerminal(*new_state)) t.metadata.erase("pause");
-  if (ProjectsToA2a(e.type)) t.metadata["generation"] = GenerationOf(t) + 1;
+  if (ProjectsToA2a(e)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);
   if (e.type == protocol::kEvApprovalVote)
     if (auto* open = next.run.if_contains("interrupt"); open && open->is_object())
@@ -278,7 +300,7 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
   }
   // a2a.message.received projects to nothing: it is in the history, and the executor's
   // node.resumed carries the move back to working to streams.
-  if (IsStatusType(e.type)) {
+  if (IsStatusType(e.type) || IsWaitStart(e)) {
     out.kind = protocol::StreamEvent::Kind::kStatusUpdate;
     auto& u = out.status_update;
     u.task_id = after.id;

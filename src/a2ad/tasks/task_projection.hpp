@@ -23,6 +23,10 @@
 //                                                        message = the tally;
 //                                                        metadata.openwop.interrupt.quorum
 //                                                        = the run's interrupt.quorum
+//   node.started         {wakeAt} (a durable timer)     state stays working, status message
+//                                                        "waiting until <time> (node <id>)"
+//                                                        (metadata.openwop.waitingUntil);
+//                                                        it stays until the next status
 //   artifact.created     {artifact, append?, lastChunk?} artifact added, replaced or appended
 //   run.completed        {message?}                     state completed
 //   run.failed           {error{code,message}}          state failed, status.message from
@@ -49,8 +53,8 @@
 
 namespace a2ad::tasks {
 
-/// Whether an entry of `type` projects to an A2A stream event (and so bumps the generation).
-bool ProjectsToA2a(std::string_view type);
+/// Whether an entry projects to an A2A stream event (and so bumps the generation).
+bool ProjectsToA2a(const protocol::RunEvent& event);
 
 /// The task's generation (metadata.generation); 0 for a task stored before generations.
 int64_t GenerationOf(const protocol::Task& t);
