@@ -1,6 +1,7 @@
 # a2ad developer commands. Everything installs its own prerequisites via scripts/bootstrap.sh.
 #
 #   make run        build (release) and serve on http://127.0.0.1:8080
+#   make package    the Debian package (binaries, systemd unit, config, workflows)
 #   make test       build (release) and run every test (unit, integration, interop), then
 #                   every fuzz target briefly (fuzz-smoke)
 #   make sanitize   build with ASan+UBSan and run every test
@@ -27,11 +28,11 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 12
 FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard tests/fuzz/*_fuzz.cpp))))
 
-.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean \
+.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean package \
         fuzz fuzz-build fuzz-smoke
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^#//'
+	@sed -n '3,12p' Makefile | sed 's/^#//'
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -53,6 +54,11 @@ run: bootstrap build/release/build.ninja
 	cmake --build --preset release -j$(JOBS) --target a2ad
 	mkdir -p $(DATA_DIR)
 	exec $(A2AD_RELEASE) serve --listen $(LISTEN) --data-dir $(DATA_DIR) --workflows-dir $(WORKFLOWS_DIR)
+
+# The Debian package of the release build (packaging/): build/release/a2ad_<version>_<arch>.deb.
+package: bootstrap build/release/build.ninja
+	cmake --build --preset release -j$(JOBS) --target a2ad a2a
+	cd build/release && cpack -G DEB
 
 # The servers the tests start log into build/release/test-logs; afterwards no credential may
 # be found there (scripts/scan_test_logs.sh).

@@ -32,9 +32,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_http(url, timeout=30):
+def wait_http(url, timeout=30, proc=None):
     end = time.time() + timeout
     while time.time() < end:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the server exited ({proc.returncode}) before {url} answered")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status < 500:
@@ -114,7 +116,7 @@ def example_make(code, tmp):
          f"DATA_DIR={os.path.join(tmp, 'make-run-data')}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        wait_http(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=600)
+        wait_http(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=600, proc=proc)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/.well-known/agent-card.json") as r:
             card = json.loads(r.read())
         skills = {s["id"] for s in card["skills"]}
@@ -415,7 +417,41 @@ def example_operations(code, tmp):
         proc.wait(timeout=10)
 
 
+def example_backup(code, tmp):
+    port = free_port()
+    data, backup = os.path.join(tmp, "bk-data"), os.path.join(tmp, "bk-copy")
+    lines = code.replace("./data", data).replace("./backup", backup).splitlines()
+    assert lines[0].startswith("a2ad serve") and lines[0].endswith("&"), code
+    proc = subprocess.Popen(
+        [BIN, *lines[0][len("a2ad "):-1].split(), "--listen", f"127.0.0.1:{port}",
+         "--workflows-dir", os.path.join(ROOT, "workflows")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        task = rpc(port, "message/send", {"message": {
+            "kind": "message", "role": "user", "messageId": "bk1",
+            "parts": [{"kind": "text", "text": "keep me"}], "metadata": {"skillId": "echo"}}})
+        task_id = task["result"]["id"]
+        out = run("\n".join(re.sub(r"^a2ad ", BIN + " ", l) for l in lines[1:]))
+        assert out.startswith(f"a2ad backup: {backup}: 1 task(s), schema version"), out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    # Serving the copy restores the task.
+    port = free_port()
+    proc = subprocess.Popen([BIN, "serve", "--data-dir", backup, "--listen", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz")
+        got = rpc(port, "tasks/get", {"id": task_id})
+        assert got["result"]["status"]["state"] == "completed", got
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 CHECKS = [
+    ("a2ad backup", example_backup),
     ("/metrics", example_operations),
     ("objectives/create", example_opt),
     ("tasks/pause", example_pause),

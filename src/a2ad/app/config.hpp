@@ -24,6 +24,9 @@ struct Config {
   std::string log_level = "info";
   std::string log_format = "text";  // text | json (core/log.hpp)
   std::vector<std::string> cors_origins;  // transport/cors.hpp; empty: no CORS
+  std::string otlp_endpoint;              // app/otlp_exporter.hpp; empty: no export
+  std::vector<std::string> otlp_headers;  // NAME=VALUE, sent with every export
+  std::string otlp_service_name = "a2ad";
   size_t threads = 0;                     // I/O threads; 0 = hardware cores
   size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
   int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
@@ -181,6 +184,9 @@ int RunMigrate(const Config& config);
 /// reads (or everything damaged was repaired or set aside); 1: problems remain; 2: the
 /// database could not be examined.
 int RunDoctor(const Config& config, const DoctorConfig& doctor);
+/// `a2ad backup --to NEWDIR`: a copy of config.data_dir safe while the server serves it (the
+/// database by SQLite's online backup, then the key files); serving NEWDIR restores it.
+int RunBackup(const Config& config, const std::string& to);
 /// `a2ad validate FILE...`: prints each workflow that loads ("ok") and each refusal (the file,
 /// the field, why); 0 when all load, 1 otherwise.
 int RunValidate(const std::vector<std::string>& files);

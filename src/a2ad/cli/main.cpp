@@ -1,4 +1,4 @@
-// `a2ad`: serve, migrate, doctor, keys create|list|revoke|rotate, push listen. Every flag has an
+// `a2ad`: serve, migrate, doctor, backup, keys create|list|revoke|rotate, push listen. Every flag has an
 // A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -49,6 +49,21 @@ int main(int argc, char** argv) {
                    "* for any; repeat or separate with commas; none by default")
       ->envname("A2AD_CORS_ORIGIN")
       ->delimiter(',');
+  serve
+      ->add_option("--otlp-endpoint", config.otlp_endpoint,
+                   "export trace spans over OTLP/HTTP (JSON) to this collector, e.g. "
+                   "http://127.0.0.1:4318 (/v1/traces is added to a URL without a path)")
+      ->envname("A2AD_OTLP_ENDPOINT");
+  serve
+      ->add_option("--otlp-header", config.otlp_headers,
+                   "NAME=VALUE header sent with every export (a collector's API key); repeatable")
+      ->envname("A2AD_OTLP_HEADERS")
+      ->delimiter(',');
+  serve
+      ->add_option("--otlp-service-name", config.otlp_service_name,
+                   "service.name of the exported spans")
+      ->envname("A2AD_OTLP_SERVICE_NAME")
+      ->capture_default_str();
   serve->add_option("--threads", config.threads, "I/O threads (0 = one per core)")
       ->envname("A2AD_THREADS")
       ->capture_default_str();
@@ -377,6 +392,14 @@ int main(int argc, char** argv) {
                      "write every damaged and set-aside record, as stored, to this file (JSON "
                      "lines)");
 
+  std::string backup_to;
+  CLI::App* backup = app.add_subcommand(
+      "backup",
+      "copy the data directory (database and keys) to a new directory, safe while serving; "
+      "restore by serving the copy");
+  add_common(backup);
+  backup->add_option("--to", backup_to, "the new directory")->required();
+
   CLI::App* keys = app.add_subcommand("keys", "API keys and push signing keys");
   keys->require_subcommand(1);
   a2ad::app::KeysCreateConfig create_cfg;
@@ -447,5 +470,6 @@ int main(int argc, char** argv) {
   if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
   if (validate->parsed()) return a2ad::app::RunValidate(validate_files);
+  if (backup->parsed()) return a2ad::app::RunBackup(config, backup_to);
   return a2ad::app::RunMigrate(config);
 }
