@@ -83,6 +83,9 @@ TEST_F(Logs, JsonLinesTellEachRequestAndEachStepOfARun) {
                                                 {"data", json::object{{"action", "accept"}}}}}}}));
   client_->Rpc("tasks/get", json::object{{"id", "no-such-task"}});
   ASSERT_EQ(client_->Request("GET", "/readyz").status, 200);
+  // A signed interrupt token in a path is a credential: logged as {token}.
+  const std::string token = "eyJydW5JZCI6InIxIn0.c2lnbmF0dXJlc2lnbmF0dXJlc2ln";
+  client_->Request("GET", "/v1/interrupts/" + token);
   std::vector<json::object> entries;
   for (const auto& line : Lines()) {
     if (line.starts_with("a2ad: serving")) continue;  // the ready line (stdout) is not in it
@@ -114,6 +117,8 @@ TEST_F(Logs, JsonLinesTellEachRequestAndEachStepOfARun) {
   EXPECT_TRUE(find("run completed", "task", id).at("ms").is_int64());
   for (const auto& e : entries)
     EXPECT_FALSE(e.contains("route") && e.at("route") == "/readyz") << "probes are not logged";
+  EXPECT_EQ(find("request", "route", "/v1/interrupts/{token}").at("method"), "GET");
+  for (const auto& line : Lines()) EXPECT_EQ(line.find(token), std::string::npos) << line;
 }
 
 TEST_F(Logs, TextLinesCarryTheSameFieldsAsKeyValue) {

@@ -158,6 +158,15 @@ void SetHeader(HttpRequest& request, std::string_view name, std::string value) {
   });
   request.headers.emplace_back(std::string(name), std::move(value));
 }
+// The path with the credential it may carry replaced: /v1/interrupts/<signed token>[/...]
+// becomes /v1/interrupts/{token}[/...] (the token answers the interrupt).
+std::string RedactedRoute(std::string_view path) {
+  constexpr std::string_view kInterrupts = "/v1/interrupts/";
+  if (!path.starts_with(kInterrupts)) return std::string(path);
+  const size_t end = path.find('/', kInterrupts.size());
+  return std::string(kInterrupts) + "{token}" +
+         std::string(end == std::string_view::npos ? std::string_view() : path.substr(end));
+}
 // Probes and scrapes are not logged or counted: an orchestrator asks every few seconds.
 bool quiet_route(std::string_view route) {
   return route == "/healthz" || route == "/readyz" || route == "/metrics";
@@ -209,7 +218,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   // The access log: one line per request, once it is answered (a stream: once it begins).
   const auto started = std::chrono::steady_clock::now();
   std::string method = request.method;
-  std::string route(request.Path());
+  // The route as logged and traced: a signed interrupt token in the path is a credential.
+  std::string route = RedactedRoute(request.Path());
   // The request's span (not for the probes): the caller's traceparent is its parent, and
   // the request goes on with the span's own context in that header, so what it starts (a
   // run) is a child of it.
