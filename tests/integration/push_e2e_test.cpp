@@ -373,6 +373,12 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
     EXPECT_EQ(res.status, 400) << url;
     EXPECT_EQ(res.Json().at("error"), "webhook_url_rejected") << url;
   }
+  // The URL is judged before the task is looked up: a placeholder taskId still meets the guard.
+  json::object placeholder{{"taskId", "placeholder-task"}, {"url", "https://169.254.169.254/x"}};
+  auto first = c.Request("POST", "/v1/host/sample/a2a/tasks/push-config",
+                         json::serialize(placeholder));
+  EXPECT_EQ(first.status, 400) << first.body;
+  EXPECT_EQ(first.Json().at("error"), "webhook_url_rejected") << first.body;
   json::object hook{{"url", "https://169.254.169.254/latest"},
                     {"events", json::array{"run.completed"}}};
   auto refused = c.Request("POST", "/v1/webhooks", json::serialize(hook));

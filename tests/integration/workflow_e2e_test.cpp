@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "http_client.hpp"
@@ -340,13 +341,22 @@ TEST_F(WorkflowE2E, FixtureWorkflowsReachTheirOutcomes) {
   EXPECT_EQ(client_->Request("GET", "/v1/interrupts/" + forged).status, 401);
 
   // Delay, and cancel mid-sleep.
-  WaitStatus(StartRun("conformance-delay", {{"delayMs", 50}}), "completed");
+  const std::string quick = StartRun("conformance-delay", {{"delayMs", 50}});
+  WaitStatus(quick, "completed");
+  // Cancel of a run that is over: idempotent, 200 with the status it ended in, nothing changed.
+  auto late = Post("/v1/runs/" + quick + "/cancel", json::object{});
+  EXPECT_EQ(late.status, 200) << late.body;
+  EXPECT_EQ(late.Json().at("status"), "completed") << late.body;
+  EXPECT_EQ(Get("/v1/runs/" + quick).at("status"), "completed");
   const std::string slow = StartRun("conformance-cancellable", {{"delayMs", 60000}});
   WaitStatus(slow, "running");
   auto cancel = Post("/v1/runs/" + slow + "/cancel", json::object{});
   EXPECT_EQ(cancel.status, 200) << cancel.body;
   WaitStatus(slow, "cancelled");
   EXPECT_EQ(State(Task(slow)), "canceled");
+  auto recancel = Post("/v1/runs/" + slow + "/cancel", json::object{});
+  EXPECT_EQ(recancel.status, 200) << recancel.body;
+  EXPECT_EQ(recancel.Json().at("status"), "cancelled");
 
   // Sub-workflows: outcome copied back; child linked to the parent; input mapping.
   const std::string parent = StartRun("conformance-subworkflow-parent");
@@ -498,9 +508,11 @@ TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
   EXPECT_EQ(unversioned.Json().at("error"), "validation_error");
   EXPECT_EQ(client_->Request("GET", "/nothing-here").status, 404);
   EXPECT_EQ(client_->Request("GET", "/v1/a2a/agent.json").status, 200);
-  auto bad_mode = client_->Request("GET", "/v1/runs/x/events?streamMode=values");
+  auto bad_mode = client_->Request("GET", "/v1/runs/x/events?streamMode=nonsense");
   EXPECT_EQ(bad_mode.status, 400);
   EXPECT_EQ(bad_mode.Json().at("error"), "unsupported_stream_mode");
+  EXPECT_EQ(bad_mode.Json().at("details").at("supported"),
+            json::parse(R"(["updates","values","messages","debug"])"));
 }
 
 }  // namespace
@@ -536,6 +548,103 @@ TEST_F(WorkflowE2E, ARunAtADurableTimerSaysUntilWhen) {
   EXPECT_NE(text.find("(node "), std::string::npos) << text;
   const std::string until(message.at("metadata").at("openwop").at("waitingUntil").as_string());
   EXPECT_NE(text.find(until), std::string::npos);
+}
+
+}  // namespace
+}  // namespace a2ad
+
+namespace a2ad {
+namespace {
+
+// streamMode=values (DIGEST §2.4): the RunSnapshot first, then after each change, to the end.
+TEST_F(WorkflowE2E, ValuesModeSendsTheRunSnapshotFirstAndAfterEachChange) {
+  const std::string id = StartRun("conformance-approval");
+  WaitStatus(id, "waiting-approval");
+  SseClient sse("127.0.0.1", server_.port, "/v1/runs/" + id + "/events?streamMode=values", "", {},
+                "GET");
+  ASSERT_EQ(sse.status(), 200);
+  auto first = sse.Next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->event, "state.snapshot");
+  const json::value doc = first->Json();
+  EXPECT_EQ(doc.at("type"), "state.snapshot");
+  EXPECT_EQ(doc.at("payload").at("status"), "waiting-approval");
+  EXPECT_EQ(doc.at("payload").at("runId"), json::value(id));
+  EXPECT_EQ(std::stoll(first->id), doc.at("sequence").as_int64());
+  EXPECT_EQ(Post("/v1/runs/" + id + "/interrupts/gate",
+                 json::object{{"resumeValue", json::object{{"action", "accept"}}}})
+                .status,
+            200);
+  std::vector<std::string> statuses;
+  int64_t last = std::stoll(first->id);
+  for (const auto& e : sse.ReadToEnd()) {
+    if (e.comment) continue;
+    EXPECT_EQ(e.event, "state.snapshot");
+    EXPECT_GT(std::stoll(e.id), last);
+    last = std::stoll(e.id);
+    statuses.emplace_back(e.Json().at("payload").at("status").as_string());
+  }
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_EQ(statuses.back(), "completed");  // and the server closed the stream
+  EXPECT_TRUE(sse.ended());
+}
+
+// Modes combined name the admitting mode; unknown ones and values with another are refused.
+TEST_F(WorkflowE2E, ModesCombineAndWrongOnesAreRefused) {
+  const std::string id = StartRun("conformance-multi-node");
+  WaitStatus(id, "completed");
+  SseClient both("127.0.0.1", server_.port,
+                 "/v1/runs/" + id + "/events?streamMode=updates,messages", "", {}, "GET");
+  std::set<std::string> names;
+  for (const auto& e : both.ReadToEnd()) names.insert(e.event);
+  EXPECT_EQ(names, std::set<std::string>{"updates"});  // no AI message chunks in this run
+  SseClient debug("127.0.0.1", server_.port, "/v1/runs/" + id + "/events?streamMode=messages,debug",
+                  "", {}, "GET");
+  names.clear();
+  for (const auto& e : debug.ReadToEnd()) names.insert(e.event);
+  EXPECT_EQ(names, std::set<std::string>{"debug"});
+  for (const char* bad : {"streamMode=bogus", "streamMode=values,updates", "bufferMs=5001",
+                          "bufferMs=-1", "bufferMs=x"}) {
+    auto r = client_->Request("GET", "/v1/runs/" + id + "/events?" + std::string(bad));
+    EXPECT_EQ(r.status, 400) << bad;
+    const std::string code(r.Json().at("error").as_string());
+    if (std::string(bad).starts_with("streamMode"))
+      EXPECT_EQ(code, "unsupported_stream_mode") << bad;
+    else
+      EXPECT_EQ(code, "validation_error") << bad;
+  }
+}
+
+// bufferMs: `event: batch` frames of RunEventDocs, id = the highest sequence; a suspension and
+// the end flush at once.
+TEST_F(WorkflowE2E, BufferMsBatchesAndFlushesAtASuspensionAndTheEnd) {
+  const std::string id = StartRun("conformance-approval");
+  WaitStatus(id, "waiting-approval");
+  const auto started = std::chrono::steady_clock::now();
+  SseClient sse("127.0.0.1", server_.port,
+                "/v1/runs/" + id + "/events?streamMode=debug&bufferMs=5000", "", {}, "GET");
+  auto history = sse.Next();  // the log so far: one batch, at once
+  ASSERT_TRUE(history);
+  EXPECT_EQ(history->event, "batch");
+  const json::array docs = history->Json().as_array();
+  ASSERT_GE(docs.size(), 4u);
+  EXPECT_EQ(std::stoll(history->id), docs.back().at("sequence").as_int64());
+  EXPECT_EQ(docs.front().at("sequence"), 0);
+  EXPECT_EQ(Post("/v1/runs/" + id + "/interrupts/gate",
+                 json::object{{"resumeValue", json::object{{"action", "accept"}}}})
+                .status,
+            200);
+  // The run's end flushes the window without waiting the 5 s out.
+  std::vector<std::string> types;
+  for (const auto& e : sse.ReadToEnd()) {
+    if (e.comment) continue;
+    EXPECT_EQ(e.event, "batch");
+    const json::value batch = e.Json();
+    for (const auto& d : batch.as_array()) types.emplace_back(d.at("type").as_string());
+  }
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.back(), "run.completed");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(4500));
 }
 
 }  // namespace

@@ -84,7 +84,37 @@ describe('OpenWOP surface against the OpenWOP schemas', () => {
   it('GET /.well-known/openwop matches capabilities.schema.json', async () => {
     const { http, body } = await getJson(`${base}/.well-known/openwop`);
     assert.equal(http, 200);
-    assertValid('capabilities.schema.json', body, 'the discovery document');
+    // The a2a block's RFC 0152 keys (protocolVersions, preferredVersion, profiles) are newer
+    // than the closed RFC 0100-era a2a schema kept here (DIGEST §1.3): the rest is validated
+    // against it, and they are checked below as RFC 0152 has them.
+    const { protocolVersions, preferredVersion, profiles, ...rfc0100 } = body.a2a;
+    assertValid('capabilities.schema.json', { ...body, a2a: rfc0100 }, 'the discovery document');
+    assert.ok(Array.isArray(protocolVersions) && protocolVersions.length > 0);
+    assert.equal(new Set(protocolVersions).size, protocolVersions.length, 'unique');
+    for (const v of protocolVersions) assert.match(v, /^\d+\.\d+$/);
+    assert.ok(protocolVersions.includes(preferredVersion));
+    assert.deepEqual(profiles, protocolVersions.map((v) => (v === '0.3' ? 'a2a-0.3-legacy' : `a2a-${v}`)));
+    // The card says the same (RFC 0152 §C): its interfaces' versions, preferred first.
+    const card = await getJson(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } });
+    const versions = card.body.supportedInterfaces.map((i) => i.protocolVersion);
+    assert.deepEqual([...new Set(versions)], protocolVersions);
+    assert.equal(versions[0], preferredVersion);
+    assert.equal(card.body.capabilities.streaming, body.a2a.streaming);
+    assert.equal(card.body.capabilities.pushNotifications, body.a2a.pushNotifications);
+  });
+
+  it('a server of A2A 1.0 only says so in discovery and in its card', async () => {
+    const only = await startServer({ args: ['--a2a-versions', '1.0'] });
+    try {
+      const { body } = await getJson(`${only.baseUrl}/.well-known/openwop`);
+      assert.deepEqual(body.a2a.protocolVersions, ['1.0']);
+      assert.equal(body.a2a.preferredVersion, '1.0');
+      assert.deepEqual(body.a2a.profiles, ['a2a-1.0']);
+      const card = await getJson(`${only.baseUrl}/.well-known/agent-card.json`);
+      assert.deepEqual([...new Set(card.body.supportedInterfaces.map((i) => i.protocolVersion))], ['1.0']);
+    } finally {
+      await only.stop();
+    }
   });
 
   it('an approval run: A2ATaskState, RunSnapshot and every RunEventDoc match their schemas', async () => {

@@ -411,6 +411,7 @@ int RunServer(const Config& config) {
   ow_opts.queue_limit = config.stream_queue_limit;
   ow_opts.push_notifications = true;
   ow_opts.webhooks = true;
+  if (config.a2a_versions == "1.0") ow_opts.a2a_versions = {"1.0"};
   ow_opts.push_config_of =
       [&push](const std::string& task_id) -> std::optional<boost::json::object> {
     auto configs = (*push)->service->ListConfigs(task_id);

@@ -280,6 +280,7 @@ asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallC
     start.backlog.push_back(std::move(item));
   }
   start.last_sequence = std::max(start.last_sequence, after_sequence);
+  start.record = std::make_shared<const storage::TaskRecord>(std::move(*read->record));
   co_return start;
 }
 

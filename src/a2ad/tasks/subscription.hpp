@@ -21,6 +21,7 @@
 
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::tasks {
 
@@ -33,6 +34,9 @@ struct StreamItem {
   bool a2a = true;           // `event` is set (false: a log entry with no A2A projection)
   std::shared_ptr<const protocol::RunEvent> run_event;  // the logged event (live items)
   bool run_terminal = false;                            // the run was terminal after this event
+  /// The record once the commit of this event was durable (live items; shared, not copied):
+  /// OpenWOP's streamMode=values sends its run snapshot.
+  std::shared_ptr<const storage::TaskRecord> record_after;
   /// An extension's own event (not a task's: the OPT extension's objective events), as the
   /// JSON every wire form shows; when set, Json(kind) is this for every kind.
   std::string raw_json;

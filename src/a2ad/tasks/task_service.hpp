@@ -116,6 +116,9 @@ struct StreamStart {
   bool task_terminal = false;      // the task was already terminal: close after the backlog
   bool history_compacted = false;  // the cursor's events were pruned; the backlog is a snapshot
   std::shared_ptr<void> detach;    // detaches the subscription from its task when released
+  /// SubscribeRunEvents: the record as read with the backlog (OpenWOP streamMode=values
+  /// starts with its run snapshot).
+  std::shared_ptr<const storage::TaskRecord> record;
 };
 
 struct SkillInfo {

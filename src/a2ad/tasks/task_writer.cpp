@@ -61,7 +61,7 @@ std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev)
 
 // The stream item of one logged event: its A2A projection if it has one, and the raw event
 // (for OpenWOP event streams).
-StreamItemPtr RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e) {
+std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e) {
   std::shared_ptr<StreamItem> item;
   if (auto projected = ProjectEvent(after.task, e)) {
     item = MakeItem(e.sequence, std::move(*projected));
@@ -171,7 +171,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
     std::lock_guard pub(slot->pub_mu);
     observed = !slot->subscribers.empty();
   }
-  std::vector<StreamItemPtr> items;
+  std::vector<std::shared_ptr<StreamItem>> made_items;
   // After `step`, the executor's immediate steps ride along in the same commit: asked
   // again after each one (on the record it left) until it has none (bounded).
   for (int round = 0; round < 64; ++round) {
@@ -192,13 +192,19 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
       // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
       auto applied = FoldCommittedEvent(next, e);
       if (!applied) co_return std::move(applied).error();
-      if (observed) items.push_back(RunItem(next, e));
+      if (observed) made_items.push_back(RunItem(next, e));
       commit.events.push_back(std::move(e));
     }
   }
   // The state before this commit (for making stream items late); null when creating.
   RecordPtr before = creating ? nullptr : slot->head;
   auto record = std::make_shared<const storage::TaskRecord>(std::move(next));
+  std::vector<StreamItemPtr> items;
+  items.reserve(made_items.size());
+  for (auto& item : made_items) {
+    item->record_after = record;
+    items.push_back(std::move(item));
+  }
   commit.shared_record = record;
   commit.releases_dedup_key =
       !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
@@ -293,7 +299,9 @@ asio::awaitable<std::vector<StreamItemPtr>> TaskService::LateItems(RecordPtr bef
         made.clear();
         break;
       }
-      made.push_back(RunItem(folded, e));
+      auto item = RunItem(folded, e);
+      item->record_after = after;
+      made.push_back(std::move(item));
     }
   }
   if (made.empty()) {

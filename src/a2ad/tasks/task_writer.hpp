@@ -128,7 +128,7 @@ const protocol::Message* LastUserMessage(const protocol::Task& task);
 std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev);
 /// The stream item of one logged event: its A2A projection if it has one, and the raw event
 /// (for OpenWOP event streams); `after` is the record the event led to.
-StreamItemPtr RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e);
+std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e);
 /// A task snapshot as a stream item at `sequence`.
 std::shared_ptr<StreamItem> SnapshotItem(int64_t sequence, const protocol::Task& task);
 

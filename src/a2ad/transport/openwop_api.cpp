@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 
+#include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/event_cursor.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -112,6 +113,26 @@ bool InUpdates(std::string_view type) {
          type == protocol::kEvApprovalVote;
 }
 
+// The discovery's a2a block (RFC 0100), with the versions served (RFC 0152): the same set the
+// agent card's supportedInterfaces[].protocolVersion holds, preferred first, and a profile per
+// version (a2a-1.0, a2a-0.3-legacy).
+json::object A2aBlock(const OpenwopApiOptions& o) {
+  json::array versions, profiles;
+  for (const auto& v : o.a2a_versions) {
+    versions.push_back(json::value(v));
+    profiles.push_back(json::value(v == "0.3" ? "a2a-0.3-legacy" : "a2a-" + v));
+  }
+  json::object a2a{{"supported", true},
+                   {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
+                   {"streaming", true},
+                   {"pushNotifications", o.push_notifications},
+                   {"durableTasks", true},
+                   {"protocolVersions", std::move(versions)},
+                   {"profiles", std::move(profiles)}};
+  if (!o.a2a_versions.empty()) a2a["preferredVersion"] = o.a2a_versions.front();
+  return a2a;
+}
+
 json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::SkillInfo>& skills) {
   json::array fixtures;
   for (const auto& s : skills)
@@ -141,11 +162,7 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
       {"webhooks", json::object{{"supported", o.webhooks},
                                 {"signatureAlgorithms", json::array{"v1"}},
                                 {"durable", o.webhooks}}},
-      {"a2a", json::object{{"supported", true},
-                           {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
-                           {"streaming", true},
-                           {"pushNotifications", o.push_notifications},
-                           {"durableTasks", true}}}};
+      {"a2a", A2aBlock(o)}};
 }
 
 // The OpenAPI 3.1 description (openapi.json, compiled in), with this server's version and
@@ -480,8 +497,14 @@ asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, cons
     reason = std::string(rs->get_string());
   auto done = co_await service_.CancelRun(ctx, id, reason);
   if (!done) {
-    if (done.error().code == ErrorCode::kTaskNotCancelable)
-      co_return ErrorResponse(409, "run_terminal", done.error().message);
+    // Cancel is idempotent (the conformance suite's cancel-terminal): a run that is over
+    // already answers 200 with the status it ended in, and nothing changes. (A2A's
+    // tasks/cancel keeps its TaskNotCancelable for a task that ended otherwise.)
+    if (done.error().code == ErrorCode::kTaskNotCancelable) {
+      auto rec = co_await service_.GetRecord(ctx, id);
+      if (rec && rec.value() && rec.value()->run.contains("status"))
+        co_return Json(200, json::object{{"runId", id}, {"status", rec.value()->run.at("status")}});
+    }
     co_return ErrorResponse(done.error());
   }
   co_return Json(200, json::object{{"runId", id}, {"status", "cancelled"}});
@@ -490,25 +513,42 @@ asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, cons
 asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const std::string& id,
                                                  const HttpRequest& r) {
   auto q = QueryParams(r.target);
-  bool debug = false;
-  std::string modes = q.count("streamMode") ? q["streamMode"] : "updates";
-  size_t start = 0;
-  while (start <= modes.size()) {
-    size_t comma = modes.find(',', start);
-    std::string mode =
-        modes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (mode == "debug")
-      debug = true;
-    else if (mode != "updates") {
-      HttpResponse e = Json(
-          400,
-          json::object{{"error", "unsupported_stream_mode"},
-                       {"message", "streamMode '" + mode + "' is not supported"},
-                       {"details", json::object{{"supported", json::array{"updates", "debug"}}}}});
-      co_return e;
+  // streamMode (DIGEST §2.4): a comma list of updates (default), debug, messages, values;
+  // values stands alone.
+  std::vector<std::string> modes;
+  {
+    const std::string list = q.count("streamMode") ? q["streamMode"] : "updates";
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = list.find(',', start);
+      std::string mode =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (mode != "updates" && mode != "debug" && mode != "messages" && mode != "values")
+        co_return Json(
+            400, json::object{{"error", "unsupported_stream_mode"},
+                              {"message", "streamMode '" + mode + "' is not supported"},
+                              {"details", json::object{{"supported", json::array{"updates", "values",
+                                                                                 "messages",
+                                                                                 "debug"}}}}});
+      if (std::find(modes.begin(), modes.end(), mode) == modes.end()) modes.push_back(mode);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  }
+  const bool values = std::find(modes.begin(), modes.end(), "values") != modes.end();
+  if (values && modes.size() > 1)
+    co_return Json(
+        400, json::object{{"error", "unsupported_stream_mode"},
+                          {"message", "streamMode values cannot be combined with other modes"},
+                          {"details", json::object{{"supported", json::array{"updates", "values",
+                                                                             "messages", "debug"}}}}});
+  // bufferMs: 0..5000 (DIGEST §2.4); batches of each window.
+  int64_t buffer_ms = 0;
+  if (q.count("bufferMs") && !q["bufferMs"].empty()) {
+    const std::optional<int64_t> b = QueryInt(q["bufferMs"]);
+    if (!b || *b < 0 || *b > 5000)
+      co_return ErrorResponse(400, "validation_error", "bufferMs: expected 0..5000");
+    buffer_ms = *b;
   }
   int64_t after = -1;
   std::string last = std::string(r.Header("Last-Event-ID"));
@@ -525,24 +565,82 @@ asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const s
       co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
     co_return ErrorResponse(start_stream.error());
   }
-  // One SSE event per logged event (DIGEST §2.4): `id:` its sequence, `event:` its type;
-  // streamMode=updates leaves out the node-level ones. The server closes after the event that
-  // ends the run.
+  tasks::StreamStart stream = std::move(start_stream).value();
   SsePumpSpec spec;
   spec.heartbeat = options_.heartbeat;
   spec.keep_alive = ":keepalive\n\n";
   spec.closes = [](const tasks::StreamItem& item) { return item.run_terminal; };
-  spec.frame = [debug](const tasks::StreamItem& item) {
+  // The run waits for someone, or is over: what is buffered goes at once.
+  spec.flushes = [](const tasks::StreamItem& item) {
+    return item.run_terminal ||
+           (item.run_event && (item.run_event->type == protocol::kEvInputRequired ||
+                               item.run_event->type == "run.paused"));
+  };
+  spec.buffer = std::chrono::milliseconds(buffer_ms);
+  // What an item is in this stream: the SSE event name, its RunEventDoc and the SSE id (the
+  // sequence it stands for), or nothing.
+  struct Doc {
+    std::string event, data;
+    int64_t id = 0;
+  };
+  std::function<std::optional<Doc>(const tasks::StreamItem&)> doc;
+  if (values) {
+    // values: a state.snapshot (payload: the RunSnapshot) first, then after each
+    // updates-tier change; one per commit.
+    auto sent_through = std::make_shared<int64_t>(-2);
+    if (stream.record) {
+      auto first = std::make_shared<tasks::StreamItem>();
+      first->sequence = stream.record->last_sequence;
+      first->a2a = false;
+      first->record_after = stream.record;
+      first->run_terminal = stream.task_terminal;
+      stream.backlog.assign(1, std::move(first));
+    }
+    doc = [sent_through](const tasks::StreamItem& item) -> std::optional<Doc> {
+      if (!item.record_after) return std::nullopt;
+      if (item.run_event && !InUpdates(item.run_event->type) && !item.run_terminal)
+        return std::nullopt;
+      const storage::TaskRecord& rec = *item.record_after;
+      if (rec.last_sequence <= *sent_through) return std::nullopt;
+      *sent_through = rec.last_sequence;
+      json::object d{{"eventId", rec.task.id + "/state.snapshot/" + std::to_string(rec.last_sequence)},
+                     {"runId", rec.task.id},
+                     {"type", "state.snapshot"},
+                     {"timestamp", core::FormatTimestamp(rec.updated_at_ms)},
+                     {"sequence", rec.last_sequence},
+                     {"payload", rec.run}};
+      return Doc{"state.snapshot", protocol::SerializeJson(d), rec.last_sequence};
+    };
+  } else {
+    // updates: run-level transitions (InUpdates); debug: every event; messages: the AI
+    // message chunks (ai.message.*). One mode: `event:` is the event's type; several: the
+    // mode that admitted it, the first listed.
+    doc = [modes](const tasks::StreamItem& item) -> std::optional<Doc> {
+      if (!item.run_event) return std::nullopt;  // a snapshot standing for pruned events
+      const protocol::RunEvent& e = *item.run_event;
+      for (const auto& mode : modes) {
+        const bool admits = mode == "debug" || (mode == "updates" && InUpdates(e.type)) ||
+                            (mode == "messages" && e.type.starts_with("ai.message."));
+        if (admits)
+          return Doc{modes.size() == 1 ? e.type : mode,
+                     protocol::SerializeJson(protocol::RunEventToJson(e)), e.sequence};
+      }
+      return std::nullopt;
+    };
+  }
+  spec.frame = [doc](const tasks::StreamItem& item) {
     std::string out;
-    // No run_event: a snapshot standing for events no longer in the log.
-    if (!item.run_event || !(debug || InUpdates(item.run_event->type))) return out;
-    const protocol::RunEvent& e = *item.run_event;
-    out.append("id: ").append(std::to_string(e.sequence)).append("\nevent: ").append(e.type);
-    out.append("\ndata: ").append(protocol::SerializeJson(protocol::RunEventToJson(e)));
-    out.append("\n\n");
+    auto d = doc(item);
+    if (!d) return out;
+    out.append("id: ").append(std::to_string(d->id)).append("\nevent: ").append(d->event);
+    out.append("\ndata: ").append(d->data).append("\n\n");
     return out;
   };
-  co_return SseResponse(std::move(start_stream).value(), std::move(spec));
+  spec.batch_item = [doc](const tasks::StreamItem& item) {
+    auto d = doc(item);
+    return d ? std::move(d->data) : std::string();
+  };
+  co_return SseResponse(std::move(stream), std::move(spec));
 }
 
 asio::awaitable<HttpResponse> OpenwopApi::Poll(const CallContext& ctx, const std::string& id,

@@ -37,6 +37,9 @@ struct OpenwopApiOptions {
   std::string version;   // implementation version
   bool push_notifications = false;
   bool webhooks = false;  // POST /v1/webhooks is served (durable, HMAC v1 signatures)
+  /// The A2A versions served, preferred first ("1.0", "0.3"): discovery's
+  /// a2a.protocolVersions, preferredVersion and profiles (RFC 0152).
+  std::vector<std::string> a2a_versions{"1.0", "0.3"};
   /// The task's push config as A2ATaskState.pushConfig ({url, tokenFingerprint}), or nullopt.
   std::function<std::optional<boost::json::object>(const std::string& task_id)> push_config_of;
   size_t body_limit = 1024 * 1024;

@@ -245,6 +245,10 @@ boost::asio::awaitable<HttpResponse> PushRoutes::SamplePushConfig(const HttpRequ
   config.id = "openwop-sample";
   if (config.task_id.empty() || config.url.empty())
     co_return Error(400, "validation_error", "taskId and url are required strings");
+  // The URL is vetted first: the SSRF refusal does not depend on the task (the conformance
+  // suite sends a placeholder taskId with a hostile URL).
+  if (auto vetted = co_await service_.Vet(config, config.task_id); !vetted)
+    co_return Error(400, "webhook_url_rejected", vetted.error().message);
   {
     const auto ctx =
         CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);

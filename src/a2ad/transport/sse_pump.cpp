@@ -1,10 +1,14 @@
 #include "a2ad/transport/sse_pump.hpp"
 
-#include "a2ad/core/metrics.hpp"
-
 #include <algorithm>
 #include <memory>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <optional>
 #include <utility>
+
+#include "a2ad/core/metrics.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -26,6 +30,78 @@ core::MetricFamily& StreamsOpen() {
   return open;
 }
 
+namespace {
+
+// One window of a batched stream.
+struct Batch {
+  std::string docs;  // JSON texts joined by ','
+  int64_t last = -1;
+  bool empty() const { return docs.empty(); }
+  void Add(const SsePumpSpec& spec, const tasks::StreamItem& item) {
+    std::string doc = spec.batch_item(item);
+    if (doc.empty()) return;
+    if (!docs.empty()) docs += ',';
+    docs += doc;
+    last = std::max(last, item.sequence);
+  }
+  std::string Take() {
+    std::string out = "id: " + std::to_string(last) + "\nevent: batch\ndata: [" + docs + "]\n\n";
+    docs.clear();
+    return out;
+  }
+};
+
+// PumpStream with spec.buffer > 0 (SsePumpSpec: batching).
+asio::awaitable<void> PumpBatched(SseSink& sink, tasks::StreamStart& start, const SsePumpSpec& spec) {
+  auto sub = start.subscription;
+  int64_t last = start.last_sequence;
+  Batch batch;
+  for (const auto& item : start.backlog) {
+    batch.Add(spec, *item);
+    last = std::max(last, item->sequence);
+    if (spec.closes(*item)) break;
+  }
+  const bool over = !start.backlog.empty() && spec.closes(*start.backlog.back());
+  if (!batch.empty())
+    if (!co_await sink.Write(batch.Take())) co_return;
+  if (over || start.task_terminal || !sub) co_return;
+  // No window open: wait for an item (or the heartbeat). A window open: take what arrives,
+  // looking every few milliseconds (a flush is sent at once), until it ends. (Next's timeout
+  // is the heartbeat's, measured from the last item: not a window's.)
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kLook = std::chrono::milliseconds(10);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    tasks::StreamItemPtr item = co_await sub->Next(spec.heartbeat);
+    if (!item) {
+      if (sub->closed()) co_return;
+      if (!co_await sink.Write(spec.keep_alive)) co_return;
+      continue;
+    }
+    const auto window_ends = Clock::now() + spec.buffer;
+    bool end = false, flush = false;
+    for (;;) {
+      if (item && item->sequence > last) {
+        last = item->sequence;
+        batch.Add(spec, *item);
+        end = spec.closes(*item);
+        flush = end || (spec.flushes && spec.flushes(*item));
+        if (flush) break;
+      }
+      item = sub->TryNext();
+      if (item) continue;
+      if (sub->closed() || Clock::now() >= window_ends) break;
+      timer.expires_after(std::min<Clock::duration>(kLook, window_ends - Clock::now()));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (!batch.empty())
+      if (!co_await sink.Write(batch.Take())) co_return;
+    if (end || sub->closed()) co_return;
+  }
+}
+
+}  // namespace
+
 asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePumpSpec spec) {
   core::MetricFamily& open = StreamsOpen();
   open.Add({}, 1);
@@ -42,6 +118,10 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
     *stopping = true;
     if (sub) sub->Close();
   });
+  if (spec.buffer.count() > 0) {
+    co_await PumpBatched(sink, start, spec);
+    co_return;
+  }
   int64_t last = start.last_sequence;
   for (const auto& item : start.backlog) {
     if (std::string text = spec.frame(*item); !text.empty())

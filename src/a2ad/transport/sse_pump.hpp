@@ -36,6 +36,14 @@ struct SsePumpSpec {
   /// Sent on a stream idle for `heartbeat` (proxies keep it open).
   std::string keep_alive = ": keep-alive\n\n";
   std::chrono::milliseconds heartbeat{15000};
+  /// Batching (OpenWOP bufferMs): when `buffer` > 0, `frame` is not used; the items of each
+  /// window of `buffer` (from the first item in it) are sent as one `event: batch` whose
+  /// data is the JSON array of their `batch_item` texts ("" leaves an item out) and whose id
+  /// is the highest sequence in it. An item `flushes` (or `closes`) sends the window at once.
+  /// The backlog is sent as one batch.
+  std::chrono::milliseconds buffer{0};
+  std::function<std::string(const tasks::StreamItem&)> batch_item;
+  std::function<bool(const tasks::StreamItem&)> flushes;
 };
 
 /// The gauge of streams being served (a2ad_streams_open; app/metrics_setup.hpp).
