@@ -649,3 +649,33 @@ TEST_F(WorkflowE2E, BufferMsBatchesAndFlushesAtASuspensionAndTheEnd) {
 
 }  // namespace
 }  // namespace a2ad
+
+namespace a2ad {
+namespace {
+
+// The durable-task seam (DIGEST §2.5): a task parked at an approval when the answer comes,
+// read back through the read seam; served only with --conformance-fixtures.
+TEST_F(WorkflowE2E, TheStartSeamParksATaskAtItsApproval) {
+  auto started = Post("/v1/host/sample/a2a/tasks/start",
+                      json::object{{"scenario", "paused-at-approval"}});
+  ASSERT_EQ(started.status, 201) << started.body;
+  const std::string id(started.Json().at("taskId").as_string());
+  const json::value state = Get("/v1/host/sample/a2a/tasks/" + id);
+  EXPECT_EQ(state.at("state"), "input-required") << state;
+  EXPECT_EQ(state.at("runId"), json::value(id));
+  EXPECT_EQ(Post("/v1/host/sample/a2a/tasks/start", json::object{{"scenario", "other"}}).status,
+            400);
+
+  const fs::path bare = testing::FreshTestDir("a2ad-wf-bare");
+  auto plain = ServerProcess::Start(kBinary, bare.string(), {"--workflows-dir", kWorkflows});
+  HttpClient c("127.0.0.1", plain.port);
+  EXPECT_EQ(c.Request("POST", "/v1/host/sample/a2a/tasks/start",
+                      R"({"scenario":"paused-at-approval"})")
+                .status,
+            404);
+  plain.Kill(SIGKILL);
+  fs::remove_all(bare);
+}
+
+}  // namespace
+}  // namespace a2ad

@@ -61,7 +61,7 @@ const ROUTES = [
   'GET /v1/interrupts/{token}', 'POST /v1/interrupts/{token}',
   'GET /v1/interrupts/{token}/resolve', 'POST /v1/interrupts/{token}/resolve',
   'GET /v1/a2a/tasks/{taskId}', 'GET /v1/host/sample/a2a/tasks/{taskId}',
-  'POST /v1/host/sample/a2a/tasks/push-config',
+  'POST /v1/host/sample/a2a/tasks/start', 'POST /v1/host/sample/a2a/tasks/push-config',
   // Push routes.
   'POST /v1/webhooks', 'DELETE /v1/webhooks/{webhookId}',
   'GET /v1/push/deliveries', 'HEAD /v1/push/deliveries',

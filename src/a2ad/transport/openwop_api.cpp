@@ -204,6 +204,7 @@ std::optional<std::string_view> RouteScope(std::string_view method,
     return method == "POST" ? kScopeRunsWrite : kScopeRunsRead;
   }
   if (family == "interrupts") return method == "GET" ? kScopeRunsRead : kScopeInterruptsResolve;
+  if (family == "host" && method == "POST") return kScopeTasksWrite;  // the start seam
   if (family == "a2a" || family == "host") return kScopeTasksRead;
   if (family == "events") return kScopeRunsWrite;
   return std::nullopt;
@@ -313,6 +314,9 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
     if (seg.size() == 4 && seg[3] != "resolve") co_return std::nullopt;
     co_return co_await Token(ctx, seg[2], r);
   }
+  if (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
+      seg[4] == "tasks" && seg[5] == "start" && m == "POST")
+    co_return co_await StartScenario(ctx, r);
   if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") ||
       (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
        seg[4] == "tasks")) {
@@ -320,6 +324,33 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
     co_return co_await TaskState(ctx, seg.back());
   }
   co_return std::nullopt;
+}
+
+// The durable-task conformance seam (DIGEST §2.5, RFC 0100): POST
+// /v1/host/sample/a2a/tasks/start {scenario: "paused-at-approval"} starts a run of the
+// conformance-approval fixture whose creating commit already parks it at its gate, and
+// answers 201 {taskId} (= its runId). Only with --conformance-fixtures (404 otherwise).
+asio::awaitable<HttpResponse> OpenwopApi::StartScenario(const CallContext& ctx,
+                                                        const HttpRequest& r) {
+  HttpResponse err;
+  auto body = ParseBody(r, err);
+  if (!body) co_return err;
+  const json::value* scenario = body->get_object().if_contains("scenario");
+  if (!scenario || !scenario->is_string() || scenario->get_string() != "paused-at-approval")
+    co_return ErrorResponse(400, "validation_error",
+                            "scenario: the one scenario of this seam is \"paused-at-approval\"");
+  static constexpr const char* kFixture = "conformance-approval";
+  const auto& skills = service_.skills();
+  if (std::none_of(skills.begin(), skills.end(), [](const auto& s) { return s.id == kFixture; }))
+    co_return ErrorResponse(404, "not_found",
+                            "the conformance seams are served with --conformance-fixtures");
+  tasks::StartRunRequest req;
+  req.skill_id = kFixture;
+  req.transport = "a2a";
+  req.first_steps_inline = true;  // at its gate when this answers
+  auto started = co_await service_.StartRun(ctx, std::move(req));
+  if (!started) co_return ErrorResponse(started.error());
+  co_return Json(201, json::object{{"taskId", started.value().record->task.id}});
 }
 
 HttpResponse OpenwopApi::Workflows(const std::string& id) {

@@ -65,6 +65,9 @@ class OpenwopApi {
                                                  const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> GetRun(const CallContext& ctx, const std::string& id);
   boost::asio::awaitable<HttpResponse> ListRuns(const CallContext& ctx, const HttpRequest& request);
+  /// POST /v1/host/sample/a2a/tasks/start (the conformance seam; --conformance-fixtures).
+  boost::asio::awaitable<HttpResponse> StartScenario(const CallContext& ctx,
+                                                     const HttpRequest& request);
   /// POST /v1/events {name, payload}: resumes the runs paused until event `name`
   /// (tasks/pause.hpp; core.awaitResumption, tasks/await_resumption conditions.onEvent).
   boost::asio::awaitable<HttpResponse> PostEvent(const CallContext& ctx, const HttpRequest& r);
