@@ -165,6 +165,9 @@ def test_the_numbers_are_the_work_done():
 
         wait_for(lambda: value(server.scrape()[0], "a2ad_push_attempts_total",
                                outcome="delivered") == 1, "the push to be delivered")
+        # The attempt counts when it is made; the outbox row is written after (batched).
+        wait_for(lambda: value(server.scrape()[0], "a2ad_push_outbox", state="pending") == 0,
+                 "the delivered push to leave the outbox")
         assert len(pushes) >= 1
 
         samples, _, text = server.scrape()
