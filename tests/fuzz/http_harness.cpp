@@ -241,6 +241,7 @@ World::World(WorldOptions options) : parts_(std::make_unique<Parts>()) {
     ow.version = "0.0.0-fuzz";
     ow.push_notifications = options.push;
     ow.webhooks = options.push;
+    ow.sample_seams = options.push;
     const workflow::InterruptTokens* tokens = &p.shared.tokens;
     p.openwop = std::make_unique<transport::OpenwopApi>(
         *p.service, p.clock,
@@ -261,7 +262,12 @@ World::World(WorldOptions options) : parts_(std::make_unique<Parts>()) {
   p.router = std::make_unique<transport::Router>(
       *p.service, transport::BuildAgentCard(card, p.service->skills()), stream, "/v1/a2a",
       p.openwop.get());
-  if (options.push) p.router->EnablePush(*p.push, *p.shared.keys, p.store);
+  if (options.push) {
+    p.router->EnablePush(*p.push, *p.shared.keys, p.store);
+    // The seams' bodies are parsed here too; the claim probe (real threads and timers) is
+    // left out: its route answers 404 once its body is read.
+    p.router->EnableSampleSeams(std::make_unique<transport::SampleSeams>(p.push.get(), nullptr));
+  }
 }
 
 World::~World() {

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
@@ -192,7 +193,10 @@ std::vector<Route> AllRoutes(const std::string& t) {
             R"({"taskId":")" + t + R"(","url":"https://example.com/h"})"},
            {"POST", "/v1/webhooks",
             R"({"url":"https://example.com/h","events":["run.completed"]})"},
-           {"DELETE", "/v1/webhooks/w1", ""}})
+           {"DELETE", "/v1/webhooks/w1", ""},
+           {"POST", "/v1/host/sample/test/surface",
+            R"({"tenantId":"t","surface":"webhooks","op":"list"})"},
+           {"POST", "/v1/host/sample/test/idempotency/concurrent-claim", "{}"}})
     r.push_back({"openwop", m, path, body, ""});
   return r;
 }
@@ -221,7 +225,10 @@ class AuthE2e : public ::testing::Test {
     keys_.push_back(key);
     return key;
   }
+  // With the OpenWOP test seams, whose routes are checked like the others.
   void Start(std::vector<std::string> flags = {}) {
+    if (std::find(flags.begin(), flags.end(), "--conformance-fixtures") == flags.end())
+      flags.push_back("--conformance-fixtures");
     server_ = ServerProcess::Start(kBinary, dir_.string(), std::move(flags), log_);
     client_ = std::make_unique<HttpClient>("127.0.0.1", server_.port);
   }
@@ -326,6 +333,7 @@ TEST_F(AuthE2e, EveryRouteRefusesMissingWrongRevokedExpiredKeysAndMissingScopes)
 TEST_F(AuthE2e, ScopesAreThoseOfTheOperation) {
   const std::string reader = CreateKey("acme", "tasks:read,runs:read");
   const std::string writer = CreateKey("acme", "tasks:write");
+  const std::string pusher = CreateKey("acme", "push:manage,runs:write");
   Start();
   // tasks:write sends; tasks:read reads it, may not cancel it or manage its push configs.
   json::value sent = RpcAs(writer, "SendMessage", Msg10("s1"));
@@ -344,6 +352,11 @@ TEST_F(AuthE2e, ScopesAreThoseOfTheOperation) {
   EXPECT_EQ(As(reader, "POST", "/v1/runs/" + task + "/cancel", "{}").status, 403);
   EXPECT_EQ(As(writer, "GET", "/v1/runs/" + task).status, 403);
   EXPECT_EQ(As(reader, "GET", "/v1/push/dead-letters").status, 403);  // admin only
+  // The surface seam acts for any tenant its body names: admin only.
+  const std::string list = R"({"tenantId":"globex","surface":"webhooks","op":"list"})";
+  EXPECT_EQ(As(pusher, "POST", "/v1/host/sample/test/surface", list).status, 403);
+  EXPECT_EQ(As(pusher, "POST", "/v1/host/sample/test/idempotency/concurrent-claim", "{}").status,
+            200);
 }
 
 TEST_F(AuthE2e, AnotherTenantsTasksRunsAndPushConfigsAreNotFound) {

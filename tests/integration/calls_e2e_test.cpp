@@ -546,4 +546,27 @@ TEST_F(CallsE2e, HttpToAPrivateAddressIsRefusedByTheEgressGuard) {
   EXPECT_EQ(Run(id).at("nodeStates").at("http").at("error").at("code"), "egress_refused");
 }
 
+
+// A pause and its resume while the node's call is out: the resume starts a new execution,
+// which reaches the same node while the superseded one still waits for the answer. The claim
+// on the call's idempotency key (effects/effect_claims.hpp) makes the new execution take that
+// answer: the API sees one request, and the run goes on with its response.
+TEST_F(CallsE2e, AResumeWhileTheCallIsOutTakesItsAnswerInsteadOfCallingAgain) {
+  receiver_.SetResponse(R"({"ok":true})");
+  receiver_.SetDelay(std::chrono::milliseconds(1500));
+  const std::string id = Start("call-http");
+  ASSERT_EQ(receiver_.WaitFor(1, std::chrono::seconds(15)), 1u);  // the call is out
+  json::value paused = Rpc(*caller_client_, "tasks/pause",
+                           json::object{{"taskId", id}, {"mode", "interrupt_immediate"}});
+  ASSERT_TRUE(paused.as_object().contains("result")) << json::serialize(paused);
+  json::value task = Rpc(*caller_client_, "tasks/get", json::object{{"id", id}});
+  const std::string handle(task.at("result").at("metadata").at("pause").at("resumeToken").as_string());
+  json::value resumed =
+      Rpc(*caller_client_, "tasks/resume", json::object{{"taskId", id}, {"handle", handle}});
+  ASSERT_TRUE(resumed.as_object().contains("result")) << json::serialize(resumed);
+  ASSERT_TRUE(WaitStatus(id, "completed"));
+  EXPECT_EQ(receiver_.count(), 1u);
+  EXPECT_EQ(Outputs(Run(id), "http").at("body").at("ok"), true);
+}
+
 }  // namespace a2ad::calls_test

@@ -103,7 +103,9 @@ class PushE2E : public ::testing::Test {
     }
     fs::remove_all(dir_);
   }
+  // With the OpenWOP test seams (the push-config seam is one).
   void Start(std::vector<std::string> extra) {
+    extra.push_back("--conformance-fixtures");
     server_ = ServerProcess::Start(kBinary, (dir_ / "data").string(), std::move(extra));
     base_ = "http://127.0.0.1:" + std::to_string(server_.port);
   }

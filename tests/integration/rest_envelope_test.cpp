@@ -31,7 +31,7 @@ class RestEnvelope : public ::testing::Test {
     dir_ = testing::FreshTestDir("a2ad-envelope");
     server_ = ServerProcess::Start(testing::A2adBinary(), dir_.string(),
                                    {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows",
-                                    "--body-limit", "4096"});
+                                    "--body-limit", "4096", "--conformance-fixtures"});
   }
   void TearDown() override {
     server_.Kill(SIGKILL);

@@ -62,6 +62,7 @@ const ROUTES = [
   'GET /v1/interrupts/{token}/resolve', 'POST /v1/interrupts/{token}/resolve',
   'GET /v1/a2a/tasks/{taskId}', 'GET /v1/host/sample/a2a/tasks/{taskId}',
   'POST /v1/host/sample/a2a/tasks/start', 'POST /v1/host/sample/a2a/tasks/push-config',
+  'POST /v1/host/sample/test/surface', 'POST /v1/host/sample/test/idempotency/concurrent-claim',
   // Push routes.
   'POST /v1/webhooks', 'DELETE /v1/webhooks/{webhookId}',
   'GET /v1/push/deliveries', 'HEAD /v1/push/deliveries',
@@ -273,7 +274,7 @@ describe('OpenAPI description', () => {
         'Run scripts/bootstrap.sh (it runs `npm ci` in tests/interop).');
     }
     tmp = await mkdtemp(path.join(os.tmpdir(), 'a2ad-openapi-'));
-    server = await startServer();
+    server = await startServer({ args: ['--conformance-fixtures'] });  // the seams too
     base = server.baseUrl;
     const res = await fetch(`${base}/v1/openapi.json`);
     assert.equal(res.status, 200, 'GET /v1/openapi.json');

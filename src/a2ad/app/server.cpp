@@ -411,6 +411,7 @@ int RunServer(const Config& config) {
   ow_opts.queue_limit = config.stream_queue_limit;
   ow_opts.push_notifications = true;
   ow_opts.webhooks = true;
+  ow_opts.sample_seams = config.conformance_fixtures;
   if (config.a2a_versions == "1.0") ow_opts.a2a_versions = {"1.0"};
   ow_opts.push_config_of =
       [&push](const std::string& task_id) -> std::optional<boost::json::object> {
@@ -464,6 +465,11 @@ int RunServer(const Config& config) {
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
   router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  if (config.conformance_fixtures)  // the OpenWOP test seams, off unless asked for
+    router->EnableSampleSeams(std::make_unique<transport::SampleSeams>(
+        (*push)->service.get(), [&host_effects, &io](int executors) {
+          return effects::ProbeConcurrentClaim(host_effects.claims(), io.get_executor(), executors);
+        }));
   authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
   router->SetReadiness(MakeReadinessProbe(sqlite_store, health, config.data_dir));

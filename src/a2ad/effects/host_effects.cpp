@@ -1,7 +1,5 @@
 #include "a2ad/effects/host_effects.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -107,24 +105,6 @@ json::object CallFailure(const Error& e, std::string_view what) {
   if (!e.Detail("status").empty())
     r["error"].get_object()["status"] = std::atoi(std::string(e.Detail("status")).c_str());
   return r;
-}
-
-// DIGEST §6.1 layer 2: base64url(sha256("openwop:activity:v2\0" tenant \0 run \0 node \0
-// ordinal \0 providerKey)).
-std::string IdempotencyKey(std::string_view tenant, std::string_view run, std::string_view node,
-                           int64_t ordinal, std::string_view provider) {
-  std::string in("openwop:activity:v2");
-  for (std::string_view part : {tenant, run, node}) {
-    in.push_back('\0');
-    in += part;
-  }
-  in.push_back('\0');
-  in += std::to_string(ordinal);
-  in.push_back('\0');
-  in += provider;
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(in.data()), in.size(), d);
-  return core::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(d), sizeof d));
 }
 
 bool Expected(const json::object& spec, int status) {
@@ -318,7 +298,37 @@ asio::awaitable<json::object> HostEffects::Run(tasks::ExecutionContext& ctx,
                                                const std::string& node_id,
                                                const json::object& spec) {
   std::string_view kind = Str(spec, "kind");
-  if (kind == "http") co_return co_await Http(ctx, node_id, spec);
+  // A call that sends something is claimed (effect_claims.hpp): an execution of the run that
+  // reaches it while another is out on it takes that one's result.
+  if (kind == "http") {
+    const std::string key = IdempotencyKey(ctx.call_context().principal.tenant, ctx.task_id(),
+                                           node_id, IntOr(spec, "ordinal", 0), "core.http");
+    // The call is a named object: a lambda temporary inside a co_await expression is one
+    // GCC 12 destroys twice.
+    EffectClaims::Call call = [&]() { return Http(ctx, node_id, spec, key); };
+    auto out = co_await claims_.Run(key, std::move(call));
+    if (out.shared)
+      core::LogInfo("run " + ctx.task_id() + " node " + node_id +
+                    ": took the result of the same call made by an earlier execution");
+    co_return std::move(out.result);
+  }
+  if (kind == "a2a.send" || kind == "a2a.reply") {
+    const std::string_view message_id = Str(ObjOr(spec, "message"), "messageId");
+    if (!message_id.empty()) {
+      std::string key("a2a");
+      for (std::string_view part : {std::string_view(ctx.call_context().principal.tenant),
+                                    std::string_view(ctx.task_id()), message_id}) {
+        key.push_back('\n');
+        key += part;
+      }
+      EffectClaims::Call call = [&]() { return A2a(ctx, node_id, spec); };
+      auto out = co_await claims_.Run(key, std::move(call));
+      if (out.shared)
+        core::LogInfo("run " + ctx.task_id() + " node " + node_id +
+                      ": took the peer's answer to the same message sent by an earlier execution");
+      co_return std::move(out.result);
+    }
+  }
   if (kind.starts_with("a2a.")) co_return co_await A2a(ctx, node_id, spec);
   co_return ErrorResult("capability_required",
                         "this host cannot carry out effect '" + std::string(kind) + "'");
@@ -326,9 +336,8 @@ asio::awaitable<json::object> HostEffects::Run(tasks::ExecutionContext& ctx,
 
 asio::awaitable<json::object> HostEffects::Http(tasks::ExecutionContext& ctx,
                                                 const std::string& node_id,
-                                                const json::object& spec) {
-  const std::string key = IdempotencyKey(ctx.call_context().principal.tenant, ctx.task_id(),
-                                         node_id, IntOr(spec, "ordinal", 0), "core.http");
+                                                const json::object& spec,
+                                                const std::string& key) {
   std::string missing;
   net::HttpRequest req = HttpRequestOf(spec, config_.secrets, key, missing);
   if (!missing.empty()) co_return ErrorResult("secret_missing", missing);

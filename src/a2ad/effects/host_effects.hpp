@@ -35,6 +35,7 @@
 
 #include "a2ad/client/a2a_client.hpp"
 #include "a2ad/core/api_key.hpp"
+#include "a2ad/effects/effect_claims.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/workflow/effects.hpp"
 
@@ -98,6 +99,9 @@ class HostEffects final : public workflow::EffectRunner {
                                                   const boost::json::object& spec) override;
   boost::asio::awaitable<void> Cancel(const protocol::CallContext& ctx,
                                       const boost::json::object& spec) override;
+  /// The claims that keep two executions of one run from making one call twice
+  /// (effect_claims.hpp): core.http by its idempotency key, an A2A message by its messageId.
+  EffectClaims& claims() { return claims_; }
 
  private:
   struct Peer {
@@ -111,7 +115,8 @@ class HostEffects final : public workflow::EffectRunner {
                                                                 const client::CallOptions& o);
   boost::asio::awaitable<boost::json::object> Http(tasks::ExecutionContext& ctx,
                                                    const std::string& node_id,
-                                                   const boost::json::object& spec);
+                                                   const boost::json::object& spec,
+                                                   const std::string& key);
   boost::asio::awaitable<boost::json::object> A2a(tasks::ExecutionContext& ctx,
                                                   const std::string& node_id,
                                                   const boost::json::object& spec);
@@ -131,6 +136,7 @@ class HostEffects final : public workflow::EffectRunner {
   std::optional<client::A2aClient> self_a2a_;
   std::mutex mu_;
   std::map<std::string, client::PeerCard> cards_;  // by card URL
+  EffectClaims claims_;
 };
 
 }  // namespace a2ad::effects

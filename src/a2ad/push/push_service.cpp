@@ -172,6 +172,18 @@ Result<void> PushService::DeleteWebhook(const std::string& id, const std::string
   return core::Ok{};
 }
 
+std::vector<storage::WebhookRecord> PushService::ListWebhooks(const std::string& tenant_id) const {
+  const std::string tenant = tenant_id.empty() ? kDefaultTenant : tenant_id;
+  std::vector<storage::WebhookRecord> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [id, w] : webhooks_)
+    if (w.tenant_id == tenant) out.push_back(w);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.created_at_ms != b.created_at_ms ? a.created_at_ms < b.created_at_ms : a.id < b.id;
+  });
+  return out;
+}
+
 void PushService::CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c) {
   std::lock_guard lock(mu_);
   auto& list = cache_[task_id];

@@ -109,6 +109,8 @@ class PushService {
   /// DELETE /v1/webhooks/{id}. kInvalidParams "not found" (absent), kUnsupportedOperation
   /// (another tenant's subscription: never deleted).
   core::Result<void> DeleteWebhook(const std::string& id, const std::string& tenant_id);
+  /// The subscriptions of `tenant_id` ("" = the default tenant), oldest first, without secrets.
+  std::vector<storage::WebhookRecord> ListWebhooks(const std::string& tenant_id) const;
 
   /// The TaskService hook (TaskServiceOptions::on_commit). Adds outbox rows to `commit`;
   /// caches commit.push_configs. Never blocks.
@@ -139,7 +141,7 @@ class PushService {
   const core::Clock& clock_;
   core::IdGenerator& ids_;
   std::function<void()> wake_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::vector<CachedConfig>, std::less<>> cache_;  // task id -> configs
   std::map<std::string, storage::WebhookRecord> webhooks_;  // id -> subscription (no secret)
 };

@@ -314,12 +314,10 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
     if (seg.size() == 4 && seg[3] != "resolve") co_return std::nullopt;
     co_return co_await Token(ctx, seg[2], r);
   }
-  if (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
-      seg[4] == "tasks" && seg[5] == "start" && m == "POST")
-    co_return co_await StartScenario(ctx, r);
-  if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") ||
-      (seg.size() == 6 && seg[1] == "host" && seg[2] == "sample" && seg[3] == "a2a" &&
-       seg[4] == "tasks")) {
+  const bool sample_task = options_.sample_seams && seg.size() == 6 && seg[1] == "host" &&
+                           seg[2] == "sample" && seg[3] == "a2a" && seg[4] == "tasks";
+  if (sample_task && seg[5] == "start" && m == "POST") co_return co_await StartScenario(ctx, r);
+  if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") || sample_task) {
     if (m != "GET") co_return method_not_allowed("GET");
     co_return co_await TaskState(ctx, seg.back());
   }

@@ -37,6 +37,9 @@ struct OpenwopApiOptions {
   std::string version;   // implementation version
   bool push_notifications = false;
   bool webhooks = false;  // POST /v1/webhooks is served (durable, HMAC v1 signatures)
+  // The host/sample A2A task seams (GET /v1/host/sample/a2a/tasks/{id}, POST .../start):
+  // --conformance-fixtures; off, they are unknown paths.
+  bool sample_seams = false;
   /// The A2A versions served, preferred first ("1.0", "0.3"): discovery's
   /// a2a.protocolVersions, preferredVersion and profiles (RFC 0152).
   std::vector<std::string> a2a_versions{"1.0", "0.3"};

@@ -114,7 +114,7 @@ HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
 boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
   std::string_view path = request.Path();
   const bool webhooks = path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0;
-  const bool sample = path == "/v1/host/sample/a2a/tasks/push-config";
+  const bool sample = sample_seam_ && path == "/v1/host/sample/a2a/tasks/push-config";
   const bool deliveries = path == "/v1/push/deliveries";
   const bool dead = path == "/v1/push/dead-letters";
   if (!webhooks && !sample && !deliveries && !dead) co_return std::nullopt;

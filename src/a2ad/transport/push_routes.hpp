@@ -5,6 +5,7 @@
 //                                           delivered, dead), attempts, last error, times
 //   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
 //   POST /v1/host/sample/a2a/tasks/push-config {taskId, url, token?, tokenFingerprint?}
+//                                           (only with EnableSampleSeam)
 //                                           the OpenWOP conformance seam (DIGEST §2.5): the
 //                                           same vetting as an A2A config; 400
 //                                           webhook_url_rejected on refusal, 404 unknown
@@ -46,6 +47,8 @@ class PushRoutes {
       : service_(service), store_(store), tasks_(tasks) {}
   /// The response, or nullopt when `request` is not one of these routes.
   boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
+  /// Serves the push-config seam (off by default: --conformance-fixtures turns it on).
+  void EnableSampleSeam() { sample_seam_ = true; }
 
  private:
   boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
@@ -54,6 +57,7 @@ class PushRoutes {
   push::PushService& service_;
   storage::PushStore& store_;
   tasks::TaskService& tasks_;
+  bool sample_seam_ = false;
 };
 
 }  // namespace a2ad::transport

@@ -93,6 +93,11 @@ void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
   push_keys_ = &keys;
 }
 
+void Router::EnableSampleSeams(std::unique_ptr<SampleSeams> seams) {
+  sample_seams_ = std::move(seams);
+  if (push_routes_) push_routes_->EnableSampleSeam();
+}
+
 HttpResponse Router::Jwks() const {
   json::array keys = published_keys_;
   if (push_keys_)  // the push keys change with `a2ad keys rotate`: read at every request
@@ -354,6 +359,8 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
   }
   if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
   if (rest03_.Owns(path)) co_return co_await rest03_.Handle(request);
+  if (sample_seams_)
+    if (auto r = co_await sample_seams_->Handle(request)) co_return std::move(*r);
   if (push_routes_)
     if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
   if (openwop_)

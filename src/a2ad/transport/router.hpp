@@ -21,6 +21,7 @@
 #include "a2ad/transport/jsonrpc_handler.hpp"
 #include "a2ad/transport/openwop_api.hpp"
 #include "a2ad/transport/push_routes.hpp"
+#include "a2ad/transport/sample_seams.hpp"
 
 namespace a2ad::push {
 class KeyStore;
@@ -87,6 +88,10 @@ class Router {
   /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
   /// serving.
   void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);
+  /// The OpenWOP test seams (--conformance-fixtures): sample_seams.hpp's routes, and the
+  /// push-config seam of push_routes.hpp. Without this call they are unknown paths (404).
+  /// Call before serving, after EnablePush.
+  void EnableSampleSeams(std::unique_ptr<SampleSeams> seams);
   /// Serves `path` with `receive`, before and without authentication: the route checks its
   /// own credential (a peer's pushes to a2ad carry the token a2ad gave the peer,
   /// app/peer_push.hpp). Call before serving.
@@ -125,6 +130,7 @@ class Router {
   bool v10_only_ = false;
   std::string last_modified_;  // when the cards were made (they do not change while serving)
   std::unique_ptr<PushRoutes> push_routes_;
+  std::unique_ptr<SampleSeams> sample_seams_;
   boost::json::array published_keys_;    // PublishKey
   push::KeyStore* push_keys_ = nullptr;  // EnablePush; locks internally
 };
