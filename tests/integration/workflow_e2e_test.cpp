@@ -491,6 +491,23 @@ TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
   EXPECT_FALSE(r.Header("Cache-Control").empty());
   auto d = r.Json();
   EXPECT_EQ(d.at("a2a").at("durableTasks"), true);
+  // openwop-interrupts: the clarification interrupt (FixtureWorkflowsReachTheirOutcomes).
+  EXPECT_EQ(d.at("supportedEnvelopes"), json::array{"clarification.request"});
+  // RFC 0152 §C: agentCardUrl names the 1.0 card (no top-level url or protocolVersion), whose
+  // interfaces' versions are the protocolVersions discovery lists.
+  const std::string card_url(d.at("a2a").at("agentCardUrl").as_string());
+  const std::string origin = "http://127.0.0.1:" + std::to_string(server_.port);
+  ASSERT_EQ(card_url.rfind(origin, 0), 0u) << card_url;
+  auto card = client_->Request("GET", card_url.substr(origin.size()));
+  ASSERT_EQ(card.status, 200);
+  const json::value c = card.Json();
+  EXPECT_FALSE(c.as_object().contains("url")) << card.body;
+  EXPECT_FALSE(c.as_object().contains("protocolVersion"));
+  std::set<std::string> card_versions, listed;
+  for (const auto& i : c.at("supportedInterfaces").as_array())
+    card_versions.emplace(i.at("protocolVersion").as_string());
+  for (const auto& v : d.at("a2a").at("protocolVersions").as_array()) listed.emplace(v.as_string());
+  EXPECT_EQ(card_versions, listed);
   bool has_approval = false;
   for (const auto& f : d.at("fixtures").as_array()) has_approval |= f == "conformance-approval";
   EXPECT_TRUE(has_approval);

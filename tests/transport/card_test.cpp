@@ -31,10 +31,11 @@ struct Server : testing::InProcessRouter {
                      BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
   }
 
-  HttpResponse Get(std::vector<std::pair<std::string, std::string>> headers) {
+  HttpResponse Get(std::vector<std::pair<std::string, std::string>> headers,
+                   std::string query = "") {
     HttpRequest r;
     r.method = "GET";
-    r.target = "/.well-known/agent-card.json";
+    r.target = "/.well-known/agent-card.json" + query;
     r.headers = std::move(headers);
     return Call(std::move(r));
   }
@@ -67,6 +68,20 @@ TEST(Card, AVersionOneRequestGetsTheStrictForm) {
   EXPECT_EQ(v10.at("supportedInterfaces").as_array().size(), 4u);
   EXPECT_EQ(HeaderOf(r, "Vary"), "A2A-Version");
   EXPECT_NE(HeaderOf(r, "ETag"), HeaderOf(s.Get({}), "ETag")) << "two forms, two validators";
+}
+
+// A2A 1.0 §3.6.1: the version may be a query parameter (the URL OpenWOP discovery names as
+// agentCardUrl carries it); the header, when present, wins.
+TEST(Card, TheVersionAsAQueryParameterGetsTheStrictForm) {
+  Server s(false);
+  const json::object v10 = Body(s.Get({}, "?A2A-Version=1.0"));
+  EXPECT_FALSE(v10.contains("url"));
+  EXPECT_FALSE(v10.contains("protocolVersion"));
+  EXPECT_EQ(v10.at("supportedInterfaces").as_array().size(), 4u);
+  EXPECT_EQ(Body(s.Get({}, "?A2A-Version=1.0")), Body(s.Get({{"A2A-Version", "1.0"}})));
+  EXPECT_TRUE(Body(s.Get({{"A2A-Version", "0.3"}}, "?A2A-Version=1.0")).contains("url"));
+  EXPECT_TRUE(Body(s.Get({}, "?other=1")).contains("url"));
+  EXPECT_TRUE(Body(s.Get({}, "?A2A-Version=%zz")).contains("url"));  // not decodable: ignored
 }
 
 TEST(Card, OneZeroOnlyServesTheStrictFormToEveryone) {

@@ -122,8 +122,14 @@ json::object A2aBlock(const OpenwopApiOptions& o) {
     versions.push_back(json::value(v));
     profiles.push_back(json::value(v == "0.3" ? "a2a-0.3-legacy" : "a2a-" + v));
   }
+  // A host that serves 1.0 names its 1.0 card (RFC 0152 §C): the well-known URL with the
+  // version as a query parameter (A2A 1.0 §3.6.1); without one a2ad serves the card both SDK
+  // generations read (README, "Agent card").
+  const bool v10 = std::find(o.a2a_versions.begin(), o.a2a_versions.end(), "1.0") !=
+                   o.a2a_versions.end();
   json::object a2a{{"supported", true},
-                   {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
+                   {"agentCardUrl", o.base_url + "/.well-known/agent-card.json" +
+                                        (v10 ? "?A2A-Version=1.0" : "")},
                    {"streaming", true},
                    {"pushNotifications", o.push_notifications},
                    {"durableTasks", true},
@@ -139,7 +145,10 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
     if (s.id.starts_with("conformance-")) fixtures.push_back(json::value(s.id));
   return json::object{
       {"protocolVersion", "1.0"},
-      {"supportedEnvelopes", json::array()},
+      // The clarification interrupt is the one envelope kind the engine acts on (a node asks,
+      // the run waits in waiting-input, the answers resume it): the openwop-interrupts
+      // profile's predicate. a2ad generates no AI envelopes, so nothing else is listed.
+      {"supportedEnvelopes", json::array{"clarification.request"}},
       {"schemaVersions", json::object()},
       {"limits", json::object{{"clarificationRounds", 3},
                               {"schemaRounds", 2},
