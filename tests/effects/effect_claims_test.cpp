@@ -75,6 +75,37 @@ TEST(EffectClaims, ConcurrentClaimantsOfOneKeyMakeOneCallAndAllGetItsResult) {
   EXPECT_EQ(claims.kept(), 1u);
 }
 
+// As HostEffects claims a call: from inside a coroutine, the call a named object capturing
+// shared state, the claim awaited as a child coroutine.
+asio::awaitable<bool> ClaimAsAChild(EffectClaims& claims, std::shared_ptr<std::atomic<int>> calls,
+                                    json::object result) {
+  EffectClaims::Call call = [calls, result] { return Delayed(*calls, result, 30ms); };
+  EffectClaims::Outcome out = co_await claims.Run("child", std::move(call));
+  EXPECT_EQ(out.result, result);
+  co_return out.shared;
+}
+
+asio::awaitable<int> RaceChildren(asio::any_io_executor ex, EffectClaims& claims,
+                                  std::shared_ptr<std::atomic<int>> calls, int n) {
+  std::vector<std::future<bool>> outs;
+  for (int i = 0; i < n; ++i)
+    outs.push_back(asio::co_spawn(asio::make_strand(ex),
+                                  ClaimAsAChild(claims, calls, json::object{{"n", 1}}),
+                                  asio::use_future));
+  int shared = 0;
+  for (auto& f : outs) shared += f.get() ? 1 : 0;
+  co_return shared;
+}
+
+TEST(EffectClaims, ClaimantsAwaitingItAsAChildCoroutineShareOneCall) {
+  EffectClaims claims;
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  const int shared = RunOnPool<int>([&](auto ex) { return RaceChildren(ex, claims, calls, 8); });
+  EXPECT_EQ(calls->load(), 1);
+  EXPECT_EQ(shared, 7);
+  EXPECT_EQ(calls.use_count(), 1) << "every copy of the call's state is released";
+}
+
 TEST(EffectClaims, ALateClaimantWithinTheKeepWindowTakesTheResultAndAfterItCallsAgain) {
   EffectClaims claims(100ms);
   std::atomic<int> calls{0};
