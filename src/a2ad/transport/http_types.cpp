@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 #include <strings.h>
 
+#include <boost/url/parse.hpp>
 #include <cstdio>
 #include <ctime>
 
@@ -14,6 +15,14 @@ std::string_view HttpRequest::Header(std::string_view name) const {
   for (const auto& [k, v] : headers)
     if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return v;
   return {};
+}
+
+std::string HttpRequest::Query(std::string_view name) const {
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (!parsed) return "";
+  auto params = parsed->params();
+  auto it = params.find(name);
+  return it == params.end() ? std::string() : std::string((*it).value);
 }
 
 std::string_view HttpRequest::Path() const {

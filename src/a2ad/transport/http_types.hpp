@@ -32,6 +32,8 @@ struct HttpRequest {
   std::string_view Header(std::string_view name) const;
   /// The path part of target (before '?').
   std::string_view Path() const;
+  /// The decoded value of the query parameter `name`; "" when absent or not decodable.
+  std::string Query(std::string_view name) const;
 };
 
 /// Where a streaming (SSE) response writes. Owned by the server; used by one coroutine.

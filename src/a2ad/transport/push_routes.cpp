@@ -1,7 +1,5 @@
 #include "a2ad/transport/push_routes.hpp"
 
-#include <boost/url/parse.hpp>
-
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_parse.hpp"
@@ -20,15 +18,6 @@ namespace {
 // The REST surface's closed envelope (DIGEST §2.3), like every other REST route.
 HttpResponse Error(int status, std::string_view code, std::string message) {
   return RestErrorResponse(status, code, std::move(message));
-}
-
-std::string Param(const HttpRequest& r, std::string_view name) {
-  auto parsed = boost::urls::parse_origin_form(r.target);
-  if (!parsed) return "";
-  auto params = parsed->params();
-  auto it = params.find(name);
-  if (it == params.end()) return "";
-  return std::string((*it).value);
 }
 
 const char* StateName(storage::OutboxState s) {
@@ -123,7 +112,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
     co_return WithScopeChallenge(RestErrorResponse(*denied), *denied);
   if (deliveries && (request.method == "GET" || request.method == "HEAD")) {
     // Another tenant's task is answered as an unknown one (the push service's 404).
-    const std::string task_id = Param(request, "taskId");
+    const std::string task_id = request.Query("taskId");
     if (!task_id.empty()) {
       auto rec = co_await tasks_.GetRecord(ctx, task_id);
       if (!rec) co_return RestErrorResponse(rec.error());
@@ -153,7 +142,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     return r;
   }
   if (deliveries) {
-    std::string task_id = Param(request, "taskId");
+    std::string task_id = request.Query("taskId");
     if (task_id.empty())
       return Error(400, "validation_error", "query parameter taskId is required");
     auto rows = service_.Deliveries(task_id);
@@ -163,7 +152,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));
   }
   size_t limit = 100;
-  std::string text = Param(request, "limit");
+  std::string text = request.Query("limit");
   if (!text.empty()) {
     if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos ||
         std::stoul(text) == 0 || std::stoul(text) > 500)
@@ -213,7 +202,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
     co_return Error(404, "not_found", "no route for DELETE " + std::string(path));
   const bool authenticated = request.principal && request.principal->authenticated;
   auto deleted = service_.DeleteWebhook(
-      id, authenticated ? request.principal->tenant : Param(request, "tenantId"));
+      id, authenticated ? request.principal->tenant : request.Query("tenantId"));
   if (!deleted) {
     // Another tenant's subscription: forbidden without authentication (the tenant was the
     // caller's word); with it, not found (no enumeration).

@@ -1,6 +1,5 @@
 #include "a2ad/transport/router.hpp"
 
-#include <boost/url/parse.hpp>
 #include <chrono>
 
 #include "a2ad/core/log.hpp"
@@ -155,15 +154,6 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
 
 namespace {
 // Sets header `name` of `request` to `value` (replacing every one of that name).
-// The query parameter `name` of `target` ("" when absent or not decodable).
-std::string QueryParam(const std::string& target, std::string_view name) {
-  auto parsed = boost::urls::parse_origin_form(target);
-  if (!parsed) return "";
-  auto params = parsed->params();
-  auto it = params.find(name);
-  return it == params.end() ? std::string() : std::string((*it).value);
-}
-
 void SetHeader(HttpRequest& request, std::string_view name, std::string value) {
   std::erase_if(request.headers, [name](const auto& h) {
     return h.first.size() == name.size() &&
@@ -233,7 +223,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   // A2A 1.0 (§3.6.1): a client may name the version as the query parameter A2A-Version instead
   // of the header (a card URL can carry it); every binding reads it as the header.
   if (request.Header("A2A-Version").empty() && request.target.find('?') != std::string::npos)
-    if (std::string v = QueryParam(request.target, "A2A-Version"); !v.empty())
+    if (std::string v = request.Query("A2A-Version"); !v.empty())
       request.headers.emplace_back("A2A-Version", std::move(v));
   // The access log: one line per request, once it is answered (a stream: once it begins).
   const auto started = std::chrono::steady_clock::now();
