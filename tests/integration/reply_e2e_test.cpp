@@ -228,5 +228,51 @@ TEST_F(ReplyE2E, TheRetryMayComeInTheOtherWireVersion) {
       client_->Request("GET", "/v1/runs/" + id).Json().as_object().contains("acceptedMessages"));
 }
 
+// Issue 29, 1: a client that lost the answer to its first message retries it verbatim, after
+// it (or anyone) answered the gate, on another connection, in the other wire version, and
+// after the server was killed and restarted: every retry is answered with the first task,
+// and no second run starts.
+TEST_F(ReplyE2E, ALateRetryOfAFirstMessageIsAnsweredWithItsTaskEvenAfterARestart) {
+  const std::string id = Parked(kV03, "brief-late");
+  auto accepted = Send(kV03, "accept-late", Data(kV03, {{"action", "accept"}}), id);
+  ASSERT_EQ(StateOf(TaskOf(kV03, accepted)), kV03.completed) << json::serialize(accepted);
+  auto count_tasks = [&](HttpClient& c) {
+    auto list = c.Rpc("ListTasks", json::object{{"pageSize", 100}}, "1.0");
+    return list.at("result").at("tasks").as_array().size();
+  };
+  const size_t tasks = count_tasks(*client_);
+  auto expect_first_task = [&](HttpClient& c, const Wire& w) {
+    json::object msg{{"messageId", "brief-late"},
+                     {"parts", json::array{Text(w, "Brief for Acme launch")}},
+                     {"metadata", json::object{{"skillId", "campaign-brief"}}}};
+    if (w.version.empty()) {
+      msg["kind"] = "message";
+      msg["role"] = "user";
+    } else {
+      msg["role"] = "ROLE_USER";
+    }
+    auto again = c.Rpc(w.method, json::object{{"message", std::move(msg)}}, w.version);
+    json::object task = TaskOf(w, again);
+    EXPECT_EQ(task.at("id"), json::value(id)) << json::serialize(again);
+    EXPECT_EQ(StateOf(task), w.completed);
+  };
+  {
+    HttpClient other("127.0.0.1", server_.port);  // another connection
+    expect_first_task(other, kV03);
+    expect_first_task(other, kV10);
+  }
+  expect_first_task(*client_, kV03);
+  server_.Kill(SIGKILL);
+  server_ = ServerProcess::Start(kBinary, dir_.string(), {"--workflows-dir", kWorkflows});
+  HttpClient after("127.0.0.1", server_.port);
+  expect_first_task(after, kV03);
+  expect_first_task(after, kV10);
+  EXPECT_EQ(count_tasks(after), tasks);
+  client_ = std::make_unique<HttpClient>("127.0.0.1", server_.port);
+  auto evs = Events(id);
+  EXPECT_EQ(Count(evs, "run.started"), 1u);
+  EXPECT_EQ(Count(evs, "run.completed"), 1u);
+}
+
 }  // namespace
 }  // namespace a2ad

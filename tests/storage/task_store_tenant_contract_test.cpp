@@ -239,5 +239,45 @@ TYPED_TEST(TaskStoreTenantTest, AReleasedKeyCreatesAnotherTaskAndTheFirstKeepsIt
   EXPECT_EQ((*found)->task.id, "a-2");
 }
 
+// The idempotency retention window (TaskCommit::dedup_takeover_before_ms): a key held by a
+// task created before the cutoff is taken over by the creating commit, atomically (the holder
+// loses it, the new task has it); a holder created at or after the cutoff keeps it
+// (kConflict), and another tenant's holder is never touched.
+TYPED_TEST(TaskStoreTenantTest, AKeyPastItsRetentionIsTakenOverByTheNextTask) {
+  const std::string key = "a2a\nalice\n\nm-1";
+  this->Make("a-1", "acme", "alice", "ctx", TaskState::kCompleted, 100, key);
+  this->Make("g-1", "globex", "alice", "ctx", TaskState::kCompleted, 100, key);
+  const int64_t created = this->MustGet("a-1").created_at_ms;
+  auto attempt = [&](const std::string& id, int64_t before) {
+    TaskCommit c = Create(id);
+    c.record.tenant = "acme";
+    c.record.dedup_key = key;
+    c.dedup_takeover_before_ms = before;
+    return CommitSync(this->store(), std::move(c));
+  };
+  for (int64_t before : {int64_t{0}, created}) {
+    auto refused = attempt("a-2", before);
+    ASSERT_FALSE(refused.ok()) << before;
+    EXPECT_EQ(refused.error().code, core::ErrorCode::kConflict);
+    EXPECT_FALSE(this->store().Get("a-2")->has_value());
+    EXPECT_EQ(this->MustGet("a-1").dedup_key, key);
+  }
+  ASSERT_TRUE(IsOk(attempt("a-2", created + 1)));
+  EXPECT_EQ(this->MustGet("a-1").dedup_key, "");
+  EXPECT_EQ(this->MustGet("a-1").task.status.state, TaskState::kCompleted);
+  EXPECT_EQ(this->MustGet("a-2").dedup_key, key);
+  auto found = this->store().FindByDedupKey("acme", key);
+  ASSERT_TRUE(IsOk(found));
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->task.id, "a-2");
+  auto globex = this->store().FindByDedupKey("globex", key);
+  ASSERT_TRUE(IsOk(globex) && globex->has_value());
+  EXPECT_EQ((*globex)->task.id, "g-1");
+  // The new holder is as protected as the first was (it is not older than the cutoff).
+  auto third = attempt("a-3", this->MustGet("a-2").created_at_ms);
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().code, core::ErrorCode::kConflict);
+}
+
 }  // namespace
 }  // namespace a2ad::storage

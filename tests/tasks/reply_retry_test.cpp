@@ -206,49 +206,122 @@ TEST_F(ReplyRetryTest, ARetryAfterTheGateClosedReturnsTheTaskItProduced) {
   ExpectLogFoldsToSnapshot(id);
 }
 
-// A first message is idempotent by (caller, contextId, messageId) until its sender sends the
-// task another message (accepted_messages.hpp, A2aDedupKey): before, the same send is a retry
-// and returns the task; after, it starts a new task (and a retry of that returns the new one).
-TEST_F(ReplyRetryTest, AFirstMessageIsRetriedUntilItsSenderAddressesTheTask) {
+// A first message is idempotent by (caller, contextId, messageId) for the retention window
+// (accepted_messages.hpp, A2aDedupKey), whatever happens to the task meanwhile: the same send
+// after the gate was answered, after the task ended, after a cancel is a retry that returns
+// the first task and starts nothing (the regression of issue 29: a late retry started a
+// second run once the sender had answered the gate).
+TEST_F(ReplyRetryTest, AFirstMessageIsARetryWhateverHappenedToItsTask) {
   Make();
   const std::string id = Parked();
   auto retried = Run(service_->SendMessage(ctx_, Message("start", "go")));
   ASSERT_TRUE(retried.ok()) << retried.error().message;
   EXPECT_EQ(retried->id, id);
 
-  // Another principal's answer does not end the sender's retry window.
+  // Another principal's answer, then the sender's own: still the first task.
   protocol::CallContext approver = ctx_;
   approver.principal.id = "approver";
-  auto asked = Run(service_->SendMessage(approver, Message("r-ask", "ask", id)));
-  ASSERT_TRUE(asked.ok()) << asked.error().message;
+  ASSERT_TRUE(Run(service_->SendMessage(approver, Message("r-ask", "ask", id))).ok());
   EXPECT_EQ(Run(service_->SendMessage(ctx_, Message("start", "go")))->id, id);
-  EXPECT_EQ(inner_.Get(id).value()->dedup_key, A2aDedupKey("anonymous", "", "start"));
-
-  // The sender's own reply does: the key is given back, durably.
   auto done = Run(service_->SendMessage(ctx_, Message("r-ok", "accept", id)));
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(done->status.state, S::kCompleted);
-  EXPECT_EQ(inner_.Get(id).value()->dedup_key, "");
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key, A2aDedupKey("anonymous", "", "start"));
   ExpectLogFoldsToSnapshot(id);
+  auto late = Run(service_->SendMessage(ctx_, Message("start", "go")));
+  ASSERT_TRUE(late.ok()) << late.error().message;
+  EXPECT_EQ(late->id, id);
+  EXPECT_EQ(late->status.state, S::kCompleted);
+  Drain();
+  EXPECT_EQ(gate_->executions.load(), 2);  // start + resume: no second run
 
+  // A cancel by the sender keeps the key too.
+  auto other = Run(service_->SendMessage(ctx_, Message("start-2", "go")));
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(Run(service_->CancelTask(ctx_, {"", other->id, {}})).ok());
+  auto after_cancel = Run(service_->SendMessage(ctx_, Message("start-2", "go")));
+  ASSERT_TRUE(after_cancel.ok());
+  EXPECT_EQ(after_cancel->id, other->id);
+  EXPECT_EQ(after_cancel->status.state, S::kCanceled);
+  ExpectLogFoldsToSnapshot(other->id);
+}
+
+// The key is kept for the retention window (TaskServiceOptions::idempotency_retention) and
+// then taken over by the next task that uses it: the same send after the window starts a new
+// task, and a retry of that one returns the new task. The old task keeps its state.
+TEST_F(ReplyRetryTest, AFirstMessagesKeyIsTakenOverAfterTheRetentionWindow) {
+  core::ManualClock manual;
+  TaskServiceOptions opts;
+  opts.idempotency_retention = std::chrono::hours(24);
+  service_ = std::make_unique<TaskService>(store_, manual, *ids_, io_.get_executor(), opts);
+  service_->RegisterSkill({"gate"}, gate_);
+  const std::string id = Parked();
+  manual.Advance(24LL * 3600 * 1000 - 1);
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, Message("start", "go")))->id, id);
+  manual.Advance(2);
   auto fresh = Run(service_->SendMessage(ctx_, Message("start", "go")));
   ASSERT_TRUE(fresh.ok()) << fresh.error().message;
   EXPECT_NE(fresh->id, id);
-  EXPECT_EQ(fresh->status.state, S::kInputRequired);
-  auto fresh_retry = Run(service_->SendMessage(ctx_, Message("start", "go")));
-  ASSERT_TRUE(fresh_retry.ok());
-  EXPECT_EQ(fresh_retry->id, fresh->id);
-  Drain();
-  EXPECT_EQ(gate_->executions.load(), 3);  // first task: start + resume; second: start
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, Message("start", "go")))->id, fresh->id);
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key, "");
+  EXPECT_EQ(inner_.Get(id).value()->task.status.state, S::kInputRequired);
+  EXPECT_EQ(inner_.Get(fresh->id).value()->dedup_key, A2aDedupKey("anonymous", "", "start"));
+}
 
-  // A cancel by the sender ends the retry window too.
+// The built-in conformance agent (Executor::ReusesFirstMessageIds) alone gives its key back
+// when the creator addresses the task: the A2A conformance kit reuses one messageId for every
+// task of a session. Another principal's message does not; the creator's reply or cancel
+// does, durably, and the messageId then starts a new task.
+TEST_F(ReplyRetryTest, OnlyTheConformanceAgentReusesAFirstMessageIdOnceTheTaskWasAddressed) {
+  class KitGate final : public Executor {
+   public:
+    explicit KitGate(std::shared_ptr<GateExecutor> g) : g_(std::move(g)) {}
+    core::Result<Resolution> Resolve(const storage::TaskRecord& r,
+                                     const ResolveRequest& req) override {
+      return g_->Resolve(r, req);
+    }
+    asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
+      co_await g_->Execute(std::move(ctx));
+    }
+    bool ReusesFirstMessageIds() const override { return true; }
+
+   private:
+    std::shared_ptr<GateExecutor> g_;
+  };
+  Make();
+  service_->RegisterSkill({"kit"}, std::make_shared<KitGate>(gate_));
+  auto kit_message = [](const std::string& mid, const std::string& text) {
+    auto r = Message(mid, text);
+    r.message.metadata["skillId"] = "kit";
+    return r;
+  };
+  auto first = Run(service_->SendMessage(ctx_, kit_message("start", "go")));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string id = first->id;
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, kit_message("start", "go")))->id, id);
+  protocol::CallContext approver = ctx_;
+  approver.principal.id = "approver";
+  ASSERT_TRUE(Run(service_->SendMessage(approver, Message("r-ask", "ask", id))).ok());
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, kit_message("start", "go")))->id, id);
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key,
+            A2aDedupKey("anonymous", "", "start", DedupRelease::kWhenAddressed));
+
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-ok", "accept", id))).ok());
+  EXPECT_EQ(inner_.Get(id).value()->dedup_key, "");
+  ExpectLogFoldsToSnapshot(id);
+  auto fresh = Run(service_->SendMessage(ctx_, kit_message("start", "go")));
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_NE(fresh->id, id);
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, kit_message("start", "go")))->id, fresh->id);
   ASSERT_TRUE(Run(service_->CancelTask(ctx_, {"", fresh->id, {}})).ok());
   EXPECT_EQ(inner_.Get(fresh->id).value()->dedup_key, "");
-  ExpectLogFoldsToSnapshot(fresh->id);
-  auto third = Run(service_->SendMessage(ctx_, Message("start", "go")));
+  auto third = Run(service_->SendMessage(ctx_, kit_message("start", "go")));
   ASSERT_TRUE(third.ok());
   EXPECT_NE(third->id, fresh->id);
-  EXPECT_NE(third->id, id);
+  // The same messageId for the gate skill is another key (its own skill's), kept.
+  const std::string gated = Parked();
+  ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-ok2", "accept", gated))).ok());
+  EXPECT_EQ(Run(service_->SendMessage(ctx_, Message("start", "go")))->id, gated);
 }
 
 // A retried first message that carries a push config ensures it on the task the first
@@ -292,12 +365,17 @@ TEST_F(ReplyRetryTest, ARetriedFirstMessageEnsuresItsPushConfigOnTheTask) {
   EXPECT_EQ(inner_.Get(id).value()->last_sequence, last);  // no event: only the configs
 }
 
-TEST(AcceptedMessages, TheCallerOfADedupKey) {
-  EXPECT_EQ(DedupKeyCaller(A2aDedupKey("alice", "ctx", "m-1")), "alice");
-  EXPECT_EQ(DedupKeyCaller(A2aDedupKey("", "", "")), "");
-  EXPECT_EQ(DedupKeyCaller("rest\nalice\nPOST /v1/runs\nk"), "");
-  EXPECT_EQ(DedupKeyCaller(""), "");
-  EXPECT_EQ(DedupKeyCaller("a2a\nalice"), "");
+TEST(AcceptedMessages, OnlyTheConformanceAgentsKeysNameACallerToReleaseThem) {
+  EXPECT_EQ(ReleasableDedupKeyCaller(
+                A2aDedupKey("alice", "ctx", "m-1", DedupRelease::kWhenAddressed)),
+            "alice");
+  EXPECT_EQ(ReleasableDedupKeyCaller(A2aDedupKey("alice", "ctx", "m-1")), "");
+  EXPECT_EQ(ReleasableDedupKeyCaller(A2aDedupKey("", "", "", DedupRelease::kWhenAddressed)), "");
+  EXPECT_EQ(ReleasableDedupKeyCaller("rest\nalice\nPOST /v1/runs\nk"), "");
+  EXPECT_EQ(ReleasableDedupKeyCaller(""), "");
+  EXPECT_EQ(ReleasableDedupKeyCaller("a2a-kit\nalice"), "");
+  EXPECT_NE(A2aDedupKey("alice", "ctx", "m-1"),
+            A2aDedupKey("alice", "ctx", "m-1", DedupRelease::kWhenAddressed));
 }
 
 // A2A asks for unique messageIds, but the A2A conformance kit sends several messages of one

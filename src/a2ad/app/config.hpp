@@ -46,6 +46,10 @@ struct Config {
   bool tck_skill = false;
   int64_t event_retention_s =
       7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
+  // A task keeps its creation key (a first message's messageId, an Idempotency-Key) this
+  // long: a send with it is a retry answered with that task (tasks/accepted_messages.hpp);
+  // 0 = forever.
+  int64_t idempotency_retention_s = 24 * 3600;
   // Slow and greedy clients (transport::HttpServerOptions): a request body must arrive
   // within body_timeout_ms of its head (else 408); a connection past max_connections, or
   // past max_connections_per_address from one client IP address, is answered 503.

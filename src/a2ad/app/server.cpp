@@ -269,6 +269,7 @@ int RunServer(const Config& config) {
   tasks::TaskServiceOptions svc_opts;
   svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   svc_opts.default_skill = config.default_skill;
+  svc_opts.idempotency_retention = std::chrono::seconds(config.idempotency_retention_s);
   // A message carrying opt/v1/objective creates or joins that objective.
   svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
   auto egress = OpenEgress(config);  // every outbound call: one guard, one client

@@ -165,6 +165,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   serve
+      ->add_option("--idempotency-retention-s", config.idempotency_retention_s,
+                   "a first message's messageId (and an Idempotency-Key) stays bound to the "
+                   "task it started this long: a send with it is a retry answered with that "
+                   "task, whatever happened to it since; 0 keeps them forever")
+      ->envname("A2AD_IDEMPOTENCY_RETENTION_S")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+
+  serve
       ->add_option("--sqlite-synchronous", config.sqlite_synchronous,
                    "normal: an acknowledged task change survives the process being killed; "
                    "full: it also survives power loss and OS crashes (one fsync per batch of "

@@ -86,6 +86,12 @@ struct TaskCommit {
   /// the tenant may be created with it (tasks/accepted_messages.hpp: the retry window of a
   /// first message ends when its sender sends the task another).
   bool releases_dedup_key = false;
+  /// Creating commits only: the idempotency retention window (accepted_messages.hpp). When
+  /// > 0 and the record's dedup key is held by a task of the tenant created before this time
+  /// (created_at_ms < dedup_takeover_before_ms), that task gives the key back (its stored key
+  /// is cleared) and this task takes it, in the same transaction; a key held by a newer task
+  /// is kConflict as always. 0: never taken over. Costs nothing unless the key is in use.
+  int64_t dedup_takeover_before_ms = 0;
 
   /// The record this commit writes (`shared_record` if set, else `record`).
   const TaskRecord& Record() const { return shared_record ? *shared_record : record; }
@@ -144,7 +150,8 @@ class TaskStore {
 
   /// The task of `tenant` created with `dedup_key` (TaskRecord::dedup_key), or nullopt.
   /// Creating a second task of one tenant with a key that tenant already used fails with
-  /// kConflict; another tenant may use the same key. Thread-safe.
+  /// kConflict (unless the holder is older than TaskCommit::dedup_takeover_before_ms);
+  /// another tenant may use the same key. Thread-safe.
   virtual core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                                  std::string_view key) = 0;
 

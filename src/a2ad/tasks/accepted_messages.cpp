@@ -145,17 +145,24 @@ PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
   return MessageContentDigest(*it) == content ? PriorMessage::kSame : PriorMessage::kDifferent;
 }
 
+namespace {
+// A kRetention key starts "a2a\n" (the form every stored key has had since keys existed, so
+// keys stored before the release rules were told apart are kept, as a real client needs);
+// a kWhenAddressed key starts "a2a-kit\n".
+constexpr std::string_view kRetentionPrefix = "a2a\n";
+constexpr std::string_view kReleasablePrefix = "a2a-kit\n";
+}  // namespace
+
 std::string A2aDedupKey(std::string_view caller, std::string_view context_id,
-                        std::string_view message_id) {
-  std::string key = "a2a\n";
+                        std::string_view message_id, DedupRelease release) {
+  std::string key(release == DedupRelease::kWhenAddressed ? kReleasablePrefix : kRetentionPrefix);
   key.append(caller).append("\n").append(context_id).append("\n").append(message_id);
   return key;
 }
 
-std::string_view DedupKeyCaller(std::string_view dedup_key) {
-  constexpr std::string_view kPrefix = "a2a\n";
-  if (!dedup_key.starts_with(kPrefix)) return {};
-  dedup_key.remove_prefix(kPrefix.size());
+std::string_view ReleasableDedupKeyCaller(std::string_view dedup_key) {
+  if (!dedup_key.starts_with(kReleasablePrefix)) return {};
+  dedup_key.remove_prefix(kReleasablePrefix.size());
   const size_t end = dedup_key.find('\n');
   return end == std::string_view::npos ? std::string_view{} : dedup_key.substr(0, end);
 }

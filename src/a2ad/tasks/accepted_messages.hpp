@@ -59,15 +59,28 @@ PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
 /// A message that starts a task is idempotent too, by the task's creation key
 /// (storage::TaskRecord::dedup_key): the same caller's same messageId in the same contextId
 /// (as the client gave it: "" when it gave none) starts one task, and a retry is answered
-/// with that task. The retry window closes when the creator sends the task a further message
-/// or cancels it (a2a.message.received or run.cancelled whose caller is the key's): having
-/// addressed the task by its id, the creator evidently received the first answer, so a later send with that messageId is a new
-/// message, not a retry. The fold then clears the record's key and the store gives it back
-/// (storage::TaskCommit::releases_dedup_key), and the same messageId starts a new task.
+/// with that task, whatever happened to the task in between (replies, gates answered, a
+/// cancel, a restart). A retry is a retry: a client that lost the first answer must not start
+/// a second run. The key is kept for the idempotency retention window
+/// (TaskStore::ExpireDedupKeys, `--idempotency-retention-s`, 24 hours by default); after it,
+/// the same messageId starts a new task.
+///
+/// The one exception is the built-in conformance agent (Executor::ReusesFirstMessageIds):
+/// the A2A conformance kit reuses one messageId for every task of a session, so its key is
+/// made with DedupRelease::kWhenAddressed and given back when its creator sends the task
+/// another message or cancels it (a2a.message.received or run.cancelled whose caller is the
+/// key's; the fold clears the record's key and the store gives it back,
+/// storage::TaskCommit::releases_dedup_key). No workflow a user loads can ask for that.
+enum class DedupRelease {
+  kRetention,      // kept for the retention window: every real skill
+  kWhenAddressed,  // given back when the creator addresses the task: the conformance agent
+};
 std::string A2aDedupKey(std::string_view caller, std::string_view context_id,
-                        std::string_view message_id);
-/// The caller part of a key made by A2aDedupKey; "" for "" and for other keys (a REST
-/// Idempotency-Key).
-std::string_view DedupKeyCaller(std::string_view dedup_key);
+                        std::string_view message_id,
+                        DedupRelease release = DedupRelease::kRetention);
+/// The caller part of a key made by A2aDedupKey with DedupRelease::kWhenAddressed; "" for
+/// every other key (kRetention keys, a REST Idempotency-Key, ""): those are never given back
+/// by addressing the task.
+std::string_view ReleasableDedupKeyCaller(std::string_view dedup_key);
 
 }  // namespace a2ad::tasks

@@ -173,6 +173,11 @@ class Executor {
   /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
   /// nothing to wait for.
   virtual bool RecoversParked() const { return false; }
+  /// True only for the built-in conformance agent: a first message's messageId stops being a
+  /// retry once its sender addresses the task (the A2A conformance kit reuses one messageId
+  /// for every task it creates). Every other skill keeps the retry for the idempotency
+  /// retention window (accepted_messages.hpp, A2aDedupKey).
+  virtual bool ReusesFirstMessageIds() const { return false; }
   /// The next step, if it can be decided synchronously from `current` (a just-created task,
   /// or the record the previous answer left): it is committed in the creating transaction,
   /// and asked again until it returns none (one commit instead of several for a task that

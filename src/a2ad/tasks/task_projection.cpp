@@ -239,14 +239,16 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       t.status.message = std::move(status_message);
     }
   }
-  // The creator addressing its task by id (a message into it, a cancel) received the first
-  // answer: its first messageId is no longer retried, and the key is given back
-  // (accepted_messages.hpp; storage::TaskCommit::releases_dedup_key).
+  // The conformance agent's key only: its creator addressing the task by id (a message into
+  // it, a cancel) gives the key back, since the kit reuses the messageId for its next task
+  // (accepted_messages.hpp; storage::TaskCommit::releases_dedup_key). Every other key is
+  // kept for the retention window, whatever the task goes through.
   if (!next.dedup_key.empty() &&
       (e.type == protocol::kEvMessageReceived || e.type == protocol::kEvRunCancelled))
-    if (const json::value* caller = e.payload.if_contains("caller");
-        caller && caller->is_string() && DedupKeyCaller(next.dedup_key) == caller->get_string())
-      next.dedup_key.clear();
+    if (const json::value* caller = e.payload.if_contains("caller"); caller && caller->is_string())
+      if (const std::string_view owner = ReleasableDedupKeyCaller(next.dedup_key);
+          !owner.empty() && owner == caller->get_string())
+        next.dedup_key.clear();
   if (new_state && protocol::IsTerminal(*new_state)) t.metadata.erase("pause");
   if (ProjectsToA2a(e)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);

@@ -215,11 +215,14 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     if (!prepared) co_return std::move(prepared).error();
   }
   // The same caller's same messageId in the same conversation never starts a second run
-  // while it can be a retry (accepted_messages.hpp: until the caller sends that task another
-  // message): the key names the principal and the contextId the client gave (a messageId
-  // reused in another context is another message), and the store keeps keys per tenant.
+  // within the idempotency retention window (accepted_messages.hpp): the key names the
+  // principal and the contextId the client gave (a messageId reused in another context is
+  // another message), and the store keeps keys per tenant.
   const bool context_given = !msg.context_id.empty();
-  const std::string dedup_key = A2aDedupKey(ctx.caller(), msg.context_id, msg.message_id);
+  const std::string dedup_key =
+      A2aDedupKey(ctx.caller(), msg.context_id, msg.message_id,
+                  executor->ReusesFirstMessageIds() ? DedupRelease::kWhenAddressed
+                                                    : DedupRelease::kRetention);
   std::string task_id = ids_.Next();
   const std::string fresh_id = task_id;  // unused if this is a retry
   if (!context_given) msg.context_id = ids_.Next();

@@ -91,6 +91,12 @@ struct TaskServiceOptions {
   /// their executor's AfterCancel again (a peer's task a cancel did not reach: the host
   /// stopped first, or the peer was down). 8 days: a peer call's longest deadline, and a day.
   std::chrono::milliseconds after_cancel_recovery{8LL * 24 * 3600 * 1000};
+
+  /// How long a task keeps its creation key (a first message's messageId, an
+  /// Idempotency-Key): a send with the same key within it is a retry answered with that
+  /// task, whatever happened to the task meanwhile (accepted_messages.hpp). After it, the
+  /// key may start a new task. 0: keys are kept for ever.
+  std::chrono::milliseconds idempotency_retention{24LL * 3600 * 1000};
 };
 
 /// Where a resubscribing client left off: the last event it saw, by log sequence (the SSE

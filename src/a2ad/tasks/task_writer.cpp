@@ -208,6 +208,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   commit.shared_record = record;
   commit.releases_dedup_key =
       !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
+  if (creating && !record->dedup_key.empty() && options_.idempotency_retention.count() > 0)
+    commit.dedup_takeover_before_ms = now - options_.idempotency_retention.count();
   commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
   if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
   slot->head = record;

@@ -33,9 +33,16 @@ core::Result<void> MemoryTaskStore::Apply(TaskCommit& commit) {
     if (!commit.Record().dedup_key.empty()) {
       auto [d, fresh] =
           dedup_.emplace(std::make_pair(commit.Record().tenant, commit.Record().dedup_key), id);
-      if (!fresh)
-        return core::Error(core::ErrorCode::kConflict,
-                           "dedup key already used by task " + d->second);
+      if (!fresh) {
+        auto holder = tasks_.find(d->second);
+        const bool expired = commit.dedup_takeover_before_ms > 0 && holder != tasks_.end() &&
+                             holder->second.record.created_at_ms < commit.dedup_takeover_before_ms;
+        if (!expired)
+          return core::Error(core::ErrorCode::kConflict,
+                             "dedup key already used by task " + d->second);
+        holder->second.record.dedup_key.clear();  // the retention window ended: taken over
+        d->second = id;
+      }
     }
     it = tasks_.emplace(id, Entry{}).first;
   } else if (commit.expected_last_sequence == -1) {

@@ -120,6 +120,7 @@ class SqliteTaskStore::Impl {
     int64_t last_sequence = -1;
     int64_t expected_last_sequence = -1;
     bool releases_dedup_key = false;  // TaskCommit::releases_dedup_key
+    int64_t dedup_takeover_before_ms = 0;  // TaskCommit::dedup_takeover_before_ms
     std::vector<EventRow> events;
     // Push notifications (rare): written by WritePushRows in the same transaction.
     std::vector<PushConfigRecord> push_configs;

@@ -44,6 +44,9 @@ constexpr const char* kUpdateTask =
     " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
     " WHERE id = ?1 AND last_sequence = ?11";
 constexpr const char* kReleaseDedupKey = "UPDATE tasks SET dedup_key = NULL WHERE id = ?1";
+// The retention window of an idempotency key ended (TaskCommit::dedup_takeover_before_ms).
+constexpr const char* kTakeOverDedupKey =
+    "UPDATE tasks SET dedup_key = NULL WHERE tenant = ?1 AND dedup_key = ?2 AND created_at_ms < ?3";
 constexpr const char* kInsertEvent =
     "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms, payload)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -146,6 +149,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.updated_at_ms = r.updated_at_ms;
     p.last_sequence = r.last_sequence;
     p.releases_dedup_key = commit.releases_dedup_key;
+    p.dedup_takeover_before_ms = commit.dedup_takeover_before_ms;
     p.expected_last_sequence = commit.expected_last_sequence;
     p.events.reserve(commit.events.size());
     for (const protocol::RunEvent& e : commit.events) {
@@ -401,7 +405,24 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
     } else {
       write.Bind(11, p.expected_last_sequence);
     }
-    const int rc = write.Step();
+    int rc = write.Step();
+    if (creating && rc == SQLITE_CONSTRAINT_UNIQUE && p.dedup_takeover_before_ms > 0) {
+      // The key's holder may be past the retention window: it gives the key back, and the
+      // insert is tried once more (in the same transaction, so both or neither happen).
+      auto takeover_prepared = db.Prepare(kTakeOverDedupKey);
+      if (!takeover_prepared) return std::move(takeover_prepared).error();
+      Stmt takeover(*takeover_prepared);
+      takeover.BindStatic(1, p.View(p.tenant));
+      takeover.BindStatic(2, p.View(p.dedup_key));
+      takeover.Bind(3, p.dedup_takeover_before_ms);
+      if (const int t = takeover.Step(); t != SQLITE_DONE)
+        return db.Fail("take over the dedup key for task " + id, t);
+      if (sqlite3_changes(db.handle()) == 1) {
+        wrote = true;  // the holder's row changed: a failure now must roll it back
+        sqlite3_reset(*prepared);
+        rc = write.Step();
+      }
+    }
     // The primary key is the task id; the only other unique index is (tenant, dedup key).
     if (creating && rc == SQLITE_CONSTRAINT_PRIMARYKEY)
       return core::Error(core::ErrorCode::kConflict, "task " + id + " already exists");

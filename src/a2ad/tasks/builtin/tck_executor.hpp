@@ -77,6 +77,8 @@ class TckExecutor final : public Executor {
       : long_task_(long_task) {}
 
   boost::asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override;
+  /// The kit reuses one messageId for every task it creates (accepted_messages.hpp).
+  bool ReusesFirstMessageIds() const override { return true; }
   /// A new task's whole behaviour, except the long-running one's wait.
   std::vector<EventDraft> FirstSteps(const storage::TaskRecord& created) const override;
   /// tck-message-response: a Message "Direct message response" instead of a task.
