@@ -307,6 +307,11 @@ int RunServer(const Config& config) {
     LogActivity(previous, commit);
   };
   tasks::TaskService service(*(*push)->task_store, clock, *ids, io.get_executor(), svc_opts);
+  // Push configs set by the push-config methods are commits of their task (ordered with its
+  // transitions, so none is missed: push_service.hpp).
+  (*push)->service->SetConfigWriter([&service](storage::PushConfigRecord r) {
+    return service.WritePushConfig(std::move(r));
+  });
   service.RegisterSkill(
       {"echo",
        "Echo",

@@ -238,6 +238,10 @@ asio::awaitable<Result<protocol::PushNotificationConfig>> PushService::SetConfig
   rec.task_id = task_id;
   rec.config = config;
   rec.created_at_ms = clock_.NowMs();
+  if (write_config_) {
+    if (auto put = co_await write_config_(std::move(rec)); !put) co_return std::move(put).error();
+    co_return config;
+  }
   if (auto put = store_.PutConfig(rec); !put) co_return std::move(put).error();
   if (auto now = tasks_.Get(task_id);
       now && now.value() && !protocol::IsTerminal(now.value()->task.status.state))
@@ -281,7 +285,10 @@ Result<void> PushService::DeleteConfig(const std::string& task_id, const std::st
 
 void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit) {
   const std::string& task_id = commit.Record().task.id;
-  for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
+  // A task that was terminal already produces no more pushes: its configs are stored, not
+  // cached. (A commit that ends the task with a config, inline or set, pushes that end.)
+  if (!(previous && protocol::IsTerminal(previous->task.status.state)))
+    for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
   AddWebhookRows(commit);
   const TaskState now = commit.Record().task.status.state;
   // A pause (the pause extension) is notified too: the task stays working, but a caller waits

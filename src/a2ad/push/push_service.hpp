@@ -116,6 +116,14 @@ class PushService {
   /// caches commit.push_configs. Never blocks.
   void OnCommit(const storage::TaskRecord* previous, storage::TaskCommit& commit);
 
+  /// How SetConfig writes a config: as a commit of its task (TaskService::WritePushConfig),
+  /// so that it is ordered with the task's transitions: a config acknowledged while the task
+  /// is not terminal sees every later transition (OnCommit caches it from the commit). Unset
+  /// (tests of this class alone): written to the store directly and cached.
+  using ConfigWriter =
+      std::function<boost::asio::awaitable<core::Result<void>>(storage::PushConfigRecord)>;
+  void SetConfigWriter(ConfigWriter writer) { write_config_ = std::move(writer); }
+
   /// Called after rows were committed (the worker polls anyway; this only wakes it early).
   void SetWakeUp(std::function<void()> wake) { wake_ = std::move(wake); }
   void WakeUp() const {
@@ -141,6 +149,7 @@ class PushService {
   const core::Clock& clock_;
   core::IdGenerator& ids_;
   std::function<void()> wake_;
+  ConfigWriter write_config_;
   mutable std::mutex mu_;
   std::map<std::string, std::vector<CachedConfig>, std::less<>> cache_;  // task id -> configs
   std::map<std::string, storage::WebhookRecord> webhooks_;  // id -> subscription (no secret)

@@ -239,6 +239,13 @@ class TaskService {
   boost::asio::awaitable<core::Result<protocol::ListTasksResponse>> ListTasks(
       const CallContext& ctx, protocol::ListTasksRequest req);
 
+  /// Writes a push config of the task `record.task_id` (already vetted, tenant already
+  /// checked) as a commit of that task: ordered with the task's other commits under its lock,
+  /// so every commit after it produces outbox rows for the config (TaskServiceOptions::
+  /// on_commit sees it in commit.push_configs first), and one that came before does not need
+  /// to. Completes once durable. kTaskNotFound for an unknown task.
+  boost::asio::awaitable<core::Result<void>> WritePushConfig(storage::PushConfigRecord record);
+
   /// tasks/cancel, CancelTask. Commits run.cancelled and tells the execution to stop.
   /// Canceling a canceled task returns it unchanged. kTaskNotFound (also another tenant's
   /// task), kTaskNotCancelable.

@@ -114,6 +114,28 @@ asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
   co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });
 }
 
+asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRecord record) {
+  auto slot = Acquire(record.task_id);
+  const std::string config_id = record.config.id;
+  const int64_t created_at = record.created_at_ms;
+  {
+    std::lock_guard lock(slot->mu);
+    slot->pending_push_configs.push_back(std::move(record));
+  }
+  // An empty step: the commit carries the config alone (or an earlier commit already took it
+  // from the slot; then this one is ordered after that one and completes once it has).
+  auto written = co_await CommitRecord(slot, {}, false, {});
+  if (!written) {
+    // A refused config must not ride along with a later commit (unknown task: no head).
+    std::lock_guard lock(slot->mu);
+    std::erase_if(slot->pending_push_configs, [&](const storage::PushConfigRecord& r) {
+      return r.config.id == config_id && r.created_at_ms == created_at;
+    });
+    co_return std::move(written).error();
+  }
+  co_return core::Ok{};
+}
+
 asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
                                                              std::vector<EventDraft> step,
                                                              bool creating,
