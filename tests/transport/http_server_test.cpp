@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
@@ -18,6 +21,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/net/cidr.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -168,9 +172,14 @@ class HttpServerTest : public ::testing::Test {
     router_ = std::make_unique<Router>(service_, BuildAgentCard(card, service_.skills()));
     server_ = std::make_unique<HttpServer>(
         io_,
-        [this](HttpRequest r) {
+        [this](HttpRequest r) -> boost::asio::awaitable<HttpResponse> {
           ++handled_;
-          return router_->Handle(std::move(r));
+          if (r.Path() == "/hold") {  // a request that stays in flight for a while
+            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, Ms(1500));
+            co_await t.async_wait(boost::asio::use_awaitable);
+            co_return HttpResponse{};
+          }
+          co_return co_await router_->Handle(std::move(r));
         },
         opts);
     auto port = server_->Listen(host, 0);
@@ -507,6 +516,57 @@ TEST_F(HttpServerTest, PerAddressCapCountsEachClientAddress) {
   RawConn again("127.0.0.1", port_, "127.0.0.1");
   ASSERT_TRUE(again.Send(kHealthz));
   EXPECT_TRUE(Served(again));
+}
+
+// Issue 29, 8: behind a reverse proxy every client shares the proxy's address. A trusted
+// proxy's connections are not capped by address (three from 127.0.0.1 with a cap of 1); each
+// request is counted, while in flight, against the address the proxy forwards: a second
+// request for 203.0.113.7 while its first is held is refused with 503 on a connection that
+// stays open, another client's is served, and the first client is served again once its
+// request ended. An untrusted peer's X-Forwarded-For is ignored.
+TEST_F(HttpServerTest, ATrustedProxyIsNotCappedByAddressItsForwardedClientsAre) {
+  HttpServerOptions opts;
+  opts.max_connections_per_address = 1;
+  opts.trusted_proxies = net::ParseCidrList("127.0.0.1/32").value();
+  Start(opts);
+  auto via = [](std::string_view path, std::string_view client) {
+    std::string r = "GET " + std::string(path) + " HTTP/1.1\r\nHost: a\r\n";
+    if (!client.empty()) r += "X-Forwarded-For: " + std::string(client) + ", 127.0.0.1\r\n";
+    return r + "\r\n";
+  };
+  RawConn held("127.0.0.1", port_, "127.0.0.1");
+  ASSERT_TRUE(held.Send(via("/hold", "203.0.113.7")));
+  std::this_thread::sleep_for(Ms(200));  // the held request is in flight
+  RawConn same_client("127.0.0.1", port_, "127.0.0.1");
+  ASSERT_TRUE(same_client.Send(via("/healthz", "203.0.113.7")));
+  ASSERT_TRUE(same_client.WaitResponse(Ms(3000))) << same_client.received();
+  EXPECT_EQ(same_client.Response().status, 503);
+  EXPECT_EQ(same_client.Response().Header("Retry-After"), "1");
+  EXPECT_TRUE(same_client.Response().keep_alive);  // the proxy's connection stays
+  RawConn other_client("127.0.0.1", port_, "127.0.0.1");
+  ASSERT_TRUE(other_client.Send(via("/healthz", "203.0.113.8")));
+  EXPECT_TRUE(Served(other_client));
+  RawConn unnamed("127.0.0.1", port_, "127.0.0.1");  // forwards nothing: not counted
+  ASSERT_TRUE(unnamed.Send(via("/healthz", "")));
+  EXPECT_TRUE(Served(unnamed));
+  ASSERT_TRUE(held.WaitResponse(Ms(3000)));
+  EXPECT_EQ(held.Response().status, 200);
+  RawConn again("127.0.0.1", port_, "127.0.0.1");
+  ASSERT_TRUE(again.Send(via("/healthz", "203.0.113.7")));
+  EXPECT_TRUE(Served(again));
+
+  // 127.0.0.2 is not trusted: its X-Forwarded-For is not believed, its address is capped.
+  std::unique_ptr<RawConn> untrusted;
+  try {
+    untrusted = std::make_unique<RawConn>("127.0.0.1", port_, "127.0.0.2");
+  } catch (const boost::system::system_error& e) {
+    GTEST_SKIP() << "cannot connect from 127.0.0.2: " << e.what();
+  }
+  ASSERT_TRUE(untrusted->Send(via("/healthz", "203.0.113.9")));
+  ASSERT_TRUE(Served(*untrusted));
+  RawConn second("127.0.0.1", port_, "127.0.0.2");
+  ASSERT_TRUE(second.Send(via("/healthz", "203.0.113.10")));
+  ExpectRefused(second);
 }
 
 // On a dual-stack listener an IPv4 client arrives as ::ffff:127.0.0.1; it is still one

@@ -14,6 +14,7 @@
 #include <malloc.h>
 #endif
 
+#include "a2ad/net/cidr.hpp"
 #include "a2ad/app/api_keys.hpp"
 #include "a2ad/app/activity_log.hpp"
 #include "a2ad/app/calls_setup.hpp"
@@ -344,6 +345,14 @@ int RunServer(const Config& config) {
   http_opts.body_timeout = std::chrono::milliseconds(config.body_timeout_ms);
   http_opts.max_connections = config.max_connections;
   http_opts.max_connections_per_address = config.max_connections_per_address;
+  {
+    auto proxies = net::ParseCidrList(config.trusted_proxies);
+    if (!proxies) {
+      core::LogError("--trusted-proxies: " + proxies.error().message);
+      return 1;
+    }
+    http_opts.trusted_proxies = std::move(proxies).value();
+  }
   http_opts.transport_error = transport::SurfaceTransportErrors(jsonrpc_path);
   if (*tls) {
     http_opts.tls = (*tls)->context;

@@ -5,6 +5,7 @@
 
 #include "a2ad/app/config.hpp"
 #include "a2ad/cli/push_listen_options.hpp"
+#include "a2ad/net/cidr.hpp"
 
 int main(int argc, char** argv) {
   a2ad::app::Config config;
@@ -89,6 +90,16 @@ int main(int argc, char** argv) {
       ->envname("A2AD_MAX_CONNECTIONS_PER_ADDRESS")
       ->check(CLI::Range(size_t{1}, size_t{1} << 24))
       ->capture_default_str();
+  serve
+      ->add_option("--trusted-proxies", config.trusted_proxies,
+                   "reverse proxies / load balancers (CIDR,...): their connections are not "
+                   "capped by address; each request counts against the client address they "
+                   "forward (Forwarded for=, else X-Forwarded-For), read only from them")
+      ->envname("A2AD_TRUSTED_PROXIES")
+      ->check([](const std::string& v) -> std::string {
+        auto parsed = a2ad::net::ParseCidrList(v);
+        return parsed ? std::string() : parsed.error().message;
+      });
   serve
       ->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
                    "longest a blocking message/send waits before returning the working task")

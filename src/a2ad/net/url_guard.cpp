@@ -126,23 +126,6 @@ std::optional<std::string> ForbiddenV6(const ip::address_v6& a) {
   return std::nullopt;
 }
 
-bool InCidr(const ip::address& a, const ip::address& base, int bits) {
-  if (a.is_v4() != base.is_v4()) {
-    // An IPv4-mapped address matches an IPv4 CIDR.
-    if (a.is_v6() && a.to_v6().is_v4_mapped())
-      return InCidr(ip::make_address_v4(ip::v4_mapped, a.to_v6()), base, bits);
-    return false;
-  }
-  if (a.is_v4()) return InV4(a.to_v4().to_uint(), base.to_v4().to_uint(), bits);
-  const auto x = a.to_v6().to_bytes();
-  const auto y = base.to_v6().to_bytes();
-  for (int i = 0; bits > 0; ++i, bits -= 8) {
-    const uint8_t mask = bits >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - bits));
-    if ((x[i] & mask) != (y[i] & mask)) return false;
-  }
-  return true;
-}
-
 // One inet_aton part: decimal, 0-prefixed octal or 0x-prefixed hex.
 std::optional<uint64_t> LoosePart(std::string_view p) {
   if (p.empty()) return std::nullopt;
@@ -307,19 +290,13 @@ Result<UrlGuard> UrlGuard::Create(EgressPolicy policy, Resolver& resolver) {
   for (const std::string& entry : g.policy_.allow_list) {
     auto slash = entry.find('/');
     boost::system::error_code ec;
-    auto addr = ip::make_address(entry.substr(0, slash), ec);
+    (void)ip::make_address(entry.substr(0, slash), ec);
     if (!ec) {
-      int max = addr.is_v4() ? 32 : 128;
-      int bits = max;
-      if (slash != std::string::npos) {
-        std::string len = entry.substr(slash + 1);
-        if (len.empty() || len.size() > 3 || len.find_first_not_of("0123456789") != len.npos ||
-            std::stoi(len) > max)
-          return Error(ErrorCode::kInvalidParams,
-                       "egress allow-list entry '" + entry + "': bad prefix length");
-        bits = std::stoi(len);
-      }
-      g.cidrs_.push_back({addr, bits});
+      auto range = ParseCidr(entry);
+      if (!range)
+        return Error(ErrorCode::kInvalidParams,
+                     "egress allow-list entry " + range.error().message);
+      g.cidrs_.push_back(*range);
       continue;
     }
     std::string host = Lower(entry);
@@ -333,8 +310,7 @@ Result<UrlGuard> UrlGuard::Create(EgressPolicy policy, Resolver& resolver) {
 }
 
 bool UrlGuard::AllowedAddress(const ip::address& a) const {
-  return std::any_of(cidrs_.begin(), cidrs_.end(),
-                     [&](const Cidr& c) { return InCidr(a, c.base, c.bits); });
+  return InAnyCidr(a, cidrs_);
 }
 
 bool UrlGuard::AllowedHost(std::string_view host) const {

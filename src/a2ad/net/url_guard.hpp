@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/net/cidr.hpp"
 #include "a2ad/net/egress_error.hpp"
 #include "a2ad/net/egress_policy.hpp"
 
@@ -132,10 +133,6 @@ class UrlGuard {
   bool relaxed() const { return policy_.relaxed(); }
 
  private:
-  struct Cidr {
-    boost::asio::ip::address base;
-    int bits = 0;
-  };
   UrlGuard(EgressPolicy policy, Resolver& resolver)
       : policy_(std::move(policy)), resolver_(&resolver) {}
   boost::asio::awaitable<core::Result<VettedTarget>> Check(std::string url,

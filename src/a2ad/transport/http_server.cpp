@@ -24,6 +24,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/transport/conn_stream.hpp"
 #include "a2ad/transport/error_body.hpp"
+#include "a2ad/transport/forwarded.hpp"
 #include "a2ad/transport/tls_context.hpp"
 
 namespace a2ad::transport {
@@ -75,14 +76,23 @@ AddressKey KeyOf(const asio::ip::address& a) {
 }
 
 struct Conn : std::enable_shared_from_this<Conn> {
-  Conn(tcp::socket s, AddressKey a, ssl::context* tls)
-      : io(std::move(s), tls), stream(io.tcp()), read_deadline(stream.get_executor()), address(a) {}
+  Conn(tcp::socket s, asio::ip::address peer_, ssl::context* tls, bool trusted_proxy_)
+      : io(std::move(s), tls),
+        stream(io.tcp()),
+        read_deadline(stream.get_executor()),
+        peer(peer_),
+        address(KeyOf(peer_)),
+        trusted_proxy(trusted_proxy_) {}
   ConnStream io;              // reads and writes: TCP or TLS
   beast::tcp_stream& stream;  // the TCP stream under `io`: expiry, cancel, close
   // The deadline of the current read. Unlike the tcp_stream's own expiry (which closes the
   // socket, so no 408 could follow), it only cancels the read and sets `timed_out`.
   asio::steady_timer read_deadline;
+  const asio::ip::address peer;
   const AddressKey address;
+  // A trusted proxy (forwarded.hpp): not capped by address; its requests are, by the address
+  // each forwards.
+  const bool trusted_proxy;
   bool timed_out = false;        // the current read's deadline passed; on the strand
   uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
   bool busy = false;             // inside a request; touched only on the connection's strand
@@ -316,7 +326,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       if (ep_ec) continue;  // the client is gone already; `sock` closes here
       boost::system::error_code ignored;
       sock.set_option(tcp::no_delay(true), ignored);
-      auto conn = std::make_shared<Conn>(std::move(sock), KeyOf(remote.address()), opts.tls.get());
+      auto conn = std::make_shared<Conn>(std::move(sock), remote.address(), opts.tls.get(),
+                                         net::InAnyCidr(remote.address(), opts.trusted_proxies));
       if (const char* cap = Admit(conn)) {
         Refuse(conn, remote, cap);
         continue;
@@ -333,19 +344,54 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   const char* Admit(const std::shared_ptr<Conn>& c) {
     std::lock_guard lock(mu);
     if (conns.size() >= opts.max_connections) return "--max-connections";
-    auto it = per_address.find(c->address);
-    if (it != per_address.end() && it->second >= opts.max_connections_per_address)
-      return "--max-connections-per-address";
+    if (!c->trusted_proxy) {
+      auto it = per_address.find(c->address);
+      if (it != per_address.end() && it->second >= opts.max_connections_per_address)
+        return "--max-connections-per-address";
+      ++per_address[c->address];
+    }
     conns.insert(c);
-    ++per_address[c->address];
     return nullptr;
   }
 
   void Release(const std::shared_ptr<Conn>& c) {
     std::lock_guard lock(mu);
     if (conns.erase(c) == 0) return;
-    auto it = per_address.find(c->address);
+    if (!c->trusted_proxy) ReleaseAddress(c->address);
+  }
+
+  void ReleaseAddress(const AddressKey& key) {  // under mu
+    auto it = per_address.find(key);
     if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
+
+  /// A request forwarded by a trusted proxy for `client`, counted against the client's
+  /// address while it is in flight (a stream until it ends). Empty (nothing held) when the
+  /// client is at its cap.
+  struct ForwardedSlot {
+    Impl* impl = nullptr;
+    AddressKey key{};
+    ForwardedSlot() = default;
+    ForwardedSlot(const ForwardedSlot&) = delete;
+    ForwardedSlot& operator=(const ForwardedSlot&) = delete;
+    ~ForwardedSlot() {
+      if (!impl) return;
+      std::lock_guard lock(impl->mu);
+      impl->ReleaseAddress(key);
+    }
+  };
+  bool HoldForwarded(ForwardedSlot& slot, const asio::ip::address& client) {
+    const AddressKey key = KeyOf(client);
+    std::lock_guard lock(mu);
+    size_t& n = per_address[key];
+    if (n >= opts.max_connections_per_address) {
+      if (n == 0) per_address.erase(key);
+      return false;
+    }
+    ++n;
+    slot.impl = this;
+    slot.key = key;
+    return true;
   }
 
   /// Answers a connection over a cap with 503 (in its own coroutine) and logs it, at most
@@ -584,16 +630,39 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
       in.body = std::move(req.body());
       in.client_cert_subject = c->client_subject;
+      ForwardedSlot forwarded_slot;  // released when this request (or its stream) ends
+      bool over_cap = false;
+      if (c->trusted_proxy) {
+        const auto client = ForwardedClient(c->peer, in.headers, opts.trusted_proxies);
+        if (client) {
+          in.client_address = client->to_string();
+          over_cap = !HoldForwarded(forwarded_slot, *client);
+        } else {
+          in.client_address = c->peer.to_string();
+        }
+      } else {
+        in.client_address = c->peer.to_string();
+      }
       const bool keep_alive = req.keep_alive();
       const bool head_request = req.method() == http::verb::head;
       const unsigned version = req.version();
       HttpResponse out;
-      try {
-        out = co_await handler(std::move(in));
-      } catch (const std::exception& e) {
-        core::LogError(std::string("handler threw: ") + e.what());
-        out = TransportError(PathOfTarget(req.target()), 500, "internal_error", "internal error");
-        out.status = 500;
+      if (over_cap) {
+        // The proxy's connection stays: only this client's request is refused.
+        out = TransportError(PathOfTarget(req.target()), 503, "service_unavailable",
+                             "too many concurrent requests from one client address (" +
+                                 in.client_address + "); retry later");
+        out.status = 503;
+        out.headers.emplace_back("Retry-After", "1");
+      } else {
+        try {
+          out = co_await handler(std::move(in));
+        } catch (const std::exception& e) {
+          core::LogError(std::string("handler threw: ") + e.what());
+          out = TransportError(PathOfTarget(req.target()), 500, "internal_error",
+                               "internal error");
+          out.status = 500;
+        }
       }
       if (out.stream) {
         http::response<http::empty_body> head{http::status::ok, version};

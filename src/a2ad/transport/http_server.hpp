@@ -22,8 +22,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/net/cidr.hpp"
 #include "a2ad/transport/http_types.hpp"
 
 namespace boost::asio::ssl {
@@ -47,6 +49,9 @@ struct HttpServerOptions {
   // Open connections from one client IP address (an IPv4-mapped IPv6 address counts as its
   // IPv4 address); one more is answered 503 and closed.
   size_t max_connections_per_address = 256;
+  // Reverse proxies and load balancers whose connections are not capped by address; each of
+  // their requests is counted against the client address they forward (forwarded.hpp).
+  std::vector<net::Cidr> trusted_proxies;
   // Shapes the errors the server answers itself (400, 408, 413, 431, 500, 503); empty means
   // DefaultTransportError.
   TransportErrorFn transport_error;

@@ -27,6 +27,9 @@ struct HttpRequest {
   /// verified ("CN=billing-agent,O=Acme"); "" for none (plain HTTP, no certificate). Set by
   /// the server (gRPC: from the call's auth context), never read from the wire.
   std::string client_cert_subject;
+  /// The client's IP address: the peer's, or the one a trusted proxy forwarded for it
+  /// (forwarded.hpp). Set by the server, never read from the wire as such; "" in-process.
+  std::string client_address;
 
   /// Case-insensitive header lookup; "" if absent.
   std::string_view Header(std::string_view name) const;

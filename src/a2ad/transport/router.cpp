@@ -228,6 +228,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   // The access log: one line per request, once it is answered (a stream: once it begins).
   const auto started = std::chrono::steady_clock::now();
   std::string method = request.method;
+  const std::string client = request.client_address;
   // The route as logged and traced: a signed interrupt token in the path is a credential.
   std::string route = RedactedRoute(request.Path());
   // The request's span (not for the probes): the caller's traceparent is its parent, and
@@ -286,6 +287,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
                {"task", std::string_view(r.log_task)},
                {"error", std::string_view(r.log_error)},
                {"principal", std::string_view(principal)},
+               {"client", std::string_view(client)},
                {"traceId", std::string_view(trace)},
                {"stream", static_cast<bool>(r.stream)}});
   }
