@@ -64,7 +64,35 @@ std::optional<Error> RequireV03(std::string_view version) {
                {{"supportedVersions", "0.3"}, {"requestedVersion", std::string(version)}});
 }
 
+namespace {
+
+// A request naming a tenant (A2A 1.0's `tenant` field) is served only in the caller's own:
+// the tenant comes from the credential (RFC 0152 §E), in every mode, the anonymous caller's
+// being "default". Another tenant's name is refused as a permission error, never looked up.
+std::optional<Error> ForeignTenant(const OperationCall& call) {
+  if (!call.params.is_object()) return std::nullopt;
+  const json::value* named = call.params.get_object().if_contains("tenant");
+  if (!named || !named->is_string() || named->get_string().empty() ||
+      named->get_string() == call.ctx.tenant())
+    return std::nullopt;
+  return Error(ErrorCode::kPermissionDenied,
+               "tenant: the tenant comes from the credential; this caller may act only in "
+               "its own tenant",
+               {{"field", "tenant"}});
+}
+
+OperationHandler CheckingTenant(OperationHandler handler) {
+  return [handler = std::move(handler)](
+             const OperationCall& call) -> asio::awaitable<Result<OperationResult>> {
+    if (auto refused = ForeignTenant(call)) co_return std::move(*refused);
+    co_return co_await handler(call);
+  };
+}
+
+}  // namespace
+
 void OperationTable::Add(Operation op) {
+  op.handler = CheckingTenant(std::move(op.handler));
   const size_t index = ops_.size();
   auto claim = [&](const std::string& name, WireVersion v) {
     if (name.empty()) return;
@@ -80,7 +108,7 @@ void OperationTable::Replace(std::string_view name, ParamsRule params, Operation
   for (auto& op : ops_)
     if (op.name == name) {
       op.params = params;
-      op.handler = std::move(handler);
+      op.handler = CheckingTenant(std::move(handler));
       return;
     }
   throw std::logic_error("no A2A operation '" + std::string(name) + "' to replace");

@@ -319,6 +319,13 @@ asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const CallContext& ctx, cons
   if (!wf || !wf->is_string() || wf->get_string().empty())
     co_return ErrorResponse(400, "validation_error", "workflowId: required (a workflow id)");
   req.skill_id = std::string(wf->get_string());
+  // RFC 0152 §E: a run is the caller's tenant's; naming another is refused in every mode.
+  if (const json::value* t = b.if_contains("tenantId")) {
+    if (!t->is_string())
+      co_return ErrorResponse(400, "validation_error", "tenantId: expected a string");
+    if (!t->get_string().empty() && t->get_string() != ctx.tenant())
+      co_return ErrorResponse(403, "forbidden", "tenantId: the tenant comes from the credential");
+  }
   bool known = false;
   for (const auto& s : service_.skills())
     known = known || (s.id == req.skill_id && !s.definition.empty());

@@ -1,5 +1,8 @@
 #include "a2ad/transport/push_routes.hpp"
 
+#include <map>
+#include <set>
+
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_parse.hpp"
@@ -128,6 +131,8 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
     co_return co_await SamplePushConfig(request);
   }
   if (webhooks) co_return co_await Webhooks(request);
+  if (dead && (request.method == "GET" || request.method == "HEAD"))
+    co_return co_await DeadLetters(ctx, request);
   co_return HandleSync(request);
 }
 
@@ -151,19 +156,41 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     for (const auto& row : rows.value()) out.push_back(RowJson(row));
     return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));
   }
+  return std::nullopt;  // dead letters: DeadLetters
+}
+
+// The dead letters an admin sees are its own tenant's: rows of tasks it can see and of its
+// tenant's webhooks (the store lists every tenant's).
+boost::asio::awaitable<HttpResponse> PushRoutes::DeadLetters(const protocol::CallContext& ctx,
+                                                             const HttpRequest& request) {
   size_t limit = 100;
   std::string text = request.Query("limit");
   if (!text.empty()) {
     if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos ||
         std::stoul(text) == 0 || std::stoul(text) > 500)
-      return Error(400, "validation_error", "limit: expected an integer 1..500");
+      co_return Error(400, "validation_error", "limit: expected an integer 1..500");
     limit = std::stoul(text);
   }
   auto rows = store_.ListDead(limit);
-  if (!rows) return RestErrorResponse(rows.error());
+  if (!rows) co_return RestErrorResponse(rows.error());
+  std::set<std::string> own_hooks;
+  for (const auto& w : service_.ListWebhooks(ctx.tenant())) own_hooks.insert(w.id);
+  std::map<std::string, bool> own_tasks;
   json::array out;
-  for (const auto& row : rows.value()) out.push_back(RowJson(row));
-  return JsonResponse(200, protocol::SerializeJson(json::object{{"deadLetters", std::move(out)}}));
+  for (const auto& row : rows.value()) {
+    bool visible = false;
+    if (row.kind == "webhook") {
+      visible = own_hooks.contains(row.target_id);
+    } else if (auto known = own_tasks.find(row.task_id); known != own_tasks.end()) {
+      visible = known->second;
+    } else {
+      auto rec = co_await tasks_.GetRecord(ctx, row.task_id);
+      visible = own_tasks[row.task_id] = rec && rec.value();
+    }
+    if (visible) out.push_back(RowJson(row));
+  }
+  co_return JsonResponse(200,
+                         protocol::SerializeJson(json::object{{"deadLetters", std::move(out)}}));
 }
 
 boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& request) {
@@ -179,12 +206,13 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
     json::value body = std::move(parsed).value();
     auto reg = ParseRegistration(body.as_object());
     if (!reg.error.empty()) co_return Error(400, "validation_error", reg.error);
-    if (request.principal && request.principal->authenticated) {
-      // RFC 0152 §E: the tenant is the credential's.
-      if (!reg.tenant.empty() && reg.tenant != request.principal->tenant)
-        co_return Error(403, "forbidden", "tenantId: the tenant comes from the credential");
-      reg.tenant = request.principal->tenant;
-    }
+    // RFC 0152 §E: the tenant is the credential's, in every mode (the anonymous caller of a
+    // server without keys is the default tenant's, and names no other).
+    const std::string caller_tenant =
+        CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10).tenant();
+    if (!reg.tenant.empty() && reg.tenant != caller_tenant)
+      co_return Error(403, "forbidden", "tenantId: the tenant comes from the credential");
+    reg.tenant = caller_tenant;
     auto made = co_await service_.RegisterWebhook(reg.url, reg.events, reg.tenant, reg.secret);
     if (!made) {
       const bool url = made.error().message.rfind("webhook URL", 0) == 0;
@@ -200,14 +228,14 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
   std::string id(path.substr(std::string_view("/v1/webhooks/").size()));
   if (id.empty() || id.find('/') != std::string::npos)
     co_return Error(404, "not_found", "no route for DELETE " + std::string(path));
-  const bool authenticated = request.principal && request.principal->authenticated;
-  auto deleted = service_.DeleteWebhook(
-      id, authenticated ? request.principal->tenant : request.Query("tenantId"));
+  const std::string caller_tenant =
+      CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10).tenant();
+  if (const std::string named = request.Query("tenantId");
+      !named.empty() && named != caller_tenant)
+    co_return Error(403, "forbidden", "tenantId: the tenant comes from the credential");
+  auto deleted = service_.DeleteWebhook(id, caller_tenant);
   if (!deleted) {
-    // Another tenant's subscription: forbidden without authentication (the tenant was the
-    // caller's word); with it, not found (no enumeration).
-    if (deleted.error().code == core::ErrorCode::kUnsupportedOperation && !authenticated)
-      co_return Error(403, "forbidden", deleted.error().message);
+    // Another tenant's subscription: not found (no enumeration).
     if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)
       co_return Error(404, "subscription_not_found", "no webhook subscription '" + id + "'");
     co_return Error(404, "subscription_not_found", deleted.error().message);

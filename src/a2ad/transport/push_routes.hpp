@@ -54,6 +54,8 @@ class PushRoutes {
   boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
   std::optional<HttpResponse> HandleSync(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> DeadLetters(const protocol::CallContext& ctx,
+                                                   const HttpRequest& request);
   push::PushService& service_;
   storage::PushStore& store_;
   tasks::TaskService& tasks_;
