@@ -115,11 +115,18 @@ TEST_F(ServeFlags, TheTckSkillIsServedAndIsTheDefault) {
       << r;
 }
 
-// Without a default skill (the server's default), a message that names none is refused
-// saying which skills there are and how to name one; the conformance fixtures are served
-// only with --conformance-fixtures.
-TEST_F(ServeFlags, AnUnnamedMessageIsRefusedSayingHowToRouteItAndFixturesAreOptIn) {
+// Without a default skill (the server's default), a message that names none starts a task
+// that asks which skill, listing them (the generic client's path: interop.generic follows it
+// to the end); a --default-skill that is not loaded stops the server at start, naming the
+// skills there are; the conformance fixtures are served only with --conformance-fixtures.
+TEST_F(ServeFlags, AnUnnamedMessageIsAskedWhichSkillAndFixturesAreOptIn) {
   const std::string workflows = std::string(A2AD_SOURCE_DIR) + "/workflows";
+  Command missing = RunCommand(kBinary + " serve --listen 127.0.0.1:0 --data-dir " + dir_.string() +
+                               "/missing --workflows-dir " + workflows + " --default-skill nope");
+  EXPECT_NE(missing.exit_code, 0) << missing.out;
+  EXPECT_NE(missing.out.find("--default-skill 'nope': no such skill"), std::string::npos)
+      << missing.out;
+  EXPECT_NE(missing.out.find("campaign-brief"), std::string::npos) << missing.out;
   Start({"--default-skill", "", "--workflows-dir", workflows});
   auto r = client_->Rpc(
       "message/send",
@@ -128,12 +135,13 @@ TEST_F(ServeFlags, AnUnnamedMessageIsRefusedSayingHowToRouteItAndFixturesAreOptI
                                             {"role", "user"},
                                             {"parts", json::array{json::object{
                                                           {"kind", "text"}, {"text", "hi"}}}}}}});
-  ASSERT_TRUE(r.as_object().contains("error")) << r;
-  EXPECT_EQ(r.at("error").at("code"), -32602);
-  const std::string message(r.at("error").at("message").as_string());
-  EXPECT_NE(message.find("names none"), std::string::npos) << message;
-  EXPECT_NE(message.find("campaign-brief"), std::string::npos) << message;
-  EXPECT_NE(message.find("--default-skill"), std::string::npos) << message;
+  ASSERT_TRUE(r.as_object().contains("result")) << r;
+  EXPECT_EQ(r.at("result").at("status").at("state"), "input-required");
+  const std::string question(
+      r.at("result").at("status").at("message").at("parts").at(0).at("text").as_string());
+  EXPECT_NE(question.find("Which skill"), std::string::npos) << question;
+  EXPECT_NE(question.find("campaign-brief"), std::string::npos) << question;
+  EXPECT_NE(question.find("metadata.skillId"), std::string::npos) << question;
   auto skills_of = [](const json::object& card) {
     std::set<std::string> ids;
     for (const auto& s : card.at("skills").as_array()) ids.insert(std::string(s.at("id").as_string()));

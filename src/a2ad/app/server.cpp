@@ -418,6 +418,19 @@ int RunServer(const Config& config) {
                   config.workflows_dir + "'" +
                   (config.conformance_fixtures ? " (and its conformance fixtures)" : ""));
   }
+  // A default skill that does not exist would refuse every message naming none: refuse to
+  // start instead, naming what there is.
+  if (!config.default_skill.empty()) {
+    const auto& skills = service.skills();
+    if (std::none_of(skills.begin(), skills.end(),
+                     [&](const tasks::SkillInfo& s) { return s.id == config.default_skill; })) {
+      std::string available;
+      for (const auto& s : skills) available += (available.empty() ? "" : ", ") + s.id;
+      core::LogError("--default-skill '" + config.default_skill +
+                     "': no such skill is loaded; the skills are: " + available);
+      return 1;
+    }
+  }
   transport::OpenwopApiOptions ow_opts;
   ow_opts.base_url = card.base_url;
   ow_opts.version = A2AD_VERSION;

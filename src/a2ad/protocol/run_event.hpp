@@ -73,6 +73,10 @@ inline constexpr const char* kEvChildStatus = "a2ad.child.status";
 // again (DIGEST §7). {nodeId, effect, result}: `result`'s members are merged into
 // nodeStates[nodeId].effect.
 inline constexpr const char* kEvNodeEffect = "a2ad.node.effect";
+// Vendor: a task started by a message that named no skill (tasks/builtin/skill_chooser.hpp)
+// was told which skill to run: the task's skill and the run's workflowId become `skillId`,
+// and the run starts from its first message's inputs. {skillId, message?}
+inline constexpr const char* kEvSkillChosen = "a2ad.skill.chosen";
 // A run parked at a step boundary by an outside request, and re-driven (RFC paused state).
 inline constexpr const char* kEvRunPaused = "run.paused";    // {reason}
 inline constexpr const char* kEvRunResumed = "run.resumed";  // {}

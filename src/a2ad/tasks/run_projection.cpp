@@ -79,6 +79,11 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
   const std::string node = NodeOf(e);
   if (e.type == protocol::kEvMessageReceived) {
     RecordAcceptedMessage(run, p);
+  } else if (e.type == protocol::kEvSkillChosen) {
+    // The run is the chosen skill's from here, and has not started yet (skill_chooser.hpp).
+    run["workflowId"] = Str(p, "skillId");
+    run["status"] = "pending";
+    for (const char* k : {"interrupt", "currentNodeId", "interruptCounts"}) run.erase(k);
   } else if (e.type == protocol::kEvRunStarted) {
     SetStatus(run, "running");
     run["startedAt"] = when;

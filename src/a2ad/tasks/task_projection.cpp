@@ -168,6 +168,13 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       new_state = t.status.state;
       A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
     }
+  } else if (e.type == protocol::kEvSkillChosen) {
+    next.skill_id = StringField(e.payload, "skillId");
+    if (next.skill_id.empty()) return Error(ErrorCode::kInvalidParams, "a2ad.skill.chosen needs a skillId");
+    OpenwopMetadata(t).erase("interrupt");
+    OpenwopMetadata(t).erase("interruptToken");
+    new_state = TaskState::kWorking;
+    A2AD_TRY_ASSIGN(status_message, OptMessage(e.payload));
   } else if (e.type == protocol::kEvArtifactCreated) {
     const json::value* a = e.payload.if_contains("artifact");
     if (!a) return Error(ErrorCode::kInvalidParams, "artifact.created needs an artifact");

@@ -11,6 +11,7 @@
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
+#include "a2ad/tasks/builtin/skill_chooser.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_writer.hpp"
@@ -72,7 +73,12 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
       ids_(ids),
       io_(std::move(io)),
       options_(std::move(options)),
-      reads_(std::make_unique<ReadExecutor>(options_.read_threads)) {}
+      reads_(std::make_unique<ReadExecutor>(options_.read_threads)) {
+  // Not a skill of the card: what a message naming none starts (skill_chooser.hpp).
+  executors_[kChooseSkill] = std::make_shared<SkillChooser>(
+      [this]() -> const std::vector<SkillInfo>& { return skill_infos_; },
+      [this](const std::string& id) { return ExecutorFor(id); });
+}
 
 TaskService::~TaskService() = default;
 
@@ -193,21 +199,35 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   auto named_skill = SkillOf(req);
   if (!named_skill) co_return std::move(named_skill).error();
   std::string skill_id = std::move(named_skill).value();
+  // A message naming no skill (and no --default-skill): "/<skill> ..." runs that skill, a lone
+  // choosable skill runs, else the chooser asks which (builtin/skill_chooser.hpp).
+  std::string slash_prompt;
+  bool slash = false;
+  if (skill_id.empty()) {
+    for (const auto& part : msg.parts)
+      if (part.kind == protocol::Part::Kind::kText) {
+        skill_id = SlashCommandSkill(part.text, skill_infos_, slash_prompt);
+        slash = !skill_id.empty();
+        break;
+      }
+    if (skill_id.empty()) {
+      const auto choosable = ChoosableSkills(skill_infos_);
+      skill_id = choosable.size() == 1 ? choosable.front()->id : std::string(kChooseSkill);
+    }
+  }
   Executor* executor = ExecutorFor(skill_id);
-  if (!executor && skill_id.empty())
-    co_return Error(ErrorCode::kInvalidParams,
-                    "message.metadata.skillId: this agent runs a skill per message and the "
-                    "message names none: send metadata.skillId with one of " +
-                        AvailableSkills() +
-                        " (the agent card lists them; an operator can route such messages to one "
-                        "with --default-skill)",
-                    {{"field", "message.metadata.skillId"}});
   if (!executor)
     co_return Error(ErrorCode::kInvalidParams,
                     "message.metadata.skillId: unknown skill '" + skill_id +
                         "'; available skills: " + AvailableSkills(),
                     {{"field", "message.metadata.skillId"}});
   json::object inputs = InputsOf(msg);
+  if (slash) {  // the command is not part of the prompt
+    if (slash_prompt.empty())
+      inputs.erase("prompt");
+    else
+      inputs["prompt"] = slash_prompt;
+  }
   if (auto refused = executor->CheckInputs(inputs)) co_return std::move(*refused);
   json::object task_metadata;  // an extension's keys (TaskServiceOptions::prepare_new_task)
   if (options_.prepare_new_task) {
@@ -406,6 +426,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
                                  false, accept_reply);
   if (!r) co_return std::move(r).error();
   RecordPtr after = std::move(r).value();
+  // The record's skill: a chooser's task becomes the chosen skill's run here.
+  skill_id = after->skill_id;
   if (!*retried && *resumes && !protocol::IsTerminal(after->task.status.state))
     StartExecution(slot, after, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(after), std::move(skill_id), std::move(detach)};
