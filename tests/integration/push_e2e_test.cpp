@@ -32,7 +32,8 @@ using testing::WebhookReceiver;
 const std::string kBinary = testing::A2adBinary();
 
 std::vector<std::string> PushFlags(std::vector<std::string> more = {}) {
-  std::vector<std::string> f{"--push-allow-http", "--push-allowlist", "127.0.0.1/32"};
+  std::vector<std::string> f{"--push-allow-http",    "--push-allowlist",    "127.0.0.1/32",
+                             "--webhook-allow-http", "--webhook-allowlist", "127.0.0.1/32"};
   for (auto& m : more) f.push_back(m);
   return f;
 }
@@ -406,8 +407,8 @@ TEST_F(PushE2E, HostileUrlsAreRefusedWithTheAllowListOff) {
   EXPECT_EQ(unknown.at("error").at("code"), -32001);
 }
 
-// The egress flags are the spelling of today (the --push-* ones above are their aliases);
-// relaxing the guard is logged as a warning at startup.
+// The egress flags relax the guard for every outbound call (push configs and webhooks alike);
+// relaxing it is logged as a warning at startup.
 TEST_F(PushE2E, EgressFlagsAdmitTheLoopbackWebhookWithAWarning) {
   WebhookReceiver rx;
   const fs::path log = dir_ / "server.log";
@@ -421,6 +422,40 @@ TEST_F(PushE2E, EgressFlagsAdmitTheLoopbackWebhookWithAWarning) {
   const std::string text = ReadFile(log);
   EXPECT_NE(text.find("the SSRF allow-list is ON (127.0.0.1/32)"), std::string::npos) << text;
   EXPECT_NE(text.find("plain http destinations are allowed"), std::string::npos) << text;
+  auto hook = c.Request("POST", "/v1/webhooks",
+                        json::serialize(json::object{{"url", rx.Url("/wop")},
+                                                     {"events", json::array{"run.completed"}}}));
+  EXPECT_EQ(hook.status, 201) << hook.body;
+}
+
+// Issue 29, 5: push configs and webhooks have switches of their own, so that one can reach a
+// plain-http loopback receiver while the other's URL check stays observable (the OpenWOP
+// push-config scheme scenario runs beside the suite's webhook receiver).
+TEST_F(PushE2E, PushAndWebhookSwitchesAreSeparate) {
+  WebhookReceiver rx;
+  auto hook_body = json::serialize(
+      json::object{{"url", rx.Url("/wop")}, {"events", json::array{"run.completed"}}});
+  server_ = ServerProcess::Start(kBinary, (dir_ / "data").string(),
+                                 {"--webhook-allow-http", "--webhook-allowlist", "127.0.0.1/32"});
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    EXPECT_EQ(c.Request("POST", "/v1/webhooks", hook_body).status, 201);
+    auto push = c.Rpc("message/send", SendParams("w-only", rx.Url("/hook"), ""));
+    ASSERT_TRUE(push.as_object().contains("error")) << json::serialize(push);
+    EXPECT_EQ(push.at("error").at("code"), -32602);
+    auto plain = c.Rpc("message/send", SendParams("w-only-2", "http://push.example.com/push", ""));
+    ASSERT_TRUE(plain.as_object().contains("error")) << json::serialize(plain);
+  }
+  server_.Kill(SIGKILL);
+  server_ = ServerProcess::Start(kBinary, (dir_ / "data2").string(),
+                                 {"--push-allow-http", "--push-allowlist", "127.0.0.1/32"});
+  HttpClient c("127.0.0.1", server_.port);
+  auto refused = c.Request("POST", "/v1/webhooks", hook_body);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.Json().at("error"), "webhook_url_rejected");
+  auto push = c.Rpc("message/send", SendParams("p-only", rx.Url("/hook"), ""));
+  ASSERT_TRUE(push.as_object().contains("result")) << json::serialize(push);
+  EXPECT_EQ(rx.WaitFor(1), 1u);
 }
 
 TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {

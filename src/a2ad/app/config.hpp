@@ -79,6 +79,13 @@ struct Config {
   // --push-allow-http, --push-allowlist and --push-ca-file are aliases of these.
   bool egress_allow_http = false;  // plain http:// destinations (development only)
   std::string egress_allowlist;    // comma-separated CIDRs/hosts that skip the SSRF ranges
+  // The same, for A2A push notification configs only and for OpenWOP webhooks only (each
+  // also gets what egress_* allows): a push config's scheme stays checked while webhooks
+  // may reach a plain-http receiver, and the other way round.
+  bool push_allow_http = false;
+  std::string push_allowlist;
+  bool webhook_allow_http = false;
+  std::string webhook_allowlist;
   std::string egress_ca_file;      // extra CA bundle (PEM) trusted for https destinations
 
   // A2A peers that workflows call (core.a2a.invoke `peer`; issue 16): "NAME=URL" each, URL

@@ -21,6 +21,10 @@ struct EgressSetup {
   std::unique_ptr<net::SystemResolver> resolver;
   std::unique_ptr<net::UrlGuard> guard;
   std::unique_ptr<net::HttpClient> client;  // one connection per request
+  /// A2A push notification configs: the policy plus --push-allow-http / --push-allowlist;
+  /// OpenWOP webhooks: plus --webhook-*. Each has its client (one connection per request).
+  std::unique_ptr<net::UrlGuard> push_guard, webhook_guard;
+  std::unique_ptr<net::HttpClient> push_client, webhook_client;
   /// The same guard, reusing connections: the calls of workflow nodes (core.http,
   /// core.a2a.invoke), which go to a few origins again and again. Push deliveries and
   /// webhooks, to many receivers, keep `client`: no idle connection is held open at them.

@@ -16,9 +16,11 @@ core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const st
                                    clock, config.push_token_ttl_s * 1000);
   if (!keys) return std::move(keys).error();
   setup->keys = std::move(keys).value();
-  setup->client = egress.client.get();
+  setup->client = egress.push_client.get();
+  setup->webhook_client = egress.webhook_client.get();
   setup->service =
-      std::make_unique<push::PushService>(*setup->store, tasks, *egress.guard, clock, ids);
+      std::make_unique<push::PushService>(*setup->store, tasks, *egress.push_guard, clock, ids);
+  setup->service->SetWebhookGuard(*egress.webhook_guard);
   PushSetup* raw = setup.get();  // the worker exists once Start() ran, before any commit
   setup->task_store = std::make_unique<push::WakingTaskStore>(tasks, [raw] {
     if (raw->worker) raw->worker->WakeUp();
@@ -50,6 +52,7 @@ void PushSetup::Start(boost::asio::any_io_executor io, const Config& config,
   opts.total_timeout = std::chrono::milliseconds(config.push_timeout_ms);
   worker = std::make_shared<push::DeliveryWorker>(std::move(io), *store, *client, *keys, clock, ids,
                                                   opts);
+  if (webhook_client) worker->SetWebhookClient(*webhook_client);
   worker->Start();
 }
 

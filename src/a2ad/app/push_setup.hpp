@@ -27,7 +27,8 @@ namespace a2ad::app {
 struct PushSetup {
   std::unique_ptr<storage::SqlitePushStore> store;
   std::unique_ptr<push::KeyStore> keys;
-  const net::HttpClient* client = nullptr;  // the shared egress client (and its guard)
+  const net::HttpClient* client = nullptr;          // push configs' (egress.push_client)
+  const net::HttpClient* webhook_client = nullptr;  // webhooks' (egress.webhook_client)
   std::unique_ptr<push::PushService> service;
   std::shared_ptr<push::DeliveryWorker> worker;
   /// The task store TaskService must use: wakes the worker when outbox rows are durable.

@@ -246,19 +246,28 @@ int main(int argc, char** argv) {
                    "A2AD_PEER_<NAME>_BEARER or _API_KEY")
       ->envname("A2AD_A2A_PEERS")
       ->delimiter(',');
-  // The spellings of issue 5, kept so existing scripts keep working; merged into the above.
-  bool alias_allow_http = false;
-  std::string alias_allowlist;
-  std::string alias_ca_file;
+  // Push configs and webhooks alone (each also gets what --egress-* allows).
   serve
-      ->add_flag("--push-allow-http", alias_allow_http,
-                 "alias of --egress-allow-http (kept for existing scripts)")
+      ->add_flag("--push-allow-http", config.push_allow_http,
+                 "allow plain http:// URLs in A2A push notification configs only (development "
+                 "only; --egress-allow-http allows them for every outbound call)")
       ->envname("A2AD_PUSH_ALLOW_HTTP");
   serve
-      ->add_option("--push-allowlist", alias_allowlist,
-                   "alias of --egress-allowlist (kept for existing scripts; both given: the "
-                   "lists are merged)")
+      ->add_option("--push-allowlist", config.push_allowlist,
+                   "CIDRs/hosts A2A push notification configs may reach although private or "
+                   "loopback (development and tests only)")
       ->envname("A2AD_PUSH_ALLOWLIST");
+  serve
+      ->add_flag("--webhook-allow-http", config.webhook_allow_http,
+                 "allow plain http:// URLs for OpenWOP webhooks only (development only)")
+      ->envname("A2AD_WEBHOOK_ALLOW_HTTP");
+  serve
+      ->add_option("--webhook-allowlist", config.webhook_allowlist,
+                   "CIDRs/hosts OpenWOP webhooks may reach although private or loopback "
+                   "(development and tests only)")
+      ->envname("A2AD_WEBHOOK_ALLOWLIST");
+  // The spelling of issue 5, kept so existing scripts keep working.
+  std::string alias_ca_file;
   serve
       ->add_option("--push-ca-file", alias_ca_file,
                    "alias of --egress-ca-file (kept for existing scripts)")
@@ -467,9 +476,6 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) {
     config.card_signing = !no_card_signing;
-    config.egress_allow_http = config.egress_allow_http || alias_allow_http;
-    if (!alias_allowlist.empty())
-      config.egress_allowlist += (config.egress_allowlist.empty() ? "" : ",") + alias_allowlist;
     if (!alias_ca_file.empty()) {
       if (!config.egress_ca_file.empty() && config.egress_ca_file != alias_ca_file) {
         std::fprintf(stderr, "--egress-ca-file and --push-ca-file name different files\n");

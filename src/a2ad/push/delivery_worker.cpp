@@ -325,7 +325,9 @@ asio::awaitable<void> DeliveryWorker::Deliver(storage::OutboxRow row, std::strin
   attempt.headers.emplace_back("traceparent", span.Context());
   if (failure.empty()) {
     // 3. Vet again (fresh DNS), 4. POST to the vetted address only (the client's Fetch).
-    auto answer = co_await client_.Fetch(
+    const net::HttpClient& client =
+        row.kind == "webhook" && webhook_client_ ? *webhook_client_ : client_;
+    auto answer = co_await client.Fetch(
         AttemptRequest(options_, std::move(attempt.url), row.body, std::move(attempt.headers)));
     failure = Judge(answer);
   }

@@ -92,6 +92,9 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
 
   /// Starts the loop (call once, on a shared_ptr).
   void Start();
+  /// Webhook rows (kind "webhook") are delivered through `client` (its guard: the webhooks'
+  /// switches); unset: the push client. Call before Start.
+  void SetWebhookClient(const net::HttpClient& client) { webhook_client_ = &client; }
   /// Stops polling; attempts in flight finish or are abandoned with the io_context (their
   /// lease makes them due again after a restart). Thread-safe.
   void Stop();
@@ -121,6 +124,7 @@ class DeliveryWorker : public std::enable_shared_from_this<DeliveryWorker> {
   boost::asio::any_io_executor io_;
   storage::PushStore& store_;
   const net::HttpClient& client_;
+  const net::HttpClient* webhook_client_ = nullptr;
   KeyStore& keys_;
   const core::Clock& clock_;
   core::IdGenerator& ids_;

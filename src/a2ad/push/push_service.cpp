@@ -135,7 +135,7 @@ asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
   if (secret.size() > 512)
     co_return Error(ErrorCode::kInvalidParams, "secret: longer than 512 characters",
                     {{"field", "secret"}});
-  auto vetted = co_await guard_.VetAtRegistration(url);
+  auto vetted = co_await (webhook_guard_ ? *webhook_guard_ : guard_).VetAtRegistration(url);
   if (!vetted) co_return WebhookUrlError(std::move(vetted).error());
   if (secret.empty()) {
     unsigned char raw[32];

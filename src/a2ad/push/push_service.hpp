@@ -124,6 +124,10 @@ class PushService {
       std::function<boost::asio::awaitable<core::Result<void>>(storage::PushConfigRecord)>;
   void SetConfigWriter(ConfigWriter writer) { write_config_ = std::move(writer); }
 
+  /// The guard webhook URLs are vetted with (--webhook-allow-http / --webhook-allowlist);
+  /// unset: the push configs' guard. Call before serving.
+  void SetWebhookGuard(const net::UrlGuard& guard) { webhook_guard_ = &guard; }
+
   /// Called after rows were committed (the worker polls anyway; this only wakes it early).
   void SetWakeUp(std::function<void()> wake) { wake_ = std::move(wake); }
   void WakeUp() const {
@@ -146,6 +150,7 @@ class PushService {
   storage::PushStore& store_;
   storage::TaskStore& tasks_;
   const net::UrlGuard& guard_;
+  const net::UrlGuard* webhook_guard_ = nullptr;
   const core::Clock& clock_;
   core::IdGenerator& ids_;
   std::function<void()> wake_;
