@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -517,6 +518,44 @@ TEST_F(AuthE2e, KeySecretsReachNeitherTheLogNorTheDatabase) {
     EXPECT_EQ(db.find(SecretOf(key)), std::string::npos) << "a key secret is in the database";
   }
   EXPECT_EQ(log.find(std::string(43, 'Q')), std::string::npos);
+}
+
+// RFC 0011 auth-scoped discovery (issue 29, 5): the public document advertises it; a caller
+// presenting a credential sees the families it can use, never more than a broader one; a
+// credential that does not authenticate is refused as anywhere else.
+TEST_F(AuthE2e, DiscoveryIsScopedToTheCallersCredential) {
+  const std::string admin = CreateKey("acme", "admin");
+  const std::string reader = CreateKey("acme", "tasks:read");
+  const std::string runs = CreateKey("acme", "runs:read");
+  Start();
+  auto families = [](const json::value& doc) {
+    std::set<std::string> keys;
+    for (const auto& kv : doc.as_object()) keys.insert(std::string(kv.key()));
+    return keys;
+  };
+  const ClientResponse open = client_->Request("GET", "/.well-known/openwop");
+  ASSERT_EQ(open.status, 200);
+  const json::value pub = open.Json();
+  EXPECT_EQ(pub.at("discovery").at("authScoped").at("supported"), true);
+  EXPECT_EQ(pub.at("discovery").at("authScoped").at("mode"), "same-endpoint");
+  const json::value all = As(admin, "GET", "/.well-known/openwop").Json();
+  const json::value read = As(reader, "GET", "/.well-known/openwop").Json();
+  const ClientResponse narrow = As(runs, "GET", "/.well-known/openwop");
+  EXPECT_EQ(narrow.Header("Cache-Control"), "private, no-store");
+  for (const json::value* doc : {&all, &read}) {
+    for (const char* required : {"protocolVersion", "supportedEnvelopes", "schemaVersions", "limits"})
+      EXPECT_TRUE(doc->as_object().contains(required)) << required;
+  }
+  EXPECT_EQ(families(all), families(pub));
+  EXPECT_TRUE(read.as_object().contains("a2a"));
+  EXPECT_FALSE(read.as_object().contains("webhooks"));
+  EXPECT_FALSE(narrow.Json().as_object().contains("a2a"));
+  const json::value narrow_doc = narrow.Json();
+  for (const json::value* low : {&read, &narrow_doc})
+    for (const auto& k : families(*low)) EXPECT_TRUE(families(all).contains(k)) << k;
+  EXPECT_EQ(As("a2ad_k_0000000000000000_" + std::string(43, 'A'), "GET", "/.well-known/openwop")
+                .status,
+            401);
 }
 
 }  // namespace

@@ -190,8 +190,16 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   };
   if (path == "/.well-known/openwop") {
     if (m != "GET" && m != "HEAD") co_return method_not_allowed("GET");
+    if (r.principal && r.principal->authenticated) {  // the caller's scoped view
+      HttpResponse scoped =
+          JsonResponse(200, protocol::SerializeJson(ScopedDiscovery(discovery_, ctx)));
+      scoped.headers = {{"Cache-Control", "private, no-store"},
+                        {"Vary", "Authorization, X-API-Key"}};
+      co_return scoped;
+    }
     HttpResponse resp;
     resp.headers = {{"Cache-Control", "public, max-age=300"},
+                    {"Vary", "Authorization, X-API-Key"},
                     {"ETag", discovery_etag_},
                     {"Capabilities-Etag", discovery_etag_}};
     if (r.Header("If-None-Match") == discovery_etag_) {

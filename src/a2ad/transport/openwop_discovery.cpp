@@ -73,7 +73,31 @@ json::object Discovery(const OpenwopApiOptions& o, const std::vector<tasks::Skil
       {"webhooks", json::object{{"supported", o.webhooks},
                                 {"signatureAlgorithms", json::array{"v1"}},
                                 {"durable", o.webhooks}}},
-      {"a2a", A2aBlock(o)}};
+      {"a2a", A2aBlock(o)},
+      // RFC 0011: a caller that presents a credential sees the families it can use.
+      {"discovery",
+       json::object{{"authScoped", json::object{{"supported", true}, {"mode", "same-endpoint"}}}}}};
+}
+
+json::object ScopedDiscovery(json::object discovery, const protocol::CallContext& caller) {
+  const auto has = [&](std::initializer_list<const char*> any_of) {
+    for (const char* scope : any_of)
+      if (caller.principal.all_scopes ||
+          std::find(caller.principal.scopes.begin(), caller.principal.scopes.end(), scope) !=
+              caller.principal.scopes.end())
+        return true;
+    return false;
+  };
+  // A family whose operations need a scope the caller has none of is left out; what stays is
+  // the public view's (never more than a broader credential sees: no authorization oracle).
+  if (!has({"push:manage"})) discovery.erase("webhooks");
+  if (!has({"tasks:read", "tasks:write"})) discovery.erase("a2a");
+  if (!has({"interrupts:resolve", "runs:write"})) discovery.erase("interrupt");
+  if (!has({"runs:write"})) {
+    discovery.erase("subWorkflow");
+    discovery.erase("fixtures");
+  }
+  return discovery;
 }
 
 // The OpenAPI 3.1 description (openapi.json, compiled in), with this server's version and

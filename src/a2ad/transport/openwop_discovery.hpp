@@ -16,6 +16,12 @@ namespace a2ad::transport {
 /// The discovery document: root layout, honest flags, the loaded conformance fixtures.
 boost::json::object Discovery(const OpenwopApiOptions& o,
                               const std::vector<tasks::SkillInfo>& skills);
+/// The view of `discovery` a caller that presented a credential gets (RFC 0011, "Scoped
+/// capability views"; advertised as discovery.authScoped same-endpoint): the families whose
+/// operations need a scope `caller` has none of are left out; nothing is added, so a narrower
+/// credential never sees more than a broader one.
+boost::json::object ScopedDiscovery(boost::json::object discovery,
+                                    const protocol::CallContext& caller);
 /// The OpenAPI 3.1 description with this server's version and base URL.
 std::string OpenApi(const OpenwopApiOptions& o);
 

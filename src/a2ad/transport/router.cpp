@@ -335,7 +335,11 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
       path == "/.well-known/openwop" || path == "/v1/openapi.json" ||
       (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty()));
   request.principal.reset();  // only the authenticator sets it
-  if (auth_ && !exempt) {
+  // Discovery is public, and scoped to the caller when it presents a credential (RFC 0011,
+  // openwop_discovery.hpp): one that does not authenticate is refused as anywhere else.
+  const bool scoped_discovery = auth_ && path == "/.well-known/openwop" &&
+                                !PresentedCredential(request).empty() && auth_->Enabled();
+  if (auth_ && (!exempt || scoped_discovery)) {
     auto refused = co_await Admit(
         *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
     if (refused) co_return std::move(*refused);
