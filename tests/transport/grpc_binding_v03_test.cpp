@@ -258,7 +258,7 @@ TEST_F(GrpcV03Test, PushConfigCrud) {
   ASSERT_TRUE(stub_->DeleteTaskPushNotificationConfig(&c4, del, &empty).ok());
   grpc::ClientContext c5;
   EXPECT_EQ(Describe(stub_->GetTaskPushNotificationConfig(&c5, get, &got)),
-            "3 INVALID_PARAMS InvalidParamsError: task " + task +
+            "5 TASK_NOT_FOUND TaskNotFoundError: task " + task +
                 " has no push notification config 'c1'");
   grpc::ClientContext c6;
   create.set_parent("tasks/nope");

@@ -256,7 +256,7 @@ Result<protocol::PushNotificationConfig> PushService::GetConfig(const std::strin
   auto got = store_.GetConfig(task_id, id);
   if (!got) return std::move(got).error();
   if (!got.value())
-    return Error(ErrorCode::kInvalidParams,
+    return Error(ErrorCode::kTaskNotFound,  // A2A §3.1.8: TaskNotFoundError
                  "task " + task_id + " has no push notification config '" + id + "'",
                  {{"taskId", task_id}, {"pushNotificationConfigId", id}});
   return got.value()->config;

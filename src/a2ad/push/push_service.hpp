@@ -93,8 +93,8 @@ class PushService {
   /// kInvalidParams. Returns the stored config (with its id).
   boost::asio::awaitable<core::Result<protocol::PushNotificationConfig>> SetConfig(
       protocol::PushNotificationConfig config);
-  /// kTaskNotFound (unknown task), kInvalidParams (unknown config id, named in the message;
-  /// the A2A error for a missing config).
+  /// kTaskNotFound for an unknown task and for an unknown config id (named in the message;
+  /// A2A §3.1.8 answers a missing config with TaskNotFoundError).
   core::Result<protocol::PushNotificationConfig> GetConfig(const std::string& task_id,
                                                            const std::string& config_id);
   core::Result<std::vector<protocol::PushNotificationConfig>> ListConfigs(

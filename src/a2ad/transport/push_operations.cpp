@@ -2,8 +2,8 @@
 // tasks/pushNotificationConfig/{set,get,list,delete} and
 // {Create,Get,List,Delete}TaskPushNotificationConfig, in each WireShape (0.3 JSON-RPC, the
 // 0.3 proto's ProtoJSON on its REST and gRPC bindings, 1.0), decoded, served by
-// push::PushService, encoded. Unknown task: -32001; unknown config: -32602 naming the config
-// id; a refused URL: -32602 with the guard's reason. A task of another tenant than the
+// push::PushService, encoded. Unknown task: -32001; unknown config: -32001 too (A2A §3.1.8),
+// naming the config id; a refused URL: -32602 with the guard's reason. A task of another tenant than the
 // caller's is an unknown task (OpenWOP RFC 0152 §E: no enumeration).
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
