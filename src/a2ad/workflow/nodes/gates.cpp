@@ -242,9 +242,12 @@ std::vector<EventDraft> Gate::FinishGate(const std::string& run_id, const Node& 
   const json::object empty;
   const json::object& rv = resume.is_object() ? resume.get_object() : empty;
   if (std::string_view(Str(rv, "outcome")) == "timeout") {
-    FailNode(out, n,
-             ErrorObj(kind == "approval" ? "approval_timeout" : "interrupt_timeout",
-                      "the interrupt of node '" + n.id + "' timed out"));
+    // A timeout never grants a gate (OpenWOP RFC 0093, RFC 0223): the node fails, and is not
+    // retried. v1 keeps its code approval_timeout (RFC 0223's approval_rejected is v2's).
+    json::object error = ErrorObj(kind == "approval" ? "approval_timeout" : "interrupt_timeout",
+                                  "the interrupt of node '" + n.id + "' timed out");
+    error["retryable"] = false;
+    FailNode(out, n, std::move(error));
     return out;
   }
   if (kind == "approval") {
@@ -254,7 +257,11 @@ std::vector<EventDraft> Gate::FinishGate(const std::string& run_id, const Node& 
       if (std::string_view summary = Str(ObjOr(rv, "quorum"), "summary"); !summary.empty())
         message += " (" + std::string(summary) + ")";
       if (!Str(rv, "feedback").empty()) message += ": " + std::string(Str(rv, "feedback"));
-      FailNode(out, n, ErrorObj("approval_rejected", message));
+      // RFC 0223: a rejected gate fails its node and the run with approval_rejected, not
+      // retried (failedNodeId names the gate).
+      json::object error = ErrorObj("approval_rejected", message);
+      error["retryable"] = false;
+      FailNode(out, n, std::move(error));
       return out;
     }
     json::object outputs = rv;
@@ -302,6 +309,13 @@ struct Resolving {
                          {"resumeValue", normalized},
                          {"resolvedBy", answer.request.caller},
                          {"resolvedAt", now}};
+    // RFC 0223: an approval's interrupt.resolved records its decision.
+    if (kind == "approval" && normalized.is_object()) {
+      const std::string_view action = Str(normalized.get_object(), "action");
+      if (action == "reject") payload["decision"] = "rejected";
+      if (action == "accept" || action == "edit-accept") payload["decision"] = "approved";
+      if (!action.empty()) payload["action"] = action;
+    }
     for (auto& kv : extra) payload[kv.key()] = std::move(kv.value());
     res.events.push_back(Ev(protocol::kEvInterruptResolved, node_id, std::move(payload)));
     res.events.push_back(
@@ -333,7 +347,10 @@ core::Result<tasks::Resolution> ResolveTimeout(Resolving& r) {
            json::object{
                {"action", "timeout"}, {"decidedAt", r.now}, {"interruptId", r.interrupt_id}}));
   r.Resolved(json::object{{"outcome", "timeout"}},
-             json::object{{"outcome", "rejected"}, {"reason", "timeout"}});
+             json::object{{"outcome", "rejected"},
+                          {"reason", "timeout"},
+                          {"action", "timeout"},
+                          {"decision", "rejected"}});
   return std::move(r.res);
 }
 
