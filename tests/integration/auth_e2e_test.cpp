@@ -150,6 +150,7 @@ void ExpectRefused(const Route& r, const ClientResponse& res, int status, const 
   const json::value body = res.Json();
   if (r.surface == "jsonrpc") {
     EXPECT_EQ(body.at("error").at("code"), status == 401 ? -32014 : -32015) << what << body;
+    EXPECT_EQ(body.at("id"), 1) << what << body;  // the request's id, readable: echoed
   } else if (r.surface == "rest") {
     EXPECT_EQ(body.at("error").at("status"),
               status == 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED")

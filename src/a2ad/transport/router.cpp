@@ -7,6 +7,7 @@
 #include "a2ad/core/trace.hpp"
 
 #include "a2ad/protocol/error_table.hpp"
+#include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/transport/error_body.hpp"
@@ -137,10 +138,16 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
   HttpResponse r;
   if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
                                 path.starts_with(jsonrpc_path_) && path.back() == '/')) {
-    // Before the body is read: id null, in the version the header asks for.
+    // Refused before the request is served: its id echoed when the body is a request whose
+    // id can be read (JSON-RPC 2.0 §5), else null; in the version the header asks for.
     const auto v = request.Header("A2A-Version").starts_with("1") ? protocol::WireVersion::kV10
                                                                   : protocol::WireVersion::kV03;
-    r = JsonRpcErrorResponse(nullptr, e, v);
+    json::value id = nullptr;
+    if (auto body = protocol::ParseJsonObject(request.body, "body"); body)
+      if (const json::value* i = body->if_contains("id");
+          i && (i->is_string() || i->is_int64() || i->is_uint64()))
+        id = *i;
+    r = JsonRpcErrorResponse(id, e, v);
     r.status = protocol::MapError(e.code).http_status;
   } else if (rest_.Owns(path)) {
     r = A2aRestErrorResponse(e);
