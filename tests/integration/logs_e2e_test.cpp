@@ -118,6 +118,12 @@ TEST_F(Logs, JsonLinesTellEachRequestAndEachStepOfARun) {
   for (const auto& e : entries)
     EXPECT_FALSE(e.contains("route") && e.at("route") == "/readyz") << "probes are not logged";
   EXPECT_EQ(find("request", "route", "/v1/interrupts/{token}").at("method"), "GET");
+  // Every request line names an operation: a REST route without one of its own, its family.
+  for (const auto& e : entries)
+    if (e.at("msg") == "request") {
+      EXPECT_FALSE(e.at("operation").as_string().empty()) << json::serialize(e);
+      EXPECT_TRUE(e.contains("client")) << json::serialize(e);
+    }
   for (const auto& line : Lines()) EXPECT_EQ(line.find(token), std::string::npos) << line;
 }
 

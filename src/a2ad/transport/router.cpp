@@ -261,11 +261,12 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  // What the request was, for the metrics and the access log: the operation a binding named,
+  // else the route's family (a path no route serves is one label, "unmatched").
+  const std::string operation = !r.log_operation.empty() ? r.log_operation
+                                : r.status == 404       ? std::string("unmatched")
+                                                        : RouteFamily(route);
   if (!quiet_route(route)) {
-    // A path no route serves is one label ("unmatched"), whatever the caller sent.
-    const std::string operation = !r.log_operation.empty() ? r.log_operation
-                                  : r.status == 404       ? std::string("unmatched")
-                                                          : RouteFamily(route);
     static auto& requests = RequestsTotal();
     static auto& latency = RequestSeconds();
     requests.Add({operation, std::to_string(r.status)});
@@ -290,7 +291,7 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
                {"route", std::string_view(route)},
                {"status", r.status},
                {"ms", ms},
-               {"operation", std::string_view(r.log_operation)},
+               {"operation", std::string_view(operation)},
                {"task", std::string_view(r.log_task)},
                {"error", std::string_view(r.log_error)},
                {"principal", std::string_view(principal)},
