@@ -125,5 +125,22 @@ TEST_F(PoisonInput, NumbersBeyondADoubleAreRefusedEverywhereAndPoisonNothing) {
   ExpectHealthy(after, 2);
 }
 
+// Issue 35: a lone surrogate escape in a data part is refused naming the field (-32602 /
+// 400 validation_error), as the README promises, not as a syntax error at a byte offset.
+TEST_F(PoisonInput, ALoneSurrogateIsRefusedNamingTheField) {
+  HttpClient c("127.0.0.1", server_.port);
+  auto r = c.Request("POST", "/v1/a2a",
+                     Send("sur-1", R"([{"kind":"data","data":{"x":"a\ud800b"}}])", "{}"),
+                     {{"Content-Type", "application/json"}});
+  const json::value v = r.Json();
+  EXPECT_EQ(v.at("error").at("code"), -32602) << r.body;
+  EXPECT_EQ(v.at("error").at("data").at("field"), "params.message.parts[0].data.x") << r.body;
+  auto rest = c.Request("POST", "/v1/runs", R"({"workflowId":"long-delay","inputs":{"x":"\udc00"}})",
+                        {{"Content-Type", "application/json"}});
+  EXPECT_EQ(rest.status, 400) << rest.body;
+  EXPECT_EQ(rest.Json().at("details").at("field"), "inputs.x") << rest.body;
+  ExpectHealthy(c, 0);
+}
+
 }  // namespace
 }  // namespace a2ad

@@ -134,8 +134,18 @@ TEST(ParseJson, FindsADuplicateAmongManyMembersWithoutQuadraticCost) {
 }
 
 TEST(ParseJson, RefusesTextThatIsNotUtf8OrPairsNoSurrogates) {
-  for (const std::string& text : {std::string("\"\\ud800\""), std::string("\"\\udc00\""),
-                                  std::string("\"\\ud800\\u0041\""), std::string("\"\xff\""),
+  // A \u escape of an unpaired surrogate is well-formed JSON that cannot be represented: a
+  // value fault naming the member (issue 35), like 1e999.
+  for (const std::string& text : {std::string("{\"a\":[1,{\"b\":\"x\\ud800\"}]}"),
+                                  std::string("{\"a\":[1,{\"b\":\"\\udc00\"}]}"),
+                                  std::string("{\"a\":[1,{\"b\":\"\\ud800\\u0041\"}]}")}) {
+    auto v = ParseJson(text);
+    ASSERT_FALSE(v) << text;
+    EXPECT_EQ(v.error().code, ErrorCode::kInvalidParams) << text;
+    EXPECT_EQ(Field(v.error()), "a[1].b") << text;
+    EXPECT_NE(v.error().message.find("surrogate"), std::string::npos) << v.error().message;
+  }
+  for (const std::string& text : {std::string("\"\xff\""),
                                   std::string("\"\xc0\xaf\""),          // overlong '/'
                                   std::string("\"\xed\xa0\x80\""),      // a surrogate in UTF-8
                                   std::string("\"\xf4\x90\x80\x80\""),  // beyond U+10FFFF

@@ -120,6 +120,9 @@ class StrictBuilder {
   explicit StrictBuilder(bool continue_after_fault) : continue_after_fault_(continue_after_fault) {}
 
   json::value& result() { return result_; }
+  // The path of the value being read when the parser stopped (public: a lone surrogate is a
+  // value fault the parser reports as a syntax error).
+  std::string PathNow() const { return Path(); }
   std::optional<Error>& fault() { return fault_; }
 
  private:
@@ -197,6 +200,14 @@ class StrictBuilder {
   const bool continue_after_fault_;
 };
 
+// Boost.JSON reports a leading surrogate escape not followed by a trailing one as a plain
+// syntax error, stopped right after the escape: "\uD800" to "\uDBFF" just before `at`.
+bool AfterLeadingSurrogateEscape(std::string_view text, size_t at) {
+  if (at < 6 || at > text.size() || text[at - 6] != '\\' || text[at - 5] != 'u') return false;
+  const char d = text[at - 4], h = text[at - 3];
+  return (d == 'd' || d == 'D') && std::string_view("89abAB").find(h) != std::string_view::npos;
+}
+
 core::Result<json::value> Parse(std::string_view text, const JsonParseOptions& options,
                                 std::optional<Error>& fault, bool continue_after_fault) {
   json::parse_options opts;
@@ -212,6 +223,18 @@ core::Result<json::value> Parse(std::string_view text, const JsonParseOptions& o
   }
   fault = std::move(parser.handler().fault());
   if (fault && !continue_after_fault) return std::move(*fault);
+  if (ec == json::error::illegal_leading_surrogate ||
+      ec == json::error::illegal_trailing_surrogate ||
+      (ec == json::error::syntax && AfterLeadingSurrogateEscape(text, used))) {
+    // Well-formed JSON whose string cannot be represented: a value fault naming the member,
+    // like 1e999 (the parse cannot go on past it: the rest stays unread).
+    const std::string path = parser.handler().PathNow();
+    return Error(ErrorCode::kInvalidParams,
+                 (path.empty() ? "" : path + ": ") +
+                     "a \\u escape that is an unpaired UTF-16 surrogate (\\ud800-\\udfff) has no "
+                     "UTF-8 spelling; send the character itself or a valid surrogate pair",
+                 {{"field", path}});
+  }
   if (ec) {
     std::string what = ec == json::error::too_deep
                            ? "nested deeper than " + std::to_string(options.max_depth) + " levels"
