@@ -559,5 +559,54 @@ TEST_F(AuthE2e, DiscoveryIsScopedToTheCallersCredential) {
             401);
 }
 
+// Issue 35: an approver's queue. A key with only interrupts:resolve may not list runs, but
+// its inbox lists the tasks waiting on a person, newest first, with skill, age, question and
+// the interrupt to render; another tenant's inbox is empty; /v1/me says who a key is.
+TEST_F(AuthE2e, AnApproverSeesItsInboxAndWhoItIs) {
+  const std::string admin = CreateKey("acme", "admin");
+  const std::string approver = CreateKey("acme", "interrupts:resolve");
+  const std::string other = CreateKey("globex", "admin");
+  Start({"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows", "--conformance-fixtures"});
+  std::vector<std::string> runs;
+  for (int i = 0; i < 2; ++i) {
+    auto made = As(admin, "POST", "/v1/runs", R"({"workflowId":"conformance-approval"})");
+    ASSERT_EQ(made.status, 201) << made.body;
+    runs.emplace_back(made.Json().at("runId").as_string());
+    for (int w = 0; w < 200; ++w) {
+      if (As(admin, "GET", "/v1/runs/" + runs.back()).Json().at("status") == "waiting-approval")
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_EQ(As(approver, "GET", "/v1/runs").status, 403);
+  const ClientResponse inbox = As(approver, "GET", "/v1/inbox");
+  ASSERT_EQ(inbox.status, 200) << inbox.body;
+  const json::value listed = inbox.Json();
+  const json::array& items = listed.at("items").as_array();
+  ASSERT_EQ(items.size(), 2u) << inbox.body;
+  EXPECT_EQ(items[0].at("taskId"), json::value(runs[1]));  // newest first
+  EXPECT_EQ(items[1].at("taskId"), json::value(runs[0]));
+  EXPECT_EQ(items[0].at("skill"), "conformance-approval");
+  EXPECT_EQ(items[0].at("state"), "input-required");
+  EXPECT_EQ(items[0].at("interrupt").at("kind"), "approval");
+  EXPECT_FALSE(items[0].at("question").as_string().empty());
+  EXPECT_TRUE(items[0].as_object().contains("interruptToken"));
+  EXPECT_EQ(As(approver, "GET", "/v1/inbox?limit=1").Json().at("items").as_array().size(), 1u);
+  EXPECT_EQ(As(approver, "GET", "/v1/inbox?limit=0").status, 400);
+  EXPECT_TRUE(As(other, "GET", "/v1/inbox").Json().at("items").as_array().empty());
+  // The approver answers one: it leaves the inbox.
+  EXPECT_EQ(As(approver, "POST", "/v1/runs/" + runs[1] + "/interrupts/gate",
+               R"({"resumeValue":{"action":"accept"}})")
+                .status,
+            200);
+  EXPECT_EQ(As(approver, "GET", "/v1/inbox").Json().at("items").as_array().size(), 1u);
+  const json::value me = As(approver, "GET", "/v1/me").Json();
+  EXPECT_EQ(me.at("tenant"), "acme");
+  EXPECT_EQ(me.at("principal"), json::value(IdOf(approver)));
+  EXPECT_EQ(me.at("scopes"), (json::array{"interrupts:resolve"}));
+  EXPECT_EQ(me.at("authenticated"), true);
+  EXPECT_EQ(client_->Request("GET", "/v1/me").status, 401);
+}
+
 }  // namespace
 }  // namespace a2ad

@@ -178,6 +178,15 @@ class Executor {
   /// for every task it creates). Every other skill keeps the retry for the idempotency
   /// retention window (accepted_messages.hpp, A2aDedupKey).
   virtual bool ReusesFirstMessageIds() const { return false; }
+  /// Whether `who` may answer the interrupt `current` waits on (an approver inbox lists only
+  /// those): a restricted approval gate's approvers, anyone for other interrupts. A hint for
+  /// listing; Resolve decides again. Default: true.
+  virtual bool MayAnswer(const storage::TaskRecord& current,
+                         const protocol::Principal& who) const {
+    (void)current;
+    (void)who;
+    return true;
+  }
   /// The next step, if it can be decided synchronously from `current` (a just-created task,
   /// or the record the previous answer left): it is committed in the creating transaction,
   /// and asked again until it returns none (one commit instead of several for a task that

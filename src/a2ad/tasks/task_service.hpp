@@ -289,6 +289,12 @@ class TaskService {
   /// The stored record (task + run snapshot), or nullopt (also for another tenant's).
   boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> GetRecord(
       const CallContext& ctx, std::string id);
+  /// Whether ctx's principal may answer the interrupt `record` waits on (Executor::MayAnswer:
+  /// an approver inbox lists only those). A hint; answering decides again.
+  bool MayAnswer(const CallContext& ctx, const storage::TaskRecord& record) const {
+    const Executor* e = ExecutorFor(record.skill_id);
+    return !e || e->MayAnswer(record, ctx.principal);
+  }
   /// A page of ctx's tenant's records (the query's tenant is ctx's, whatever it says).
   boost::asio::awaitable<core::Result<storage::TaskPage>> ListRecords(const CallContext& ctx,
                                                                       storage::TaskQuery q);

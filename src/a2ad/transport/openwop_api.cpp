@@ -143,6 +143,7 @@ std::optional<std::string_view> RouteScope(std::string_view method,
   if (family == "host" && method == "POST") return kScopeTasksWrite;  // the start seam
   if (family == "a2a" || family == "host") return kScopeTasksRead;
   if (family == "events") return kScopeRunsWrite;
+  if (family == "inbox") return kScopeInterruptsResolve;
   return std::nullopt;
 }
 
@@ -214,6 +215,14 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   if (const auto scope = RouteScope(m, seg))
     if (auto denied = RequireScope(ctx, *scope))
       co_return WithScopeChallenge(ErrorResponse(*denied), *denied);
+  if (seg.size() == 2 && seg[1] == "inbox") {
+    if (m != "GET") co_return method_not_allowed("GET");
+    co_return co_await Inbox(ctx, r);
+  }
+  if (seg.size() == 2 && seg[1] == "me") {  // any caller, no scope
+    if (m != "GET") co_return method_not_allowed("GET");
+    co_return Me(ctx);
+  }
   if (seg.size() == 2 && seg[1] == "openapi.json") {
     if (m != "GET") co_return method_not_allowed("GET");
     co_return JsonResponse(200, openapi_body_);

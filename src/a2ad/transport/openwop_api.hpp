@@ -88,6 +88,10 @@ class OpenwopApi {
                                              const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> TaskState(const CallContext& ctx, const std::string& id);
   HttpResponse Workflows(const std::string& id);
+  /// GET /v1/inbox (openwop_inbox.cpp): the waiting tasks the caller may answer.
+  boost::asio::awaitable<HttpResponse> Inbox(const CallContext& ctx, const HttpRequest& request);
+  /// GET /v1/me: who the caller is.
+  static HttpResponse Me(const CallContext& ctx);
 
   tasks::TaskService& service_;
   const core::Clock& clock_;

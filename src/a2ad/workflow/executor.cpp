@@ -1,9 +1,12 @@
 #include "a2ad/workflow/executor.hpp"
 
+#include "a2ad/workflow/approval_policy.hpp"
+
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/workflow/approval_policy.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
 #include "a2ad/workflow/plan.hpp"
 #include "a2ad/workflow/run_steps.hpp"
@@ -287,6 +290,18 @@ std::optional<json::value> FromMessage(const protocol::Message& m) {
 }
 
 }  // namespace
+
+bool WorkflowExecutor::MayAnswer(const storage::TaskRecord& current,
+                                 const protocol::Principal& who) const {
+  const json::object& interrupt = ObjOr(current.run, "interrupt");
+  if (Str(interrupt, "kind") != "approval") return true;
+  const json::object& data = ObjOr(interrupt, "data");
+  json::array actions{"accept", "reject"};
+  if (const json::value* a = data.if_contains("actions"); a && a->is_array())
+    actions = a->get_array();
+  auto policy = ParseApprovalPolicy(data, "data", actions);
+  return !policy || !CheckApprover(*policy, who, "a2a", std::string(Str(interrupt, "nodeId")));
+}
 
 core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRecord& current,
                                                           const tasks::ResolveRequest& req) {

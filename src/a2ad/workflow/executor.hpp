@@ -61,6 +61,8 @@ class WorkflowExecutor final : public tasks::Executor {
   /// Pause extension: which node is in flight and what `mode` does to it (tasks/pause.hpp):
   /// a child run is paused with the run (not in wait_for_completion); in interrupt_immediate a
   /// kind that RestartsWhenInterrupted is abandoned; else its step may still commit.
+  bool MayAnswer(const storage::TaskRecord& current,
+                 const protocol::Principal& who) const override;
   core::Result<tasks::PausePlan> PlanPause(const storage::TaskRecord& current,
                                            std::string_view mode) const override;
   /// The steps Plan decides at once from the new run (up to the first sleep, gate or child),
