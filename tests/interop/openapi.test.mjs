@@ -58,6 +58,7 @@ const ROUTES = [
   'GET /v1/runs/{runId}/events', 'GET /v1/runs/{runId}/events/poll',
   'POST /v1/runs/{runId}/interrupts/{nodeId}', 'POST /v1/runs/{runId}/approvals/{nodeId}',
   'POST /v1/events',
+  'GET /v1/inbox', 'GET /v1/me',
   'GET /v1/interrupts/{token}', 'POST /v1/interrupts/{token}',
   'GET /v1/interrupts/{token}/resolve', 'POST /v1/interrupts/{token}/resolve',
   'GET /v1/a2a/tasks/{taskId}', 'GET /v1/host/sample/a2a/tasks/{taskId}',
