@@ -126,6 +126,15 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     t.status.state = TaskState::kSubmitted;
     t.status.timestamp_ms = e.timestamp_ms;
     OpenwopMetadata(t)["runId"] = t.id;
+    // A task some run started (a sub-workflow's child, or a call of a workflow node to an
+    // agent, this host included): named, so that listings can tell work a person asked for
+    // from the steps of other runs (a2a list hides these unless asked).
+    if (const std::string parent = StringField(e.payload, "parentRunId"); !parent.empty())
+      OpenwopMetadata(t)["parentRunId"] = parent;
+    if (const auto* md = t.history.back().metadata.if_contains("openwop"); md && md->is_object())
+      if (const auto* caller = md->get_object().if_contains("runId");
+          caller && caller->is_string() && !caller->get_string().empty())
+        OpenwopMetadata(t)["callerRunId"] = *caller;
     // An extension's keys (TaskServiceOptions::prepare_new_task, StartRunRequest).
     if (const auto* md = e.payload.if_contains("taskMetadata"); md && md->is_object())
       for (const auto& [k, v] : md->get_object())
