@@ -74,7 +74,7 @@ TEST_F(AuthRouter, EachSurfaceRefusesInItsOwnShape) {
   EXPECT_EQ(rpc.status, 401);
   EXPECT_EQ(Header(rpc, "WWW-Authenticate"), "Bearer realm=\"a2ad\"");
   json::value body = json::parse(rpc.body);
-  EXPECT_TRUE(body.at("id").is_null()) << body;
+  EXPECT_EQ(body.at("id"), 7) << body;  // the request's id, readable: echoed
   EXPECT_EQ(body.at("error").at("code"), -32014);
   auto rest = Get("/a2a/rest/tasks/x", {{"X-API-Key", key + "x"}});
   EXPECT_EQ(rest.status, 401);

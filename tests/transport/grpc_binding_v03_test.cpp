@@ -100,7 +100,7 @@ TEST_F(GrpcV03Test, SendGetAndCancel) {
                   R"("artifactId":"id-0001-echo","name":"echo","parts":[{"text":"hello grpc"}]}],)"
                   R"("history":[{"messageId":"m1","contextId":"id-0002","taskId":"id-0001",)"
                   R"("role":"ROLE_USER","content":[{"text":"hello grpc"}]}],"metadata":{)"
-                  R"("generation":4,"openwop":{"runId":"id-0001"}}}})"));
+                  R"("generation":4,"openwop":{"runId":"id-0001","skillId":"echo"}}}})"));
 
   grpc::ClientContext c1;
   v03::GetTaskRequest get;
@@ -184,7 +184,7 @@ TEST_F(GrpcV03Test, StreamsEndWithFinalAndSubscribeReplaysAFinishedTask) {
   EXPECT_EQ(Value(Json(events[1])),
             Value(R"({"statusUpdate":{"taskId":"id-0001","contextId":"id-0002","status":{)"
                   R"("state":"TASK_STATE_WORKING","timestamp":"2026-01-01T10:00:00Z"},)"
-                  R"("metadata":{"openwop":{"runId":"id-0001"},"generation":2}}})"));
+                  R"("metadata":{"openwop":{"runId":"id-0001","skillId":"echo"},"generation":2}}})"));
   EXPECT_EQ(Value(Json(events[2])),
             Value(R"({"artifactUpdate":{"taskId":"id-0001","contextId":"id-0002","artifact":{)"
                   R"("artifactId":"id-0001-echo","name":"echo","parts":[{"text":"s"}]},)"

@@ -126,6 +126,7 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     t.status.state = TaskState::kSubmitted;
     t.status.timestamp_ms = e.timestamp_ms;
     OpenwopMetadata(t)["runId"] = t.id;
+    if (!next.skill_id.empty()) OpenwopMetadata(t)["skillId"] = next.skill_id;
     // A task some run started (a sub-workflow's child, or a call of a workflow node to an
     // agent, this host included): named, so that listings can tell work a person asked for
     // from the steps of other runs (a2a list hides these unless asked).
@@ -179,7 +180,9 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     }
   } else if (e.type == protocol::kEvSkillChosen) {
     next.skill_id = StringField(e.payload, "skillId");
-    if (next.skill_id.empty()) return Error(ErrorCode::kInvalidParams, "a2ad.skill.chosen needs a skillId");
+    if (next.skill_id.empty())
+      return Error(ErrorCode::kInvalidParams, "a2ad.skill.chosen needs a skillId");
+    OpenwopMetadata(t)["skillId"] = next.skill_id;
     OpenwopMetadata(t).erase("interrupt");
     OpenwopMetadata(t).erase("interruptToken");
     new_state = TaskState::kWorking;
