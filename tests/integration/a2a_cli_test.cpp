@@ -119,10 +119,17 @@ TEST_F(A2aCli, PauseResumeWatchAndList) {
   const std::string id(json::parse(sent.out).at("id").as_string());
   Ran paused = A2a("pause " + url_ + " " + id);
   ASSERT_EQ(paused.code, 0);
-  EXPECT_NE(paused.out.find("TASK_STATE_PAUSED"), std::string::npos) << paused.out;
+  EXPECT_NE(paused.out.find("task " + id + ": paused-by-client"), std::string::npos)
+      << paused.out;
+  // Read without the extension, a paused task is still shown paused (issue 35).
+  EXPECT_NE(A2a("get " + url_ + " " + id).out.find(": paused-by-client"), std::string::npos);
+  EXPECT_NE(A2a("list " + url_).out.find(id + "  paused-by-client  long-delay"),
+            std::string::npos);
+  EXPECT_NE(A2a("list " + url_ + " --state paused").out.find(id), std::string::npos);
+  EXPECT_EQ(A2a("list " + url_ + " --state working").out.find(id), std::string::npos);
   Ran resumed = A2a("resume " + url_ + " " + id);
   ASSERT_EQ(resumed.code, 0);
-  EXPECT_NE(resumed.out.find("TASK_STATE_WORKING"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("task " + id + ": working"), std::string::npos) << resumed.out;
   EXPECT_EQ(A2a("resume " + url_ + " " + id).code, 1) << "not paused any more";
   // watch, piped: one JSON line per change, until the task ends.
   Ran watched = A2a("watch " + url_ + " " + id + " --json --every-ms 100");
@@ -191,6 +198,66 @@ TEST_F(A2aCli, SendStreamPrintsTheAgentsEventsToTheEnd) {
   ASSERT_GE(lines.size(), 2u) << r.out;
   EXPECT_EQ(lines.back().at("state"), "completed");
   EXPECT_FALSE(lines.front().at("taskId").as_string().empty());
+}
+
+// Issue 35: an approver's first hour with the CLI. list shows skill and age, hides the steps
+// other runs started (the brief's drafting task) unless --all, and filters; inbox shows what
+// waits on a person with what may be answered; answer takes several questions; approve and
+// answer follow the task to where the answer takes it; history is the run's timeline.
+TEST_F(A2aCli, AnApproversQueueListFiltersAnswersAndHistory) {
+  const std::string brief(SendBrief().at("id").as_string());
+  Ran clar = A2a("send " + url_ + " 'Plan the launch email' --skill clarify-then-confirm --wait --json");
+  ASSERT_EQ(clar.code, 0) << clar.out;
+  const std::string ask(json::parse(clar.out).at("id").as_string());
+  Ran listed = A2a("list " + url_);
+  EXPECT_NE(listed.out.find(brief + "  input-required  campaign-brief  "), std::string::npos)
+      << listed.out;
+  EXPECT_EQ(listed.out.find("brief-drafter"), std::string::npos) << listed.out;
+  EXPECT_NE(A2a("list " + url_ + " --all").out.find("brief-drafter"), std::string::npos);
+  Ran filtered = A2a("list " + url_ + " --skill clarify-then-confirm --state input-required");
+  EXPECT_NE(filtered.out.find(ask), std::string::npos) << filtered.out;
+  EXPECT_EQ(filtered.out.find(brief), std::string::npos) << filtered.out;
+  EXPECT_EQ(A2a("list " + url_ + " --since 1d").out.find(ask) != std::string::npos, true);
+  EXPECT_EQ(A2a("list " + url_ + " --since yesterday").code, 2);
+  Ran inbox = A2a("inbox " + url_);
+  EXPECT_EQ(inbox.code, 0);
+  EXPECT_NE(inbox.out.find(brief + "  campaign-brief  waiting "), std::string::npos) << inbox.out;
+  EXPECT_NE(inbox.out.find("answer: accept, reject"), std::string::npos) << inbox.out;
+  EXPECT_NE(inbox.out.find("answer: audience=?, deadline=?"), std::string::npos) << inbox.out;
+  EXPECT_LT(inbox.out.find(ask), inbox.out.find(brief)) << "newest first: " << inbox.out;
+  const std::string err = (dir_ / "answer.err").string();
+  EXPECT_EQ(A2a("answer " + url_ + " " + ask + " developers", err).code, 2);
+  std::stringstream why;
+  why << std::ifstream(err).rdbuf();
+  EXPECT_NE(why.str().find("--set audience=... --set deadline=..."), std::string::npos)
+      << why.str();
+  Ran answered =
+      A2a("answer " + url_ + " " + ask + " --set audience=developers --set deadline=friday");
+  EXPECT_EQ(answered.code, 0) << answered.out;
+  EXPECT_NE(answered.out.find("task " + ask + ": completed"), std::string::npos) << answered.out;
+  Ran approved = A2a("approve " + url_ + " " + brief);
+  EXPECT_NE(approved.out.find("task " + brief + ": completed"), std::string::npos)
+      << approved.out;
+  EXPECT_NE(A2a("inbox " + url_).out.find("nothing waits on you"), std::string::npos);
+  Ran history = A2a("history " + url_ + " " + brief);
+  EXPECT_EQ(history.code, 0);
+  EXPECT_NE(history.out.find("#0  a2a.task.submitted"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find("interrupt.resolved  review  (action accept by anonymous)"),
+            std::string::npos)
+      << history.out;
+  EXPECT_NE(history.out.find("run.completed"), std::string::npos) << history.out;
+  EXPECT_EQ(A2a("history " + url_ + " no-such-run").code, 1);
+  EXPECT_TRUE(A2a("--version").out.starts_with("a2a ")) << "a2a --version";
+  Ran a2ad_version{};
+  {
+    FILE* p = popen((testing::A2adBinary() + " --version").c_str(), "r");
+    char buf[256] = {};
+    const size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    if (p) a2ad_version.code = WEXITSTATUS(pclose(p));
+    a2ad_version.out.assign(buf, n);
+  }
+  EXPECT_EQ(a2ad_version.code, 0);
+  EXPECT_TRUE(a2ad_version.out.starts_with("a2ad ")) << a2ad_version.out;
 }
 
 TEST_F(A2aCli, PushListenRetriesItsJwksThenSaysWhy) {

@@ -163,6 +163,7 @@ struct KeysCreateConfig {
 
 /// `a2ad push listen`: a webhook receiver that verifies and prints pushes.
 struct PushListenConfig {
+  std::string program = "a2a";  // how it introduces itself: "a2a" or "a2ad" push listen
   std::string listen = "127.0.0.1:0";
   std::string jwks_url;  // http(s)://.../.well-known/jwks.json of the a2ad server
   std::string token;     // expected X-A2A-Notification-Token ("" = not checked)
@@ -218,7 +219,7 @@ int RunKeysList(const Config& config);
 /// the key at every request). Exit code 1 for an unknown id.
 int RunKeysRevoke(const Config& config, const std::string& key_id);
 
-/// `a2ad push listen`: prints "a2a push listen: receiving on <url>" when ready, then one
+/// `a2ad push listen`: prints "<program> push listen: receiving on <url>" when ready, then one
 /// JSON line per verified push on stdout; refused pushes get 401 and a line on stderr.
 int RunPushListen(const PushListenConfig& config);
 

@@ -97,7 +97,7 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
 }
 
 transport::HttpResponse Refuse(std::string why) {
-  std::fprintf(stderr, "a2a push listen: rejected: %s\n", why.c_str());
+  std::fprintf(stderr, "push listen: rejected: %s\n", why.c_str());
   std::fflush(stderr);
   json::object o{{"error", json::object{{"code", "unauthorized"}, {"message", why}}}};
   auto r = transport::JsonResponse(401, protocol::SerializeJson(o));
@@ -200,11 +200,12 @@ int RunPushListen(const PushListenConfig& config) {
                      " attempts: " + loaded.error().message);
       return 1;
     }
-    std::fprintf(stderr, "a2a push listen: %s; retrying\n", loaded.error().message.c_str());
+    std::fprintf(stderr, "%s push listen: %s; retrying\n", config.program.c_str(),
+                 loaded.error().message.c_str());
     std::this_thread::sleep_for(std::chrono::milliseconds(250 << (attempt - 1)));
   }
   server.Start();
-  std::printf("a2a push listen: receiving on %s\n", url.c_str());
+  std::printf("%s push listen: receiving on %s\n", config.program.c_str(), url.c_str());
   std::fflush(stdout);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code, int) {

@@ -6,8 +6,15 @@
 //   a2a send AGENT TEXT [--skill S] [--data JSON] [--task ID] [--wait | --stream]
 //   a2a get AGENT TASK | a2a cancel AGENT TASK
 //   a2a approve AGENT TASK [--feedback F] | a2a reject AGENT TASK [--feedback F]
-//   a2a answer AGENT TASK TEXT
-//   a2a list AGENT [--context C]             ListTasks (A2A 1.0 agents)
+//   a2a answer AGENT TASK [TEXT] [--set ID=VALUE]...
+//                                            one question: TEXT; several: one --set each
+//   a2a list AGENT [--state S] [--skill K] [--since 2h|TIME] [--context C] [--all]
+//                                            ListTasks (A2A 1.0 agents); the steps other runs
+//                                            started are hidden unless --all
+//   a2a inbox AGENT                          the tasks waiting on a person that this key may
+//                                            answer, newest first (a2ad's GET /v1/inbox; other
+//                                            agents: ListTasks of input-required tasks)
+//   a2a history AGENT TASK                   the timeline of a run (a2ad's event log)
 //   a2a watch AGENT TASK                     follows a task to its end (see below)
 //   a2a push set AGENT TASK URL [--token T] [--id ID] | push list AGENT TASK |
 //   a2a push delete AGENT TASK ID            the task's push notification configs
@@ -22,8 +29,9 @@
 // change when piped, and ends when the task ends or waits for input.
 // Every command: --json (the normalized task or card as JSON), --header "Name: value"
 // (repeatable; credentials), --timeout-ms. approve, reject and answer print the question the
-// task is waiting on first (its status message). With --wait, send follows the task until it
-// is terminal or waits for input.
+// task is waiting on first (its status message), then follow the task until it ends or waits
+// for input again, and print where it got to. With --wait, send follows the task likewise.
+// A task a2ad paused shows as paused (paused-by-client, ...), not as working.
 //
 // Exit codes: 0 done; 1 the agent refused the request (a JSON-RPC error) or the task ended
 // failed, rejected or canceled; 2 bad usage; 3 the agent could not be reached or answered
@@ -43,11 +51,14 @@
 #include <cstdio>
 #include <random>
 #include <set>
+#include <variant>
 
 #include "a2ad/app/config.hpp"
+#include "a2ad/cli/a2a_views.hpp"
 #include "a2ad/cli/push_listen_options.hpp"
 #include "a2ad/client/a2a_client.hpp"
 #include "a2ad/client/grpc/grpc_peer.hpp"
+#include "a2ad/core/clock.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/net/url_guard.hpp"
 #include "a2ad/protocol/json_parse.hpp"
@@ -62,6 +73,9 @@ using a2ad::protocol::Str;
 
 struct Options {
   std::string command, agent, task, text, skill, data, feedback, context, mode = "finish_step";
+  std::string state, since;         // list
+  bool all = false;                 // list
+  std::vector<std::string> sets;    // answer --set ID=VALUE
   int64_t every_ms = 500;
   std::string push_url, token, config_id;  // push set | delete
   std::vector<std::string> headers;
@@ -97,7 +111,7 @@ void PrintTask(const json::object& task, bool as_json) {
     return;
   }
   std::printf("task %s: %s\n", std::string(Str(task, "id")).c_str(),
-              std::string(Str(task, "state")).c_str());
+              a2ad::cli::StateLabel(task).c_str());
   const json::object& message = ObjOr(ObjOr(task, "status"), "message");
   if (const json::value* parts = message.if_contains("parts"); parts && parts->is_array())
     for (const auto& p : parts->get_array())
@@ -143,11 +157,37 @@ json::value DecisionData(const Options& o) {
   return answer;
 }
 
-json::object ListParams(const Options& o) {
+json::object ListParams(const Options& o, const std::string& page_token) {
   json::object p;
   if (!o.context.empty()) p["contextId"] = o.context;
   p["pageSize"] = 100;
+  if (!page_token.empty()) p["pageToken"] = page_token;
   return p;
+}
+
+int64_t NowMs() { return a2ad::core::SystemClock().NowMs(); }
+
+// The agent's origin (scheme://host:port) from its base or card URL: where a2ad's own routes
+// (/v1/inbox, /v1/runs/...) are.
+std::string Origin(const std::string& agent) {
+  const size_t scheme = agent.find("://");
+  const size_t path = agent.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  return path == std::string::npos ? agent : agent.substr(0, path);
+}
+
+// answer --set ID=VALUE...: {"answers": {ID: VALUE}} (VALUE read as JSON when it is JSON,
+// else as text); null when there is none, a string saying why when one does not read.
+std::variant<json::value, std::string> SetAnswers(const std::vector<std::string>& sets) {
+  if (sets.empty()) return json::value(nullptr);
+  json::object answers;
+  for (const auto& s : sets) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) return "--set '" + s + "': expected ID=VALUE";
+    const std::string value = s.substr(eq + 1);
+    auto parsed = a2ad::protocol::ParseJson(value);
+    answers[s.substr(0, eq)] = parsed ? std::move(parsed).value() : json::value(value);
+  }
+  return json::value(json::object{{"answers", std::move(answers)}});
 }
 
 // The push config call's params, in the peer's version (WIRE.md: 1.0 flattens the config).
@@ -363,20 +403,74 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
   }
   if (o.command == "watch") co_return co_await Watch(o, a2a, peer, call);
   if (o.command == "list") {
-    auto r = co_await a2a.Call(peer, "ListTasks", ListParams(o), call);
-    if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
-    const json::value* tasks =
-        r.value().is_object() ? r.value().get_object().if_contains("tasks") : nullptr;
-    if (o.json || !tasks || !tasks->is_array()) {
-      std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
+    a2ad::cli::ListFilter filter{o.state, o.skill, std::nullopt, o.all};
+    if (!o.since.empty()) {
+      filter.since_ms = a2ad::cli::SinceMs(o.since, NowMs());
+      if (!filter.since_ms)
+        co_return Fail(2, "--since '" + o.since + "': expected 90s, 15m, 2h, 7d or a time");
+    }
+    json::array shown;
+    std::string token;
+    for (int page = 0; page < 100; ++page) {  // at most 10,000 tasks looked at
+      auto r = co_await a2a.Call(peer, "ListTasks", ListParams(o, token), call);
+      if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
+      const json::object& res = r.value().is_object() ? r.value().get_object() : json::object();
+      if (const json::value* tasks = res.if_contains("tasks"); tasks && tasks->is_array())
+        for (const auto& t : tasks->get_array())
+          if (t.is_object()) {
+            json::object n = a2ad::client::NormalizeTask(t.get_object());
+            if (!a2ad::cli::Matches(n, filter)) continue;
+            if (o.json)
+              shown.push_back(std::move(n));
+            else
+              std::printf("%s\n", a2ad::cli::ListLine(n, NowMs()).c_str());
+          }
+      token = Str(res, "nextPageToken");
+      if (token.empty()) break;
+    }
+    if (o.json) std::printf("%s\n", a2ad::protocol::SerializeJson(shown).c_str());
+    co_return 0;
+  }
+  if (o.command == "inbox" || o.command == "history") {
+    a2ad::net::HttpRequest get;
+    get.url = Origin(o.agent) + (o.command == "inbox"
+                                     ? std::string("/v1/inbox")
+                                     : "/v1/runs/" + o.task + "/events/poll?lastSequence=-1&timeout=0");
+    get.headers = call.headers;
+    auto answer = co_await http.Fetch(get);
+    if (!answer) co_return Fail(3, answer.error().message);
+    if (answer->status == 404 && o.command == "inbox") {
+      // Not a2ad: the tasks that wait for input, as any A2A 1.0 agent lists them.
+      json::object p = ListParams(o, "");
+      p["status"] = "TASK_STATE_INPUT_REQUIRED";
+      auto r = co_await a2a.Call(peer, "ListTasks", p, call);
+      if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
+      const json::object& res = r.value().is_object() ? r.value().get_object() : json::object();
+      if (const json::value* tasks = res.if_contains("tasks"); tasks && tasks->is_array())
+        for (const auto& t : tasks->get_array())
+          if (t.is_object())
+            std::printf("%s\n", a2ad::cli::ListLine(a2ad::client::NormalizeTask(t.get_object()),
+                                                    NowMs()).c_str());
       co_return 0;
     }
-    for (const auto& t : tasks->get_array())
-      if (t.is_object()) {
-        const json::object n = a2ad::client::NormalizeTask(t.get_object());
-        std::printf("%s  %s\n", std::string(Str(n, "id")).c_str(),
-                    std::string(Str(n, "state")).c_str());
-      }
+    auto body = a2ad::protocol::ParseJson(answer->body);
+    if (answer->status != 200 || !body || !body->is_object())
+      co_return Fail(answer->status == 404 ? 1 : 3,
+                     o.command + ": HTTP " + std::to_string(answer->status) + " " +
+                         answer->body.substr(0, 300));
+    if (o.json) {
+      std::printf("%s\n", a2ad::protocol::SerializeJson(*body).c_str());
+      co_return 0;
+    }
+    const json::value* list = body->get_object().if_contains(o.command == "inbox" ? "items" : "events");
+    if (list && list->is_array())
+      for (const auto& x : list->get_array())
+        if (x.is_object())
+          std::printf("%s\n", (o.command == "inbox" ? a2ad::cli::InboxEntry(x.get_object(), NowMs())
+                                                    : a2ad::cli::HistoryLine(x.get_object()))
+                                  .c_str());
+    if (o.command == "inbox" && (!list || !list->is_array() || list->get_array().empty()))
+      std::printf("nothing waits on you\n");
     co_return 0;
   }
   if (o.command.starts_with("push ")) {
@@ -402,10 +496,19 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
     auto r = co_await a2a.Call(peer, o.command == "pause" ? "PauseTask" : "ResumeTask",
                                PauseParams(o, handle), ext);
     if (!r) co_return Fail(ExitFor(r.error()), Why(r.error()));
-    std::printf("%s\n", a2ad::protocol::SerializeJson(r.value()).c_str());
+    const json::object& answer = r.value().is_object() ? r.value().get_object() : json::object();
+    const json::value* task = answer.if_contains("task");
+    PrintTask(a2ad::client::NormalizeTask(task && task->is_object() ? task->get_object() : answer),
+              o.json);
     co_return 0;
   }
   json::value data = DecisionData(o);
+  if (o.command == "answer") {
+    auto set = SetAnswers(o.sets);
+    if (auto* why = std::get_if<std::string>(&set)) co_return Fail(2, *why);
+    data = std::get<json::value>(std::move(set));
+    if (data.is_null() && o.text.empty()) co_return Fail(2, "answer: give TEXT or --set ID=VALUE");
+  }
   if (data.is_null() && !o.data.empty()) {
     auto parsed = a2ad::protocol::ParseJson(o.data);
     if (!parsed) co_return Fail(2, "--data: " + parsed.error().message);
@@ -417,7 +520,15 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
     const std::string state(Str(t.value(), "state"));
     if (!a2ad::client::AsksForInput(state))
       co_return Fail(1, "task " + o.task + " is " + state + ", not waiting for input");
+    const auto questions = a2ad::cli::QuestionIds(t.value());
+    if (o.command == "answer" && o.sets.empty() && questions.size() > 1) {
+      std::string ids;
+      for (const auto& q : questions) ids += " --set " + q + "=...";
+      co_return Fail(2, "task " + o.task + " asks " + std::to_string(questions.size()) +
+                            " questions: answer each with" + ids);
+    }
     if (!o.json) PrintTask(t.value(), false);
+    o.wait = true;  // then follow the task to where the answer takes it
   }
   if (o.stream) {  // the agent's events as they come, until its stream ends
     Shown shown;
@@ -453,6 +564,7 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
   }
   PrintTask(task, o.json);
   const std::string_view state = Str(task, "state");
+  if (o.command == "reject") co_return 0;  // a run that ends there ended as asked
   co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
 }
 
@@ -462,6 +574,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"a2a: a command-line client for A2A agents (A2A 1.0 over JSON-RPC, REST or gRPC; 0.3 over JSON-RPC)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("a2a ") + A2AD_VERSION);
   auto common = [&](CLI::App* sub, bool task) {
     sub->add_option("agent", o.agent, "the agent's base URL or card URL")->required();
     if (task) sub->add_option("task", o.task, "the task id")->required();
@@ -494,6 +607,14 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand("list", "list tasks (A2A 1.0 ListTasks)");
   common(list, false);
   list->add_option("--context", o.context, "only this contextId");
+  list->add_option("--state", o.state,
+                   "only tasks in this state (input-required, working, completed, paused, ...)");
+  list->add_option("--skill", o.skill, "only tasks of this skill");
+  list->add_option("--since", o.since, "only tasks changed since: 90s, 15m, 2h, 7d, or a time");
+  list->add_flag("--all", o.all, "also the tasks other runs started (their steps)");
+  common(app.add_subcommand("inbox", "the tasks waiting on a person that you may answer"),
+         false);
+  common(app.add_subcommand("history", "the timeline of a run (a2ad)"), true);
   CLI::App* watch = app.add_subcommand("watch", "follow a task until it ends or waits for input");
   common(watch, true);
   watch->add_option("--every-ms", o.every_ms, "how often to ask when polling")
@@ -519,7 +640,8 @@ int main(int argc, char** argv) {
   CLI::App* push_listen = a2ad::cli::AddPushListen(*push, listen_cfg);
   CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
   common(answer, true);
-  answer->add_option("text", o.text, "the answer")->required();
+  answer->add_option("text", o.text, "the answer (a question asked alone)");
+  answer->add_option("--set", o.sets, "ID=VALUE: the answer to question ID (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   a2ad::app::Config config;
   CLI::App app{"a2ad: an OpenWOP host that exposes itself as a durable A2A agent"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("a2ad ") + A2AD_VERSION);
 
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--data-dir", config.data_dir, "directory of the SQLite task store (a2ad.db)")
@@ -493,7 +494,10 @@ int main(int argc, char** argv) {
   if (create->parsed()) return a2ad::app::RunKeysCreate(config, create_cfg);
   if (list->parsed()) return a2ad::app::RunKeysList(config);
   if (revoke->parsed()) return a2ad::app::RunKeysRevoke(config, revoke_id);
-  if (listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
+  if (listen->parsed()) {
+    listen_cfg.program = "a2ad";
+    return a2ad::app::RunPushListen(listen_cfg);
+  }
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
   if (validate->parsed()) return a2ad::app::RunValidate(validate_files);
   if (backup->parsed()) return a2ad::app::RunBackup(config, backup_to);
