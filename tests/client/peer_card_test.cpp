@@ -94,9 +94,9 @@ TEST(PeerCard, ASignedCardVerifiesWithItsKeyAndATamperedOneDoesNot) {
   auto key = core::Es256PrivateKey::Generate().value();
   const std::string kid = protocol::JwkThumbprint(key.public_key());
   json::object card = Card10();
-  auto entry = protocol::SignAgentCard(card, key, "https://p.example/.well-known/jwks.json");
-  ASSERT_TRUE(entry) << entry.error().message;
-  card["signatures"] = json::array{entry.value()};
+  auto entries = protocol::SignAgentCard(card, key, "https://p.example/.well-known/jwks.json");
+  ASSERT_TRUE(entries) << entries.error().message;
+  card["signatures"] = entries.value();
   const std::string jwks = json::serialize(
       json::object{{"keys", json::array{protocol::PublicJwk(key.public_key(), kid)}}});
   EXPECT_TRUE(VerifyCardWithJwks(card, jwks, kid));

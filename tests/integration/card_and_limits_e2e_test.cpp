@@ -128,46 +128,56 @@ class CardAndLimits : public ::testing::Test {
 TEST_F(CardAndLimits, ThePublicCardDeclaresTheCredentialsAndListsPublicSkillsOnly) {
   Key("acme", "tasks:read");  // authentication on at startup: the extended card is declared
   Start();
-  const json::value hybrid = client_->Request("GET", "/.well-known/agent-card.json").Json();
+  const json::value v03 = client_->Request("GET", "/.well-known/agent-card.json").Json();
   const json::value v10 =
       client_->Request("GET", "/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}}).Json();
-  for (const json::value* card : {&hybrid, &v10}) {
-    const auto& schemes = card->at("securitySchemes").as_object();
-    EXPECT_EQ(schemes.at("apiKey").at("apiKeySecurityScheme").at("name"), "X-API-Key") << *card;
-    EXPECT_EQ(schemes.at("apiKey").at("apiKeySecurityScheme").at("location"), "header");
-    EXPECT_EQ(schemes.at("bearer").at("httpAuthSecurityScheme").at("scheme"), "Bearer");
-    EXPECT_FALSE(schemes.contains("oidc"));  // no issuer configured
-    EXPECT_EQ(card->at("securityRequirements").as_array().size(), 2u);
-    EXPECT_EQ(card->at("capabilities").at("extendedAgentCard"), true);
+  for (const json::value* card : {&v03, &v10}) {
     const auto ids = SkillIds(*card);
     EXPECT_TRUE(Has(ids, "open-flow")) << *card;
     EXPECT_FALSE(Has(ids, "inner-flow")) << *card;
   }
-  // 0.3's spelling beside 1.0's in the hybrid card; none of it in the 1.0 form.
-  EXPECT_EQ(hybrid.at("securitySchemes").at("apiKey").at("type"), "apiKey");
-  EXPECT_EQ(hybrid.at("securitySchemes").at("apiKey").at("in"), "header");
-  EXPECT_EQ(hybrid.at("securitySchemes").at("bearer").at("scheme"), "bearer");
-  EXPECT_EQ(hybrid.at("security").as_array().size(), 2u);
-  EXPECT_EQ(hybrid.at("supportsAuthenticatedExtendedCard"), true);
-  EXPECT_FALSE(v10.at("securitySchemes").at("apiKey").as_object().contains("type"));
+  const auto& schemes = v10.at("securitySchemes").as_object();
+  EXPECT_EQ(schemes.at("apiKey").at("apiKeySecurityScheme").at("name"), "X-API-Key") << v10;
+  EXPECT_EQ(schemes.at("apiKey").at("apiKeySecurityScheme").at("location"), "header");
+  EXPECT_EQ(schemes.at("bearer").at("httpAuthSecurityScheme").at("scheme"), "Bearer");
+  EXPECT_FALSE(schemes.contains("oidc"));  // no issuer configured
+  // Any of two schemes with any of the three scopes an A2A method needs.
+  EXPECT_EQ(v10.at("securityRequirements").as_array().size(), 6u);
+  EXPECT_EQ(v10.at("capabilities").at("extendedAgentCard"), true);
   EXPECT_FALSE(v10.as_object().contains("security"));
+  // 0.3's spelling in the 0.3 card.
+  EXPECT_EQ(v03.at("securitySchemes").at("apiKey").at("type"), "apiKey");
+  EXPECT_EQ(v03.at("securitySchemes").at("apiKey").at("in"), "header");
+  EXPECT_EQ(v03.at("securitySchemes").at("bearer").at("scheme"), "bearer");
+  EXPECT_EQ(v03.at("security").as_array().size(), 6u);
+  EXPECT_EQ(v03.at("supportsAuthenticatedExtendedCard"), true);
+  EXPECT_FALSE(v03.as_object().contains("securityRequirements"));
 }
 
 TEST_F(CardAndLimits, InDevelopmentModeThereIsNoExtendedCard) {
   Start();  // no key: nobody can authenticate
-  const json::value card = client_->Request("GET", "/.well-known/agent-card.json").Json();
+  const json::value card =
+      client_->Request("GET", "/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}}).Json();
   EXPECT_EQ(card.at("capabilities").at("extendedAgentCard"), false) << card;
-  EXPECT_FALSE(card.as_object().contains("supportsAuthenticatedExtendedCard")) << card;
-  EXPECT_TRUE(card.at("securitySchemes").as_object().contains("apiKey"));  // what a key would use
+  // It says what it does: it reads no credential, so it declares none.
+  EXPECT_FALSE(card.as_object().contains("securitySchemes")) << card;
+  EXPECT_FALSE(card.as_object().contains("securityRequirements")) << card;
+  const json::value v03 = client_->Request("GET", "/.well-known/agent-card.json").Json();
+  EXPECT_FALSE(v03.as_object().contains("supportsAuthenticatedExtendedCard")) << v03;
+  EXPECT_FALSE(v03.as_object().contains("security")) << v03;
   ClientResponse r = Rpc("", "GetExtendedAgentCard", "1.0");
   EXPECT_EQ(r.Json().at("error").at("code"), -32004) << r.body;
   EXPECT_NE(r.body.find("development mode"), std::string::npos) << r.body;
-  // A key made while the server runs serves it to that key's caller (the card says so from
-  // the next start).
+  // A key made while the server runs turns authentication on: the extended card is served to
+  // that key's caller, and the public card declares the credentials from then on.
   const std::string key = Key("acme", "tasks:read");
   r = As(key, "GET", "/a2a/rest/extendedAgentCard");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(Has(SkillIds(r.Json()), "inner-flow")) << r.body;
+  const json::value secured =
+      client_->Request("GET", "/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}}).Json();
+  EXPECT_TRUE(secured.at("securitySchemes").as_object().contains("apiKey")) << secured;
+  EXPECT_EQ(secured.at("capabilities").at("extendedAgentCard"), true) << secured;
 }
 
 TEST_F(CardAndLimits, TheExtendedCardListsEverySkillToAnAuthenticatedCallerOnEveryBinding) {
@@ -190,11 +200,12 @@ TEST_F(CardAndLimits, TheExtendedCardListsEverySkillToAnAuthenticatedCallerOnEve
   r = As(key, "GET", "/a2a/rest/extendedAgentCard");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(extended(r.Json())) << r.body;
+  // The extended card is signed like the public one (its 1.0 form; the 0.3 proto form below
+  // spells the schemes otherwise than the signed 0.3 card, so it carries none).
+  EXPECT_EQ(r.Json().at("signatures").as_array().size(), 1u);
   r = As(key, "GET", "/a2a/rest03/v1/card");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(extended(r.Json())) << r.body;
-  // The extended card is signed like the public one.
-  EXPECT_EQ(r.Json().at("signatures").as_array().size(), 1u);
   // Without a credential: 401 everywhere.
   EXPECT_EQ(Rpc("", "GetExtendedAgentCard", "1.0").status, 401);
   EXPECT_EQ(As("", "GET", "/a2a/rest/extendedAgentCard").status, 401);

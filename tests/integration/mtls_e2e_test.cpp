@@ -121,10 +121,12 @@ TEST_F(MtlsE2e, NoCertificateIs401AndAnUnmappedOneIs403) {
   TlsHttpClient anonymous = Anonymous();
   testing::ClientResponse card = anonymous.Request("GET", "/.well-known/agent-card.json");
   EXPECT_EQ(card.status, 200);  // exempt
-  // The card declares client certificates as a way in (1.0 member, 0.3 `type`).
-  const json::value mtls = card.Json().at("securitySchemes").at("mtls");
+  // The card declares client certificates as a way in (0.3 `type`; 1.0 member).
+  EXPECT_EQ(card.Json().at("securitySchemes").at("mtls").at("type"), "mutualTLS") << card.body;
+  testing::ClientResponse card10 =
+      anonymous.Request("GET", "/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}});
+  const json::value mtls = card10.Json().at("securitySchemes").at("mtls");
   EXPECT_TRUE(mtls.as_object().contains("mtlsSecurityScheme")) << mtls;
-  EXPECT_EQ(mtls.at("type"), "mutualTLS") << mtls;
   auto refused = anonymous.Rpc("message/send", SendParams("m1"));
   EXPECT_EQ(refused.status, 401) << refused.body;
   EXPECT_TRUE(refused.Header("WWW-Authenticate").starts_with("Bearer")) << refused.body;

@@ -149,14 +149,20 @@ TEST_F(OidcE2e, EveryBindingTakesAJwt) {
   Start({"--grpc-listen", "127.0.0.1:0"});
   // The card names the issuer's discovery document, and the extended card (authentication is
   // on from the start).
-  const json::value card = client_->Request("GET", "/.well-known/agent-card.json").Json();
+  const json::value card =
+      client_->Request("GET", "/.well-known/agent-card.json", "", {{"A2A-Version", "1.0"}}).Json();
   EXPECT_EQ(card.at("securitySchemes")
                 .at("oidc")
                 .at("openIdConnectSecurityScheme")
                 .at("openIdConnectUrl"),
             json::value(issuer_.url() + "/.well-known/openid-configuration"))
       << card;
-  EXPECT_EQ(card.at("securitySchemes").at("oidc").at("type"), "openIdConnect");
+  EXPECT_EQ(client_->Request("GET", "/.well-known/agent-card.json")
+                .Json()
+                .at("securitySchemes")
+                .at("oidc")
+                .at("type"),
+            "openIdConnect");
   EXPECT_EQ(card.at("capabilities").at("extendedAgentCard"), true);
   const std::string t = Token("acme", "tasks:read tasks:write runs:read");
   // JSON-RPC 1.0 and 0.3.

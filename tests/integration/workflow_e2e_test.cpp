@@ -493,12 +493,17 @@ TEST_F(WorkflowE2E, DiscoveryAndErrorsUseOpenwopShapes) {
   EXPECT_EQ(d.at("a2a").at("durableTasks"), true);
   // openwop-interrupts: the clarification interrupt (FixtureWorkflowsReachTheirOutcomes).
   EXPECT_EQ(d.at("supportedEnvelopes"), json::array{"clarification.request"});
-  // RFC 0152 §C: agentCardUrl names the 1.0 card (no top-level url or protocolVersion), whose
-  // interfaces' versions are the protocolVersions discovery lists.
+  // RFC 0152 (a2a-card-runtime-consistency): agentCardUrl, fetched as it is, is the 0.3 card
+  // header-less (a top-level url, no supportedInterfaces) and the 1.0 card with A2A-Version
+  // 1.0 (no top-level url or protocolVersion), whose interfaces' versions are the
+  // protocolVersions discovery lists.
   const std::string card_url(d.at("a2a").at("agentCardUrl").as_string());
   const std::string origin = "http://127.0.0.1:" + std::to_string(server_.port);
-  ASSERT_EQ(card_url.rfind(origin, 0), 0u) << card_url;
-  auto card = client_->Request("GET", card_url.substr(origin.size()));
+  ASSERT_EQ(card_url, origin + "/.well-known/agent-card.json");
+  const json::value c03 = client_->Request("GET", card_url.substr(origin.size())).Json();
+  EXPECT_TRUE(c03.at("url").is_string());
+  EXPECT_FALSE(c03.as_object().contains("supportedInterfaces"));
+  auto card = client_->Request("GET", card_url.substr(origin.size()), "", {{"A2A-Version", "1.0"}});
   ASSERT_EQ(card.status, 200);
   const json::value c = card.Json();
   EXPECT_FALSE(c.as_object().contains("url")) << card.body;

@@ -150,11 +150,13 @@ describe('the authenticated extended card with @a2a-js/sdk 1.3.0 and 0.3.14', ()
   });
 
   it('the public card declares it and its schemes, and leaves the workflow out', async () => {
-    const card = await (await fetch(server.cardUrl)).json();
+    const card = await (await fetch(server.cardUrl, { headers: { 'A2A-Version': '1.0' } })).json();
     assert.equal(card.capabilities.extendedAgentCard, true);
-    assert.equal(card.supportsAuthenticatedExtendedCard, true);
     assert.deepEqual(Object.keys(card.securitySchemes).sort(), ['apiKey', 'bearer']);
     assert.ok(!card.skills.some((s) => s.id === 'inner-flow'));
+    const card03 = await (await fetch(server.cardUrl)).json();
+    assert.equal(card03.supportsAuthenticatedExtendedCard, true);
+    assert.ok(!card03.skills.some((s) => s.id === 'inner-flow'));
   });
 
   for (const [name, factory] of [
@@ -189,7 +191,9 @@ describe('the authenticated extended card with @a2a-js/sdk 1.3.0 and 0.3.14', ()
       assert.ok(card.skills.some((s) => s.id === 'inner-flow'), JSON.stringify(card.skills));
       assert.equal(card.securitySchemes.apiKey.type, 'apiKey');
       assert.equal(card.securitySchemes.apiKey.in, 'header');
-      assert.deepEqual(card.security, [{ bearer: [] }, { apiKey: [] }]);
+      // Any of the two schemes with any of the three scopes an A2A method needs.
+      assert.deepEqual(card.security, ['bearer', 'apiKey'].flatMap(
+        (s) => ['tasks:read', 'tasks:write', 'push:manage'].map((scope) => ({ [s]: [scope] }))));
     });
   }
 });

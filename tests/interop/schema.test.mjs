@@ -136,10 +136,15 @@ describe('a2ad output against the official A2A JSON Schemas', () => {
     assert.equal(card.preferredTransport, 'JSONRPC');
   });
 
-  it('the agent card (as a v0.3 client fetches it) is a valid v1.0 AgentCard without its v0.3 keys', async () => {
+  it('the agent card a v0.3 client fetches (no A2A-Version) is the 0.3 card alone', async () => {
+    // RFC 0152's receiver rule (openwop#1028): "a card with both shapes is neither".
     const card = await getJson(server.cardUrl);
-    assertValid(validator10('AgentCard'), v10View(card), 'agent card (v1.0 view)');
-    assertV10CardRequired(card);
+    assert.equal(card.supportedInterfaces, undefined, JSON.stringify(card));
+    assert.equal(typeof card.url, 'string');
+  });
+
+  it('the 1.0 card lists the JSON-RPC interface of each version at the one endpoint', async () => {
+    const card = await getJson(server.cardUrl, { 'A2A-Version': '1.0' });
     const jsonrpc = card.supportedInterfaces.filter((i) => i.protocolBinding === 'JSONRPC');
     assert.deepEqual(jsonrpc.map((i) => i.protocolVersion).sort(), ['0.3', '1.0'],
       `interface versions must be exactly "0.3" and "1.0": ${JSON.stringify(card.supportedInterfaces)}`);

@@ -50,9 +50,11 @@ export function describeSdk03Binding({ binding, transportFactory, serverArgs, in
       const entry = card.additionalInterfaces.find((i) => i.transport === binding);
       assert.ok(entry, JSON.stringify(card.additionalInterfaces));
       assert.equal(entry.url, interfaceUrl(server, args));
-      const v03 = card.supportedInterfaces.find(
+      // The 1.0 card (A2A-Version: 1.0) lists the same 0.3 interface.
+      const card10 = await (await fetch(server.cardUrl, { headers: { 'A2A-Version': '1.0' } })).json();
+      const v03 = card10.supportedInterfaces.find(
         (i) => i.protocolBinding === binding && i.protocolVersion === '0.3');
-      assert.equal(v03?.url, entry.url, JSON.stringify(card.supportedInterfaces));
+      assert.equal(v03?.url, entry.url, JSON.stringify(card10.supportedInterfaces));
     });
 
     it('sendMessage (blocking) returns the completed echo task', async () => {

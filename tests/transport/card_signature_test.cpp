@@ -1,6 +1,8 @@
-// The agent card signature: the payload is what @a2a-js/sdk 1.3.0's canonicalizeAgentCard
-// computes (a known answer), one signature covers both card forms, and a changed card no
-// longer verifies.
+// The agent card signature: the SDK-style payload is what @a2a-js/sdk 1.3.0's
+// canonicalizeAgentCard computes (a known answer); the §8.4.1 payload keeps the security
+// requirements the SDK's cleanEmpty drops, so the card carries both signatures and a card
+// stripped of its requirements fails a literal verifier; the 0.3 card is signed as it is; a
+// changed card no longer verifies.
 #include "a2ad/protocol/card_signature.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/jcs.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/transport/agent_card.hpp"
@@ -25,7 +28,7 @@ json::object Parse(std::string_view text) {
 
 // The cards a2ad serves, as server.cpp builds them (with gRPC and the 0.3 interface).
 struct Cards {
-  json::object hybrid;
+  json::object v03;
   json::object v10;
 };
 Cards Built() {
@@ -38,7 +41,7 @@ Cards Built() {
       {"echo", "Echo", "Echoes.", {"echo", "test"}, {"hello"}},
       {"wf", "", "", {}, {}},  // a workflow without name, description, tags or examples
   };
-  return {BuildAgentCard(c, skills), BuildAgentCard(c, skills, CardForm::kV10)};
+  return {BuildAgentCard(c, skills, CardForm::kV03), BuildAgentCard(c, skills, CardForm::kV10)};
 }
 
 // A card with a bit of everything the normalization touches, and the payload the SDK computes
@@ -82,35 +85,46 @@ TEST(CardSignature, ThePayloadIsTheSdksCanonicalCard) {
   EXPECT_EQ(*payload, kKnownPayload);
 }
 
-TEST(CardSignature, BothServedFormsHaveOnePayloadWithoutTheV03Members) {
+// Issue 29, 5 (ACTS): the SDK's cleanEmpty drops empty members that A2A §8.4.1's presence
+// rules keep (a map entry whose message is empty: a security requirement naming a scheme
+// with no scopes). a2ad's requirements name a scope each, so its card reads alike both ways
+// and one signature satisfies the SDK and a literal verifier; a card that does have such a
+// requirement gets both signatures.
+TEST(CardSignature, TheSpecAndSdkPayloadsOfA2adsCardAgreeAndCoverTheRequirements) {
   const Cards cards = Built();
-  auto hybrid = CardSigningView(cards.hybrid);
-  auto v10 = CardSigningView(cards.v10);
-  ASSERT_TRUE(hybrid) << hybrid.error().message;
-  ASSERT_TRUE(v10);
-  EXPECT_EQ(*hybrid, *v10);
-  for (const char* v03_only :
-       {"url", "preferredTransport", "protocolVersion", "additionalInterfaces"}) {
-    EXPECT_TRUE(cards.hybrid.contains(v03_only)) << v03_only;
-    EXPECT_FALSE(hybrid->contains(v03_only)) << v03_only;
-  }
-  // capabilities.extendedAgentCard is an `optional` bool: kept although false.
-  EXPECT_EQ(hybrid->at("capabilities").at("extendedAgentCard"), false);
-  // The schemes in 1.0's oneof spelling only (0.3's `type`, `in` and `security` are outside the
-  // v1.0 schema), and requirements whose empty scope lists the proto writer leaves out.
-  EXPECT_EQ(hybrid->at("securitySchemes").at("apiKey"),
+  auto sdk = CardSigningView(cards.v10, CardCanonicalization::kSdk);
+  auto spec = CardSigningView(cards.v10, CardCanonicalization::kSpec);
+  ASSERT_TRUE(sdk) << sdk.error().message;
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(*spec, *sdk);
+  EXPECT_EQ(sdk->at("securityRequirements").as_array().size(), 6u);
+  EXPECT_EQ(sdk->at("securityRequirements").at(0),
+            (json::object{{"schemes", json::object{{"bearer", json::object{{"list",
+                                                                           json::array{"tasks:read"}}}}}}}));
+  // capabilities.extendedAgentCard is an `optional` bool, kept although false; the schemes in
+  // 1.0's oneof spelling; the workflow skill with only what it has.
+  EXPECT_EQ(sdk->at("capabilities").at("extendedAgentCard"), false);
+  EXPECT_EQ(sdk->at("securitySchemes").at("apiKey"),
             (json::object{{"apiKeySecurityScheme",
                            json::object{{"description", "An a2ad API key (a2ad keys create)."},
                                         {"location", "header"},
                                         {"name", "X-API-Key"}}}}));
-  EXPECT_FALSE(hybrid->contains("security"));
-  // Requirements naming a scheme with no scopes are all defaults to the proto writer, and
-  // the SDK's cleanEmpty then drops them: not covered by the signature, as in every SDK.
-  EXPECT_FALSE(hybrid->contains("securityRequirements"));
-  // The workflow skill keeps only what it has.
-  EXPECT_EQ(hybrid->at("skills").at(1), (json::object{{"id", "wf"}, {"name", "wf"}}));
-  // JSON-RPC, HTTP+JSON and gRPC, each in 1.0 and 0.3: all covered by the signature.
-  EXPECT_EQ(hybrid->at("supportedInterfaces").as_array().size(), 6u);
+  EXPECT_EQ(sdk->at("skills").at(1), (json::object{{"id", "wf"}, {"name", "wf"}}));
+  EXPECT_EQ(sdk->at("supportedInterfaces").as_array().size(), 6u);
+  // A requirement with no scopes: in the §8.4.1 payload, gone from the SDK's.
+  json::object empty = cards.v10;
+  empty["securityRequirements"] =
+      json::array{json::object{{"schemes", json::object{{"bearer", json::object{{"list", json::array{}}}}}}}};
+  auto spec_empty = CardSigningView(empty, CardCanonicalization::kSpec);
+  auto sdk_empty = CardSigningView(empty, CardCanonicalization::kSdk);
+  EXPECT_EQ(spec_empty->at("securityRequirements"),
+            (json::array{json::object{{"schemes", json::object{{"bearer", json::object{}}}}}}));
+  EXPECT_FALSE(sdk_empty->contains("securityRequirements"));
+  auto key = core::Es256PrivateKey::Generate();
+  ASSERT_TRUE(AttachCardSignature(empty, *key, ""));
+  EXPECT_EQ(empty.at("signatures").as_array().size(), 2u);
+  EXPECT_TRUE(VerifyAgentCardSignature(empty, key->public_key(), CardCanonicalization::kSpec));
+  EXPECT_TRUE(VerifyAgentCardSignature(empty, key->public_key(), CardCanonicalization::kSdk));
 }
 
 TEST(CardSignature, WhatTheNormalizationDoesNotModelIsRefused) {
@@ -143,30 +157,46 @@ TEST(CardSignature, WhatTheNormalizationDoesNotModelIsRefused) {
   EXPECT_EQ(*CardSigningPayload(Parse("{}")), "{}");
 }
 
-TEST(CardSignature, OneSignatureVerifiesOnBothFormsAndCarriesTheKeysThumbprint) {
+TEST(CardSignature, The10CardsSignatureVerifiesBothWaysAndCarriesTheKeysThumbprint) {
   Cards cards = Built();
   auto key = core::Es256PrivateKey::Generate();
   ASSERT_TRUE(key);
-  auto attached = AttachCardSignature(cards.hybrid, cards.v10, *key,
-                                      "http://127.0.0.1:8080/.well-known/jwks.json");
+  auto attached =
+      AttachCardSignature(cards.v10, *key, "http://127.0.0.1:8080/.well-known/jwks.json");
   ASSERT_TRUE(attached) << attached.error().message;
-  EXPECT_EQ(cards.hybrid.at("signatures"), cards.v10.at("signatures"));
+  // One signature: the two readings of a2ad's card agree.
   ASSERT_EQ(cards.v10.at("signatures").as_array().size(), 1u);
-  const json::object& entry = cards.v10.at("signatures").at(0).as_object();
-  EXPECT_EQ(entry.size(), 2u);  // protected and signature; no unprotected header
-  auto header = protocol::ParseJsonObject(*core::Base64UrlDecode(entry.at("protected").as_string()),
-                                          "header");
-  ASSERT_TRUE(header);
-  EXPECT_EQ(*header, (json::object{{"alg", "ES256"},
-                                   {"typ", "JOSE"},
-                                   {"kid", protocol::JwkThumbprint(key->public_key())},
-                                   {"jku", "http://127.0.0.1:8080/.well-known/jwks.json"}}));
-  EXPECT_EQ(core::Base64UrlDecode(entry.at("signature").as_string())->size(), 64u);
-  EXPECT_TRUE(VerifyAgentCardSignature(cards.hybrid, key->public_key()));
-  EXPECT_TRUE(VerifyAgentCardSignature(cards.v10, key->public_key()));
-  // The signature is over the detached payload: base64url(protected).base64url(payload).
+  const CardCanonicalization order[] = {CardCanonicalization::kSpec, CardCanonicalization::kSdk};
+  for (size_t i = 0; i < 2; ++i) {
+    const json::object& entry = cards.v10.at("signatures").at(0).as_object();
+    EXPECT_EQ(entry.size(), 2u);  // protected and signature; no unprotected header
+    auto header = protocol::ParseJsonObject(
+        *core::Base64UrlDecode(entry.at("protected").as_string()), "header");
+    ASSERT_TRUE(header);
+    EXPECT_EQ(*header, (json::object{{"alg", "ES256"},
+                                     {"typ", "JOSE"},
+                                     {"kid", protocol::JwkThumbprint(key->public_key())},
+                                     {"jku", "http://127.0.0.1:8080/.well-known/jwks.json"}}));
+    // Over the detached payload: base64url(protected).base64url(payload), in its order.
+    const std::string input = std::string(entry.at("protected").as_string()) + "." +
+                              core::Base64UrlEncode(*CardSigningPayload(cards.v10, order[i]));
+    EXPECT_TRUE(
+        key->public_key().Verify(input, *core::Base64UrlDecode(entry.at("signature").as_string())));
+    EXPECT_TRUE(VerifyAgentCardSignature(cards.v10, key->public_key(), order[i]));
+  }
+  // Stripped of its requirements, the card verifies neither way.
+  json::object stripped = cards.v10;
+  stripped.erase("securityRequirements");
+  EXPECT_FALSE(VerifyAgentCardSignature(stripped, key->public_key(), CardCanonicalization::kSpec));
+  EXPECT_FALSE(VerifyAgentCardSignature(stripped, key->public_key(), CardCanonicalization::kSdk));
+  // The 0.3 card: one signature over the card as it is, every member covered.
+  ASSERT_TRUE(AttachCardSignature(cards.v03, *key, ""));
+  ASSERT_EQ(cards.v03.at("signatures").as_array().size(), 1u);
+  json::object copy = cards.v03;
+  copy.erase("signatures");
+  const json::object& entry = cards.v03.at("signatures").at(0).as_object();
   const std::string input = std::string(entry.at("protected").as_string()) + "." +
-                            core::Base64UrlEncode(*CardSigningPayload(cards.v10));
+                            core::Base64UrlEncode(*CanonicalJson(copy));
   EXPECT_TRUE(
       key->public_key().Verify(input, *core::Base64UrlDecode(entry.at("signature").as_string())));
 }
@@ -175,23 +205,15 @@ TEST(CardSignature, AChangedCardDoesNotVerify) {
   Cards cards = Built();
   auto key = core::Es256PrivateKey::Generate();
   ASSERT_TRUE(key);
-  ASSERT_TRUE(AttachCardSignature(cards.hybrid, cards.v10, *key, ""));
-  for (json::object* form : {&cards.hybrid, &cards.v10}) {
+  ASSERT_TRUE(AttachCardSignature(cards.v03, *key, ""));
+  ASSERT_TRUE(AttachCardSignature(cards.v10, *key, ""));
+  for (json::object* form : {&cards.v03, &cards.v10}) {
     json::object renamed = *form;
     renamed["name"] = "evil";
     EXPECT_FALSE(VerifyAgentCardSignature(renamed, key->public_key()));
-    json::object moved = *form;
-    moved["supportedInterfaces"].as_array()[0].as_object()["url"] = "http://evil.example/v1/a2a";
-    EXPECT_FALSE(VerifyAgentCardSignature(moved, key->public_key()));
     json::object more = *form;
-    more["capabilities"].as_object()["extendedAgentCard"] = true;
+    more["capabilities"].as_object()["streaming"] = false;
     EXPECT_FALSE(VerifyAgentCardSignature(more, key->public_key()));
-    json::object weaker = *form;  // a scheme swapped for another is another card
-    weaker["securitySchemes"]
-        .as_object()["apiKey"]
-        .as_object()["apiKeySecurityScheme"]
-        .as_object()["name"] = "X-Other";
-    EXPECT_FALSE(VerifyAgentCardSignature(weaker, key->public_key()));
     json::object unsigned_card = *form;
     unsigned_card.erase("signatures");
     auto r = VerifyAgentCardSignature(unsigned_card, key->public_key());
@@ -200,20 +222,17 @@ TEST(CardSignature, AChangedCardDoesNotVerify) {
     // Another key does not verify it either.
     EXPECT_FALSE(VerifyAgentCardSignature(*form, core::Es256PrivateKey::Generate()->public_key()));
   }
-  // The v0.3-only members are not covered (as with every SDK): changing them still verifies.
-  json::object v03_changed = cards.hybrid;
-  v03_changed["url"] = "http://elsewhere.example/v1/a2a";
-  EXPECT_TRUE(VerifyAgentCardSignature(v03_changed, key->public_key()));
-}
-
-TEST(CardSignature, FormsThatDifferInSignedMembersAreNotSignedAsOne) {
-  Cards cards = Built();
-  cards.v10["name"] = "other";
-  auto key = core::Es256PrivateKey::Generate();
-  auto r = AttachCardSignature(cards.hybrid, cards.v10, *key, "");
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, core::ErrorCode::kInternal);
-  EXPECT_FALSE(cards.hybrid.contains("signatures"));
+  json::object moved = cards.v10;
+  moved["supportedInterfaces"].as_array()[0].as_object()["url"] = "http://evil.example/v1/a2a";
+  EXPECT_FALSE(VerifyAgentCardSignature(moved, key->public_key()));
+  json::object weaker = cards.v10;  // a scheme swapped for another is another card
+  weaker["securitySchemes"].as_object()["apiKey"].as_object()["apiKeySecurityScheme"].as_object()
+      ["name"] = "X-Other";
+  EXPECT_FALSE(VerifyAgentCardSignature(weaker, key->public_key()));
+  // The 0.3 card's own members are covered too.
+  json::object elsewhere = cards.v03;
+  elsewhere["url"] = "http://elsewhere.example/v1/a2a";
+  EXPECT_FALSE(VerifyAgentCardSignature(elsewhere, key->public_key()));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
-// The agent card: its hybrid (v0.3 + v1.0) and strict 1.0 forms, which request gets which,
-// caching validators (ETag, Last-Modified), and the JSON-RPC endpoint with a trailing '/'.
+// The agent card: its 0.3 and 1.0 forms and which request gets which (header-less: 0.3;
+// A2A-Version 1.x: 1.0), the security it declares only once authentication is on, caching
+// validators (ETag, Last-Modified), and the JSON-RPC endpoint with a trailing '/'.
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,9 +30,15 @@ struct Server : testing::InProcessRouter {
     StreamOptions options;
     options.serve_v03 = !v10_only;
     router = std::make_unique<Router>(service, json::object{{"name", "replaced"}}, options);
-    router->SetCards(BuildAgentCard(card, service.skills()),
-                     BuildAgentCard(card, service.skills(), CardForm::kV10), v10_only);
+    auto forms = [&](bool with_security) {
+      AgentCardConfig c = card;
+      c.declare_security = with_security;
+      return Router::CardForms{BuildAgentCard(c, service.skills(), CardForm::kV03),
+                               BuildAgentCard(c, service.skills(), CardForm::kV10)};
+    };
+    router->SetCards(forms(false), forms(true), v10_only, [this] { return secured.load(); });
   }
+  std::atomic<bool> secured{false};
 
   HttpResponse Get(std::vector<std::pair<std::string, std::string>> headers,
                    std::string query = "") {
@@ -53,12 +62,17 @@ json::object Body(const HttpResponse& r) {
   return v ? *v : json::object();
 }
 
-TEST(Card, AVersionOneRequestGetsTheStrictForm) {
+// Issue 29, 4 (the OpenWOP scenario a2a-card-runtime-consistency, RFC 0152's receiver rule):
+// header-less, the pure 0.3 card (no supportedInterfaces); with A2A-Version 1.x, the pure 1.0
+// card (no url, protocolVersion, preferredTransport, additionalInterfaces).
+TEST(Card, AHeaderlessRequestGetsThe03CardAndAVersionOneRequestThe10Card) {
   Server s(false);
-  const json::object hybrid = Body(s.Get({}));
-  EXPECT_TRUE(hybrid.contains("url"));
-  EXPECT_TRUE(hybrid.contains("additionalInterfaces"));
-  EXPECT_EQ(hybrid.at("supportedInterfaces").as_array().size(), 4u);
+  const json::object v03 = Body(s.Get({}));
+  EXPECT_EQ(v03.at("url"), "http://127.0.0.1:1/v1/a2a");
+  EXPECT_EQ(v03.at("protocolVersion"), "0.3.0");
+  EXPECT_TRUE(v03.contains("additionalInterfaces"));
+  EXPECT_FALSE(v03.contains("supportedInterfaces"));
+  EXPECT_FALSE(v03.at("capabilities").as_object().contains("extendedAgentCard"));
   const HttpResponse r = s.Get({{"A2A-Version", "1.0"}});
   const json::object v10 = Body(r);
   for (const char* v03_only :
@@ -70,9 +84,32 @@ TEST(Card, AVersionOneRequestGetsTheStrictForm) {
   EXPECT_NE(HeaderOf(r, "ETag"), HeaderOf(s.Get({}), "ETag")) << "two forms, two validators";
 }
 
-// A2A 1.0 §3.6.1: the version may be a query parameter (the URL OpenWOP discovery names as
-// agentCardUrl carries it); the header, when present, wins.
-TEST(Card, TheVersionAsAQueryParameterGetsTheStrictForm) {
+// ACTS / issue 29, 5: a server without a credential declares no security (it reads none); as
+// soon as authentication is on, the card declares the schemes it reads, in each form's
+// spelling.
+TEST(Card, SecurityIsDeclaredOnlyOnceAuthenticationIsOn) {
+  Server s(false);
+  for (const json::object& card : {Body(s.Get({})), Body(s.Get({{"A2A-Version", "1.0"}}))})
+    for (const char* member : {"securitySchemes", "securityRequirements", "security"})
+      EXPECT_FALSE(card.contains(member)) << member;
+  s.secured = true;
+  const json::object v03 = Body(s.Get({}));
+  EXPECT_EQ(v03.at("securitySchemes").at("bearer").at("type"), "http");
+  EXPECT_EQ(v03.at("security").at(0).at("bearer"), json::array{"tasks:read"});
+  EXPECT_FALSE(v03.contains("securityRequirements"));
+  const json::object v10 = Body(s.Get({{"A2A-Version", "1.0"}}));
+  EXPECT_EQ(v10.at("securitySchemes").at("bearer").at("httpAuthSecurityScheme").at("scheme"),
+            "Bearer");
+  // Each requirement one scheme and one scope an A2A method needs: never an empty list (the
+  // SDK's canonicalization would drop it from the signed payload).
+  EXPECT_EQ(v10.at("securityRequirements").at(0).at("schemes").at("bearer").at("list"),
+            json::array{"tasks:read"});
+  EXPECT_EQ(v10.at("securityRequirements").as_array().size(), 6u);  // 2 schemes x 3 scopes
+  EXPECT_FALSE(v10.contains("security"));
+}
+
+// A2A 1.0 §3.6.1: the version may be a query parameter; the header, when present, wins.
+TEST(Card, TheVersionAsAQueryParameterGetsThe10Card) {
   Server s(false);
   const json::object v10 = Body(s.Get({}, "?A2A-Version=1.0"));
   EXPECT_FALSE(v10.contains("url"));
@@ -106,7 +143,8 @@ TEST(Card, EveryBindingOfEachVersionIsListed) {
   AgentCardConfig config;
   config.base_url = "http://h:1";
   config.grpc_address = "h:2";
-  const json::object card = BuildAgentCard(config, {});
+  const json::object card = BuildAgentCard(config, {}, CardForm::kV10);
+  const json::object v03 = BuildAgentCard(config, {}, CardForm::kV03);
   auto entry = [](const char* url, const char* binding, const char* version) {
     return json::value(
         json::object{{"url", url}, {"protocolBinding", binding}, {"protocolVersion", version}});
@@ -118,9 +156,9 @@ TEST(Card, EveryBindingOfEachVersionIsListed) {
                 entry("http://h:1/v1/a2a", "JSONRPC", "0.3"),
                 entry("http://h:1/a2a/rest03", "HTTP+JSON", "0.3"), entry("h:2", "GRPC", "0.3")}));
   // v0.3 clients choose among url + preferredTransport and additionalInterfaces.
-  EXPECT_EQ(card.at("url"), "http://h:1/v1/a2a");
-  EXPECT_EQ(card.at("preferredTransport"), "JSONRPC");
-  EXPECT_EQ(card.at("additionalInterfaces"),
+  EXPECT_EQ(v03.at("url"), "http://h:1/v1/a2a");
+  EXPECT_EQ(v03.at("preferredTransport"), "JSONRPC");
+  EXPECT_EQ(v03.at("additionalInterfaces"),
             json::value(json::array{
                 json::object{{"url", "http://h:1/v1/a2a"}, {"transport", "JSONRPC"}},
                 json::object{{"url", "http://h:1/a2a/rest03"}, {"transport", "HTTP+JSON"}},

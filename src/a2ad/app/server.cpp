@@ -483,8 +483,8 @@ int RunServer(const Config& config) {
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
   card.oidc_discovery_url = config.OidcDiscoveryUrl();
-  // Declared when a caller can authenticate now; a key made later serves it too (to
-  // authenticated callers), and the card says so from the next start.
+  // The card says what the server does: the security it reads and the extended card once a
+  // caller can authenticate (the router switches to those forms when the first key exists).
   card.extended_card = authenticator.Enabled();
   const bool v10_only = config.a2a_versions == "1.0";
   stream_opts.serve_v03 = !v10_only;
@@ -530,29 +530,36 @@ int RunServer(const Config& config) {
   }
   using transport::CardAudience;
   using transport::CardForm;
-  boost::json::object hybrid_card = transport::BuildAgentCard(card, service.skills());
-  boost::json::object v10_card = transport::BuildAgentCard(card, service.skills(), CardForm::kV10);
-  boost::json::object hybrid_extended =
-      transport::BuildAgentCard(card, service.skills(), CardForm::kHybrid, CardAudience::kExtended);
-  boost::json::object v10_extended =
-      transport::BuildAgentCard(card, service.skills(), CardForm::kV10, CardAudience::kExtended);
-  // Signed once: the cards do not change while serving. The key is published in the JWKS
-  // the signature's jku names.
+  // Both shapes (agent_card.hpp), without security (development mode) and with it, and the
+  // extended card (with it: only an authenticated caller gets it); each signed (its own
+  // signatures: card_signature.hpp). The cards do not change while serving.
+  auto forms = [&](bool secured, CardAudience audience) {
+    transport::AgentCardConfig c = card;
+    c.declare_security = secured;
+    c.extended_card = secured;
+    return transport::Router::CardForms{
+        transport::BuildAgentCard(c, service.skills(), CardForm::kV03, audience),
+        transport::BuildAgentCard(c, service.skills(), CardForm::kV10, audience)};
+  };
+  transport::Router::CardForms open_cards = forms(false, CardAudience::kPublic);
+  transport::Router::CardForms secured_cards = forms(true, CardAudience::kPublic);
+  transport::Router::CardForms extended_cards = forms(true, CardAudience::kExtended);
   if (card_key->has_value()) {
     const core::Es256PrivateKey& key = **card_key;
     const std::string jku = card.base_url + "/.well-known/jwks.json";
-    auto attached = protocol::AttachCardSignature(hybrid_card, v10_card, key, jku);
-    if (attached) attached = protocol::AttachCardSignature(hybrid_extended, v10_extended, key, jku);
-    if (!attached) {
-      core::LogError(attached.error().message);
-      return 1;
-    }
+    for (auto* set : {&open_cards, &secured_cards, &extended_cards})
+      for (auto* form : {&set->v03, &set->v10})
+        if (auto attached = protocol::AttachCardSignature(*form, key, jku); !attached) {
+          core::LogError(attached.error().message);
+          return 1;
+        }
     const std::string kid = protocol::JwkThumbprint(key.public_key());
     router->PublishKey(protocol::PublicJwk(key.public_key(), kid));
     core::LogInfo("agent card signed (ES256, kid " + kid + ")");
   }
-  router->SetCards(hybrid_card, v10_card, v10_only);
-  router->SetExtendedCards(hybrid_extended, v10_extended);
+  router->SetCards(open_cards, secured_cards, v10_only,
+                   [&authenticator] { return authenticator.Enabled(); });
+  router->SetExtendedCards(extended_cards.v03, extended_cards.v10);
   (*push)->Start(io.get_executor(), config, clock, *ids, card.base_url);
 
   auto recovered = service.RecoverUnfinished();

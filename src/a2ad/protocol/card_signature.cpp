@@ -297,59 +297,81 @@ bool KeepCleaned(json::value& v) {
 
 }  // namespace
 
-Result<json::object> CardSigningView(const json::object& card) {
+namespace {
+
+// A 0.3 card (its top-level url, no supportedInterfaces): a2ad's 0.3 form (agent_card.hpp).
+bool IsV03Card(const json::object& card) {
+  return card.contains("url") && !card.contains("supportedInterfaces");
+}
+
+json::object WithoutSignatures(const json::object& card) {
+  json::object copy = card;
+  copy.erase("signatures");
+  return copy;
+}
+
+}  // namespace
+
+Result<json::object> CardSigningView(const json::object& card, CardCanonicalization how) {
   auto read = ReadCard(card);
   if (!read) return read;
   json::value view = std::move(read).value();
+  if (how == CardCanonicalization::kSpec) return std::move(view.get_object());
   if (!KeepCleaned(view)) return json::object();
   return std::move(view.get_object());
 }
 
-Result<std::string> CardSigningPayload(const json::object& card) {
-  auto view = CardSigningView(card);
+Result<std::string> CardSigningPayload(const json::object& card, CardCanonicalization how) {
+  if (IsV03Card(card)) return protocol::CanonicalJson(WithoutSignatures(card));
+  auto view = CardSigningView(card, how);
   if (!view) return std::move(view).error();
   return protocol::CanonicalJson(*view);
 }
 
-Result<json::object> SignAgentCard(const json::object& card, const core::Es256PrivateKey& key,
-                                   std::string_view jku) {
-  auto payload = CardSigningPayload(card);
-  if (!payload) return std::move(payload).error();
+Result<json::array> SignAgentCard(const json::object& card, const core::Es256PrivateKey& key,
+                                  std::string_view jku) {
   json::object header{
       {"alg", "ES256"}, {"typ", "JOSE"}, {"kid", protocol::JwkThumbprint(key.public_key())}};
   if (!jku.empty()) header["jku"] = jku;
-  auto jws = protocol::SignDetachedJws(header, *payload, key);
-  if (!jws) return std::move(jws).error();
-  return json::object{{"protected", jws->protected_header}, {"signature", jws->signature}};
+  json::array entries;
+  std::string signed_payload;
+  for (const auto how : {CardCanonicalization::kSpec, CardCanonicalization::kSdk}) {
+    auto payload = CardSigningPayload(card, how);
+    if (!payload) return std::move(payload).error();
+    if (*payload == signed_payload) continue;  // the two read the card alike: one entry
+    auto jws = protocol::SignDetachedJws(header, *payload, key);
+    if (!jws) return std::move(jws).error();
+    entries.push_back(
+        json::object{{"protected", jws->protected_header}, {"signature", jws->signature}});
+    signed_payload = std::move(payload).value();
+  }
+  return entries;
 }
 
-Result<void> AttachCardSignature(json::object& hybrid_card, json::object& v10_card,
-                                 const core::Es256PrivateKey& key, std::string_view jku) {
-  auto hybrid_payload = CardSigningPayload(hybrid_card);
-  auto v10_payload = CardSigningPayload(v10_card);
-  if (!hybrid_payload) return std::move(hybrid_payload).error();
-  if (!v10_payload) return std::move(v10_payload).error();
-  if (*hybrid_payload != *v10_payload)
-    return Error(ErrorCode::kInternal,
-                 "card signature: the two card forms differ outside the v0.3-only members; one "
-                 "signature cannot cover both");
-  auto entry = SignAgentCard(v10_card, key, jku);
-  if (!entry) return std::move(entry).error();
-  hybrid_card["signatures"] = json::array{*entry};
-  v10_card["signatures"] = json::array{std::move(entry).value()};
-  for (const json::object* form : {&hybrid_card, &v10_card})
-    if (auto r = VerifyAgentCardSignature(*form, key.public_key()); !r)
+Result<void> AttachCardSignature(json::object& card, const core::Es256PrivateKey& key,
+                                 std::string_view jku) {
+  auto entries = SignAgentCard(card, key, jku);
+  if (!entries) return std::move(entries).error();
+  card["signatures"] = std::move(entries).value();
+  for (const auto how : {CardCanonicalization::kSpec, CardCanonicalization::kSdk})
+    if (auto r = VerifyAgentCardSignature(card, key.public_key(), how); !r)
       return Error(ErrorCode::kInternal,
-                   "card signature: a signed card does not verify: " + r.error().message);
+                   "card signature: the signed card does not verify: " + r.error().message);
   return core::Ok{};
 }
 
-Result<void> VerifyAgentCardSignature(const json::object& card, const core::Es256PublicKey& key) {
+Result<void> VerifyAgentCardSignature(const json::object& card, const core::Es256PublicKey& key,
+                                      std::optional<CardCanonicalization> only) {
   const json::value* sigs = card.if_contains("signatures");
   if (!sigs || !sigs->is_array() || sigs->get_array().empty())
     return Error(ErrorCode::kInvalidParams, "the card has no signatures");
-  auto payload = CardSigningPayload(card);
-  if (!payload) return std::move(payload).error();
+  std::vector<std::string> payloads;
+  for (const auto how : {CardCanonicalization::kSpec, CardCanonicalization::kSdk}) {
+    if (only && *only != how) continue;
+    auto payload = CardSigningPayload(card, how);
+    if (!payload) return std::move(payload).error();
+    payloads.push_back(std::move(payload).value());
+  }
   Error last(ErrorCode::kInvalidParams, "no signature entry verifies");
   for (const auto& entry : sigs->get_array()) {
     const json::value* prot =
@@ -360,17 +382,19 @@ Result<void> VerifyAgentCardSignature(const json::object& card, const core::Es25
       last = Error(ErrorCode::kInvalidParams, "a signature entry lacks protected or signature");
       continue;
     }
-    auto header = protocol::VerifyDetachedJws(
-        {std::string(prot->get_string()), std::string(sig->get_string())}, *payload, key);
-    if (!header) {
-      last = std::move(header).error();
-      continue;
+    for (const std::string& payload : payloads) {
+      auto header = protocol::VerifyDetachedJws(
+          {std::string(prot->get_string()), std::string(sig->get_string())}, payload, key);
+      if (!header) {
+        last = std::move(header).error();
+        continue;
+      }
+      if (!header->contains("kid") || !header->contains("typ")) {
+        last = Error(ErrorCode::kInvalidParams, "the protected header lacks kid or typ");
+        continue;
+      }
+      return core::Ok{};
     }
-    if (!header->contains("kid") || !header->contains("typ")) {
-      last = Error(ErrorCode::kInvalidParams, "the protected header lacks kid or typ");
-      continue;
-    }
-    return core::Ok{};
   }
   return last;
 }

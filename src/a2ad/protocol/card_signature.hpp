@@ -2,21 +2,26 @@
 // The agent card signature (A2A §8.4 "Agent Card Signing"; WIRE.md §2.6): a JWS with a
 // detached payload, ES256, in the card's `signatures` array as {"protected", "signature"}.
 //
-// What is signed is the card as the A2A v1.0 proto `AgentCard` reads it, exactly as
-// `canonicalizeAgentCard` of @a2a-js/sdk 1.3.0 computes it (the Python SDK's MessageToDict
-// path is the same idea), so a client verifies it with its SDK's own verifier:
-// 1. round trip through the v1.0 message: members outside the v1.0 schema are dropped (at
-//    every level), and fields equal to their proto default are left out (""; false for a
-//    plain bool such as an extension's `required`; empty lists). Proto3 `optional` fields
-//    keep their value when set, so `capabilities.extendedAgentCard: false` stays;
-// 2. `signatures` removed;
-// 3. then, recursively, every "" and null, and every list or object left empty, removed
-//    (the SDK's cleanEmpty: this also drops "" items of string lists);
-// 4. RFC 8785 canonical JSON (protocol/jcs.hpp).
-// The hybrid card's v0.3-only members (url, preferredTransport, protocolVersion,
-// additionalInterfaces; agent_card.hpp) are outside the v1.0 schema: they are NOT covered by
-// the signature, as with every SDK. Both served forms therefore have one payload, and one
-// signature verifies on both.
+// What is signed, for a 1.0 card, is the card as the A2A v1.0 proto `AgentCard` reads it, in
+// one of two canonicalizations (CardCanonicalization):
+//   kSpec  A2A §8.4.1 to the letter: round trip through the v1.0 message (members outside the
+//          schema dropped at every level; fields equal to their proto default left out: "",
+//          false for a plain bool, empty repeated fields; proto3 `optional` fields and message
+//          fields kept when set, map entries kept whatever their value), `signatures`
+//          removed, RFC 8785 canonical JSON (protocol/jcs.hpp);
+//   kSdk   the same, then every "", null and every list or object left empty removed,
+//          recursively: what `canonicalizeAgentCard` of @a2a-js/sdk 1.3.0 computes (its
+//          cleanEmpty).
+// They differ when the card has a present message that is empty: a security requirement
+// naming a scheme with no scopes ({"schemes": {"bearer": {}}}) is in the kSpec payload and
+// gone from the kSdk one (so with kSdk alone a card stripped of its securityRequirements
+// would still verify). SignAgentCard therefore signs both, kSpec first: a literal verifier
+// and the SDK's each find the entry they compute (both try every entry); when the two
+// payloads are equal it signs once.
+//
+// A 0.3 card (a2ad's 0.3 form, agent_card.hpp: a top-level url and no supportedInterfaces;
+// no 0.3 SDK verifies signatures) is signed over the canonical JSON of the card without
+// `signatures`, as it is.
 //
 // The normalization covers what BuildAgentCard writes (with `securitySchemes` of the API-key,
 // HTTP, OpenID Connect and mTLS kinds, and `securityRequirements`), plus `provider`,
@@ -27,7 +32,9 @@
 // differently.
 //
 // Thread safety: pure functions (keys are immutable, core/es256.hpp).
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,32 +43,35 @@
 
 namespace a2ad::protocol {
 
-/// Steps 1 to 3 above: the card as a verifier sees it before canonicalization.
-core::Result<boost::json::object> CardSigningView(const boost::json::object& card);
+enum class CardCanonicalization { kSpec, kSdk };
 
-/// The JWS payload: the canonical JSON of CardSigningView(card).
-core::Result<std::string> CardSigningPayload(const boost::json::object& card);
+/// A 1.0 card as a verifier sees it before canonicalization (above).
+core::Result<boost::json::object> CardSigningView(
+    const boost::json::object& card, CardCanonicalization how = CardCanonicalization::kSdk);
 
-/// One `signatures` entry for `card`: {"protected": base64url of the header {"alg":"ES256",
-/// "typ":"JOSE","kid":<RFC 7638 thumbprint of the key>,"jku":jku} (jku left out when empty),
-/// "signature": base64url of R||S}. ECDSA nonces are random: two calls give two different
-/// (equally valid) signatures.
-core::Result<boost::json::object> SignAgentCard(const boost::json::object& card,
-                                                const core::Es256PrivateKey& key,
-                                                std::string_view jku);
+/// The JWS payload: the canonical JSON of CardSigningView(card, how); of a 0.3 card, the
+/// canonical JSON of the card without `signatures` (`how` does not matter).
+core::Result<std::string> CardSigningPayload(
+    const boost::json::object& card, CardCanonicalization how = CardCanonicalization::kSdk);
 
-/// Signs `v10_card` and sets `signatures: [entry]` on both forms of the card (agent_card.hpp
-/// CardForm), then checks that each form verifies. kInternal if the two forms do not share
-/// one payload (they differ outside the v0.3-only members: a bug) or a check fails.
-core::Result<void> AttachCardSignature(boost::json::object& hybrid_card,
-                                       boost::json::object& v10_card,
+/// The `signatures` entries for `card` (kSpec, then kSdk when it differs), each {"protected":
+/// base64url of the header {"alg":"ES256","typ":"JOSE","kid":<RFC 7638 thumbprint of the
+/// key>,"jku":jku} (jku left out when empty), "signature": base64url of R||S}. ECDSA nonces
+/// are random: two calls give different (equally valid) signatures.
+core::Result<boost::json::array> SignAgentCard(const boost::json::object& card,
+                                               const core::Es256PrivateKey& key,
+                                               std::string_view jku);
+
+/// Sets `card`'s `signatures` (SignAgentCard) and checks that it verifies both ways.
+core::Result<void> AttachCardSignature(boost::json::object& card,
                                        const core::Es256PrivateKey& key, std::string_view jku);
 
-/// Whether some entry of `card`'s `signatures` verifies with `key`, as the SDK's
-/// verifyAgentCardSignature checks it (protected header with alg ES256, kid and typ; the
-/// payload recomputed from the card as received). kInvalidParams saying why not (no
-/// signatures; the last entry's reason).
-core::Result<void> VerifyAgentCardSignature(const boost::json::object& card,
-                                            const core::Es256PublicKey& key);
+/// Whether some entry of `card`'s `signatures` verifies with `key` (protected header with
+/// alg ES256, kid and typ; the payload recomputed from the card as received) in either
+/// canonicalization, or only in `only`'s. kInvalidParams saying why not (no signatures; the
+/// last entry's reason).
+core::Result<void> VerifyAgentCardSignature(
+    const boost::json::object& card, const core::Es256PublicKey& key,
+    std::optional<CardCanonicalization> only = std::nullopt);
 
 }  // namespace a2ad::protocol

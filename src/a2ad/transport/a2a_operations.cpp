@@ -480,9 +480,12 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
   return t;
 }
 
-void ExtendedCard::Set(const boost::json::object& hybrid, const boost::json::object& v10) {
-  boost::json::object proto03 = hybrid;
-  if (const auto* security = hybrid.if_contains("security"); security && security->is_array()) {
+void ExtendedCard::Set(const boost::json::object& v03, const boost::json::object& v10) {
+  // The 0.3 proto reads the schemes in their oneof wrappers (the same as 1.0's) and each
+  // requirement as {"schemes": {name: {"list": scopes}}}.
+  boost::json::object proto03 = v03;
+  if (const auto* schemes = v10.if_contains("securitySchemes")) proto03["securitySchemes"] = *schemes;
+  if (const auto* security = v03.if_contains("security"); security && security->is_array()) {
     boost::json::array requirements;
     for (const auto& any_of : security->get_array()) {
       boost::json::object schemes;
@@ -493,8 +496,9 @@ void ExtendedCard::Set(const boost::json::object& hybrid, const boost::json::obj
     }
     proto03["security"] = std::move(requirements);
   }
+  proto03.erase("signatures");  // signed as the 0.3 JSON card, which this is not
   std::lock_guard lock(mu_);
-  hybrid_ = protocol::SerializeJson(hybrid);
+  v03_ = protocol::SerializeJson(v03);
   proto03_ = protocol::SerializeJson(proto03);
   v10_ = protocol::SerializeJson(v10);
 }
@@ -505,7 +509,7 @@ std::string ExtendedCard::Body(WireShape shape) const {
     case WireShape::kV10:
       return v10_;
     case WireShape::kV03JsonRpc:
-      return hybrid_;
+      return v03_;
     case WireShape::kV03Proto:
       return proto03_;
   }

@@ -149,16 +149,16 @@ void AddPushOperations(OperationTable& table, push::PushService& push, tasks::Ta
 /// ExtendedAgentCardNotConfigured. Thread safety: Set and Body from any thread.
 class ExtendedCard {
  public:
-  /// `hybrid` answers A2A 0.3 JSON-RPC calls, `v10` A2A 1.0 ones; 0.3 REST and gRPC calls get
-  /// the hybrid card with `security` in the 0.3 proto's shape ({"schemes": {name: {"list":
-  /// [...]}}}), which their SDKs read.
-  void Set(const boost::json::object& hybrid, const boost::json::object& v10);
+  /// `v03` (agent_card.hpp CardForm::kV03) answers A2A 0.3 JSON-RPC calls, `v10` A2A 1.0
+  /// ones; 0.3 REST and gRPC calls get the 0.3 card with `security` in the 0.3 proto's shape
+  /// ({"schemes": {name: {"list": [...]}}}), which their SDKs read.
+  void Set(const boost::json::object& v03, const boost::json::object& v10);
   /// The card (JSON text) for a call of `shape`; "" until Set.
   std::string Body(WireShape shape) const;
 
  private:
   mutable std::mutex mu_;
-  std::string hybrid_;
+  std::string v03_;
   std::string proto03_;
   std::string v10_;
 };

@@ -1,25 +1,30 @@
 #pragma once
-// The hybrid v0.3 + v1.0 agent card (WIRE.md §2.4): v1.0 `supportedInterfaces` (JSONRPC,
-// HTTP+JSON and, when it is on, GRPC for 1.0, then the same three for 0.3) plus the v0.3
-// `url`/`preferredTransport`/`protocolVersion`/`additionalInterfaces` (JSONRPC, HTTP+JSON and
-// GRPC entries), one skill per registered skill. Served at /.well-known/agent-card.json and
-// /.well-known/agent.json.
+// The agent card in the two shapes A2A has (WIRE.md §2.4), one skill per registered skill,
+// served at /.well-known/agent-card.json and /.well-known/agent.json:
+//   kV10  supportedInterfaces (JSONRPC, HTTP+JSON and, when it is on, GRPC for 1.0, then the
+//         same three for 0.3 while 0.3 is served), capabilities.extendedAgentCard,
+//         securitySchemes in the 1.0 oneof wrappers and securityRequirements; served to a
+//         request that sends `A2A-Version: 1.x` (header or query parameter), and to every
+//         request when the server serves 1.0 only (`--a2a-versions 1.0`);
+//   kV03  url, preferredTransport, protocolVersion and additionalInterfaces, the 0.3 spelling
+//         of the schemes with 0.3's `security`, supportsAuthenticatedExtendedCard; served to a
+//         request without A2A-Version (A2A 1.0 §3.6.1: a header-less request is 0.3; OpenWOP
+//         RFC 0152's receiver rule, openwop#1028: "a card with both shapes is neither"). The
+//         1.x SDKs send the header when they fetch the card; the 0.3 ones read this one.
 //
 // Security (A2A §4.5, WIRE.md §17): `securitySchemes` names the credentials the server reads
 // (auth.hpp) — `apiKey` (the X-API-Key header), `bearer` (Authorization: Bearer, an API key or
 // an OIDC access token), `oidc` (OpenID Connect, when an issuer is configured) and `mtls`
-// (client certificates, when configured) — and `securityRequirements` says any one of them
-// suffices. The hybrid form also carries each scheme in 0.3's `type`-discriminated spelling
-// (merged into the same entry, as a2a-python's compatibility writer does) and 0.3's
-// `security`. They are declared whether or not authentication is on yet: a server in
-// development mode (no credential configured) ignores credentials, so declaring what it will
-// read once one is configured misleads nobody.
+// (client certificates, when configured) — and the requirements say any one of them suffices.
+// A server in development mode (no credential configured: it reads none) declares none
+// (AgentCardConfig::declare_security); the router serves the declaring cards as soon as the
+// first key exists (router.hpp SetCards).
 //
 // The extended card (CardAudience::kExtended; `GetExtendedAgentCard`,
 // `agent/getAuthenticatedExtendedCard`) is the card plus the skills whose workflows are marked
 // non-public (metadata.customProperties.a2a.public: false). A2A requires it to be asked for
 // with a credential, so the card declares it (`capabilities.extendedAgentCard: true`, 0.3
-// `supportsAuthenticatedExtendedCard: true`) when authentication is on at startup, and not in
+// `supportsAuthenticatedExtendedCard: true`) when authentication is on, and not in
 // development mode, where nobody can authenticate.
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -54,21 +59,18 @@ struct AgentCardConfig {
   bool mtls = false;
   /// Authentication is on: the extended card is declared.
   bool extended_card = false;
+  /// The security schemes and requirements are declared (authentication is on).
+  bool declare_security = true;
 };
 
-/// kHybrid: the card above, readable by v0.3 and v1.0 clients. kV10: without the top-level
-/// v0.3 fields (url, preferredTransport, protocolVersion, additionalInterfaces), which a
-/// strict 1.0 schema refuses; its supportedInterfaces still list the 0.3 interfaces while
-/// the server serves 0.3 (a 1.x SDK in legacy mode picks one from there). Served to
-/// requests that send `A2A-Version: 1.x`, and to every request when the server serves 1.0
-/// only (`--a2a-versions 1.0`, with serves_v03 false: then no 0.3 interface either).
-enum class CardForm { kHybrid, kV10 };
+/// The card's shape (above).
+enum class CardForm { kV03, kV10 };
 /// kPublic: the skills of public workflows only. kExtended: every skill.
 enum class CardAudience { kPublic, kExtended };
 
 boost::json::object BuildAgentCard(const AgentCardConfig& config,
                                    const std::vector<tasks::SkillInfo>& skills,
-                                   CardForm form = CardForm::kHybrid,
+                                   CardForm form = CardForm::kV10,
                                    CardAudience audience = CardAudience::kPublic);
 
 }  // namespace a2ad::transport

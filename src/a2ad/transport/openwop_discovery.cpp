@@ -22,14 +22,10 @@ json::object A2aBlock(const OpenwopApiOptions& o) {
     versions.push_back(json::value(v));
     profiles.push_back(json::value(v == "0.3" ? "a2a-0.3-legacy" : "a2a-" + v));
   }
-  // A host that serves 1.0 names its 1.0 card (RFC 0152 §C): the well-known URL with the
-  // version as a query parameter (A2A 1.0 §3.6.1); without one a2ad serves the card both SDK
-  // generations read (README, "Agent card").
-  const bool v10 =
-      std::find(o.a2a_versions.begin(), o.a2a_versions.end(), "1.0") != o.a2a_versions.end();
+  // The well-known card (RFC 0152 §B, openwop#1028): header-less it is the 0.3 card while
+  // 0.3 is served, with `A2A-Version: 1.0` the 1.0 card (agent_card.hpp).
   json::object a2a{{"supported", true},
-                   {"agentCardUrl",
-                    o.base_url + "/.well-known/agent-card.json" + (v10 ? "?A2A-Version=1.0" : "")},
+                   {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
                    {"streaming", true},
                    {"pushNotifications", o.push_notifications},
                    {"durableTasks", true},

@@ -73,10 +73,15 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
   jsonrpc_.ServeExtendedCard(extended_card_);
 }
 
-void Router::SetCards(const boost::json::object& card, const boost::json::object& v10_card,
-                      bool only) {
-  card_ = CardBody{protocol::SerializeJson(card), CardEtag(card)};
-  v10_card_ = CardBody{protocol::SerializeJson(v10_card), CardEtag(v10_card)};
+void Router::SetCards(const CardForms& open, const CardForms& secured, bool only,
+                      std::function<bool()> secured_now) {
+  auto bodies = [](const CardForms& f) {
+    return CardBodies{CardBody{protocol::SerializeJson(f.v03), CardEtag(f.v03)},
+                      CardBody{protocol::SerializeJson(f.v10), CardEtag(f.v10)}};
+  };
+  open_cards_ = bodies(open);
+  secured_cards_ = bodies(secured);
+  secured_now_ = std::move(secured_now);
   v10_only_ = only;
 }
 
@@ -112,13 +117,17 @@ HttpResponse Router::Jwks() const {
 }
 
 HttpResponse Router::Card(const HttpRequest& request) const {
-  const bool v10 = v10_card_ && (v10_only_ || request.Header("A2A-Version").starts_with("1"));
-  const CardBody& card = v10 ? *v10_card_ : card_;
+  const bool forms = open_cards_.has_value();
+  const bool v10 = v10_only_ || request.Header("A2A-Version").starts_with("1");
+  const CardBodies* set = !forms ? nullptr
+                          : (secured_now_ && secured_now_()) ? &*secured_cards_
+                                                             : &*open_cards_;
+  const CardBody& card = !set ? card_ : v10 ? set->v10 : set->v03;
   HttpResponse r;
   r.headers = {{"ETag", card.etag},
                {"Last-Modified", last_modified_},
                {"Cache-Control", "public, max-age=300"}};
-  if (v10_card_ && !v10_only_) r.headers.emplace_back("Vary", "A2A-Version");
+  if (forms && !v10_only_) r.headers.emplace_back("Vary", "A2A-Version");
   const std::string_view inm = request.Header("If-None-Match");
   const std::string_view ims = request.Header("If-Modified-Since");
   const bool not_modified = !inm.empty() ? (inm == card.etag || inm == "*" ||

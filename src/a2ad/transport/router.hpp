@@ -49,14 +49,21 @@ class Router {
   /// Answers `request`, and logs it (one info line: method, route, status, ms, operation,
   /// task, error, principal, traceId, stream).
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
-  /// Replaces the card, and adds its A2A 1.0 form (agent_card.hpp CardForm::kV10), served to
-  /// requests with `A2A-Version: 1.x`, or to every request when `only` (the server serves
-  /// 1.0 only). Without it every request gets the card given to the constructor. Call before
-  /// serving. The weak ETag of a signed card (card_signature.hpp) is computed without the
-  /// `signature` values: a new signature of the same content by the same key (ECDSA signs
-  /// with a random nonce, so each start, and each replica, has its own) is semantically the
-  /// same card, and a client's cached copy stays valid.
-  void SetCards(const boost::json::object& card, const boost::json::object& v10_card, bool only);
+  /// The card in both shapes (agent_card.hpp CardForm).
+  struct CardForms {
+    boost::json::object v03, v10;
+  };
+  /// Replaces the card: its 1.0 form is served to requests with `A2A-Version: 1.x`, or to
+  /// every request when `only` (the server serves 1.0 only), its 0.3 form to the others.
+  /// `open` are the forms that declare no security, served while `secured_now` says
+  /// authentication is off (development mode); `secured` those that declare it. Without a
+  /// call every request gets the card given to the constructor. Call before serving. The weak
+  /// ETag of a signed card (card_signature.hpp) is computed without the `signature` values: a
+  /// new signature of the same content by the same key (ECDSA signs with a random nonce, so
+  /// each start, and each replica, has its own) is semantically the same card, and a client's
+  /// cached copy stays valid.
+  void SetCards(const CardForms& open, const CardForms& secured, bool only,
+                std::function<bool()> secured_now);
   /// The authenticated extended card (agent_card.hpp CardAudience::kExtended) in both forms,
   /// answered by GetExtendedAgentCard on every binding. May be called while serving.
   void SetExtendedCards(const boost::json::object& card, const boost::json::object& v10_card);
@@ -124,8 +131,12 @@ class Router {
   A2aRestBinding rest03_;  // A2A 0.3, over the same table
   OpenwopApi* openwop_;
   std::string jsonrpc_path_;
-  CardBody card_;
-  std::optional<CardBody> v10_card_;
+  CardBody card_;  // the constructor's: served until SetCards
+  struct CardBodies {
+    CardBody v03, v10;
+  };
+  std::optional<CardBodies> open_cards_, secured_cards_;
+  std::function<bool()> secured_now_;
   std::shared_ptr<ExtendedCard> extended_card_ = std::make_shared<ExtendedCard>();
   bool v10_only_ = false;
   std::string last_modified_;  // when the cards were made (they do not change while serving)
