@@ -302,5 +302,42 @@ TEST_F(ServeFlags, BadCardSigningKeysAreRefusedWithAMessageAndNoServer) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "damaged");
 }
 
+// ACTS' reduced-capabilities pass (issue 29, 5): an operator can stop declaring streaming and
+// push notifications; the card and discovery then say false and the operations are refused
+// with the errors A2A names for them, in either wire version.
+TEST_F(ServeFlags, StreamingAndPushNotificationsCanBeTurnedOff) {
+  Start({"--no-streaming", "--no-push-notifications"});
+  for (const json::object& card : {Card(), Card({{"A2A-Version", "1.0"}})}) {
+    EXPECT_EQ(card.at("capabilities").at("streaming"), false) << json::serialize(card);
+    EXPECT_EQ(card.at("capabilities").at("pushNotifications"), false) << json::serialize(card);
+  }
+  const json::value discovery = client_->Request("GET", "/.well-known/openwop").Json();
+  EXPECT_EQ(discovery.at("a2a").at("streaming"), false);
+  EXPECT_EQ(discovery.at("a2a").at("pushNotifications"), false);
+  const json::object msg10{{"message", json::object{{"messageId", "caps-1"},
+                                                   {"role", "ROLE_USER"},
+                                                   {"parts", json::array{json::object{{"text", "hi"}}}}}}};
+  auto stream = client_->Request("POST", "/v1/a2a",
+                                 json::serialize(json::object{{"jsonrpc", "2.0"},
+                                                              {"id", 1},
+                                                              {"method", "SendStreamingMessage"},
+                                                              {"params", msg10}}),
+                                 {{"A2A-Version", "1.0"}, {"Content-Type", "application/json"}});
+  EXPECT_NE(stream.body.find("-32004"), std::string::npos) << stream.body;
+  EXPECT_EQ(client_->Rpc("SubscribeToTask", json::object{{"id", "x"}}, "1.0").at("error").at("code"),
+            -32004);
+  EXPECT_EQ(client_->Rpc("CreateTaskPushNotificationConfig",
+                         json::object{{"taskId", "x"}, {"url", "https://example.com/h"}}, "1.0")
+                .at("error")
+                .at("code"),
+            -32003);
+  json::object with_push = msg10;
+  with_push["configuration"] =
+      json::object{{"taskPushNotificationConfig", json::object{{"url", "https://example.com/h"}}}};
+  EXPECT_EQ(client_->Rpc("SendMessage", with_push, "1.0").at("error").at("code"), -32003);
+  // A plain send still works.
+  EXPECT_TRUE(client_->Rpc("SendMessage", msg10, "1.0").as_object().contains("result"));
+}
+
 }  // namespace
 }  // namespace a2ad

@@ -50,6 +50,10 @@ struct Config {
   // long: a send with it is a retry answered with that task (tasks/accepted_messages.hpp);
   // 0 = forever.
   int64_t idempotency_retention_s = 24 * 3600;
+  // The A2A capabilities the agent declares and serves (--no-streaming,
+  // --no-push-notifications): off, the card says false and the operations are refused.
+  bool streaming = true;
+  bool push_notifications = true;
   // Slow and greedy clients (transport::HttpServerOptions): a request body must arrive
   // within body_timeout_ms of its head (else 408); a connection past max_connections, or
   // past max_connections_per_address from one client IP address, is answered 503.

@@ -301,6 +301,8 @@ int RunServer(const Config& config) {
     return 2;
   }
   (*push)->Connect(svc_opts);
+  // Without A2A push notifications an inline config of message/send is refused too.
+  if (!config.push_notifications) svc_opts.vet_push_config = nullptr;
   // The activity log rides on the same hook: a run's start, gates and end.
   svc_opts.on_commit = [push_hook = std::move(svc_opts.on_commit)](
                            const storage::TaskRecord* previous, storage::TaskCommit& commit) {
@@ -437,7 +439,8 @@ int RunServer(const Config& config) {
   ow_opts.body_limit = config.body_limit;
   ow_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   ow_opts.queue_limit = config.stream_queue_limit;
-  ow_opts.push_notifications = true;
+  ow_opts.push_notifications = config.push_notifications;
+  ow_opts.streaming = config.streaming;
   ow_opts.webhooks = true;
   ow_opts.sample_seams = config.conformance_fixtures;
   if (config.a2a_versions == "1.0") ow_opts.a2a_versions = {"1.0"};
@@ -463,7 +466,8 @@ int RunServer(const Config& config) {
   transport::StreamOptions stream_opts;
   stream_opts.heartbeat = std::chrono::milliseconds(config.stream_heartbeat_ms);
   stream_opts.queue_limit = config.stream_queue_limit;
-  card.push_notifications = true;
+  card.push_notifications = config.push_notifications;
+  card.streaming = config.streaming;
   extensions.Register(ext::pause::MakePauseExtension(service));
   // Plans executed as runs (ext/opt/opt_runner.hpp): the store's outbox, worked once recovery
   // has re-driven the runs that were going.
@@ -492,7 +496,9 @@ int RunServer(const Config& config) {
   router = std::make_unique<transport::Router>(service,
                                                transport::BuildAgentCard(card, service.skills()),
                                                stream_opts, jsonrpc_path, &openwop, &extensions);
-  router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store);
+  router->EnablePush(*(*push)->service, *(*push)->keys, *(*push)->store,
+                     config.push_notifications);
+  if (!config.streaming) router->DisableStreaming();
   if (config.conformance_fixtures)  // the OpenWOP test seams, off unless asked for
     router->EnableSampleSeams(std::make_unique<transport::SampleSeams>(
         (*push)->service.get(), [&host_effects, &io](int executors) {

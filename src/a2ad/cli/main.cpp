@@ -176,6 +176,18 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 
+  bool no_streaming = false, no_push = false;
+  serve
+      ->add_flag("--no-streaming", no_streaming,
+                 "declare and serve no streaming (capabilities.streaming false: the streaming "
+                 "A2A methods answer UnsupportedOperation)")
+      ->envname("A2AD_NO_STREAMING");
+  serve
+      ->add_flag("--no-push-notifications", no_push,
+                 "declare and serve no A2A push notifications (capabilities.pushNotifications "
+                 "false: push configs are refused with PushNotificationNotSupported; OpenWOP "
+                 "webhooks stay)")
+      ->envname("A2AD_NO_PUSH_NOTIFICATIONS");
   serve
       ->add_option("--idempotency-retention-s", config.idempotency_retention_s,
                    "a first message's messageId (and an Idempotency-Key) stays bound to the "
@@ -477,6 +489,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) {
     config.card_signing = !no_card_signing;
+    config.streaming = !no_streaming;
+    config.push_notifications = !no_push;
     if (!alias_ca_file.empty()) {
       if (!config.egress_ca_file.empty() && config.egress_ca_file != alias_ca_file) {
         std::fprintf(stderr, "--egress-ca-file and --push-ca-file name different files\n");

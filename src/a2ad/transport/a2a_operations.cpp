@@ -480,6 +480,19 @@ OperationTable CoreA2aOperations(tasks::TaskService& service, size_t queue_limit
   return t;
 }
 
+void DisableStreaming(OperationTable& table) {
+  for (const char* name : {"SendStreamingMessage", "SubscribeToTask"})
+    table.Replace(name, ParamsRule::kUnchecked, [name](const OperationCall& c) {
+      return Refuse(Error(ErrorCode::kUnsupportedOperation,
+                          NameFor(c, name,
+                                  std::string_view(name) == "SendStreamingMessage"
+                                      ? "message/stream"
+                                      : "tasks/resubscribe") +
+                              ": this agent does not stream (capabilities.streaming is false); "
+                              "send without streaming and follow the task with GetTask"));
+    });
+}
+
 void ExtendedCard::Set(const boost::json::object& v03, const boost::json::object& v10) {
   // The 0.3 proto reads the schemes in their oneof wrappers (the same as 1.0's) and each
   // requirement as {"schemes": {name: {"list": scopes}}}.

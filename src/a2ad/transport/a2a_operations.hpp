@@ -163,6 +163,10 @@ class ExtendedCard {
   std::string v10_;
 };
 
+/// Replaces the streaming operations of `table` (SendStreamingMessage, SubscribeToTask) by an
+/// UnsupportedOperation refusal (A2A: capabilities.streaming false).
+void DisableStreaming(OperationTable& table);
+
 /// Serves GetExtendedAgentCard of `table` from `card` to authenticated callers (no particular
 /// scope); the anonymous development caller gets UnsupportedOperation.
 void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card);

@@ -50,6 +50,9 @@ class JsonRpcHandler {
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
   /// Serves the push-config methods (push_operations.cpp); without it they answer -32003.
   void EnablePush(push::PushService& push) { AddPushOperations(operations_, push, service_); }
+  /// The agent does not stream (--no-streaming; the card says so): the streaming operations
+  /// answer UnsupportedOperation on every binding.
+  void DisableStreaming() { transport::DisableStreaming(operations_); }
   /// Serves GetExtendedAgentCard from `card` (a2a_operations.hpp). Call before serving.
   void ServeExtendedCard(std::shared_ptr<const ExtendedCard> card) {
     transport::ServeExtendedCard(operations_, std::move(card));

@@ -36,6 +36,7 @@ struct OpenwopApiOptions {
   std::string base_url;  // absolute, no trailing slash
   std::string version;   // implementation version
   bool push_notifications = false;
+  bool streaming = true;  // the agent streams (--no-streaming: a2a.streaming false)
   bool webhooks = false;  // POST /v1/webhooks is served (durable, HMAC v1 signatures)
   // The host/sample A2A task seams (GET /v1/host/sample/a2a/tasks/{id}, POST .../start):
   // --conformance-fixtures; off, they are unknown paths.

@@ -26,7 +26,7 @@ json::object A2aBlock(const OpenwopApiOptions& o) {
   // 0.3 is served, with `A2A-Version: 1.0` the 1.0 card (agent_card.hpp).
   json::object a2a{{"supported", true},
                    {"agentCardUrl", o.base_url + "/.well-known/agent-card.json"},
-                   {"streaming", true},
+                   {"streaming", o.streaming},
                    {"pushNotifications", o.push_notifications},
                    {"durableTasks", true},
                    {"protocolVersions", std::move(versions)},

@@ -93,8 +93,8 @@ void Router::SetExtendedCards(const boost::json::object& card,
 void Router::PublishKey(json::object jwk) { published_keys_.emplace_back(std::move(jwk)); }
 
 void Router::EnablePush(push::PushService& service, push::KeyStore& keys,
-                        storage::PushStore& store) {
-  jsonrpc_.EnablePush(service);
+                        storage::PushStore& store, bool a2a_push) {
+  if (a2a_push) jsonrpc_.EnablePush(service);
   push_routes_ = std::make_unique<PushRoutes>(service, store, service_);
   push_keys_ = &keys;
 }

@@ -92,9 +92,13 @@ class Router {
   void SetCors(CorsPolicy cors) { cors_ = std::move(cors); }
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
-  /// Push notifications: the push-config JSON-RPC methods and push_routes.hpp. Call before
-  /// serving.
-  void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store);
+  /// See JsonRpcHandler::DisableStreaming. Call before serving.
+  void DisableStreaming() { jsonrpc_.DisableStreaming(); }
+  /// Push notifications: the push-config operations (unless `a2a_push` is false:
+  /// --no-push-notifications, they then answer PushNotificationNotSupported) and
+  /// push_routes.hpp (webhooks, deliveries). Call before serving.
+  void EnablePush(push::PushService& service, push::KeyStore& keys, storage::PushStore& store,
+                  bool a2a_push = true);
   /// The OpenWOP test seams (--conformance-fixtures): sample_seams.hpp's routes, and the
   /// push-config seam of push_routes.hpp. Without this call they are unknown paths (404).
   /// Call before serving, after EnablePush.
