@@ -49,9 +49,10 @@ build: bootstrap build/release/build.ninja
 debug: bootstrap build/debug/build.ninja
 	cmake --build --preset debug -j$(JOBS)
 
-# Builds only what it serves (the a2ad executable), not the tests and benchmarks.
+# Builds only what it serves and the CLI (the a2ad and a2a executables), not the tests and
+# benchmarks.
 run: bootstrap build/release/build.ninja
-	cmake --build --preset release -j$(JOBS) --target a2ad
+	cmake --build --preset release -j$(JOBS) --target a2ad a2a
 	mkdir -p $(DATA_DIR)
 	exec $(A2AD_RELEASE) serve --listen $(LISTEN) --data-dir $(DATA_DIR) --workflows-dir $(WORKFLOWS_DIR)
 

@@ -15,6 +15,8 @@
 //                                            answer, newest first (a2ad's GET /v1/inbox; other
 //                                            agents: ListTasks of input-required tasks)
 //   a2a history AGENT TASK                   the timeline of a run (a2ad's event log)
+//   a2a wait AGENT [--timeout-ms N]          until the agent is ready (its /readyz, else its
+//                                            card, answers 200): after `a2ad serve &`
 //   a2a watch AGENT TASK                     follows a task to its end (see below)
 //   a2a push set AGENT TASK URL [--token T] [--id ID] | push list AGENT TASK |
 //   a2a push delete AGENT TASK ID            the task's push notification configs
@@ -80,7 +82,7 @@ struct Options {
   std::string push_url, token, config_id;  // push set | delete
   std::vector<std::string> headers;
   std::string binding;  // "" : the card's first; jsonrpc | rest | grpc
-  bool json = false, wait = false, stream = false, poll = false;
+  bool json = false, wait = false, stream = false, poll = false, id_only = false;
   int64_t timeout_ms = 10000;
 };
 
@@ -362,6 +364,32 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
     while (!value.empty() && value.front() == ' ') value.erase(0, 1);
     call.headers.emplace_back(h.substr(0, colon), value);
   }
+  if (o.command == "wait") {  // before the card: the agent may not answer yet
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+    a2ad::core::Error last(a2ad::core::ErrorCode::kUnavailable, "not asked yet");
+    while (std::chrono::steady_clock::now() < until) {
+      for (const std::string path : {"/readyz", "/.well-known/agent-card.json"}) {
+        a2ad::net::HttpRequest get;
+        get.url = Origin(o.agent) + path;
+        get.headers = call.headers;
+        get.total_timeout = std::chrono::milliseconds(1000);
+        auto r = co_await http.Fetch(get);
+        if (r && r->status == 200) co_return 0;
+        if (r && r->status != 404) {
+          last = a2ad::core::Error(a2ad::core::ErrorCode::kUnavailable,
+                                   path + ": HTTP " + std::to_string(r->status));
+          break;
+        }
+        if (!r) {
+          last = r.error();
+          break;
+        }
+      }
+      co_await Pause(std::chrono::milliseconds(100));
+    }
+    co_return Fail(3, o.agent + " is not ready after " + std::to_string(o.timeout_ms) +
+                          " ms: " + last.message);
+  }
   auto card = co_await a2a.FetchCard(a2ad::client::PeerCardUrl(o.agent), call);
   if (!card) co_return Fail(ExitFor(card.error()), Why(card.error()));
   if (o.binding == "rest") {
@@ -562,7 +590,10 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
     if (!t) co_return Fail(ExitFor(t.error()), Why(t.error()));
     task = std::move(t).value();
   }
-  PrintTask(task, o.json);
+  if (o.id_only)
+    std::printf("%s\n", id.c_str());
+  else
+    PrintTask(task, o.json);
   const std::string_view state = Str(task, "state");
   if (o.command == "reject") co_return 0;  // a run that ends there ended as asked
   co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
@@ -595,6 +626,7 @@ int main(int argc, char** argv) {
   send->add_option("--data", o.data, "a JSON data part");
   send->add_option("--task", o.task, "continue this task");
   send->add_flag("--wait", o.wait, "follow the task until it ends or waits for input");
+  send->add_flag("--id-only", o.id_only, "print the task's id alone (TASK=$(a2a send ...))");
   send->add_flag("--stream", o.stream,
                  "SendStreamingMessage: print the agent's events as they come");
   common(app.add_subcommand("get", "show a task"), true);
@@ -615,6 +647,8 @@ int main(int argc, char** argv) {
   common(app.add_subcommand("inbox", "the tasks waiting on a person that you may answer"),
          false);
   common(app.add_subcommand("history", "the timeline of a run (a2ad)"), true);
+  CLI::App* wait = app.add_subcommand("wait", "wait until the agent is ready (--timeout-ms, 10 s)");
+  common(wait, false);
   CLI::App* watch = app.add_subcommand("watch", "follow a task until it ends or waits for input");
   common(watch, true);
   watch->add_option("--every-ms", o.every_ms, "how often to ask when polling")
