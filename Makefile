@@ -1,5 +1,6 @@
 # a2ad developer commands. Everything installs its own prerequisites via scripts/bootstrap.sh.
 #
+#   make cli        build (release) the a2ad server and the a2a client, nothing else
 #   make run        build (release) and serve on http://127.0.0.1:8080
 #   make package    the Debian package (binaries, systemd unit, config, workflows)
 #   make test       build (release) and run every test (unit, integration, interop), then
@@ -28,11 +29,11 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 12
 FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard tests/fuzz/*_fuzz.cpp))))
 
-.PHONY: help bootstrap run build debug test interop sanitize tsan bench format format-check clean package \
+.PHONY: help bootstrap cli run build debug test interop sanitize tsan bench format format-check clean package \
         fuzz fuzz-build fuzz-smoke
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^#//'
+	@sed -n '3,13p' Makefile | sed 's/^#//'
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -48,6 +49,9 @@ build: bootstrap build/release/build.ninja
 
 debug: bootstrap build/debug/build.ninja
 	cmake --build --preset debug -j$(JOBS)
+
+cli: bootstrap build/release/build.ninja
+	cmake --build --preset release -j$(JOBS) --target a2ad a2a
 
 # Builds only what it serves and the CLI (the a2ad and a2a executables), not the tests and
 # benchmarks.

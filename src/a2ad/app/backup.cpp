@@ -2,7 +2,7 @@
 // server serves it. The database through SQLite's online backup (storage/sqlite/
 // sqlite_backup.hpp), then every other file of the directory (the card signing key, the
 // interrupt token and peer-push secrets, the push signing keys under keys/), owner-only.
-// Restoring is serving the copy: `a2ad serve --data-dir NEWDIR` (README "Backup and restore").
+// Restoring is serving the copy: `a2ad serve --data-dir NEWDIR` (docs/REFERENCE.md "Backup and restore").
 #include <sys/stat.h>
 
 #include <cstdio>

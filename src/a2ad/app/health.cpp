@@ -25,7 +25,7 @@ std::string DatabaseAdvice(const core::Error& e, const std::string& data_dir) {
            " is not a readable a2ad database (damaged, or not an SQLite file). To start afresh, "
            "move a2ad.db (and a2ad.db-wal, a2ad.db-shm) out of " +
            data_dir +
-           "; to get the tasks back, restore a backup made with `a2ad backup` (README, "
+           "; to get the tasks back, restore a backup made with `a2ad backup` (docs/REFERENCE.md, "
            "\"Backup and restore\"); `a2ad doctor` checks the records of a database that opens";
   if (rc == "13")  // FULL
     return "the disk that holds " + data_dir + " is full: free space, then start a2ad again";

@@ -1,6 +1,6 @@
 #pragma once
 // The metrics a2ad exposes at GET /metrics (issue 18; core/metrics.hpp), declared in one place
-// so the list is readable (docs: README "Metrics"):
+// so the list is readable (docs: docs/REFERENCE.md "Metrics"):
 //   a2ad_http_requests_total{operation,status}        counter: requests answered
 //   a2ad_http_request_duration_seconds{operation}     histogram: time to the answer (a stream:
 //                                                      to its head)
