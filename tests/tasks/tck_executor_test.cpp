@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -351,6 +354,174 @@ TEST_F(TckExecutorTest, AMessageIntoAWorkingTaskJoinsTheHistoryAndStartsNothing)
   auto late = Run(service_->SendMessage(ctx_, Send("test-followup-2", t->id, true)));
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, core::ErrorCode::kUnsupportedOperation);
+}
+
+// ---- ACTS (§11): the behaviour named by the first text part -----------------------------------
+
+protocol::SendMessageRequest Acts(const std::string& text, const std::string& task_id = "",
+                                  bool immediately = false) {
+  static int n = 0;
+  protocol::SendMessageRequest r = Send("0193a5b2-acts-" + std::to_string(++n), task_id,
+                                        immediately);
+  r.message.parts[0].text = text;
+  return r;
+}
+
+protocol::Message TextMessage(const std::string& id, const std::string& text) {
+  protocol::Message m;
+  m.message_id = id;
+  m.parts.push_back(protocol::Part::Text(text));
+  return m;
+}
+
+TEST(TckBehaviour, ActsNamesAreReadWholeFromTheFirstTextPart) {
+  auto of = [](const std::string& text) {
+    return TckExecutor::ActsBehaviourOf(TextMessage("m", text));
+  };
+  EXPECT_EQ(of("tck-complete-task hello"), B::kCompleteTask);
+  EXPECT_EQ(of("  tck-artifact-file-url document"), B::kArtifactFileUrl);
+  EXPECT_EQ(of("tck-artifact-file document"), B::kArtifactFile);
+  EXPECT_EQ(of("tck-multi-turn"), B::kMultiTurn);
+  EXPECT_EQ(of("tck-cancel start work"), B::kCancel);
+  EXPECT_EQ(of("tck-stream-chunked x"), B::kStreamChunked);
+  EXPECT_EQ(of("tck-task-failure"), B::kTaskFailure);
+  EXPECT_EQ(of("tck-auth-required"), B::kAuthRequired);
+  EXPECT_EQ(of("tck-client-parse"), B::kClientParse);
+  EXPECT_EQ(of("tck-complete-taskx"), B::kActsUnknown);  // whole names only
+  EXPECT_EQ(of("tck-nothing-like-it now"), B::kActsUnknown);
+  EXPECT_EQ(of("tck-"), std::nullopt);
+  EXPECT_EQ(of("hello tck-complete-task"), std::nullopt);
+  EXPECT_EQ(of("done"), std::nullopt);
+  protocol::Message data_first;
+  data_first.parts.push_back(protocol::Part::Data(json::object{{"a", 1}}));
+  data_first.parts.push_back(protocol::Part::Text("tck-task-failure"));
+  EXPECT_EQ(TckExecutor::ActsBehaviourOf(data_first), B::kTaskFailure);  // the first *text* part
+}
+
+TEST_F(TckExecutorTest, ActsTerminalBehavioursEndWhereTheyNameAndTheMessageIdConventionComesFirst) {
+  auto failed = Run(service_->SendMessage(ctx_, Acts("tck-task-failure now")));
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_EQ(failed->status.state, S::kFailed);
+  EXPECT_EQ(StatusText(*failed), "tck-task-failure ok");
+  auto auth = Run(service_->SendMessage(ctx_, Acts("tck-auth-required please")));
+  ASSERT_TRUE(auth.ok());
+  EXPECT_EQ(auth->status.state, S::kAuthRequired);
+  EXPECT_EQ(StatusText(*auth), "tck-auth-required ok");
+  auto unknown = Run(service_->SendMessage(ctx_, Acts("tck-teleport me")));
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->status.state, S::kFailed);
+  EXPECT_EQ(StatusText(*unknown), "unimplemented ACTS behaviour 'tck-teleport'");
+  auto done = Run(service_->SendMessage(ctx_, Acts("tck-complete-task hello")));
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->status.state, S::kCompleted);
+  // A TCK messageId names the behaviour, whatever the text says.
+  protocol::SendMessageRequest both = Send("tck-complete-task-both");
+  both.message.parts[0].text = "tck-task-failure";
+  auto tck = Run(service_->SendMessage(ctx_, both));
+  ASSERT_TRUE(tck.ok());
+  EXPECT_EQ(tck->status.state, S::kCompleted);
+  EXPECT_TRUE(service_->DirectReply(Acts("tck-message-response hi")).has_value());
+  EXPECT_FALSE(service_->DirectReply(Acts("tck-complete-task hi")).has_value());
+  for (const auto* t : {&*failed, &*auth, &*unknown}) ExpectLogFoldsToSnapshot(t->id);
+}
+
+TEST_F(TckExecutorTest, ActsMultiTurnWaitsUntilDone) {
+  auto t = Run(service_->SendMessage(ctx_, Acts("tck-multi-turn start")));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->status.state, S::kInputRequired);
+  EXPECT_EQ(StatusText(*t), "more input please");
+  // A continuation names no behaviour: it is the task's, and only "done" ends it.
+  auto more = Run(service_->SendMessage(ctx_, Acts("here is more input", t->id)));
+  ASSERT_TRUE(more.ok()) << more.error().message;
+  EXPECT_EQ(more->status.state, S::kInputRequired);
+  auto end = Run(service_->SendMessage(ctx_, Acts("  Done, thanks", t->id)));
+  ASSERT_TRUE(end.ok()) << end.error().message;
+  Drain();
+  auto now = Get(t->id);
+  EXPECT_EQ(now.status.state, S::kCompleted);
+  EXPECT_EQ(StatusText(now), "multi-turn complete");
+  EXPECT_EQ(std::count_if(now.history.begin(), now.history.end(),
+                          [](const auto& m) { return m.role == protocol::Role::kUser; }),
+            3);
+  ExpectLogFoldsToSnapshot(t->id);
+}
+
+TEST_F(TckExecutorTest, ActsCancelWorksUntilCanceledAndLongRunningLeavesAnArtifact) {
+  auto c = Run(service_->SendMessage(ctx_, Acts("tck-cancel start work", "", true)));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->status.state == S::kSubmitted || c->status.state == S::kWorking);
+  auto canceled = Run(service_->CancelTask(ctx_, {"", c->id, {}}));
+  ASSERT_TRUE(canceled.ok()) << canceled.error().message;
+  EXPECT_EQ(canceled->status.state, S::kCanceled);
+
+  auto l = Run(service_->SendMessage(ctx_, Acts("tck-long-running start", "", true)));
+  ASSERT_TRUE(l.ok());
+  EXPECT_FALSE(protocol::IsTerminal(l->status.state));
+  Drain();  // the long wait is 100 ms here
+  auto done = Get(l->id);
+  EXPECT_EQ(done.status.state, S::kCompleted);
+  ASSERT_EQ(done.artifacts.size(), 1u);
+  EXPECT_EQ(done.artifacts[0].parts[0].text, "long running result");
+  EXPECT_EQ(Get(c->id).status.state, S::kCanceled);
+  ExpectLogFoldsToSnapshot(c->id);
+  ExpectLogFoldsToSnapshot(l->id);
+}
+
+TEST_F(TckExecutorTest, ActsStreamsGoWorkingThenArtifactsThenCompleted) {
+  auto stream = Run(service_->SendStreamingMessage(ctx_, Acts("tck-stream-chunked go"), 16));
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  auto items = Items(*stream);
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_EQ(items[0]->event.status_update.status.state, S::kWorking);
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(items[i]->event.kind, K::kArtifactUpdate) << i;
+  EXPECT_FALSE(items[1]->event.artifact_update.append);
+  EXPECT_TRUE(items[3]->event.artifact_update.append);
+  EXPECT_TRUE(items[3]->event.artifact_update.last_chunk);
+  EXPECT_EQ(items[4]->event.status_update.status.state, S::kCompleted);
+  auto t = Get(items[0]->event.status_update.task_id);
+  ASSERT_EQ(t.artifacts.size(), 1u);
+  std::string all;
+  for (const auto& p : t.artifacts[0].parts) all += p.text;
+  EXPECT_EQ(all, "chunk one chunk two chunk three");
+
+  auto basic = Run(service_->SendStreamingMessage(ctx_, Acts("tck-stream-basic hi"), 16));
+  ASSERT_TRUE(basic.ok());
+  auto b = Items(*basic);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[1]->event.artifact_update.artifact.parts[0].text, "streamed content");
+  EXPECT_EQ(b[2]->event.status_update.status.state, S::kCompleted);
+}
+
+TEST_F(TckExecutorTest, ActsClientParseReadsTheWirePayloadWithA2adsDecoder) {
+  const json::value golden = json::parse(R"({"jsonrpc": "2.0", "id": "1", "result": {"task": {
+      "id": "abc-123", "contextId": "ctx-456",
+      "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-01-01T00:00:00Z"},
+      "artifacts": [{"artifactId": "art-1", "parts": [{"text": "hello world"}]}]}}})");
+  protocol::SendMessageRequest r = Acts("tck-client-parse");
+  r.message.parts.push_back(
+      protocol::Part::Data(json::object{{"operation", "SendMessage"}, {"wire_payload", golden}}));
+  auto t = Run(service_->SendMessage(ctx_, r));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->status.state, S::kCompleted) << StatusText(*t);
+  ASSERT_EQ(t->artifacts.size(), 1u);
+  const json::value& parsed = t->artifacts[0].parts[0].data;
+  EXPECT_EQ(parsed.at("task").at("id"), "abc-123");
+  EXPECT_EQ(parsed.at("task").at("status").at("state"), "TASK_STATE_COMPLETED");
+  EXPECT_EQ(parsed.at("task").at("artifacts").at(0).at("parts").at(0).at("text"), "hello world");
+
+  // What the decoder refuses fails the task, saying where.
+  json::value bad = golden;
+  bad.at("result").at("task").at("status").as_object()["state"] = "TASK_STATE_SLEEPING";
+  protocol::SendMessageRequest r2 = Acts("tck-client-parse");
+  r2.message.parts.push_back(
+      protocol::Part::Data(json::object{{"operation", "SendMessage"}, {"wire_payload", bad}}));
+  auto t2 = Run(service_->SendMessage(ctx_, r2));
+  ASSERT_TRUE(t2.ok());
+  EXPECT_EQ(t2->status.state, S::kFailed);
+  EXPECT_NE(StatusText(*t2).find("status.state"), std::string::npos) << StatusText(*t2);
+  auto none = Run(service_->SendMessage(ctx_, Acts("tck-client-parse")));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(StatusText(*none), "tck-client-parse needs a data part {operation, wire_payload}");
 }
 
 }  // namespace
