@@ -35,6 +35,13 @@ run_one() {  # MODE SECONDS TARGET
   local args=(-max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -print_final_stats=1
               -artifact_prefix="$artifacts/")
   [[ -f "tests/fuzz/$target.dict" ]] && args+=(-dict="tests/fuzz/$target.dict")
+  # libFuzzer flags of the target's own (one line), e.g. -entropic=0 where the entropic
+  # scheduler's bookkeeping costs more than the input does.
+  if [[ -f "tests/fuzz/$target.options" ]]; then
+    local extra
+    read -ra extra < "tests/fuzz/$target.options"
+    args+=("${extra[@]}")
+  fi
   # New inputs go to the first directory: a scratch one, merged below (run) or dropped
   # (smoke, which starts from the seeds only, so that its time stays bounded).
   local dirs=("$work" "$seeds")

@@ -96,9 +96,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& v : wf.variables)
     FUZZ_CHECK(vars.insert(v.name).second, "duplicate variable '" + v.name + "'");
   auto doc = protocol::ParseJson(text, {.max_depth = 64});
-  FUZZ_CHECK(doc.ok() && doc->is_object() && doc->get_object() == wf.definition,
+  FUZZ_CHECK(doc.ok() && doc->is_object() && doc->get_object() == *wf.definition,
              "definition is not the document read");
-  const std::string again_text = protocol::SerializeJson(wf.definition);
+  const std::string again_text = protocol::SerializeJson(*wf.definition);
   auto again = workflow::ParseWorkflowText(again_text);
   FUZZ_CHECK(again.ok(), "its own JSON text is refused: " + again.error().message);
   FUZZ_CHECK(Summary(again.value()) == Summary(wf), Summary(wf) + " vs " + Summary(again.value()));

@@ -42,7 +42,8 @@ core::Result<boost::json::value> ParseJson(std::string_view text,
 /// ParseJson, except that a value that cannot be represented (the kInvalidParams faults) does
 /// not stop the parse: the document is returned with that value left out (null in its place;
 /// of two members of one name the first stays) and the first such fault in `fault`. Text
-/// that is not JSON still fails. For callers that must read part of a faulty document to
+/// that is not JSON still fails, and so does a lone surrogate escape (the reader cannot go
+/// past it), with that escape's error. For callers that must read part of a faulty document to
 /// answer it (the JSON-RPC id of a request whose params hold 1e999).
 core::Result<boost::json::value> ParseJsonReportingFaults(std::string_view text,
                                                           std::optional<core::Error>& fault,

@@ -134,7 +134,8 @@ struct SkillInfo {
   std::vector<std::string> tags;
   std::vector<std::string> examples;
   std::string version;
-  boost::json::object definition;  // the OpenWOP WorkflowDefinition ({} for built-ins)
+  // The OpenWOP WorkflowDefinition (null for built-ins); shared, never changed.
+  std::shared_ptr<const boost::json::object> definition;
   bool is_public = true;           // false: on the authenticated extended card only
 };
 

@@ -172,7 +172,6 @@ OpenwopApi::OpenwopApi(tasks::TaskService& service, const core::Clock& clock,
   discovery_ = Discovery(options_, service_.skills());
   discovery_body_ = protocol::SerializeJson(discovery_);
   discovery_etag_ = WeakEtag(discovery_body_);
-  openapi_body_ = OpenApi(options_);
 }
 
 OpenwopApi::CallContext OpenwopApi::Caller(const HttpRequest& request) {
@@ -225,6 +224,7 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   }
   if (seg.size() == 2 && seg[1] == "openapi.json") {
     if (m != "GET") co_return method_not_allowed("GET");
+    std::call_once(openapi_once_, [this] { openapi_body_ = OpenApi(options_); });
     co_return JsonResponse(200, openapi_body_);
   }
   if (seg.size() >= 2 && seg[1] == "workflows" && seg.size() <= 3) {
@@ -308,14 +308,14 @@ HttpResponse OpenwopApi::Workflows(const std::string& id) {
   if (id.empty()) {
     json::array list;
     for (const auto& s : service_.skills()) {
-      if (s.definition.empty()) continue;
+      if (!s.definition) continue;
       list.push_back(json::object{
           {"id", s.id}, {"name", s.name}, {"version", s.version}, {"description", s.description}});
     }
     return Json(200, json::object{{"workflows", std::move(list)}});
   }
   for (const auto& s : service_.skills())
-    if (s.id == id && !s.definition.empty()) return Json(200, s.definition);
+    if (s.id == id && s.definition) return Json(200, *s.definition);
   return ErrorResponse(404, "not_found", "no workflow '" + id + "'");
 }
 
@@ -345,7 +345,7 @@ asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const CallContext& ctx, cons
   }
   bool known = false;
   for (const auto& s : service_.skills())
-    known = known || (s.id == req.skill_id && !s.definition.empty());
+    known = known || (s.id == req.skill_id && s.definition);
   if (!known)
     co_return ErrorResponse(400, "validation_error",
                             "workflowId: no workflow '" + req.skill_id + "'");

@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,9 @@ class OpenwopApi {
   boost::json::object discovery_;
   std::string discovery_body_;
   std::string discovery_etag_;
+  // The OpenAPI document, written on its first request (a parse and a write of a large
+  // document: most servers are never asked for it).
+  std::once_flag openapi_once_;
   std::string openapi_body_;
 };
 

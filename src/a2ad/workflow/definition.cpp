@@ -117,7 +117,7 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
   if (!doc.is_object()) return Bad("(root)", "a WorkflowDefinition must be a JSON object");
   const json::object& o = doc.as_object();
   Workflow w;
-  w.definition = o;
+  w.definition = std::make_shared<const json::object>(o);
   A2AD_TRY_ASSIGN(w.id, ReqString(o, "id", ""));
   const bool id_ok =
       !w.id.empty() && w.id.size() <= 128 && w.id[0] >= 'a' && w.id[0] <= 'z' &&

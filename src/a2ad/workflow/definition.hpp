@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,7 +57,8 @@ struct Workflow {
   std::vector<Edge> edges;
   std::vector<Variable> variables;
   int64_t timeout_ms = 0;          // settings.timeout; 0 = none
-  boost::json::object definition;  // the document as loaded (GET /v1/workflows/{id})
+  // The document as loaded (GET /v1/workflows/{id}), shared with the skill it serves as.
+  std::shared_ptr<const boost::json::object> definition;
 
   const Node* FindNode(std::string_view node_id) const;
 };
