@@ -39,7 +39,7 @@ run_one() {  # MODE SECONDS TARGET
   # scheduler's bookkeeping costs more than the input does.
   if [[ -f "tests/fuzz/$target.options" ]]; then
     local extra
-    read -ra extra < "tests/fuzz/$target.options"
+    read -ra extra < "tests/fuzz/$target.options" || true  # (a last line without a newline)
     args+=("${extra[@]}")
   fi
   # New inputs go to the first directory: a scratch one, merged below (run) or dropped
