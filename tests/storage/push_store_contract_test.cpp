@@ -6,7 +6,9 @@
 
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/storage/postgres/postgres_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "pg_cluster.hpp"
 #include "task_store_fixtures.hpp"
 
 namespace a2ad::storage {
@@ -47,6 +49,18 @@ struct SqliteBackend {
   }
 };
 
+struct PostgresBackend {
+  std::unique_ptr<PostgresStore> store;
+  void Open() {
+    auto s = PostgresStore::Open(test::FreshPgDatabase());
+    ASSERT_TRUE(s) << s.error().message;
+    store = std::move(s).value();
+  }
+  TaskStore& tasks() { return *store; }
+  PushStore& push() { return *store; }
+  void Close() { store->Close(); }
+};
+
 PushConfigRecord Config(const std::string& task, const std::string& id, int64_t at,
                         const std::string& token = "tok") {
   PushConfigRecord r;
@@ -83,7 +97,7 @@ class PushStoreContractTest : public ::testing::Test {
   Backend backend_;
 };
 
-using Backends = ::testing::Types<MemoryBackend, SqliteBackend>;
+using Backends = ::testing::Types<MemoryBackend, SqliteBackend, PostgresBackend>;
 TYPED_TEST_SUITE(PushStoreContractTest, Backends);
 
 TYPED_TEST(PushStoreContractTest, CommitWritesConfigsAndOutboxRowsAtomically) {

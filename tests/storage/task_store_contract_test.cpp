@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/storage/postgres/postgres_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "pg_cluster.hpp"
 #include "task_store_fixtures.hpp"
 
 namespace a2ad::storage {
@@ -36,6 +38,20 @@ struct SqliteBackend {
     SqliteOptions opts;
     opts.reader_connections = 2;  // fewer than the concurrent test's readers: exercises waiting
     auto opened = SqliteTaskStore::Open(dir.File("tasks.db"), opts);
+    if (!opened) {
+      ADD_FAILURE() << opened.error().message;
+      return nullptr;
+    }
+    return std::move(opened).value();
+  }
+};
+
+// A new database of the suite's throwaway PostgreSQL cluster for every test.
+struct PostgresBackend {
+  std::unique_ptr<TaskStore> Make() {
+    PostgresOptions opts;
+    opts.reader_connections = 2;  // fewer than the concurrent test's readers: exercises waiting
+    auto opened = PostgresStore::Open(test::FreshPgDatabase(), opts);
     if (!opened) {
       ADD_FAILURE() << opened.error().message;
       return nullptr;
@@ -89,11 +105,12 @@ class BackendNames {
   template <class T>
   static std::string GetName(int) {
     if constexpr (std::is_same_v<T, MemoryBackend>) return "Memory";
+    if constexpr (std::is_same_v<T, PostgresBackend>) return "Postgres";
     return "Sqlite";
   }
 };
 
-using Backends = ::testing::Types<MemoryBackend, SqliteBackend>;
+using Backends = ::testing::Types<MemoryBackend, SqliteBackend, PostgresBackend>;
 TYPED_TEST_SUITE(TaskStoreContractTest, Backends, BackendNames);
 
 TYPED_TEST(TaskStoreContractTest, CreateStoresRecordAndEvents) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "a2ad/storage/memory/memory_task_store.hpp"
+#include "a2ad/storage/postgres/postgres_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "pg_cluster.hpp"
 #include "task_store_fixtures.hpp"
 
 namespace a2ad::storage {
@@ -30,6 +32,19 @@ struct SqliteBackend {
   storage_test::TempDir dir;
   std::unique_ptr<TaskStore> Make() {
     auto opened = SqliteTaskStore::Open(dir.File("tasks.db"));
+    if (!opened) {
+      ADD_FAILURE() << opened.error().message;
+      return nullptr;
+    }
+    return std::move(opened).value();
+  }
+};
+
+// A new database of the suite's throwaway PostgreSQL cluster for every test.
+struct PostgresBackend {
+  std::unique_ptr<TaskStore> Make() {
+    PostgresOptions opts;
+    auto opened = PostgresStore::Open(test::FreshPgDatabase(), opts);
     if (!opened) {
       ADD_FAILURE() << opened.error().message;
       return nullptr;
@@ -92,11 +107,12 @@ class BackendNames {
   template <class T>
   static std::string GetName(int) {
     if constexpr (std::is_same_v<T, MemoryBackend>) return "Memory";
+    if constexpr (std::is_same_v<T, PostgresBackend>) return "Postgres";
     return "Sqlite";
   }
 };
 
-using Backends = ::testing::Types<MemoryBackend, SqliteBackend>;
+using Backends = ::testing::Types<MemoryBackend, SqliteBackend, PostgresBackend>;
 TYPED_TEST_SUITE(TaskStoreTenantTest, Backends, BackendNames);
 
 TYPED_TEST(TaskStoreTenantTest, ARecordWithoutATenantIsTheDefaultTenantsAnonymousOne) {

@@ -1,11 +1,11 @@
-#include "a2ad/storage/sqlite/sqlite_records.hpp"
+#include "a2ad/storage/stored_records.hpp"
 
 #include <string>
 
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
-namespace a2ad::storage::sqlite {
+namespace a2ad::storage {
 namespace {
 
 core::Error Unreadable(std::string_view task_id, std::string what) {
@@ -52,4 +52,4 @@ core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, i
   return std::move(v).value();
 }
 
-}  // namespace a2ad::storage::sqlite
+}  // namespace a2ad::storage

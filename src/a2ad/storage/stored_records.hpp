@@ -1,5 +1,5 @@
 #pragma once
-// Reading a task back from its stored text (SqliteTaskStore reads, `a2ad doctor`). A row
+// Reading a task back from its stored text (every SQL backend's reads, `a2ad doctor`). A row
 // whose text does not read (not strict JSON, not a task) is kDataCorrupt with a `taskId`
 // detail and a message naming the column and the fault, for the log: the store skips or
 // refuses that one record and serves the rest (quarantine in place).
@@ -12,7 +12,7 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/task_store.hpp"
 
-namespace a2ad::storage::sqlite {
+namespace a2ad::storage {
 
 /// The columns of one `tasks` row as stored.
 struct StoredTask {
@@ -36,4 +36,4 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
 core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,
                                                      std::string_view payload);
 
-}  // namespace a2ad::storage::sqlite
+}  // namespace a2ad::storage

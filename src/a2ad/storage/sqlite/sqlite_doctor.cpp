@@ -12,7 +12,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
-#include "a2ad/storage/sqlite/sqlite_records.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
 namespace a2ad::storage::sqlite {

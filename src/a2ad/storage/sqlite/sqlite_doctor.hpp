@@ -3,7 +3,7 @@
 // rest aside, so that one damaged row never costs more than its own task.
 //
 // Check (always): SQLite's quick_check, then every task row (snapshot, run, a2a_state) and
-// every event payload is decoded exactly as the server decodes them (sqlite_records.hpp).
+// every event payload is decoded exactly as the server decodes them (storage/stored_records.hpp).
 //
 // Repair (`repair`), per damaged task, the first that works:
 //  1. text holding the bare tokens `Infinity`, `-Infinity` or `NaN` (what a2ad up to 1c072fb

@@ -16,7 +16,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
-#include "a2ad/storage/sqlite/sqlite_records.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
 
@@ -42,7 +42,7 @@ constexpr const char* kSelectEvents =
 
 // The row of a SELECT of kRecordColumns. kDataCorrupt when its text does not read.
 core::Result<TaskRecord> ReadRecord(const Stmt& row) {
-  sqlite::StoredTask stored;
+  StoredTask stored;
   stored.id = row.Text(0);
   stored.skill_id = row.Text(1);
   stored.created_at_ms = row.Int(2);
@@ -54,7 +54,7 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row) {
   stored.dedup_key = row.Text(8);
   stored.tenant = row.Text(9);
   stored.owner = row.Text(10);
-  return sqlite::DecodeStoredTask(stored);
+  return DecodeStoredTask(stored);
 }
 
 // An explicit read transaction, so several statements see one snapshot. Rolls back unless
@@ -252,7 +252,7 @@ core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(
     e.type = std::string(select.Text(2));
     e.node_id = std::string(select.Text(3));
     e.timestamp_ms = select.Int(4);
-    auto payload = sqlite::DecodeEventPayload(task_id, e.sequence, select.Text(5));
+    auto payload = DecodeEventPayload(task_id, e.sequence, select.Text(5));
     if (!payload) return Quarantined(std::move(payload).error());
     e.payload = std::move(payload).value();
     events.push_back(std::move(e));

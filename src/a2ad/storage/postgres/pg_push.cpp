@@ -1,0 +1,292 @@
+// PostgresStore as the PushStore (push_store.hpp): configs, the outbox and webhooks. Each call
+// is one statement on a pooled connection (UpdateOutboxBatch: one transaction).
+#include <string>
+#include <utility>
+
+#include "a2ad/storage/postgres/pg_store_impl.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using pg::Params;
+using pg::Rows;
+
+const std::string kConfigColumns =
+    "SELECT task_id, config_id, url, token, auth_scheme, auth_credentials, wire_version,"
+    " created_at_ms FROM push_configs";
+const std::string kOutboxColumns =
+    "SELECT id, kind, task_id, target_id, url, body, content_type, created_at_ms,"
+    " next_attempt_at_ms, attempts, state, last_error, finished_at_ms, traceparent"
+    " FROM push_outbox";
+const std::string kWebhookColumns =
+    "SELECT id, tenant_id, url, events, secret, created_at_ms FROM push_webhooks";
+const std::string kUpdateOutbox =
+    "UPDATE push_outbox SET attempts = $2, state = $3, next_attempt_at_ms = $4,"
+    " last_error = $5, finished_at_ms = $6 WHERE id = $1";
+
+std::string S(std::string_view v) { return std::string(v); }
+
+PushConfigRecord ReadConfig(const Rows& r, int i) {
+  PushConfigRecord c;
+  c.task_id = S(r.Text(i, 0));
+  c.config.task_id = c.task_id;
+  c.config.id = S(r.Text(i, 1));
+  c.config.url = S(r.Text(i, 2));
+  c.config.token = S(r.Text(i, 3));
+  if (!r.IsNull(i, 4))
+    c.config.authentication = protocol::AuthenticationInfo{S(r.Text(i, 4)), S(r.Text(i, 5))};
+  c.config.wire_version = S(r.Text(i, 6));
+  c.created_at_ms = r.Int(i, 7);
+  return c;
+}
+
+OutboxRow ReadOutbox(const Rows& r, int i) {
+  OutboxRow o;
+  o.id = S(r.Text(i, 0));
+  o.kind = S(r.Text(i, 1));
+  o.task_id = S(r.Text(i, 2));
+  o.target_id = S(r.Text(i, 3));
+  o.url = S(r.Text(i, 4));
+  o.body = S(r.Text(i, 5));
+  o.content_type = S(r.Text(i, 6));
+  o.created_at_ms = r.Int(i, 7);
+  o.next_attempt_at_ms = r.Int(i, 8);
+  o.attempts = static_cast<int32_t>(r.Int(i, 9));
+  o.state = static_cast<OutboxState>(r.Int(i, 10));
+  o.last_error = S(r.Text(i, 11));
+  o.finished_at_ms = r.Int(i, 12);
+  o.traceparent = S(r.Text(i, 13));
+  return o;
+}
+
+WebhookRecord ReadWebhook(const Rows& r, int i) {
+  WebhookRecord w;
+  w.id = S(r.Text(i, 0));
+  w.tenant_id = S(r.Text(i, 1));
+  w.url = S(r.Text(i, 2));
+  std::string_view events = r.Text(i, 3);
+  while (!events.empty()) {
+    const size_t comma = std::min(events.find(','), events.size());
+    if (comma > 0) w.events.emplace_back(events.substr(0, comma));
+    events.remove_prefix(std::min(comma + 1, events.size()));
+  }
+  w.secret = S(r.Text(i, 4));
+  w.created_at_ms = r.Int(i, 5);
+  return w;
+}
+
+template <class Row, class ReadRow>
+core::Result<std::vector<Row>> All(core::Result<Rows> rows, ReadRow read) {
+  if (!rows) return std::move(rows).error();
+  std::vector<Row> out;
+  out.reserve(rows->size());
+  for (int i = 0; i < rows->size(); ++i) out.push_back(read(*rows, i));
+  return out;
+}
+
+Params OutboxParams(const OutboxRow& o) {
+  Params q;
+  q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
+      .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
+      .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
+      .Add(o.finished_at_ms).Add(o.traceparent);
+  return q;
+}
+
+Params UpdateParams(const OutboxRow& o) {
+  Params q;
+  q.Add(o.id).Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state))
+      .Add(o.next_attempt_at_ms).Add(o.last_error).Add(o.finished_at_ms);
+  return q;
+}
+
+}  // namespace
+
+core::Result<void> PostgresStore::PutConfig(const PushConfigRecord& r) {
+  static const std::string sql =
+      "INSERT INTO push_configs(task_id, config_id, url, token, auth_scheme, auth_credentials,"
+      " wire_version, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+      " ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url,"
+      " token = excluded.token, auth_scheme = excluded.auth_scheme,"
+      " auth_credentials = excluded.auth_credentials, wire_version = excluded.wire_version";
+  if (r.task_id.empty() || r.config.id.empty())
+    return core::Error(core::ErrorCode::kInvalidParams, "push config: task id and id required");
+  Params q;
+  q.Add(r.task_id).Add(r.config.id).Add(r.config.url).Add(r.config.token);
+  if (r.config.authentication)
+    q.Add(r.config.authentication->scheme).Add(r.config.authentication->credentials);
+  else
+    q.Null().Add(std::string_view(""));
+  q.Add(r.config.wire_version).Add(r.created_at_ms);
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    auto put = c.Exec(sql, q, "write a push config");
+    if (put) return core::Ok{};
+    if (put.error().Detail("sqlstate") == "23503")  // no such task
+      return core::Error(core::ErrorCode::kTaskNotFound, "task " + r.task_id + " not found",
+                         {{"taskId", r.task_id}});
+    return std::move(put).error();
+  });
+}
+
+core::Result<std::optional<PushConfigRecord>> PostgresStore::GetConfig(std::string_view task_id,
+                                                                       std::string_view config_id) {
+  static const std::string sql = kConfigColumns + " WHERE task_id = $1 AND config_id = $2";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::optional<PushConfigRecord>> {
+    auto rows = c.Exec(sql, Params().Add(task_id).Add(config_id), "read a push config");
+    if (!rows) return std::move(rows).error();
+    if (rows->size() == 0) return std::optional<PushConfigRecord>{};
+    return std::optional<PushConfigRecord>(ReadConfig(*rows, 0));
+  });
+}
+
+core::Result<std::vector<PushConfigRecord>> PostgresStore::ListConfigs(std::string_view task_id) {
+  static const std::string sql =
+      kConfigColumns + " WHERE task_id = $1 ORDER BY created_at_ms, config_id";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<PushConfigRecord>(c.Exec(sql, Params().Add(task_id), "list push configs"),
+                                 ReadConfig);
+  });
+}
+
+core::Result<bool> PostgresStore::DeleteConfig(std::string_view task_id,
+                                               std::string_view config_id) {
+  static const std::string sql = "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<bool> {
+    auto done = c.Exec(sql, Params().Add(task_id).Add(config_id), "delete a push config");
+    if (!done) return std::move(done).error();
+    return done->Affected() > 0;
+  });
+}
+
+core::Result<std::vector<PushConfigRecord>> PostgresStore::AllConfigs() {
+  static const std::string sql =
+      kConfigColumns +
+      " WHERE EXISTS (SELECT 1 FROM tasks WHERE tasks.id = push_configs.task_id"
+      " AND tasks.state NOT IN (3, 4, 5, 7)) ORDER BY task_id, created_at_ms, config_id";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<PushConfigRecord>(c.Exec(sql, {}, "read the push configs"), ReadConfig);
+  });
+}
+
+core::Result<void> PostgresStore::Enqueue(const std::vector<OutboxRow>& rows) {
+  static const std::string sql =
+      "INSERT INTO push_outbox(id, kind, task_id, target_id, url, body, content_type,"
+      " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms,"
+      " traceparent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+  if (rows.empty()) return core::Ok{};
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    if (auto b = c.Run("BEGIN", "enqueue"); !b) return b;
+    for (const OutboxRow& o : rows) {
+      if (auto put = c.Exec(sql, OutboxParams(o), "insert outbox row " + o.id); !put) {
+        (void)c.Run("ROLLBACK", "roll back an enqueue");
+        return std::move(put).error();
+      }
+    }
+    return c.Run("COMMIT", "commit an enqueue");
+  });
+}
+
+core::Result<std::vector<OutboxRow>> PostgresStore::DueOutbox(int64_t now_ms, size_t limit) {
+  static const std::string sql =
+      kOutboxColumns +
+      " WHERE state = 0 AND next_attempt_at_ms <= $1 ORDER BY next_attempt_at_ms, id LIMIT $2";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<OutboxRow>(
+        c.Exec(sql, Params().Add(now_ms).Add(static_cast<int64_t>(limit)), "read due pushes"),
+        ReadOutbox);
+  });
+}
+
+core::Result<std::optional<int64_t>> PostgresStore::NextDueAt() {
+  static const std::string sql = "SELECT min(next_attempt_at_ms) FROM push_outbox WHERE state = 0";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::optional<int64_t>> {
+    auto rows = c.Exec(sql, {}, "read the next due push");
+    if (!rows) return std::move(rows).error();
+    if (rows->IsNull(0, 0)) return std::optional<int64_t>{};
+    return std::optional<int64_t>(rows->Int(0, 0));
+  });
+}
+
+core::Result<void> PostgresStore::UpdateOutbox(const OutboxRow& row) {
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    auto done = c.Exec(kUpdateOutbox, UpdateParams(row), "update outbox row " + row.id);
+    if (!done) return std::move(done).error();
+    if (done->Affected() == 0)
+      return core::Error(core::ErrorCode::kInvalidParams, "outbox row " + row.id + " not found");
+    return core::Ok{};
+  });
+}
+
+core::Result<void> PostgresStore::UpdateOutboxBatch(const std::vector<OutboxRow>& rows) {
+  if (rows.empty()) return core::Ok{};
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    if (auto b = c.Run("BEGIN", "update outbox rows"); !b) return b;
+    for (const OutboxRow& o : rows) {
+      if (auto done = c.Exec(kUpdateOutbox, UpdateParams(o), "update outbox row " + o.id); !done) {
+        (void)c.Run("ROLLBACK", "roll back outbox updates");
+        return std::move(done).error();
+      }
+    }
+    return c.Run("COMMIT", "commit outbox updates");
+  });
+}
+
+core::Result<std::vector<OutboxRow>> PostgresStore::ListOutbox(std::string_view task_id) {
+  static const std::string sql = kOutboxColumns + " WHERE task_id = $1 ORDER BY created_at_ms, id";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<OutboxRow>(c.Exec(sql, Params().Add(task_id), "list a task's pushes"), ReadOutbox);
+  });
+}
+
+core::Result<std::vector<OutboxRow>> PostgresStore::ListDead(size_t limit) {
+  static const std::string sql =
+      kOutboxColumns + " WHERE state = 2 ORDER BY finished_at_ms DESC, id LIMIT $1";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<OutboxRow>(c.Exec(sql, Params().Add(static_cast<int64_t>(limit)), "list dead pushes"),
+                          ReadOutbox);
+  });
+}
+
+core::Result<void> PostgresStore::PutWebhook(const WebhookRecord& r) {
+  static const std::string sql =
+      "INSERT INTO push_webhooks(id, tenant_id, url, events, secret, created_at_ms)"
+      " VALUES ($1, $2, $3, $4, $5, $6)";
+  std::string events;
+  for (const auto& e : r.events) events += (events.empty() ? "" : ",") + e;
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    auto put = c.Exec(sql,
+                      Params().Add(r.id).Add(r.tenant_id).Add(r.url).Add(events).Add(r.secret).Add(
+                          r.created_at_ms),
+                      "insert webhook " + r.id);
+    if (!put) return std::move(put).error();
+    return core::Ok{};
+  });
+}
+
+core::Result<std::optional<WebhookRecord>> PostgresStore::GetWebhook(std::string_view id) {
+  static const std::string sql = kWebhookColumns + " WHERE id = $1";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::optional<WebhookRecord>> {
+    auto rows = c.Exec(sql, Params().Add(id), "read a webhook");
+    if (!rows) return std::move(rows).error();
+    if (rows->size() == 0) return std::optional<WebhookRecord>{};
+    return std::optional<WebhookRecord>(ReadWebhook(*rows, 0));
+  });
+}
+
+core::Result<bool> PostgresStore::DeleteWebhook(std::string_view id) {
+  static const std::string sql = "DELETE FROM push_webhooks WHERE id = $1";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<bool> {
+    auto done = c.Exec(sql, Params().Add(id), "delete a webhook");
+    if (!done) return std::move(done).error();
+    return done->Affected() > 0;
+  });
+}
+
+core::Result<std::vector<WebhookRecord>> PostgresStore::AllWebhooks() {
+  static const std::string sql = kWebhookColumns + " ORDER BY created_at_ms, id";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return All<WebhookRecord>(c.Exec(sql, {}, "read the webhooks"), ReadWebhook);
+  });
+}
+
+}  // namespace a2ad::storage

@@ -1,0 +1,162 @@
+// See pg_schema.hpp.
+#include "a2ad/storage/postgres/pg_schema.hpp"
+
+#include <chrono>
+#include <vector>
+
+namespace a2ad::storage::pg {
+namespace {
+
+// Any number both builds agree on: the advisory lock every migrating replica takes.
+constexpr const char* kLock = "SELECT pg_advisory_xact_lock(7305020300)";
+
+const std::vector<const char*>& Steps() {
+  static const std::vector<const char*> steps = {
+      // 1
+      R"sql(
+CREATE TABLE tasks (
+  id text COLLATE "C" PRIMARY KEY,
+  context_id text COLLATE "C" NOT NULL,
+  state integer NOT NULL,
+  skill_id text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  last_sequence bigint NOT NULL,
+  pruned_through bigint NOT NULL DEFAULT -1,
+  snapshot text NOT NULL,
+  run text NOT NULL,
+  a2a_state text NOT NULL,
+  dedup_key text COLLATE "C",
+  tenant text COLLATE "C" NOT NULL,
+  owner text COLLATE "C" NOT NULL
+);
+CREATE INDEX tasks_by_updated ON tasks(tenant, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_context ON tasks(tenant, context_id, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_tenant_state ON tasks(tenant, state, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_by_state ON tasks(state, updated_at_ms DESC, id DESC);
+CREATE INDEX tasks_prunable ON tasks(updated_at_ms)
+  WHERE state IN (3, 4, 5, 7) AND pruned_through < last_sequence;
+CREATE UNIQUE INDEX tasks_by_dedup_key ON tasks(tenant, dedup_key) WHERE dedup_key IS NOT NULL;
+CREATE TABLE task_events (
+  task_id text COLLATE "C" NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  sequence bigint NOT NULL,
+  event_id text NOT NULL,
+  type text NOT NULL,
+  node_id text NOT NULL,
+  timestamp_ms bigint NOT NULL,
+  payload text NOT NULL,
+  PRIMARY KEY (task_id, sequence)
+);
+CREATE TABLE push_configs (
+  task_id text COLLATE "C" NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  config_id text COLLATE "C" NOT NULL,
+  url text NOT NULL,
+  token text NOT NULL,
+  auth_scheme text,
+  auth_credentials text NOT NULL,
+  wire_version text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  PRIMARY KEY (task_id, config_id)
+);
+CREATE TABLE push_outbox (
+  id text COLLATE "C" PRIMARY KEY,
+  kind text NOT NULL,
+  task_id text COLLATE "C" NOT NULL,
+  target_id text NOT NULL,
+  url text NOT NULL,
+  body text NOT NULL,
+  content_type text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  next_attempt_at_ms bigint NOT NULL,
+  attempts integer NOT NULL,
+  state integer NOT NULL,
+  last_error text NOT NULL,
+  finished_at_ms bigint NOT NULL,
+  traceparent text NOT NULL
+);
+CREATE INDEX push_outbox_due ON push_outbox(next_attempt_at_ms, id) WHERE state = 0;
+CREATE INDEX push_outbox_by_task ON push_outbox(task_id, created_at_ms, id);
+CREATE INDEX push_outbox_dead ON push_outbox(finished_at_ms DESC, id) WHERE state = 2;
+CREATE TABLE push_webhooks (
+  id text COLLATE "C" PRIMARY KEY,
+  tenant_id text NOT NULL,
+  url text NOT NULL,
+  events text NOT NULL,
+  secret text NOT NULL,
+  created_at_ms bigint NOT NULL
+);
+CREATE TABLE api_keys (
+  key_id text COLLATE "C" PRIMARY KEY,
+  secret_sha256 text NOT NULL,
+  tenant text NOT NULL,
+  scopes text NOT NULL,
+  name text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  expires_at_ms bigint NOT NULL,
+  revoked_at_ms bigint NOT NULL
+);
+CREATE TABLE server_keys (
+  name text PRIMARY KEY,
+  value text NOT NULL,
+  created_at_ms bigint NOT NULL
+);
+)sql",
+  };
+  return steps;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int LatestVersion() { return static_cast<int>(Steps().size()); }
+
+core::Result<int> CurrentVersion(Connection& db) {
+  auto exists = db.Exec("SELECT to_regclass('a2ad_schema') IS NOT NULL", {}, "read the schema version");
+  if (!exists) return std::move(exists).error();
+  if (exists->Text(0, 0) != "t") return 0;
+  auto v = db.Exec("SELECT coalesce(max(version), 0) FROM a2ad_schema WHERE component = 'core'",
+                   {}, "read the schema version");
+  if (!v) return std::move(v).error();
+  return static_cast<int>(v->Int(0, 0));
+}
+
+core::Result<int> Migrate(Connection& db) {
+  auto fail = [&](core::Error e) -> core::Result<int> {
+    (void)db.Run("ROLLBACK", "roll back the migration");
+    return e;
+  };
+  if (auto ok = db.Run("BEGIN", "migrate"); !ok) return std::move(ok).error();
+  if (auto ok = db.Run(kLock, "take the migration lock"); !ok) return fail(std::move(ok).error());
+  if (auto ok = db.Run("CREATE TABLE IF NOT EXISTS a2ad_schema (component text NOT NULL,"
+                       " version integer NOT NULL, applied_at_ms bigint NOT NULL,"
+                       " PRIMARY KEY (component, version))",
+                       "create a2ad_schema");
+      !ok)
+    return fail(std::move(ok).error());
+  auto current = CurrentVersion(db);
+  if (!current) return fail(std::move(current).error());
+  if (*current > LatestVersion())
+    return fail(core::Error(core::ErrorCode::kInternal,
+                            "the database's schema is version " + std::to_string(*current) +
+                                ", newer than this build's " + std::to_string(LatestVersion()) +
+                                ": run a newer a2ad"));
+  for (int v = *current + 1; v <= LatestVersion(); ++v) {
+    if (auto ok = db.Run(Steps()[v - 1], "migrate to version " + std::to_string(v)); !ok)
+      return fail(std::move(ok).error());
+    Params p;
+    p.Add(int64_t{v}).Add(NowMs());
+    if (auto ok = db.ExecOnce("INSERT INTO a2ad_schema VALUES ('core', $1, $2)", p,
+                              "record version " + std::to_string(v));
+        !ok)
+      return fail(std::move(ok).error());
+  }
+  if (auto ok = db.Run("COMMIT", "commit the migration"); !ok) return fail(std::move(ok).error());
+  return LatestVersion();
+}
+
+}  // namespace a2ad::storage::pg

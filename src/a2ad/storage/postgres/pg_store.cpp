@@ -1,0 +1,385 @@
+// PostgresStore: opening, the reader pool, task reads, retention and closing. See
+// postgres_store.hpp.
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/storage/page_cursor.hpp"
+#include "a2ad/storage/postgres/pg_schema.hpp"
+#include "a2ad/storage/postgres/pg_store_impl.hpp"
+#include "a2ad/storage/stored_records.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using pg::Params;
+using pg::Rows;
+
+core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
+
+constexpr const char* kTaskColumns =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run,"
+    " a2a_state, coalesce(dedup_key, ''), tenant, owner FROM tasks";
+
+core::Result<TaskRecord> ReadTask(const Rows& rows, int i) {
+  StoredTask t;
+  t.id = rows.Text(i, 0);
+  t.skill_id = rows.Text(i, 1);
+  t.created_at_ms = rows.Int(i, 2);
+  t.updated_at_ms = rows.Int(i, 3);
+  t.last_sequence = rows.Int(i, 4);
+  t.snapshot = rows.Text(i, 5);
+  t.run = rows.Text(i, 6);
+  t.a2a_state = rows.Text(i, 7);
+  t.dedup_key = rows.Text(i, 8);
+  t.tenant = rows.Text(i, 9);
+  t.owner = rows.Text(i, 10);
+  return DecodeStoredTask(t);
+}
+
+core::Result<std::optional<TaskRecord>> OneTask(core::Result<Rows> rows) {
+  if (!rows) return std::move(rows).error();
+  if (rows->size() == 0) return std::optional<TaskRecord>{};
+  auto r = ReadTask(*rows, 0);
+  if (!r) {
+    core::LogWarn("task store: " + r.error().message);
+    return std::move(r).error();
+  }
+  return std::optional<TaskRecord>(std::move(r).value());
+}
+
+}  // namespace
+
+// ---- the pool ---------------------------------------------------------------------------
+
+PostgresStore::Impl::Lease::~Lease() {
+  if (!impl_ || !c_) return;
+  std::lock_guard lock(impl_->pool_mu_);
+  if (c_->Broken() || impl_->pool_closed_) {
+    c_.reset();
+    --impl_->open_;
+  } else {
+    impl_->idle_.push_back(std::move(c_));
+  }
+  impl_->pool_cv_.notify_all();
+}
+
+core::Result<PostgresStore::Impl::Lease> PostgresStore::Impl::Borrow() {
+  std::unique_lock lock(pool_mu_);
+  bool waited = false;
+  for (;;) {
+    if (pool_closed_) return Closed();
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(c));
+    }
+    if (open_ < opts_.reader_connections) break;
+    if (!waited) ++waits_;
+    waited = true;
+    pool_cv_.wait(lock);
+  }
+  ++open_;
+  lock.unlock();
+  auto c = pg::Connection::Open(url_, opts_.statement_timeout_ms);
+  if (!c) {
+    std::lock_guard relock(pool_mu_);
+    --open_;
+    pool_cv_.notify_all();
+    errors_.fetch_add(1);
+    return std::move(c).error();
+  }
+  return Lease(*this, std::move(c).value());
+}
+
+void PostgresStore::Impl::CloseReaders() {
+  std::unique_lock lock(pool_mu_);
+  pool_closed_ = true;
+  pool_cv_.notify_all();
+  pool_cv_.wait(lock, [&] { return open_ == idle_.size(); });  // every lease returned
+  open_ -= idle_.size();
+  idle_.clear();
+}
+
+// ---- opening and closing ----------------------------------------------------------------
+
+PostgresStore::PostgresStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PostgresStore::~PostgresStore() { Close(); }
+
+int PostgresStore::LatestSchemaVersion() { return pg::LatestVersion(); }
+
+core::Result<int> PostgresStore::Migrate(const std::string& url) {
+  auto c = pg::Connection::Open(url, 0);
+  if (!c) return std::move(c).error();
+  return pg::Migrate(**c);
+}
+
+core::Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
+                                                                 PostgresOptions opts) {
+  if (opts.reader_connections < 1 || opts.max_batch_commits < 1 || opts.prune_batch_tasks < 1 ||
+      opts.statement_timeout_ms < 0)
+    return core::Error(core::ErrorCode::kInvalidParams, "PostgreSQL store: bad options");
+  auto c = pg::Connection::Open(url, opts.statement_timeout_ms);
+  if (!c) return std::move(c).error();
+  if (opts.migrate_on_open) {
+    auto v = pg::Migrate(**c);
+    if (!v) return std::move(v).error();
+  } else {
+    auto v = pg::CurrentVersion(**c);
+    if (!v) return std::move(v).error();
+    if (*v != pg::LatestVersion())
+      return core::Error(core::ErrorCode::kInternal,
+                         "the database's schema is version " + std::to_string(*v) +
+                             ", this build needs " + std::to_string(pg::LatestVersion()) +
+                             (*v < pg::LatestVersion() ? ": run `a2ad migrate`" : ""));
+  }
+  auto impl = std::make_unique<Impl>(url, std::move(opts));
+  impl->StartWriter();
+  // The connection that migrated serves reads.
+  {
+    std::lock_guard lock(impl->pool_mu_);
+    impl->idle_.push_back(std::move(c).value());
+    impl->open_ = 1;
+  }
+  return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(impl)));
+}
+
+void PostgresStore::Close() {
+  if (!impl_) return;
+  impl_->StopWriter();
+  impl_->CloseReaders();
+}
+
+// ---- tasks ------------------------------------------------------------------------------
+
+void PostgresStore::Commit(TaskCommit commit, CommitCallback done) {
+  impl_->Commit(std::move(commit), std::move(done));
+}
+
+core::Result<std::optional<TaskRecord>> PostgresStore::Get(std::string_view task_id) {
+  static const std::string sql = std::string(kTaskColumns) + " WHERE id = $1";
+  return impl_->WithReader([&](pg::Connection& c) {
+    return OneTask(c.Exec(sql, Params().Add(task_id), "read a task"));
+  });
+}
+
+core::Result<std::optional<TaskRecord>> PostgresStore::FindByDedupKey(std::string_view tenant,
+                                                                      std::string_view key) {
+  static const std::string sql = std::string(kTaskColumns) + " WHERE tenant = $1 AND dedup_key = $2";
+  if (key.empty()) return std::optional<TaskRecord>{};
+  return impl_->WithReader([&](pg::Connection& c) {
+    return OneTask(c.Exec(sql, Params().Add(tenant).Add(key), "find a task by its key"));
+  });
+}
+
+core::Result<TaskPage> PostgresStore::List(const TaskQuery& query) {
+  auto cursor = StartPage(query);
+  if (!cursor) return std::move(cursor).error();
+  // The filters, shared by the count and the page; the cursor only by the page.
+  std::string where = " WHERE true";
+  Params params;
+  int n = 0;
+  auto next = [&] { return "$" + std::to_string(++n); };
+  if (!query.all_tenants) {
+    where += " AND tenant = " + next();
+    params.Add(query.tenant);
+  }
+  if (!query.owner.empty()) {
+    where += " AND owner = " + next();
+    params.Add(query.owner);
+  }
+  if (!query.context_id.empty()) {
+    where += " AND context_id = " + next();
+    params.Add(query.context_id);
+  }
+  if (query.state) {
+    where += " AND state = " + next();
+    params.Add(static_cast<int64_t>(*query.state));
+  }
+  if (query.updated_at_or_after_ms) {
+    where += " AND updated_at_ms >= " + next();
+    params.Add(*query.updated_at_or_after_ms);
+  }
+  std::string page_where = where;
+  if (*cursor) {
+    page_where += " AND (updated_at_ms, id) < (" + next();
+    page_where += ", " + next() + ")";
+    params.Add((*cursor)->updated_at_ms).Add((*cursor)->task_id);
+  }
+  const std::string limit = next();
+  params.Add(static_cast<int64_t>(query.page_size) + 1);
+  // One statement, so the count and the page read one snapshot; with no page rows, one row
+  // of NULLs carries the count.
+  const std::string sql = "SELECT p.*, total.n FROM (SELECT count(*) AS n FROM tasks" + where +
+                          ") total LEFT JOIN LATERAL (" + kTaskColumns + page_where +
+                          " ORDER BY updated_at_ms DESC, id DESC LIMIT " + limit +
+                          ") p ON true ORDER BY p.updated_at_ms DESC, p.id DESC";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<TaskPage> {
+    auto rows = c.Exec(sql, params, "list tasks");
+    if (!rows) return std::move(rows).error();
+    TaskPage page;
+    const int count = rows->size();
+    int taken = 0;
+    std::string last_id;
+    int64_t last_updated = 0;
+    bool more = false;
+    for (int i = 0; i < count; ++i) {
+      page.total_size = static_cast<int32_t>(rows->Int(i, 11));
+      if (rows->IsNull(i, 0)) continue;  // no page: the row carries the count alone
+      if (taken == query.page_size) {
+        more = true;
+        continue;
+      }
+      ++taken;
+      last_id = std::string(rows->Text(i, 0));
+      last_updated = rows->Int(i, 3);
+      auto r = ReadTask(*rows, i);
+      if (r) {
+        page.records.push_back(std::move(r).value());
+      } else {
+        core::LogWarn("task store: " + r.error().message);
+        page.unreadable.push_back(last_id);
+      }
+    }
+    if (more) page.next_page_token = EncodePageToken({last_updated, last_id});
+    return page;
+  });
+}
+
+core::Result<std::vector<protocol::RunEvent>> PostgresStore::ReadEvents(std::string_view task_id,
+                                                                        int64_t after_sequence,
+                                                                        size_t limit) {
+  static const std::string sql =
+      "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
+      " WHERE task_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3";
+  if (limit == 0) return std::vector<protocol::RunEvent>{};
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::vector<protocol::RunEvent>> {
+    auto rows = c.Exec(sql,
+                       Params().Add(task_id).Add(after_sequence).Add(
+                           static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX))),
+                       "read events");
+    if (!rows) return std::move(rows).error();
+    std::vector<protocol::RunEvent> out;
+    out.reserve(rows->size());
+    for (int i = 0; i < rows->size(); ++i) {
+      protocol::RunEvent e;
+      e.run_id = std::string(task_id);
+      e.sequence = rows->Int(i, 0);
+      e.event_id = std::string(rows->Text(i, 1));
+      e.type = std::string(rows->Text(i, 2));
+      e.node_id = std::string(rows->Text(i, 3));
+      e.timestamp_ms = rows->Int(i, 4);
+      auto payload = DecodeEventPayload(task_id, e.sequence, rows->Text(i, 5));
+      if (!payload) return std::move(payload).error();
+      e.payload = std::move(payload).value();
+      out.push_back(std::move(e));
+    }
+    return out;
+  });
+}
+
+core::Result<size_t> PostgresStore::PruneEvents(int64_t terminal_before_ms) {
+  // First every commit accepted before this call.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false;
+  if (!impl_->Enqueue([&](pg::Connection*) {
+        std::lock_guard lock(mu);
+        reached = true;
+        cv.notify_all();
+      }))
+    return Closed();
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return reached; });
+  }
+  static const std::string batch =
+      "WITH c AS (SELECT id, last_sequence FROM tasks WHERE state IN (3, 4, 5, 7)"
+      " AND pruned_through < last_sequence AND updated_at_ms < $1 ORDER BY updated_at_ms"
+      " LIMIT $2 FOR UPDATE SKIP LOCKED),"
+      " d AS (DELETE FROM task_events e USING c WHERE e.task_id = c.id"
+      " AND e.sequence <= c.last_sequence RETURNING 1),"
+      " u AS (UPDATE tasks t SET pruned_through = c.last_sequence FROM c WHERE t.id = c.id"
+      " RETURNING 1)"
+      " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM u)";
+  size_t deleted = 0;
+  for (;;) {
+    auto step = impl_->WithReader([&](pg::Connection& c) {
+      return c.Exec(batch,
+                    Params().Add(terminal_before_ms).Add(
+                        static_cast<int64_t>(impl_->opts_.prune_batch_tasks)),
+                    "prune events");
+    });
+    if (!step) return std::move(step).error();
+    deleted += static_cast<size_t>(step->Int(0, 0));
+    if (step->Int(0, 1) == 0) return deleted;
+  }
+}
+
+// ---- operations -------------------------------------------------------------------------
+
+ApiKeyStore& PostgresStore::ApiKeys() { return impl_->api_keys_; }
+
+core::Result<StoreCounts> PostgresStore::Count() {
+  static const std::string sql =
+      "SELECT 0, state, count(*) FROM tasks GROUP BY state"
+      " UNION ALL SELECT 1, 0, count(*) FROM task_events"
+      " UNION ALL SELECT 2, state, count(*) FROM push_outbox WHERE state IN (0, 2) GROUP BY state";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<StoreCounts> {
+    auto rows = c.Exec(sql, {}, "count");
+    if (!rows) return std::move(rows).error();
+    StoreCounts out;
+    for (int i = 0; i < rows->size(); ++i) {
+      const int64_t kind = rows->Int(i, 0), key = rows->Int(i, 1), n = rows->Int(i, 2);
+      if (kind == 0) out.tasks_by_state[key] = n;
+      if (kind == 1) out.events = n;
+      if (kind == 2) (key == 0 ? out.outbox_pending : out.outbox_dead) = n;
+    }
+    return out;
+  });
+}
+
+core::Result<void> PostgresStore::Ping() {
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
+    auto rows = c.Exec("SELECT 1", {}, "ping");
+    if (!rows) return std::move(rows).error();
+    return core::Ok{};
+  });
+}
+
+core::Result<std::string> PostgresStore::ServerKey(const std::string& name,
+                                                   const std::function<std::string()>& make) {
+  static const std::string insert =
+      "INSERT INTO server_keys(name, value, created_at_ms) VALUES ($1, $2, $3)"
+      " ON CONFLICT (name) DO NOTHING";
+  static const std::string select = "SELECT value FROM server_keys WHERE name = $1";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::string> {
+    auto got = c.Exec(select, Params().Add(name), "read a server key");
+    if (!got) return std::move(got).error();
+    if (got->size() == 1) return std::string(got->Text(0, 0));
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    // Whoever inserts first wins; everyone reads the winner's.
+    auto put = c.Exec(insert, Params().Add(name).Add(make()).Add(now), "store a server key");
+    if (!put) return std::move(put).error();
+    got = c.Exec(select, Params().Add(name), "read a server key");
+    if (!got) return std::move(got).error();
+    if (got->size() != 1)
+      return core::Error(core::ErrorCode::kInternal, "server key " + name + " vanished");
+    return std::string(got->Text(0, 0));
+  });
+}
+
+PostgresStore::PoolStats PostgresStore::Pool() const {
+  std::lock_guard lock(impl_->pool_mu_);
+  PoolStats s;
+  s.open = impl_->open_;
+  s.in_use = impl_->open_ - impl_->idle_.size();
+  s.waits = impl_->waits_;
+  s.errors = impl_->errors_.load();
+  return s;
+}
+
+}  // namespace a2ad::storage

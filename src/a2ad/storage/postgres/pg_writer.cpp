@@ -1,0 +1,310 @@
+// PostgresStore's write path: Commit serializes a commit on the calling thread and queues it;
+// the writer thread applies the queued commits in batches, one transaction each. See
+// postgres_store.hpp ("Writes").
+#include <chrono>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/commit_check.hpp"
+#include "a2ad/storage/postgres/pg_store_impl.hpp"
+
+namespace a2ad::storage {
+namespace {
+
+using pg::Params;
+
+const std::string kInsertTask =
+    "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
+    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING";
+// The sequence check: a writer whose expected sequence is not the stored one changes nothing.
+const std::string kUpdateTask =
+    "UPDATE tasks SET context_id = $2, state = $3, skill_id = $4, created_at_ms = $5,"
+    " updated_at_ms = $6, last_sequence = $7, snapshot = $8, run = $9, a2a_state = $10,"
+    " dedup_key = CASE WHEN $12 THEN NULL ELSE dedup_key END"
+    " WHERE id = $1 AND last_sequence = $11";
+// The retention window of an idempotency key ended (TaskCommit::dedup_takeover_before_ms):
+// the older holder gives it back, unless the new task's id is the one taken (then the commit
+// is refused as it is).
+const std::string kTakeOverDedupKey =
+    "UPDATE tasks SET dedup_key = NULL WHERE tenant = $1 AND dedup_key = $2"
+    " AND created_at_ms < $3 AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = $4)";
+const std::string kUpsertConfig =
+    "INSERT INTO push_configs(task_id, config_id, url, token, auth_scheme, auth_credentials,"
+    " wire_version, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+    " ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token,"
+    " auth_scheme = excluded.auth_scheme, auth_credentials = excluded.auth_credentials,"
+    " wire_version = excluded.wire_version";
+const std::string kInsertOutbox =
+    "INSERT INTO push_outbox(id, kind, task_id, target_id, url, body, content_type,"
+    " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms,"
+    " traceparent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+constexpr size_t kEventsPerStatement = 500;  // 7 parameters each, well under 65,535
+
+core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
+
+core::Error Refused(const std::string& id, bool created) {
+  return core::Error(core::ErrorCode::kConflict,
+                     created ? "task " + id + " already exists (or its idempotency key is taken)"
+                             : "task " + id + " changed meanwhile (sequence check)",
+                     {{"taskId", id}});
+}
+
+}  // namespace
+
+void PostgresStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
+  Pending p;
+  p.done = std::move(done);
+  p.result = CheckCommitPreconditions(commit);
+  if (p.result) {
+    const TaskRecord& r = commit.Record();
+    protocol::v10::AppendTaskJson(p.snapshot, r.task);
+    protocol::JsonTextWriter(p.run).Object(r.run);
+    protocol::JsonTextWriter(p.a2a_state).Object(r.a2a_state);
+    p.payloads.resize(commit.events.size());
+    for (size_t i = 0; i < commit.events.size(); ++i)
+      protocol::JsonTextWriter(p.payloads[i]).Object(commit.events[i].payload);
+  }
+  p.commit = std::move(commit);
+  {
+    std::unique_lock lock(queue_mu_);
+    if (stopping_) {
+      lock.unlock();
+      if (p.done) p.done(Closed());
+      return;
+    }
+    queue_.emplace_back(std::move(p));
+  }
+  queue_cv_.notify_one();
+}
+
+bool PostgresStore::Impl::Enqueue(std::function<void(pg::Connection*)> job) {
+  {
+    std::lock_guard lock(queue_mu_);
+    if (stopping_) return false;
+    queue_.emplace_back(Job{std::move(job)});
+  }
+  queue_cv_.notify_one();
+  return true;
+}
+
+void PostgresStore::Impl::StartWriter() {
+  writer_thread_ = std::thread([this] {
+    core::SetThreadName("pg-writer");
+    WriterLoop();
+  });
+}
+
+void PostgresStore::Impl::StopWriter() {
+  {
+    std::lock_guard lock(queue_mu_);
+    if (stopping_ && !writer_thread_.joinable()) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_one();
+  if (writer_thread_.joinable()) writer_thread_.join();
+  writer_.reset();
+}
+
+bool PostgresStore::Impl::EnsureWriter() {
+  if (writer_ && !writer_->Broken()) return true;
+  writer_.reset();
+  auto c = pg::Connection::Open(url_, opts_.statement_timeout_ms);
+  if (!c) {
+    core::LogWarn("task store: " + c.error().message);
+    return false;
+  }
+  writer_ = std::move(c).value();
+  return true;
+}
+
+void PostgresStore::Impl::WriterLoop() {
+  for (;;) {
+    std::vector<Pending> batch;
+    std::function<void(pg::Connection*)> job;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, and every accepted job is done
+      if (auto* j = std::get_if<Job>(&queue_.front())) {
+        job = std::move(j->run);
+        queue_.pop_front();
+      } else {
+        while (!queue_.empty() && batch.size() < opts_.max_batch_commits) {
+          auto* p = std::get_if<Pending>(&queue_.front());
+          if (!p) break;
+          batch.push_back(std::move(*p));
+          queue_.pop_front();
+        }
+      }
+    }
+    if (job) {
+      job(EnsureWriter() ? writer_.get() : nullptr);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    RunBatch(batch);
+    if (opts_.batch_observer)
+      opts_.batch_observer(batch.size(), std::chrono::duration<double>(
+                                             std::chrono::steady_clock::now() - start)
+                                             .count());
+    for (Pending& p : batch)
+      if (p.done) p.done(std::move(p.result));
+  }
+}
+
+void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
+  std::vector<core::Result<void>> checked;  // the precondition checks, kept for a second pass
+  checked.reserve(batch.size());
+  for (Pending& p : batch) checked.push_back(p.result);
+  auto fail_all = [&](const core::Error& e) {
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (checked[i]) batch[i].result = e;
+  };
+  // Pass 0: no savepoints. Pass 1 (after a statement failed): a savepoint per commit. A lost
+  // connection before anything was written is made again once.
+  bool reconnected = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (!EnsureWriter()) {
+      fail_all(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable"));
+      return;
+    }
+    pg::Connection& w = *writer_;
+    if (auto begun = w.Run("BEGIN", "begin a batch"); !begun) {
+      if (w.Broken() && !reconnected) {
+        reconnected = true;
+        writer_.reset();
+        --pass;
+        continue;
+      }
+      errors_.fetch_add(1);
+      fail_all(begun.error());
+      return;
+    }
+    bool restart = false;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Pending& p = batch[i];
+      if (!checked[i]) continue;
+      const bool savepoint = pass == 1;
+      if (savepoint) {
+        if (auto s = w.Run("SAVEPOINT c", "savepoint"); !s) {
+          p.result = std::move(s).error();
+          continue;
+        }
+      }
+      bool aborted = false;
+      p.result = Apply(p, aborted);
+      if (aborted) errors_.fetch_add(1);
+      if (aborted && !savepoint) {
+        restart = true;
+        break;
+      }
+      if (savepoint) {
+        auto undo = w.Run(aborted ? "ROLLBACK TO SAVEPOINT c; RELEASE SAVEPOINT c"
+                                  : "RELEASE SAVEPOINT c",
+                          "settle a savepoint");
+        if (!undo && p.result) p.result = std::move(undo).error();
+      }
+    }
+    if (restart) {
+      (void)w.Run("ROLLBACK", "roll back a batch");
+      continue;
+    }
+    if (auto committed = w.Run("COMMIT", "commit a batch"); !committed) {
+      errors_.fetch_add(1);
+      core::LogWarn("task store: " + committed.error().message);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (checked[i] && batch[i].result) batch[i].result = committed.error();
+    }
+    return;
+  }
+}
+
+core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
+  pg::Connection& w = *writer_;
+  const TaskCommit& c = p.commit;
+  const TaskRecord& r = c.Record();
+  auto sql = [&](core::Result<pg::Rows> got) -> core::Result<pg::Rows> {
+    if (!got) aborted = true;
+    return got;
+  };
+  if (c.expected_last_sequence == -1) {
+    Params insert;
+    insert.Add(r.task.id).Add(r.task.context_id).Add(static_cast<int64_t>(r.task.status.state))
+        .Add(r.skill_id).Add(r.created_at_ms).Add(r.updated_at_ms).Add(r.last_sequence)
+        .Add(p.snapshot).Add(p.run).Add(p.a2a_state).AddOrNull(r.dedup_key).Add(r.tenant)
+        .Add(r.owner);
+    auto made = sql(w.Exec(kInsertTask, insert, "insert task " + r.task.id));
+    if (!made) return std::move(made).error();
+    if (made->Affected() == 0) {
+      if (r.dedup_key.empty() || c.dedup_takeover_before_ms <= 0) return Refused(r.task.id, true);
+      Params take;
+      take.Add(r.tenant).Add(r.dedup_key).Add(c.dedup_takeover_before_ms).Add(r.task.id);
+      auto taken = sql(w.Exec(kTakeOverDedupKey, take, "take over an idempotency key"));
+      if (!taken) return std::move(taken).error();
+      if (taken->Affected() == 0) return Refused(r.task.id, true);
+      made = sql(w.Exec(kInsertTask, insert, "insert task " + r.task.id));
+      if (!made) return std::move(made).error();
+      if (made->Affected() == 0) {  // cannot happen: refuse the commit whole
+        aborted = true;
+        return Refused(r.task.id, true);
+      }
+    }
+  } else {
+    Params update;
+    update.Add(r.task.id).Add(r.task.context_id).Add(static_cast<int64_t>(r.task.status.state))
+        .Add(r.skill_id).Add(r.created_at_ms).Add(r.updated_at_ms).Add(r.last_sequence)
+        .Add(p.snapshot).Add(p.run).Add(p.a2a_state).Add(c.expected_last_sequence)
+        .Add(c.releases_dedup_key);
+    auto changed = sql(w.Exec(kUpdateTask, update, "update task " + r.task.id));
+    if (!changed) return std::move(changed).error();
+    if (changed->Affected() == 0) return Refused(r.task.id, false);
+  }
+  for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
+    const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
+    std::string text =
+        "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms,"
+        " payload) VALUES ";
+    Params ev;
+    for (size_t i = 0; i < n; ++i) {
+      const protocol::RunEvent& e = c.events[first + i];
+      const size_t b = i * 7;
+      text += (i ? ", ($" : "($") + std::to_string(b + 1);
+      for (size_t k = 2; k <= 7; ++k) text += ", $" + std::to_string(b + k);
+      text += ')';
+      ev.Add(r.task.id).Add(e.sequence).Add(e.event_id).Add(e.type).Add(e.node_id)
+          .Add(e.timestamp_ms).Add(p.payloads[first + i]);
+    }
+    // One statement text per batch size: prepared once for the sizes that recur.
+    auto added = sql(n <= 4 ? w.Exec(text, ev, "append events of task " + r.task.id)
+                            : w.ExecOnce(text, ev, "append events of task " + r.task.id));
+    if (!added) return std::move(added).error();
+  }
+  for (const PushConfigRecord& cfg : c.push_configs) {
+    Params q;
+    q.Add(cfg.task_id).Add(cfg.config.id).Add(cfg.config.url).Add(cfg.config.token);
+    if (cfg.config.authentication)
+      q.Add(cfg.config.authentication->scheme).Add(cfg.config.authentication->credentials);
+    else
+      q.Null().Add(std::string_view(""));
+    q.Add(cfg.config.wire_version).Add(cfg.created_at_ms);
+    auto put = sql(w.Exec(kUpsertConfig, q, "write a push config of task " + cfg.task_id));
+    if (!put) return std::move(put).error();
+  }
+  for (const OutboxRow& o : c.outbox) {
+    Params q;
+    q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
+        .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
+        .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
+        .Add(o.finished_at_ms).Add(o.traceparent);
+    auto put = sql(w.Exec(kInsertOutbox, q, "insert outbox row " + o.id));
+    if (!put) return std::move(put).error();
+  }
+  return core::Ok{};
+}
+
+}  // namespace a2ad::storage
