@@ -3,15 +3,13 @@
 // address.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "a2ad/app/api_keys.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
-#include "test_paths.hpp"
 
 namespace a2ad::app {
 namespace {
-namespace fs = std::filesystem;
 
 TEST(AuthDefaults, LoopbackHosts) {
   for (const char* h : {"127.0.0.1", "127.1.2.3", "::1", "localhost"})
@@ -21,10 +19,11 @@ TEST(AuthDefaults, LoopbackHosts) {
 }
 
 TEST(AuthDefaults, NoKeysServesLoopbackOnlyUnlessInsecure) {
-  const fs::path dir = testing::FreshTestDir("a2ad-authdef");
   Config config;
-  config.data_dir = dir.string();
-  ASSERT_TRUE(storage::SqliteTaskStore::Migrate((dir / "a2ad.db").string()));
+  storage::MemoryApiKeyStore keys;
+  auto OpenServerKeys = [&](const Config& c, std::vector<std::string> hosts) {
+    return CheckServerKeys(c, hosts, keys);
+  };
   EXPECT_TRUE(OpenServerKeys(config, {"127.0.0.1", "::1"}));
   auto refused = OpenServerKeys(config, {"127.0.0.1", "0.0.0.0"});
   ASSERT_FALSE(refused);
@@ -41,24 +40,23 @@ TEST(AuthDefaults, NoKeysServesLoopbackOnlyUnlessInsecure) {
   EXPECT_FALSE(OpenServerKeys(config, {"0.0.0.0"}));
   config.tls_cert.clear();
   {
-    auto keys = OpenServerKeys(config, {"127.0.0.1"});
-    ASSERT_TRUE(keys);
+    ASSERT_TRUE(OpenServerKeys(config, {"127.0.0.1"}));
     storage::ApiKeyRecord k;
     k.key_id = "0123456789abcdef";
     k.secret_sha256 = std::string(64, '0');
     k.tenant = "acme";
     k.scopes = {"admin"};
-    ASSERT_TRUE((*keys)->Insert(k));
+    ASSERT_TRUE(keys.Insert(k));
   }
   EXPECT_TRUE(OpenServerKeys(config, {"0.0.0.0"}));  // a key exists: authentication is on
-  fs::remove_all(dir);
 }
 
 TEST(AuthDefaults, AnOidcIssuerServesAnyAddressWithoutKeys) {
-  const fs::path dir = testing::FreshTestDir("a2ad-authdef");
   Config config;
-  config.data_dir = dir.string();
-  ASSERT_TRUE(storage::SqliteTaskStore::Migrate((dir / "a2ad.db").string()));
+  storage::MemoryApiKeyStore keys;
+  auto OpenServerKeys = [&](const Config& c, std::vector<std::string> hosts) {
+    return CheckServerKeys(c, hosts, keys);
+  };
   ASSERT_FALSE(OpenServerKeys(config, {"0.0.0.0"}));
   config.oidc_issuer = "https://login.example.com/realms/acme";
   config.oidc_audience = "a2ad";
@@ -66,7 +64,6 @@ TEST(AuthDefaults, AnOidcIssuerServesAnyAddressWithoutKeys) {
   EXPECT_TRUE(config.OidcEnabled());
   EXPECT_EQ(config.OidcDiscoveryUrl(),
             "https://login.example.com/realms/acme/.well-known/openid-configuration");
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -9,31 +9,23 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "a2ad/app/backends.hpp"
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/transport/auth.hpp"
 
 namespace a2ad::app {
 namespace {
 
-std::string DbPathOf(const Config& c) {
-  return (std::filesystem::path(c.data_dir) / "a2ad.db").string();
-}
-
-// The key store of the data directory, made (and migrated) when missing.
-core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenForCli(const Config& config) {
+// The backend of the data directory or --database-url, made (and migrated) when missing.
+core::Result<std::unique_ptr<storage::Backend>> OpenForCli(const Config& config) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec)
     return core::Error(core::ErrorCode::kInternal,
                        "cannot create data directory '" + config.data_dir + "': " + ec.message());
-  if (auto v = storage::SqliteTaskStore::Migrate(DbPathOf(config)); !v) return std::move(v).error();
-  auto store = storage::sqlite::SqliteApiKeyStore::Open(DbPathOf(config));
-  if (!store) return std::move(store).error();
-  return std::unique_ptr<storage::ApiKeyStore>(std::move(store).value());
+  return OpenBackend(config, BackendOptions{});
 }
 
 std::string Iso(int64_t ms) { return ms == 0 ? "-" : core::FormatTimestamp(ms); }
@@ -104,7 +96,7 @@ int RunKeysCreate(const Config& config, const KeysCreateConfig& create) {
   record.tenant = create.tenant;
   record.name = create.name;
   record.created_at_ms = now;
-  if (auto put = (*store)->Insert(record); !put) {
+  if (auto put = (*store)->ApiKeys().Insert(record); !put) {
     std::fprintf(stderr, "a2ad keys create: %s\n", put.error().message.c_str());
     return 1;
   }
@@ -123,7 +115,7 @@ int RunKeysList(const Config& config) {
     std::fprintf(stderr, "a2ad keys list: %s\n", store.error().message.c_str());
     return 1;
   }
-  auto keys = (*store)->List();
+  auto keys = (*store)->ApiKeys().List();
   if (!keys) {
     std::fprintf(stderr, "a2ad keys list: %s\n", keys.error().message.c_str());
     return 1;
@@ -153,7 +145,7 @@ int RunKeysRevoke(const Config& config, const std::string& key_id) {
     std::fprintf(stderr, "a2ad keys revoke: %s\n", store.error().message.c_str());
     return 1;
   }
-  auto revoked = (*store)->Revoke(id, NowMs());
+  auto revoked = (*store)->ApiKeys().Revoke(id, NowMs());
   if (!revoked) {
     std::fprintf(stderr, "a2ad keys revoke: %s\n", revoked.error().message.c_str());
     return 1;
@@ -174,24 +166,24 @@ bool IsLoopbackHost(const std::string& host) {
   return !ec && address.is_loopback();
 }
 
-core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
-    const Config& config, const std::vector<std::string>& hosts) {
-  auto store = storage::sqlite::SqliteApiKeyStore::Open(DbPathOf(config));
-  if (!store) return std::move(store).error();
-  auto any = (*store)->Any();
+core::Result<void> CheckServerKeys(const Config& config, const std::vector<std::string>& hosts,
+                                   storage::ApiKeyStore& keys) {
+  auto any = keys.Any();
   if (!any) return std::move(any).error();
   if (!*any && !config.MutualTls() && !config.OidcEnabled()) {  // certificates, tokens
     std::string exposed;
     for (const auto& h : hosts)
       if (!IsLoopbackHost(h)) exposed = h;
+    const bool sqlite = config.database_url.empty();
+    const std::string where = sqlite ? config.data_dir : "the database";
+    const std::string how =
+        sqlite ? "--data-dir " + config.data_dir : std::string("--database-url <the same URL>");
     if (!exposed.empty() && !config.insecure_no_auth)
       return core::Error(core::ErrorCode::kInvalidParams,
                          "refusing to serve " + exposed +
                              " (not a loopback address) without authentication: no API key "
-                             "exists in " +
-                             config.data_dir + ". Create one with `a2ad keys create --data-dir " +
-                             config.data_dir +
-                             " --tenant T --scopes admin`, listen on 127.0.0.1, or pass "
+                             "exists in " + where + ". Create one with `a2ad keys create " +
+                             how + " --tenant T --scopes admin`, listen on 127.0.0.1, or pass "
                              "--insecure-no-auth to serve everyone without credentials");
     if (!exposed.empty())
       core::LogWarn("--insecure-no-auth: serving " + exposed +
@@ -202,7 +194,7 @@ core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
           "no API keys: serving without authentication (development mode, loopback only); "
           "`a2ad keys create` turns authentication on");
   }
-  return std::unique_ptr<storage::ApiKeyStore>(std::move(store).value());
+  return core::Ok{};
 }
 
 }  // namespace a2ad::app

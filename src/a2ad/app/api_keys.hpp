@@ -15,12 +15,12 @@ namespace a2ad::app {
 /// True for "localhost" and loopback IPv4/IPv6 literals (127.0.0.0/8, ::1).
 bool IsLoopbackHost(const std::string& host);
 
-/// The key store of config.data_dir (schema current). With no key in it, no mutual TLS
+/// Checks the server may serve with the keys of `keys` (the backend's). With no key in it, no mutual TLS
 /// (Config::MutualTls) and no OIDC issuer (Config::OidcEnabled), the server is in development
 /// mode: allowed (and logged once, as a warning) when every host in `hosts` is a loopback address
 /// or config.insecure_no_auth is set; else kInvalidParams saying why and what to do (the caller
-/// exits 2). kInternal when the store cannot be opened.
-core::Result<std::unique_ptr<storage::ApiKeyStore>> OpenServerKeys(
-    const Config& config, const std::vector<std::string>& hosts);
+/// exits 2). kInternal when the store cannot be read.
+core::Result<void> CheckServerKeys(const Config& config, const std::vector<std::string>& hosts,
+                                   storage::ApiKeyStore& keys);
 
 }  // namespace a2ad::app

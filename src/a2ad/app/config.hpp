@@ -18,7 +18,12 @@ namespace a2ad::app {
 
 struct Config {
   std::string listen = "127.0.0.1:8080";  // host:port or [v6]:port; port 0 = any free port
-  std::string data_dir = "./data";        // holds a2ad.db (SQLite, WAL)
+  std::string data_dir = "./data";        // holds a2ad.db (SQLite, WAL) and the keys
+  // The storage backend (app/backends.hpp): "" for SQLite in data_dir; a postgresql:// URL
+  // (or libpq keyword string) for PostgreSQL.
+  std::string database_url;
+  // serve: how long to keep trying a database that cannot be reached at start (then exit 1).
+  int64_t database_wait_s = 30;
   std::string workflows_dir = "./workflows";
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";

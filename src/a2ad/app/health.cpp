@@ -49,7 +49,7 @@ json::object Check(bool ok, std::string detail = {}) {
   return c;
 }
 
-asio::awaitable<std::pair<bool, json::object>> Ready(storage::SqliteTaskStore* db,
+asio::awaitable<std::pair<bool, json::object>> Ready(storage::Backend* db,
                                                      const HealthState* state,
                                                      std::string data_dir) {
   auto probe = std::make_shared<Probe>();
@@ -101,7 +101,7 @@ asio::awaitable<std::pair<bool, json::object>> Ready(storage::SqliteTaskStore* d
 
 }  // namespace
 
-transport::Router::ReadinessProbe MakeReadinessProbe(storage::SqliteTaskStore& db,
+transport::Router::ReadinessProbe MakeReadinessProbe(storage::Backend& db,
                                                      const HealthState& state,
                                                      std::string data_dir) {
   return [db = &db, state = &state, dir = std::move(data_dir)] { return Ready(db, state, dir); };

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "a2ad/core/result.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/storage/backend.hpp"
 #include "a2ad/transport/router.hpp"
 
 namespace a2ad::app {
@@ -26,8 +26,8 @@ struct HealthState {
   std::atomic<size_t> workflows_refused{0};
 };
 
-/// The /readyz probe over `db` (its write bounded by 2 s) and `state`, which outlive it.
-transport::Router::ReadinessProbe MakeReadinessProbe(storage::SqliteTaskStore& db,
+/// The /readyz probe over `db` (its check bounded by 2 s) and `state`, which outlive it.
+transport::Router::ReadinessProbe MakeReadinessProbe(storage::Backend& db,
                                                      const HealthState& state,
                                                      std::string data_dir);
 

@@ -5,6 +5,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/metrics.hpp"
 #include "a2ad/push/delivery_worker.hpp"
+#include "a2ad/storage/postgres/pg_backend.hpp"
 #include "a2ad/transport/sse_pump.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
@@ -15,20 +16,20 @@ namespace asio = boost::asio;
 using core::Metrics;
 using Type = core::MetricsRegistry::Type;
 
-void ObserveStoreBatches(storage::SqliteOptions& options) {
+std::function<void(size_t, double)> StoreBatchObserver() {
   auto& commits = Metrics().Family("a2ad_store_batch_commits", Type::kHistogram,
                                    "Task commits written together in one transaction of the store's writer.",
                                    {}, {1, 2, 4, 8, 16, 32, 64, 128, 256});
   auto& seconds = Metrics().Family("a2ad_store_batch_seconds", Type::kHistogram,
                                    "Time to write one batch of task commits (to its COMMIT).", {},
                                    core::LatencyBuckets());
-  options.batch_observer = [&commits, &seconds](size_t n, double s) {
+  return [&commits, &seconds](size_t n, double s) {
     commits.Observe({}, static_cast<double>(n));
     seconds.Observe({}, s);
   };
 }
 
-std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::SqliteTaskStore& db,
+std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::Backend& db,
                                                             const std::string& version) {
   auto& info = Metrics().Family("a2ad_build_info", Type::kGauge,
                                 "The a2ad build serving (its version label); always 1.", {"version"});
@@ -68,6 +69,21 @@ std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::SqliteTaskSt
     outbox.Set({"pending"}, static_cast<double>(counts->outbox_pending));
     outbox.Set({"dead"}, static_cast<double>(counts->outbox_dead));
   });
+  if (auto* pg = dynamic_cast<storage::PostgresBackend*>(&db)) {
+    auto& conns = Metrics().Family("a2ad_db_pool_connections", Type::kGauge,
+                                   "PostgreSQL connections of the read pool, by use.", {"state"});
+    auto& waits = Metrics().Family("a2ad_db_pool_waits", Type::kGauge,
+                                   "Reads that waited for a pooled PostgreSQL connection, since start.");
+    auto& errors = Metrics().Family("a2ad_db_errors", Type::kGauge,
+                                    "PostgreSQL statements and connections that failed, since start.");
+    Metrics().OnScrape([pg, &conns, &waits, &errors] {
+      const auto p = pg->postgres().Pool();
+      conns.Set({"in_use"}, static_cast<double>(p.in_use));
+      conns.Set({"idle"}, static_cast<double>(p.open - p.in_use));
+      waits.Set({}, static_cast<double>(p.waits));
+      errors.Set({}, static_cast<double>(p.errors));
+    });
+  }
   // The scrape reads the database: on a thread of its own, never an I/O thread.
   auto reads = std::make_shared<tasks::ReadExecutor>(1);
   return [reads]() -> asio::awaitable<std::string> {

@@ -20,16 +20,16 @@
 #include <memory>
 #include <string>
 
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/storage/backend.hpp"
 
 namespace a2ad::app {
 
-/// Declares the families, registers the database gauges over `db` (outliving the endpoint)
-/// and sets `options`' batch observer; returns the /metrics body's source.
+/// Declares the families, registers the database gauges over `db` (outliving the endpoint;
+/// on PostgreSQL also its connection pool's) and returns the /metrics body's source.
 std::function<boost::asio::awaitable<std::string>()> SetUpMetrics(
-    storage::SqliteTaskStore& db, const std::string& version);
+    storage::Backend& db, const std::string& version);
 
-/// The batch observer of the store's options (set before the store is opened).
-void ObserveStoreBatches(storage::SqliteOptions& options);
+/// The store's batch observer (BackendOptions::batch_observer, before the store is opened).
+std::function<void(size_t, double)> StoreBatchObserver();
 
 }  // namespace a2ad::app

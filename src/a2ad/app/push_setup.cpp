@@ -4,14 +4,12 @@
 
 namespace a2ad::app {
 
-core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const std::string& db_path,
+core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, storage::PushStore& store,
                                                   storage::TaskStore& tasks,
                                                   const core::Clock& clock, core::IdGenerator& ids,
                                                   const EgressSetup& egress) {
   auto setup = std::make_unique<PushSetup>();
-  auto store = storage::SqlitePushStore::Open(db_path);
-  if (!store) return std::move(store).error();
-  setup->store = std::move(store).value();
+  setup->store = &store;
   auto keys = push::KeyStore::Open((std::filesystem::path(config.data_dir) / "keys").string(),
                                    clock, config.push_token_ttl_s * 1000);
   if (!keys) return std::move(keys).error();
@@ -58,7 +56,6 @@ void PushSetup::Start(boost::asio::any_io_executor io, const Config& config,
 
 void PushSetup::Stop() {
   if (worker) worker->Stop();
-  if (store) store->Close();
 }
 
 }  // namespace a2ad::app

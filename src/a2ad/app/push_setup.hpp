@@ -9,7 +9,7 @@
 // Thread safety: not thread-safe: one owner, the composition root on its thread, in order:
 // OpenPush; Connect (before TaskService is built from the options); Start, before the first
 // commit (task_store's wake hook reads `worker` on the store's thread); Stop at shutdown
-// (stops the worker, closes the push store). The parts are thread-safe as their headers say.
+// (stops the worker). The parts are thread-safe as their headers say.
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 #include <string>
@@ -19,13 +19,13 @@
 #include "a2ad/push/delivery_worker.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/waking_task_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/storage/push_store.hpp"
 #include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::app {
 
 struct PushSetup {
-  std::unique_ptr<storage::SqlitePushStore> store;
+  storage::PushStore* store = nullptr;  // the backend's (closed with it)
   std::unique_ptr<push::KeyStore> keys;
   const net::HttpClient* client = nullptr;          // push configs' (egress.push_client)
   const net::HttpClient* webhook_client = nullptr;  // webhooks' (egress.webhook_client)
@@ -42,10 +42,10 @@ struct PushSetup {
   void Stop();
 };
 
-/// Opens the push store on <data_dir>/a2ad.db (already migrated) and the keys under
+/// Push over the backend's push store `store` (which outlives the setup) and the keys under
 /// <data_dir>/keys; push URLs are vetted by `egress`'s guard and delivered through its client
 /// (`egress` must outlive the setup). Errors name the bad setting.
-core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, const std::string& db_path,
+core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, storage::PushStore& store,
                                                   storage::TaskStore& tasks,
                                                   const core::Clock& clock, core::IdGenerator& ids,
                                                   const EgressSetup& egress);

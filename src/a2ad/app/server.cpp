@@ -16,6 +16,7 @@
 
 #include "a2ad/net/cidr.hpp"
 #include "a2ad/app/api_keys.hpp"
+#include "a2ad/app/backends.hpp"
 #include "a2ad/app/activity_log.hpp"
 #include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/health.hpp"
@@ -39,7 +40,6 @@
 #include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
@@ -99,10 +99,6 @@ void TuneAllocator() {
 #endif
 }
 
-std::string DbPath(const Config& c) {
-  return (std::filesystem::path(c.data_dir) / "a2ad.db").string();
-}
-
 bool EnsureDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -116,21 +112,8 @@ bool EnsureDir(const std::string& dir) {
 
 int RunMigrate(const Config& config) {
   if (!EnsureDir(config.data_dir)) return 1;
-  auto v = storage::SqliteTaskStore::Migrate(DbPath(config));
-  if (!v) {
-    core::LogError(v.error().message);
-    return 1;
-  }
-  std::printf("a2ad: %s is at schema version %d\n", DbPath(config).c_str(), v.value());
-  // The extensions' own tables (what `serve` applies when it opens the store).
-  const auto opt = ext::opt::OptStore::Migrations();
-  auto c = storage::SqliteTaskStore::MigrateComponent(DbPath(config), opt.component, opt.migrations);
-  if (!c) {
-    core::LogError(c.error().message);
-    return 1;
-  }
-  std::printf("a2ad: component %s is at version %d\n", opt.component.c_str(), c.value());
-  return 0;
+  // The extensions' own tables too (what `serve` applies when it opens the store).
+  return MigrateBackend(config, {ext::opt::OptStore::Migrations()});
 }
 
 int RunKeysRotate(const Config& config) {
@@ -223,31 +206,39 @@ int RunServer(const Config& config) {
   // The A2A extensions served (their operations, card entries and tables): the pause
   // extension is registered once the task service exists (below).
   transport::ExtensionRegistry extensions;
-  storage::SqliteOptions sqlite_options;
-  sqlite_options.synchronous_full = config.sqlite_synchronous == "full";
-  ObserveStoreBatches(sqlite_options);  // commit batch metrics
-  sqlite_options.components = extensions.Migrations();
+  // The store (app/backends.hpp): SQLite in the data directory, or the --database-url.
+  BackendOptions backend_options;
+  backend_options.wait_s = config.database_wait_s;
+  backend_options.batch_observer = StoreBatchObserver();  // commit batch metrics
+  backend_options.components = extensions.Migrations();
   // The OPT extension's tables, before its extension can be made (it needs the store).
-  sqlite_options.components.push_back(ext::opt::OptStore::Migrations());
-  auto opened = storage::SqliteTaskStore::Open(DbPath(config), sqlite_options);
+  backend_options.components.push_back(ext::opt::OptStore::Migrations());
+  auto opened = OpenBackend(config, backend_options);
   if (!opened) {
     const std::string advice = DatabaseAdvice(opened.error(), config.data_dir);
     core::LogError("cannot open the task store: " + opened.error().message +
                    (advice.empty() ? "" : "; " + advice));
-    return 1;
+    return opened.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
   }
-  const std::string synchronous = opened.value()->synchronous();
-  storage::SqliteTaskStore& sqlite_store = *opened.value();
+  storage::Backend& backend = **opened;
+  storage::TaskStore* store = &backend.Tasks();
   HealthState health;  // what /readyz reports
   ext::opt::Limits opt_limits;
   opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
   opt_limits.max_tasks_per_plan = config.opt_max_tasks_per_plan;
   // Objectives (ext/opt): their store follows the tasks linked to plan tasks, in the tasks'
   // own commits; its feed streams their events (objectives/subscribe).
-  auto opt_store = std::make_unique<ext::opt::OptStore>(*opened.value(), opt_limits);
-  opt_store->FollowTasks();
-  ext::opt::OptFeed opt_feed(*opt_store);
-  std::unique_ptr<storage::TaskStore> store = std::move(opened).value();
+  // On SQLite only, for now.
+  std::unique_ptr<ext::opt::OptStore> opt_store;
+  std::unique_ptr<ext::opt::OptFeed> opt_feed;
+  if (storage::SqliteTaskStore* sqlite = SqliteOf(backend)) {
+    opt_store = std::make_unique<ext::opt::OptStore>(*sqlite, opt_limits);
+    opt_store->FollowTasks();
+    opt_feed = std::make_unique<ext::opt::OptFeed>(*opt_store);
+  } else {
+    core::LogWarn(std::string("the Objective-Plan-Task extension is not served on ") +
+                  backend.Kind() + " yet");
+  }
   // Who may call (transport/auth.hpp): the API keys of the data directory and the OIDC
   // issuer's JWTs; with neither, only loopback is served (or everyone, with
   // --insecure-no-auth).
@@ -256,7 +247,7 @@ int RunServer(const Config& config) {
     auto where = ParseListen(config.grpc_listen);
     if (where) hosts.push_back(where->host);
   }
-  auto api_keys = OpenServerKeys(config, hosts);
+  auto api_keys = CheckServerKeys(config, hosts, backend.ApiKeys());
   if (!api_keys) {
     core::LogError(api_keys.error().message);
     return api_keys.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
@@ -272,7 +263,7 @@ int RunServer(const Config& config) {
   svc_opts.default_skill = config.default_skill;
   svc_opts.idempotency_retention = std::chrono::seconds(config.idempotency_retention_s);
   // A message carrying opt/v1/objective creates or joins that objective.
-  svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
+  if (opt_store) svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
   auto egress = OpenEgress(config);  // every outbound call: one guard, one client
   if (!egress) {
     core::LogError("egress: " + egress.error().message);
@@ -284,7 +275,7 @@ int RunServer(const Config& config) {
     core::LogError(oidc.error().message);
     return 2;
   }
-  transport::Authenticator authenticator(**api_keys, clock, oidc->get());
+  transport::Authenticator authenticator(backend.ApiKeys(), clock, oidc->get());
   if (config.rate_limit > 0) {
     const double burst = config.rate_burst > 0 ? static_cast<double>(config.rate_burst)
                                                : std::max(1.0, config.rate_limit);
@@ -295,7 +286,7 @@ int RunServer(const Config& config) {
                   std::to_string(static_cast<int64_t>(burst)));
   }
   if (*tls && (*tls)->client_map) authenticator.SetClientCertificates((*tls)->client_map.get());
-  auto push = OpenPush(config, DbPath(config), *store, clock, *ids, **egress);
+  auto push = OpenPush(config, backend.Push(), *store, clock, *ids, **egress);
   if (!push) {
     core::LogError("push notifications: " + push.error().message);
     return 2;
@@ -471,19 +462,24 @@ int RunServer(const Config& config) {
   extensions.Register(ext::pause::MakePauseExtension(service));
   // Plans executed as runs (ext/opt/opt_runner.hpp): the store's outbox, worked once recovery
   // has re-driven the runs that were going.
-  ext::opt::OptRunner opt_runner(*opt_store, service, io.get_executor(), clock);
-  opt_store->SetListener({[&opt_feed](const std::string& id) { opt_feed.Poke(id); },
-                          [&opt_runner] { opt_runner.Wake(); }});
-  ext::opt::OptExtensionDeps opt_deps;
-  opt_deps.store = opt_store.get();
-  opt_deps.feed = &opt_feed;
-  opt_deps.ids = ids.get();
-  opt_deps.clock = &clock;
-  opt_deps.check_skill = [&service](const std::string& skill, const boost::json::object& inputs) {
-    return service.CheckRunInputs(skill, inputs);
-  };
-  opt_deps.stream_queue_limit = config.stream_queue_limit;
-  extensions.Register(ext::opt::MakeOptExtension(std::move(opt_deps)));
+  std::unique_ptr<ext::opt::OptRunner> opt_runner;
+  if (opt_store) {
+    opt_runner =
+        std::make_unique<ext::opt::OptRunner>(*opt_store, service, io.get_executor(), clock);
+    opt_store->SetListener({[feed = opt_feed.get()](const std::string& id) { feed->Poke(id); },
+                            [runner = opt_runner.get()] { runner->Wake(); }});
+    ext::opt::OptExtensionDeps opt_deps;
+    opt_deps.store = opt_store.get();
+    opt_deps.feed = opt_feed.get();
+    opt_deps.ids = ids.get();
+    opt_deps.clock = &clock;
+    opt_deps.check_skill = [&service](const std::string& skill,
+                                      const boost::json::object& inputs) {
+      return service.CheckRunInputs(skill, inputs);
+    };
+    opt_deps.stream_queue_limit = config.stream_queue_limit;
+    extensions.Register(ext::opt::MakeOptExtension(std::move(opt_deps)));
+  }
   card.extensions = extensions.CardEntries();
   card.mtls = config.MutualTls();
   card.oidc_discovery_url = config.OidcDiscoveryUrl();
@@ -506,9 +502,9 @@ int RunServer(const Config& config) {
         }));
   authenticator.SetSelfCredential(&(*calls)->self_credential);
   router->SetAuthenticator(&authenticator);
-  router->SetReadiness(MakeReadinessProbe(sqlite_store, health, config.data_dir));
+  router->SetReadiness(MakeReadinessProbe(backend, health, config.data_dir));
   router->SetCors(std::move(cors).value());
-  router->SetMetrics(SetUpMetrics(sqlite_store, A2AD_VERSION));
+  router->SetMetrics(SetUpMetrics(backend, A2AD_VERSION));
   router->AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath),
       [&pp = (*calls)->peer_push, &service, &clock](const transport::HttpRequest& r) {
@@ -575,15 +571,14 @@ int RunServer(const Config& config) {
   }
   if (recovered.value())
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
-  opt_runner.Start();
+  if (opt_runner) opt_runner->Start();
   health.workflows_loaded = loaded_workflows;
   health.recovered = true;
 
   server.Start();
   core::LogInfo("listening on " + listen->host + ":" + std::to_string(port.value()) +
                 (*tls ? " (HTTPS" + std::string((*tls)->client_map ? ", mutual TLS)" : ")") : "") +
-                " with " + std::to_string(threads) + " thread(s); data in " + DbPath(config) +
-                " (SQLite WAL, synchronous=" + synchronous + ")");
+                " with " + std::to_string(threads) + " thread(s); data in " + backend.Where());
   std::printf("a2ad: serving %s/.well-known/agent-card.json\n", card.base_url.c_str());
   std::fflush(stdout);
 
@@ -612,7 +607,7 @@ int RunServer(const Config& config) {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
     server.Stop();
     service.StopAccepting();
-    opt_runner.Stop();
+    if (opt_runner) opt_runner->Stop();
     // gRPC stops on its own thread: its calls finish on the I/O threads, which keep running
     // until it is done (poll waits for grpc_stopped).
     if (grpc)
@@ -667,7 +662,7 @@ int RunServer(const Config& config) {
   maint_cv.notify_all();
   if (maintenance.joinable()) maintenance.join();
   (*push)->Stop();
-  store->Close();
+  backend.Close();
   core::LogInfo("stopped");
   return 0;
 }

@@ -17,6 +17,11 @@ int main(int argc, char** argv) {
     sub->add_option("--data-dir", config.data_dir, "directory of the SQLite task store (a2ad.db)")
         ->envname("A2AD_DATA_DIR")
         ->capture_default_str();
+    sub->add_option("--database-url", config.database_url,
+                    "the database: a postgresql:// URL (or libpq keyword string; libpq's PG* "
+                    "environment variables fill in the rest) for PostgreSQL; unset: SQLite in "
+                    "--data-dir")
+        ->envname("A2AD_DATABASE_URL");
     sub->add_option("--log-level", config.log_level, "trace|debug|info|warn|error|off")
         ->envname("A2AD_LOG_LEVEL")
         ->capture_default_str();
@@ -197,6 +202,13 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 
+  serve
+      ->add_option("--database-wait-s", config.database_wait_s,
+                   "how long to keep trying a database that cannot be reached at start, "
+                   "then exit with status 1")
+      ->envname("A2AD_DATABASE_WAIT_S")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   serve
       ->add_option("--sqlite-synchronous", config.sqlite_synchronous,
                    "normal: an acknowledged task change survives the process being killed; "

@@ -348,6 +348,23 @@ core::Result<void> PostgresStore::Ping() {
   });
 }
 
+void PostgresStore::CheckWritable(CommitCallback done) {
+  auto shared = std::make_shared<CommitCallback>(std::move(done));
+  const bool queued = impl_->Enqueue([shared](pg::Connection* c) {
+    if (!c) {
+      (*shared)(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable"));
+      return;
+    }
+    auto rows = c->Exec("SELECT 1", {}, "check the database");
+    if (!rows) {
+      (*shared)(std::move(rows).error());
+      return;
+    }
+    (*shared)(core::Ok{});
+  });
+  if (!queued) (*shared)(Closed());
+}
+
 core::Result<std::string> PostgresStore::ServerKey(const std::string& name,
                                                    const std::function<std::string()>& make) {
   static const std::string insert =

@@ -115,6 +115,9 @@ class PostgresStore final : public TaskStore, public PushStore {
   core::Result<StoreCounts> Count();
   /// Whether the database answers now (one statement on a pooled connection). Blocking.
   core::Result<void> Ping();
+  /// Whether the writer can reach the database now: a statement on its connection, queued
+  /// behind the commits accepted before; `done` runs on the writer thread (readiness).
+  void CheckWritable(CommitCallback done);
   /// The server secret named `name`: the stored one, or `make()`'s value stored by this call if
   /// none is stored yet (whichever replica asks first makes it; the others read it).
   core::Result<std::string> ServerKey(const std::string& name,

@@ -1,0 +1,31 @@
+// See pg_backend.hpp.
+#include "a2ad/storage/postgres/pg_backend.hpp"
+
+#include <libpq-fe.h>
+
+#include <cstring>
+
+namespace a2ad::storage {
+
+std::string PostgresDatabaseName(const std::string& url) {
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), nullptr);
+  if (!opts) return {};
+  std::string name;
+  for (PQconninfoOption* o = opts; o->keyword; ++o)
+    if (std::strcmp(o->keyword, "dbname") == 0 && o->val) name = o->val;
+  PQconninfoFree(opts);
+  return name;
+}
+
+core::Result<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(const std::string& url,
+                                                                     PostgresOptions opts) {
+  auto store = PostgresStore::Open(url, std::move(opts));
+  if (!store) return std::move(store).error();
+  std::unique_ptr<PostgresBackend> b(new PostgresBackend());
+  b->store_ = std::move(store).value();
+  const std::string name = PostgresDatabaseName(url);
+  b->where_ = "PostgreSQL database " + (name.empty() ? std::string("(libpq's default)") : name);
+  return b;
+}
+
+}  // namespace a2ad::storage

@@ -1,0 +1,43 @@
+#pragma once
+// PostgresBackend: every store on one PostgreSQL database (storage/backend.hpp), chosen by a
+// postgresql:// URL (or a libpq keyword string).
+//
+// Thread safety: as Backend.
+#include <memory>
+#include <string>
+
+#include "a2ad/storage/backend.hpp"
+#include "a2ad/storage/postgres/postgres_store.hpp"
+
+namespace a2ad::storage {
+
+class PostgresBackend final : public Backend {
+ public:
+  static core::Result<std::unique_ptr<PostgresBackend>> Open(const std::string& url,
+                                                             PostgresOptions opts);
+  ~PostgresBackend() override { Close(); }
+
+  const char* Kind() const override { return "postgresql"; }
+  /// "PostgreSQL database <name>": no host, user or password.
+  std::string Where() const override { return where_; }
+  TaskStore& Tasks() override { return *store_; }
+  PushStore& Push() override { return *store_; }
+  ApiKeyStore& ApiKeys() override { return store_->ApiKeys(); }
+  void CheckWritable(std::function<void(core::Result<void>)> done) override {
+    store_->CheckWritable(std::move(done));
+  }
+  core::Result<StoreCounts> Count() override { return store_->Count(); }
+  void Close() override { store_->Close(); }
+
+  PostgresStore& postgres() { return *store_; }
+
+ private:
+  PostgresBackend() = default;
+  std::unique_ptr<PostgresStore> store_;
+  std::string where_;
+};
+
+/// The database name `url` names ("" when it names none: libpq's default, the user's name).
+std::string PostgresDatabaseName(const std::string& url);
+
+}  // namespace a2ad::storage
