@@ -141,8 +141,18 @@ void ExecOrExit(std::vector<std::string> args) {
   _exit(127);
 }
 
+std::string (*g_database_for_data_dir)(const std::string& data_dir) = nullptr;
+
 ServerProcess ServerProcess::Start(const std::string& binary, const std::string& data_dir,
                                    std::vector<std::string> extra, const std::string& log_file) {
+  std::string database_url;
+  if (const char* backend = std::getenv("A2AD_TEST_BACKEND");
+      backend && std::string_view(backend) == "postgres") {
+    if (!g_database_for_data_dir)
+      throw std::runtime_error("A2AD_TEST_BACKEND=postgres, but this test is not linked with "
+                               "the PostgreSQL test support (a2ad_test ... ALSO_POSTGRES)");
+    database_url = g_database_for_data_dir(data_dir);
+  }
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = fork();
@@ -163,6 +173,7 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
       dup2(log, STDERR_FILENO);
       close(log);
     }
+    if (!database_url.empty()) setenv("A2AD_DATABASE_URL", database_url.c_str(), 1);
     std::vector<std::string> args{binary,   "serve",       "--data-dir",
                                   data_dir, "--log-level", log_path.empty() ? "warn" : "info"};
     // A --listen among `extra` (a restart on the same port) replaces the default.

@@ -47,6 +47,12 @@ class HttpClient {
 /// In a forked child: execv(args[0], args); exits 127 if that fails. Never returns.
 [[noreturn]] void ExecOrExit(std::vector<std::string> args);
 
+/// Where a server of `data_dir` keeps its data when the test runs on another backend than
+/// SQLite (A2AD_TEST_BACKEND=postgres: set by ctest for a2ad_test(... ALSO_POSTGRES)): a
+/// database URL, the same one for every start with the same data_dir. Set by the PostgreSQL
+/// test support (pg_cluster.cpp) when it is linked in; null otherwise.
+extern std::string (*g_database_for_data_dir)(const std::string& data_dir);
+
 /// Reads "a2ad: serving http(s)://HOST:PORT/..." from a spawned server's stdout.
 struct ServerProcess {
   int pid = -1;

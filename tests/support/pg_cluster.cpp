@@ -1,5 +1,7 @@
 #include "pg_cluster.hpp"
 
+#include "http_client.hpp"
+
 #include <fcntl.h>
 #include <libpq-fe.h>
 #include <poll.h>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -311,3 +314,25 @@ std::string FreshPgDatabase() {
 }
 
 }  // namespace a2ad::test
+
+// Under A2AD_TEST_BACKEND=postgres, a server started by testing::ServerProcess keeps its data in
+// a database of its own, the same one each time it starts on the same data directory.
+namespace a2ad::testing {
+namespace {
+
+std::string DatabaseForDataDir(const std::string& data_dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> urls;
+  std::lock_guard lock(mu);
+  auto it = urls.find(data_dir);
+  if (it == urls.end()) it = urls.emplace(data_dir, test::FreshPgDatabase()).first;
+  return it->second;
+}
+
+const bool registered = [] {
+  g_database_for_data_dir = &DatabaseForDataDir;
+  return true;
+}();
+
+}  // namespace
+}  // namespace a2ad::testing

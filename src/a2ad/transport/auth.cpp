@@ -48,24 +48,33 @@ std::string_view PresentedCredential(const HttpRequest& request) {
   return Trim(request.Header("X-API-Key"));
 }
 
-bool Authenticator::Enabled() {
+core::Result<bool> Authenticator::CheckEnabled() {
   if (certs_ || oidc_) return true;
   if (enabled_.load(std::memory_order_acquire)) return true;
   auto any = keys_.Any();
   if (!any) {
-    // The store cannot be read: fail closed (every request is refused) rather than serve
-    // unauthenticated.
     core::LogError("api keys: " + any.error().message);
-    return true;
+    return core::Error(core::ErrorCode::kUnavailable,
+                       "the API keys cannot be read right now; retry later");
   }
   if (*any && !enabled_.exchange(true))
     core::LogInfo("api keys exist: authentication is on for every request");
   return *any;
 }
 
+bool Authenticator::Enabled() {
+  // The store cannot be read: fail closed rather than serve unauthenticated.
+  auto enabled = CheckEnabled();
+  return !enabled || *enabled;
+}
+
 std::optional<core::Result<protocol::Principal>> Authenticator::Decide(const HttpRequest& request,
                                                                        std::string& jwt) {
-  if (!Enabled()) return protocol::Principal{};
+  // Keys that cannot be read refuse the request (503): neither served unauthenticated nor
+  // told its credential is wrong.
+  auto enabled = CheckEnabled();
+  if (!enabled) return std::move(enabled).error();
+  if (!*enabled) return protocol::Principal{};
   const std::string_view credential = PresentedCredential(request);
   if (credential.empty() && certs_ && !request.client_cert_subject.empty())
     return certs_->PrincipalOf(request.client_cert_subject);

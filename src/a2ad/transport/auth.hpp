@@ -88,6 +88,8 @@ class Authenticator {
   /// Whether authentication is on (an OIDC issuer, a certificate map, or some key exists).
   /// Once true, stays true.
   bool Enabled();
+  /// Enabled(), or kUnavailable when the key store cannot be read.
+  core::Result<bool> CheckEnabled();
   /// Mutual TLS: maps verified client certificates (must outlive the authenticator; null:
   /// none). Set before serving.
   void SetClientCertificates(const ClientCertMap* certs) { certs_ = certs; }

@@ -32,6 +32,30 @@ std::string Detail(const Error& e, std::string_view key) {
 }  // namespace
 
 Error ClientFacing(Error e) {
+  // A database's own words (its error text, names of its constraints) stay in the log.
+  if (!Detail(e, "database").empty() && e.code != ErrorCode::kInternal &&
+      e.code != ErrorCode::kDataCorrupt) {
+    const std::string id = NewErrorId();
+    core::LogWarn("error id " + id + ": " + e.message);
+    std::string message;
+    switch (e.code) {
+      case ErrorCode::kUnavailable:
+        message = "the database is unavailable right now; retry later";
+        break;
+      case ErrorCode::kConflict:
+        message = "the task changed meanwhile; read it and retry";
+        break;
+      case ErrorCode::kInvalidParams:
+        message = "the request holds a value the database cannot store (a NUL character, text "
+                  "that is not UTF-8, or a value too long)";
+        break;
+      default:
+        message = "the database refused the request";
+    }
+    std::vector<core::ErrorDetail> details{{"errorId", id}};
+    if (auto task = Detail(e, "taskId"); !task.empty()) details.emplace_back("taskId", task);
+    return Error(e.code, message + "; error id " + id, std::move(details));
+  }
   if (e.code != ErrorCode::kInternal && e.code != ErrorCode::kDataCorrupt) return e;
   const std::string id = NewErrorId();
   std::string logged = "error id " + id + ": " + e.message;

@@ -663,6 +663,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
                                "internal error");
           out.status = 500;
         }
+        // A store that is unavailable (a database being restarted, a lost connection) is
+        // worth a retry: say when.
+        if (out.status == 503 &&
+            std::none_of(out.headers.begin(), out.headers.end(),
+                         [](const auto& h) { return boost::beast::iequals(h.first, "Retry-After"); }))
+          out.headers.emplace_back("Retry-After", "1");
       }
       if (out.stream) {
         http::response<http::empty_body> head{http::status::ok, version};

@@ -9,6 +9,7 @@
 namespace a2ad::storage::pg {
 
 Params& Params::Add(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) has_nul_ = true;
   owned_.push_back(std::make_unique<std::string>(text));
   values_.push_back(owned_.back()->c_str());
   lengths_.push_back(static_cast<int>(text.size()));
@@ -114,7 +115,8 @@ core::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& ur
   if (PQstatus(c) != CONNECTION_OK) {
     std::string why = Redact(PQerrorMessage(c));
     PQfinish(c);
-    return core::Error(core::ErrorCode::kUnavailable, "cannot connect to PostgreSQL: " + why);
+    return core::Error(core::ErrorCode::kUnavailable, "cannot connect to PostgreSQL: " + why,
+                       {{"database", "postgresql"}});
   }
   std::unique_ptr<Connection> conn(new Connection(c));
   // Text is UTF-8 both ways, whatever the client environment says; times are not used.
@@ -144,11 +146,22 @@ core::Result<Rows> Connection::Check(PGresult* r, std::string_view what) {
                                      (state.empty() ? std::string("connection") : state) + ": " +
                                      message);
   if (!state.empty()) e.details.emplace_back("sqlstate", state);
+  e.details.emplace_back("database", "postgresql");  // transport/error_body.cpp keeps it in the log
   return e;
 }
 
+namespace {
+core::Error NulError(std::string_view what) {
+  return core::Error(core::ErrorCode::kInvalidParams,
+                     std::string(what) + ": a value holds a NUL character, which PostgreSQL "
+                                         "text cannot store",
+                     {{"database", "postgresql"}});
+}
+}  // namespace
+
 core::Result<Rows> Connection::Exec(const std::string& sql, const Params& params,
                                     std::string_view what) {
+  if (params.has_nul()) return NulError(what);
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     std::string name = "a2ad_" + std::to_string(prepared_.size());
@@ -163,6 +176,7 @@ core::Result<Rows> Connection::Exec(const std::string& sql, const Params& params
 
 core::Result<Rows> Connection::ExecOnce(const std::string& sql, const Params& params,
                                         std::string_view what) {
+  if (params.has_nul()) return NulError(what);
   return Check(PQexecParams(conn_, sql.c_str(), params.size(), nullptr, params.values(),
                             params.lengths(), nullptr, 0),
                what);

@@ -37,6 +37,9 @@ class Params {
   Params& AddOrNull(std::string_view text);
   Params& Null();
   int size() const { return static_cast<int>(values_.size()); }
+  /// A parameter holds a NUL character, which PostgreSQL text cannot: the statement is not
+  /// sent (kInvalidParams), rather than cut at the NUL.
+  bool has_nul() const { return has_nul_; }
   const char* const* values() const { return values_.data(); }
   const int* lengths() const { return lengths_.data(); }
 
@@ -44,6 +47,7 @@ class Params {
   std::vector<std::unique_ptr<std::string>> owned_;  // stable addresses
   std::vector<const char*> values_;
   std::vector<int> lengths_;
+  bool has_nul_ = false;
 };
 
 /// The rows of one statement (owns the PGresult).

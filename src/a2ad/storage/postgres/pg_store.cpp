@@ -352,7 +352,8 @@ void PostgresStore::CheckWritable(CommitCallback done) {
   auto shared = std::make_shared<CommitCallback>(std::move(done));
   const bool queued = impl_->Enqueue([shared](pg::Connection* c) {
     if (!c) {
-      (*shared)(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable"));
+      (*shared)(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable",
+                            {{"database", "postgresql"}}));
       return;
     }
     auto rows = c->Exec("SELECT 1", {}, "check the database");

@@ -170,7 +170,8 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
   bool reconnected = false;
   for (int pass = 0; pass < 2; ++pass) {
     if (!EnsureWriter()) {
-      fail_all(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable"));
+      fail_all(core::Error(core::ErrorCode::kUnavailable, "the database is unavailable",
+                           {{"database", "postgresql"}}));
       return;
     }
     pg::Connection& w = *writer_;

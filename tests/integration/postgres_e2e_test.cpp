@@ -1,0 +1,183 @@
+// The server on PostgreSQL (issue 30), what only a database server can do to it: go away while
+// requests are served and come back, be unreachable at start. The behaviours both backends
+// share (SIGKILL durability, gates, pause, push, idempotent retries) run on PostgreSQL as the
+// `.postgres` variants of their own tests (a2ad_test ... ALSO_POSTGRES).
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.hpp"
+#include "pg_cluster.hpp"
+#include "test_paths.hpp"
+
+namespace a2ad {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using testing::HttpClient;
+using testing::ServerProcess;
+
+// One statement on `url`; its first value.
+std::string Sql(const std::string& url, const std::string& sql) {
+  PGconn* c = PQconnectdb(url.c_str());
+  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, sql.c_str());
+  const auto st = PQresultStatus(r);
+  EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQerrorMessage(c);
+  std::string first = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+  PQclear(r);
+  PQfinish(c);
+  return first;
+}
+
+// `url` with a password put in (the throwaway cluster trusts everyone, so any password works):
+// it must never be written anywhere.
+std::string WithPassword(const std::string& url) {
+  const std::string scheme = "postgresql://a2ad";
+  EXPECT_EQ(url.rfind(scheme, 0), 0u) << url;
+  return scheme + ":pw-do-not-log" + url.substr(scheme.size());
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string Send(HttpClient& c, const std::string& id, int* status = nullptr,
+                 std::string* retry_after = nullptr) {
+  json::object body{{"message", json::object{{"messageId", id},
+                                             {"role", "ROLE_USER"},
+                                             {"parts", json::array{json::object{{"text", id}}}}}}};
+  auto r = c.Request("POST", "/a2a/rest/message:send", json::serialize(body),
+                     {{"Content-Type", "application/json"}, {"A2A-Version", "1.0"}});
+  if (status) *status = r.status;
+  if (retry_after) *retry_after = r.Header("Retry-After");
+  if (r.status != 200) return "";
+  return std::string(r.Json().at("task").at("id").as_string());
+}
+
+class PostgresE2e : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::FreshTestDir("a2ad-pg-e2e"); }
+  void TearDown() override {
+    server_.Kill(SIGKILL);
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  ServerProcess server_;
+};
+
+TEST_F(PostgresE2e, TheDatabaseGoingAwayIsA503WithRetryAfterAndNothingAcknowledgedIsLost) {
+  const std::string url = test::FreshPgDatabase();
+  const std::string log = (dir_ / "server.log").string();
+  fs::create_directories(dir_ / "workflows");  // none: /readyz is about the database alone
+  server_ = ServerProcess::Start(testing::A2adBinary(), (dir_ / "data").string(),
+                                 {"--database-url", WithPassword(url), "--workflows-dir",
+                                  (dir_ / "workflows").string()},
+                                 log);
+  HttpClient c("127.0.0.1", server_.port);
+  std::vector<std::string> acknowledged;
+  for (int i = 0; i < 20; ++i) {
+    acknowledged.push_back(Send(c, "before-" + std::to_string(i)));
+    ASSERT_NE(acknowledged.back(), "");
+  }
+  EXPECT_EQ(c.Request("GET", "/readyz").status, 200);
+
+  // The database refuses new connections and cuts the server's (a restart, a failover).
+  const std::string db = Sql(url, "SELECT current_database()");
+  const std::string admin = test::FreshPgDatabase();
+  Sql(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
+  Sql(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+                 db + "'");
+  int status = 0;
+  std::string retry_after;
+  EXPECT_EQ(Send(c, "during", &status, &retry_after), "");
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(retry_after, "1");
+  auto rpc = c.Request(
+      "POST", "/v1/a2a",
+      json::serialize(json::object{{"jsonrpc", "2.0"},
+                                   {"id", 1},
+                                   {"method", "GetTask"},
+                                   {"params", json::object{{"id", acknowledged.front()}}}}),
+      {{"Content-Type", "application/json"}, {"A2A-Version", "1.0"}});
+  EXPECT_EQ(rpc.status, 503) << rpc.body;
+  EXPECT_EQ(rpc.Json().at("error").at("code").as_int64(), -32603) << rpc.body;
+  EXPECT_NE(rpc.body.find("retry later"), std::string::npos) << rpc.body;
+  EXPECT_EQ(rpc.body.find("PostgreSQL"), std::string::npos) << rpc.body;  // stays in the log
+  auto ready = c.Request("GET", "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.body;
+
+  // Back: the server reconnects by itself.
+  Sql(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
+  EXPECT_NE(Send(c, "after"), "");
+  EXPECT_EQ(c.Request("GET", "/readyz").status, 200);
+  for (const auto& id : acknowledged) {
+    auto got = c.Request("GET", "/a2a/rest/tasks/" + id, "", {{"A2A-Version", "1.0"}});
+    EXPECT_EQ(got.status, 200) << id;
+  }
+  EXPECT_EQ(Sql(url, "SELECT count(*) FROM tasks WHERE snapshot LIKE '%during%'"), "0");
+  server_.Kill(SIGTERM);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("PostgreSQL"), std::string::npos);  // the log has the reasons...
+  EXPECT_EQ(text.find("pw-do-not-log"), std::string::npos);  // ...never the password
+}
+
+TEST_F(PostgresE2e, AnUnreachableDatabaseAtStartIsRetriedThenTheServerExits) {
+  const std::string out = (dir_ / "out.log").string();
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    testing::ExecOrExit({testing::A2adBinary(), "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                         (dir_ / "data").string(), "--database-url",
+                         "postgresql://a2ad:pw-do-not-log@127.0.0.1:9/a2ad?connect_timeout=1",
+                         "--database-wait-s", "2"});
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 1);
+  EXPECT_GE(took, 1.5);  // it kept trying for --database-wait-s
+  const std::string text = ReadFile(out);
+  EXPECT_NE(text.find("cannot connect to PostgreSQL"), std::string::npos) << text;
+  EXPECT_NE(text.find("trying again"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pw-do-not-log"), std::string::npos) << text;
+  EXPECT_EQ(text.find("127.0.0.1:9"), std::string::npos) << text;
+}
+
+TEST_F(PostgresE2e, AUrlNoEngineTakesIsRefusedWithWhatToGive) {
+  const std::string out = (dir_ / "out.log").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    testing::ExecOrExit({testing::A2adBinary(), "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                         (dir_ / "data").string(), "--database-url", "mysql://root@db/a2ad"});
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(st), 2);
+  EXPECT_NE(ReadFile(out).find("postgresql://"), std::string::npos) << ReadFile(out);
+}
+
+}  // namespace
+}  // namespace a2ad
