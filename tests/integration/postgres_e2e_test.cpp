@@ -67,6 +67,19 @@ std::string Send(HttpClient& c, const std::string& id, int* status = nullptr,
   return std::string(r.Json().at("task").at("id").as_string());
 }
 
+// `command` through the shell, stdout and stderr together; its exit status in `*code`.
+std::string Shell(const std::string& command, int* code) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
 class PostgresE2e : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = testing::FreshTestDir("a2ad-pg-e2e"); }
@@ -177,6 +190,78 @@ TEST_F(PostgresE2e, AUrlNoEngineTakesIsRefusedWithWhatToGive) {
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   EXPECT_EQ(WEXITSTATUS(st), 2);
   EXPECT_NE(ReadFile(out).find("postgresql://"), std::string::npos) << ReadFile(out);
+}
+
+// The operator's commands on PostgreSQL: migrate, keys, doctor and backup (pg_dump), and a
+// restore (pg_restore) that serves what was backed up.
+TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
+  const std::string url = test::FreshPgDatabase();
+  const std::string a2ad = testing::A2adBinary();
+  const std::string data = (dir_ / "data").string();
+  const std::string common = " --data-dir " + data + " --database-url '" + url + "'";
+  int code = -1;
+  std::string out = Shell(a2ad + " migrate" + common, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("is at schema version"), std::string::npos) << out;
+
+  out = Shell(a2ad + " keys create --tenant acme --scopes admin" + common, &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto at = out.find("a2ad_k_");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string key = out.substr(at, out.find_first_of(" \n", at) - at);
+
+  fs::create_directories(dir_ / "workflows");
+  server_ = ServerProcess::Start(a2ad, data,
+                                 {"--database-url", url, "--workflows-dir",
+                                  (dir_ / "workflows").string()});
+  std::vector<std::string> ids;
+  {
+    HttpClient c("127.0.0.1", server_.port);
+    EXPECT_EQ(c.Request("GET", "/a2a/rest/tasks", "", {{"A2A-Version", "1.0"}}).status, 401);
+    for (int i = 0; i < 3; ++i) {
+      json::object body{{"message", json::object{{"messageId", "k-" + std::to_string(i)},
+                                                 {"role", "ROLE_USER"},
+                                                 {"parts", json::array{json::object{{"text", "x"}}}}}}};
+      auto r = c.Request("POST", "/a2a/rest/message:send", json::serialize(body),
+                         {{"Content-Type", "application/json"},
+                          {"A2A-Version", "1.0"},
+                          {"X-API-Key", key}});
+      ASSERT_EQ(r.status, 200) << r.body;
+      ids.emplace_back(r.Json().at("task").at("id").as_string());
+    }
+  }
+  server_.Kill(SIGTERM);
+
+  out = Shell(a2ad + " doctor" + common, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("checked: 3 tasks"), std::string::npos) << out;
+  Sql(url, "UPDATE tasks SET snapshot = '{\"id\":' WHERE id = '" + ids[1] + "'");
+  out = Shell(a2ad + " doctor" + common, &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("damaged: task " + ids[1] + ", snapshot"), std::string::npos) << out;
+  // (Left damaged: the backup carries it as it is.)
+
+  const std::string backup = (dir_ / "backup").string();
+  out = Shell(a2ad + " backup --to " + backup + common, &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "backup" / "a2ad.pgdump")) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "backup" / "card-signing-key.pem")) << out;
+  EXPECT_EQ(out.find("postgresql://"), std::string::npos) << out;  // no URL printed
+  // Restore into an empty database and serve it with the copied directory.
+  const std::string restored = test::FreshPgDatabase();
+  out = Shell("pg_restore --no-owner --dbname '" + restored + "' " + backup + "/a2ad.pgdump", &code);
+  ASSERT_EQ(code, 0) << out;
+  server_ = ServerProcess::Start(a2ad, backup,
+                                 {"--database-url", restored, "--workflows-dir",
+                                  (dir_ / "workflows").string()});
+  HttpClient c("127.0.0.1", server_.port);
+  for (const std::string& id : {ids[0], ids[2]}) {
+    auto got = c.Request("GET", "/a2a/rest/tasks/" + id, "", {{"A2A-Version", "1.0"}, {"X-API-Key", key}});
+    EXPECT_EQ(got.status, 200) << got.body;
+  }
+  auto damaged = c.Request("GET", "/a2a/rest/tasks/" + ids[1], "", {{"A2A-Version", "1.0"}, {"X-API-Key", key}});
+  EXPECT_EQ(damaged.status, 500) << damaged.body;  // quarantined in place: named, not served
+  EXPECT_NE(damaged.body.find("a2ad doctor"), std::string::npos) << damaged.body;
 }
 
 }  // namespace

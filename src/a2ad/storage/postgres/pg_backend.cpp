@@ -17,6 +17,16 @@ std::string PostgresDatabaseName(const std::string& url) {
   return name;
 }
 
+std::vector<std::pair<std::string, std::string>> PostgresEnvironment(const std::string& url) {
+  std::vector<std::pair<std::string, std::string>> env;
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), nullptr);
+  if (!opts) return env;
+  for (PQconninfoOption* o = opts; o->keyword; ++o)
+    if (o->envvar && o->val && *o->val) env.emplace_back(o->envvar, o->val);
+  PQconninfoFree(opts);
+  return env;
+}
+
 core::Result<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(const std::string& url,
                                                                      PostgresOptions opts) {
   auto store = PostgresStore::Open(url, std::move(opts));

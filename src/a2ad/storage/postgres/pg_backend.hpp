@@ -5,6 +5,8 @@
 // Thread safety: as Backend.
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "a2ad/storage/backend.hpp"
 #include "a2ad/storage/postgres/postgres_store.hpp"
@@ -27,7 +29,9 @@ class PostgresBackend final : public Backend {
     store_->CheckWritable(std::move(done));
   }
   core::Result<StoreCounts> Count() override { return store_->Count(); }
-  void Close() override { store_->Close(); }
+  void Close() override {
+    if (store_) store_->Close();
+  }
 
   PostgresStore& postgres() { return *store_; }
 
@@ -39,5 +43,10 @@ class PostgresBackend final : public Backend {
 
 /// The database name `url` names ("" when it names none: libpq's default, the user's name).
 std::string PostgresDatabaseName(const std::string& url);
+
+/// `url` as libpq's environment variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE,
+/// PGSSLMODE, ...): how a2ad hands the database to pg_dump without putting a password on a
+/// command line. Empty when `url` does not parse.
+std::vector<std::pair<std::string, std::string>> PostgresEnvironment(const std::string& url);
 
 }  // namespace a2ad::storage

@@ -44,8 +44,8 @@ core::Result<StoreCounts> SqliteBackend::Count() {
 void SqliteBackend::Close() {
   if (closed_) return;
   closed_ = true;
-  push_->Close();
-  tasks_->Close();
+  if (push_) push_->Close();  // (a backend that failed to open has some parts only)
+  if (tasks_) tasks_->Close();
 }
 
 }  // namespace a2ad::storage
