@@ -131,6 +131,10 @@ def check_operations(out):
     assert re.search(r"^a2ad backup: .*: 1 task\(s\)", out, re.M), out
 
 
+def check_postgres(out):
+    assert "3|1" in lines(out), out
+
+
 CHECKS = {
     "Quickstart": check_quickstart,
     "Speak A2A JSON-RPC with curl": check_curl,
@@ -142,6 +146,7 @@ CHECKS = {
     "Approvals that need several people": check_quorum,
     "Check the agent card's signature": check_card,
     "Health, metrics and backups": check_operations,
+    "Serve from PostgreSQL": check_postgres,
 }
 
 
