@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -98,11 +99,34 @@ inline double Percentile(const std::vector<uint32_t>& sorted, double p) {
   return sorted[i] / 1000.0;
 }
 
+// utime + stime of `pid` and of every process whose parent it is (a PostgreSQL postmaster and
+// its backends: the database's CPU, apart from the server's), in seconds. 0 for pid 0.
+inline double TreeCpuSeconds(int pid) {
+  if (pid <= 0) return 0;
+  double total = ProcCpuSeconds(pid);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto close = line.rfind(')');  // the command may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid) total += ProcCpuSeconds(std::stoi(name));
+  }
+  return total;
+}
+
 // The probes taken at the edges of the measured window.
 struct Probe {
-  double server_cpu = 0, self_cpu = 0, busy = 0;
-  static Probe Take(int server_pid) {
-    return {ProcCpuSeconds(server_pid), SelfCpuSeconds(), MachineBusySeconds()};
+  double server_cpu = 0, self_cpu = 0, busy = 0, db_cpu = 0;
+  static Probe Take(int server_pid, int db_pid = 0) {
+    return {ProcCpuSeconds(server_pid), SelfCpuSeconds(), MachineBusySeconds(),
+            TreeCpuSeconds(db_pid)};
   }
 };
 
@@ -114,6 +138,7 @@ struct Outcome {
   Probe start, end;
   uint64_t errors = 0, unexpected = 0, reconnects = 0;
   int server_pid = 0;
+  int db_pid = 0;  // a database's postmaster: its CPU is reported apart (db_cpu_ms_per_1k)
   size_t seeded = 0;
 };
 
@@ -134,7 +159,7 @@ inline void PrintResult(Outcome& o) {
       "p90_ms=%.3f p99_ms=%.3f max_ms=%.3f mean_ms=%.3f errors=%" PRIu64 " unexpected=%" PRIu64
       " reconnects=%" PRIu64
       " server_cpu_s=%.2f cpu_ms_per_1k=%.1f server_cpu_pct=%.0f "
-      "client_cpu_pct=%.0f other_cpu_pct=%.0f rss_peak_mb=%.1f rss_mb=%.1f seeded=%zu\n",
+      "client_cpu_pct=%.0f other_cpu_pct=%.0f rss_peak_mb=%.1f rss_mb=%.1f seeded=%zu",
       o.label.empty() ? "-" : o.label.c_str(), o.connections, lat.size(), window,
       window > 0 ? n / window : 0, Percentile(lat, 0.50), Percentile(lat, 0.90),
       Percentile(lat, 0.99), lat.empty() ? 0 : lat.back() / 1000.0, mean, o.errors, o.unexpected,
@@ -142,6 +167,11 @@ inline void PrintResult(Outcome& o) {
       window > 0 ? 100 * server_cpu / window : 0, window > 0 ? 100 * self_cpu / window : 0,
       window > 0 ? std::max(0.0, 100 * (busy - server_cpu - self_cpu) / window) : 0,
       ProcStatusMb(o.server_pid, "VmHWM"), ProcStatusMb(o.server_pid, "VmRSS"), o.seeded);
+  if (o.db_pid > 0) {  // the database's own CPU, apart from the server's
+    const double db_cpu = o.end.db_cpu - o.start.db_cpu;
+    std::printf(" db_cpu_s=%.2f db_cpu_ms_per_1k=%.1f", db_cpu, n > 0 ? db_cpu / n * 1e6 : 0);
+  }
+  std::printf("\n");
   std::fflush(stdout);
 }
 

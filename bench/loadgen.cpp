@@ -9,7 +9,7 @@
 // "other" CPU is the machine's busy time (/proc/stat) minus the server's and this process's.
 //
 //   a2ad_bench_loadgen --port P --body-file send.json --connections 16 --warmup-s 1 --duration-s 5
-//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--expect completed]
+//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--db-pid POSTMASTER_PID] [--expect completed]
 //       [--seed-body-file send.json --seed 1000]   # then @ID@ in --body-file = a seeded task id
 //       [--method GET --path '/a2a/rest/tasks/@ID@'] [--seed-path /a2a/rest/message:send]
 //       [--tls-ca ca.pem]   # https: a TLS handshake per connection, the server verified
@@ -66,6 +66,7 @@ struct Options {
   double warmup_s = 1;
   double duration_s = 5;
   int server_pid = 0;
+  int db_pid = 0;
   std::string expect;
   std::string label;
   std::string tls_ca;  // https when set: the CA (PEM file) the server's certificate chains to
@@ -250,7 +251,7 @@ void Usage() {
   std::fprintf(stderr,
                "usage: a2ad_bench_loadgen --port P --body-file F [--host 127.0.0.1] [--path "
                "/v1/a2a]\n  [--header 'Name: value']... [--connections C] [--warmup-s S] "
-               "[--duration-s S]\n  [--server-pid PID] [--expect SUBSTRING] [--seed-body-file F "
+               "[--duration-s S]\n  [--server-pid PID] [--db-pid POSTMASTER_PID] [--expect SUBSTRING] [--seed-body-file F "
                "--seed N] [--label TEXT]\n  [--method GET|POST] [--seed-path PATH] [--tls-ca "
                "PEM]\n");
   std::exit(2);
@@ -300,6 +301,8 @@ int main(int argc, char** argv) {
       opt.duration_s = std::stod(next());
     else if (a == "--server-pid")
       opt.server_pid = std::stoi(next());
+    else if (a == "--db-pid")
+      opt.db_pid = std::stoi(next());
     else if (a == "--expect")
       opt.expect = next();
     else if (a == "--label")
@@ -359,13 +362,13 @@ int main(int argc, char** argv) {
   phase_timer.async_wait([&](boost::system::error_code) {
     s.phase = Phase::kMeasure;
     m0 = Clock::now();
-    out.start = bench::Probe::Take(opt.server_pid);
+    out.start = bench::Probe::Take(opt.server_pid, opt.db_pid);
     phase_timer.expires_after(
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.duration_s)));
     phase_timer.async_wait([&](boost::system::error_code) {
       s.phase = Phase::kDone;
       m1 = Clock::now();
-      out.end = bench::Probe::Take(opt.server_pid);
+      out.end = bench::Probe::Take(opt.server_pid, opt.db_pid);
     });
   });
   io.run();
@@ -379,6 +382,7 @@ int main(int argc, char** argv) {
   out.unexpected = s.unexpected;
   out.reconnects = s.reconnects;
   out.server_pid = opt.server_pid;
+  out.db_pid = opt.db_pid;
   out.seeded = s.ids.size();
   bench::PrintResult(out);
   return 0;

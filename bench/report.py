@@ -9,7 +9,7 @@ from collections import defaultdict
 
 TARGET_ORDER = ["a2ad", "a2ad-v1", "a2ad-full", "sdk1-memory", "sdk1-sqlite",
                 "sdk1-sqlite-defaults", "sdk03", "ceiling", "a2ad-rest", "sdk1-rest", "a2ad-grpc",
-                "sdk1-grpc", "a2ad-https", "a2ad-key", "a2ad-jwt"]
+                "sdk1-grpc", "a2ad-https", "a2ad-key", "a2ad-jwt", "a2ad-pg", "sdk1-pg"]
 LABEL = {
     "a2ad": "a2ad (v0.3 wire, SQLite)",
     "a2ad-v1": "a2ad (v1.0 wire, SQLite)",
@@ -26,6 +26,8 @@ LABEL = {
     "a2ad-https": "a2ad (v1.0 wire, SQLite) over TLS",
     "a2ad-key": "a2ad (v1.0 wire, SQLite) with an API key per request",
     "a2ad-jwt": "a2ad (v1.0 wire, SQLite) with an OIDC ES256 JWT per request",
+    "a2ad-pg": "a2ad (v1.0 wire) on PostgreSQL",
+    "sdk1-pg": "@a2a-js/sdk 1.x, its SQL store on PostgreSQL",
 }
 # The a2ad cell an SDK cell is compared with, per binding (bindings_table); JSON-RPC first.
 BINDINGS = [("JSON-RPC", "a2ad-v1", "sdk1-memory"), ("HTTP+JSON", "a2ad-rest", "sdk1-rest"),
@@ -150,6 +152,37 @@ def security_table(cells):
     print()
 
 
+def postgres_table(cells):
+    """a2ad on PostgreSQL beside a2ad on SQLite and the SDK's SQL store on the same PostgreSQL."""
+    if not any(k[1] == "a2ad-pg" for k in cells):
+        return
+    print("#### PostgreSQL: a2ad on it, a2ad on SQLite, the SDK's SQL store on it")
+    print()
+    print("Per cell: req/s (median of runs); a2ad-pg / a2ad-SQLite and a2ad-pg / SDK-pg; then "
+          "CPU per 1,000 requests of each server and, apart, of PostgreSQL (ms).")
+    print()
+    print("| scenario | conns | a2ad SQLite req/s | a2ad PG req/s | SDK PG req/s | PG / SQLite | "
+          "a2ad / SDK on PG | a2ad PG: server CPU, db CPU | SDK PG: server CPU, db CPU |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def m(rs, key):
+        vals = [float(r[key]) for r in rs if key in r]
+        return med(vals) if vals else float("nan")
+
+    for scenario in ("send", "get", "stream"):
+        for c in sorted({k[2] for k in cells if k[0] == scenario and k[1] == "a2ad-pg"}):
+            lite = cells.get((scenario, "a2ad-v1", c), [])
+            pg = cells.get((scenario, "a2ad-pg", c), [])
+            sdk = cells.get((scenario, "sdk1-pg", c), [])
+            rl, rp, rs = m(lite, "rps"), m(pg, "rps"), m(sdk, "rps")
+            share = f"{rp / rl:.0%}" if lite and rl > 0 else "n/a"
+            over = f"{rp / rs:.1f}x" if sdk and rs > 0 else "n/a"
+            print(f"| {scenario} | {c} | {fmt(rl, 0)} | {fmt(rp, 0)} | {fmt(rs, 0)} | {share} | {over} | "
+                  f"{fmt(m(pg, 'cpu_ms_per_1k'), 0)}, {fmt(m(pg, 'db_cpu_ms_per_1k'), 0)} | "
+                  f"{fmt(m(sdk, 'cpu_ms_per_1k'), 0)}, {fmt(m(sdk, 'db_cpu_ms_per_1k'), 0)} |")
+    print()
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--write"]:
@@ -218,6 +251,7 @@ def report(raw_paths):
 
     bindings_table(cells)
     security_table(cells)
+    postgres_table(cells)
 
     if restarts:
         print("#### Restart with stored tasks: spawn -> first `tasks/get` answered")

@@ -32,6 +32,15 @@
 #                (Authorization: Bearer), looked up and hashed per request
 #   a2ad-jwt     a2ad-v1 with --oidc-issuer (bench/js/oidc_issuer.mjs on loopback): every request
 #                carries an ES256 access token, verified per request against the cached JWKS
+#   a2ad-pg      a2ad-v1 on PostgreSQL (--database-url): a database of its own on the run's
+#                PostgreSQL cluster (scripts/pg-scratch.sh, 127.0.0.1, fsync and
+#                synchronous_commit on: a commit is on disk when acknowledged)
+#   sdk1-pg      @a2a-js/sdk 1.x echo server, its DatabaseTaskStore on the same PostgreSQL
+#                cluster (Kysely PostgresDialect, `pg` pool of 10), v1.0 JSON-RPC
+#                The PostgreSQL targets also report the database's CPU per 1,000 requests
+#                (db_cpu_ms_per_1k: the postmaster and its backends), apart from the server's.
+# TARGETS=postgres is a2ad-v1 a2ad-pg sdk1-pg: a2ad on SQLite and on PostgreSQL beside the
+# SDK's SQL store on the same PostgreSQL (bench/RESULTS-postgres.md).
 # TARGETS=security is a2ad-v1 a2ad-https a2ad-key a2ad-jwt: what TLS, API-key and JWT
 # authentication cost per request (bench/RESULTS-security.md).
 # TARGETS=bindings is a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc: the three
@@ -76,6 +85,7 @@ SCENARIOS=${SCENARIOS:-"send get stream restart"}
 TARGETS=${TARGETS:-"a2ad a2ad-v1 a2ad-full sdk1-memory sdk1-sqlite sdk1-sqlite-defaults sdk03 ceiling"}
 [[ $TARGETS == bindings ]] && TARGETS="a2ad-v1 sdk1-memory a2ad-rest sdk1-rest a2ad-grpc sdk1-grpc"
 [[ $TARGETS == security ]] && TARGETS="a2ad-v1 a2ad-https a2ad-key a2ad-jwt"
+[[ $TARGETS == postgres ]] && TARGETS="a2ad-v1 a2ad-pg sdk1-pg"
 RESTART_TASKS=${RESTART_TASKS:-"100000 1000000"}
 BUILD_DIR=build/release
 A2AD=${A2AD_BIN:-$BUILD_DIR/src/a2ad/cli/a2ad}
@@ -152,9 +162,25 @@ wire_of() {  # target -> v03 | v10
   case $1 in a2ad | sdk03 | ceiling) echo v03 ;; *) echo v10 ;; esac
 }
 
+# One PostgreSQL cluster for the run (when a PostgreSQL target is in it), a fresh database per
+# cell. Durable like a production server: fsync on (pg-scratch turns it off by default).
+PG_DIR="" PG_URL=""
+if [[ " $TARGETS " == *" a2ad-pg "* || " $TARGETS " == *" sdk1-pg "* ]]; then
+  PG_DIR=$(mktemp -d /tmp/a2ad-bench-pg.XXXXXX)
+  PG_URL=$(PG_SCRATCH_OPTS="-c fsync=on -c synchronous_commit=on" bash scripts/pg-scratch.sh start "$PG_DIR")
+  trap 'bash scripts/pg-scratch.sh stop "$PG_DIR" >/dev/null 2>&1 || true' EXIT
+fi
+pg_fresh_db() {  # -> the URL of a new database on the run's cluster (called in $(...))
+  local name
+  name=cell_$(date +%s%N)
+  psql "$PG_URL" -qc "CREATE DATABASE $name" >/dev/null
+  echo "${PG_URL%/*}/$name"
+}
+
 start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
   local target=$1 flags=()
   TMP_DIR=$(mktemp -d /tmp/a2ad-bench-run.XXXXXX)
+  [[ $target == a2ad-pg ]] && flags=(--database-url "$(pg_fresh_db)")
   [[ $target == a2ad-grpc ]] && flags=(--grpc-listen 127.0.0.1:0)
   [[ $target == a2ad-https ]] &&
     flags=(--tls-cert "$BODIES/pki/server.pem" --tls-key "$BODIES/pki/server-key.pem")
@@ -175,7 +201,7 @@ start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
       --egress-allow-http --egress-allowlist 127.0.0.1/32)
   fi
   case $target in
-    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key | a2ad-jwt)
+    a2ad | a2ad-v1 | a2ad-full | a2ad-rest | a2ad-grpc | a2ad-https | a2ad-key | a2ad-jwt | a2ad-pg)
       "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$TMP_DIR/data" --log-level warn --default-skill echo \
         --sqlite-synchronous "$([[ $target == a2ad-full ]] && echo full || echo normal)" \
         "${flags[@]}" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
@@ -185,6 +211,9 @@ start_server() {  # target; sets SERVER_PID, PORT and (gRPC targets) GRPC_PORT
       node "$JS/sdk1_server.mjs" --store memory >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk1-sqlite | sdk1-sqlite-defaults)
       node "$JS/sdk1_server.mjs" --store "${target#sdk1-}" --db "$TMP_DIR/a2a.db" \
+        >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
+    sdk1-pg)
+      node "$JS/sdk1_server.mjs" --store postgres --url "$(pg_fresh_db)" \
         >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
     sdk03)
       node "$JS/sdk03_server.mjs" >"$TMP_DIR/stdout" 2>"$TMP_DIR/stderr" & ;;
@@ -247,8 +276,9 @@ measure() {  # scenario target conns run
   local scenario=$1 target=$2 conns=$3 run=$4 wire extra=() expect
   wire=$(wire_of "$target")
   [[ $target == a2ad-v1 || $target == a2ad-full || $target == a2ad-rest || $target == sdk1-* ||
-    $target == a2ad-https || $target == a2ad-key || $target == a2ad-jwt ]] &&
+    $target == a2ad-https || $target == a2ad-key || $target == a2ad-jwt || $target == a2ad-pg ]] &&
     extra+=(--header "A2A-Version: 1.0")
+  [[ $target == *-pg ]] && extra+=(--db-pid "$(head -1 "$PG_DIR/data/postmaster.pid")")
   if [[ $wire == v03 ]]; then expect='"completed"'; else expect='TASK_STATE_COMPLETED'; fi
   case $target:$scenario in
     *-grpc:*) ;;
@@ -294,7 +324,7 @@ measure() {  # scenario target conns run
 BINDING_RUN=0
 [[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ||
   " $TARGETS " == *" a2ad-https "* || " $TARGETS " == *" a2ad-key "* ||
-  " $TARGETS " == *" a2ad-jwt "* ]] && BINDING_RUN=1
+  " $TARGETS " == *" a2ad-jwt "* || " $TARGETS " == *" a2ad-pg "* ]] && BINDING_RUN=1
 for run in $(seq "$RUNS"); do
   order=$TARGETS
   ((run % 2 == 0)) && order=$(tr ' ' '\n' <<<"$TARGETS" | tac | tr '\n' ' ')

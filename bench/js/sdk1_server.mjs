@@ -4,7 +4,7 @@
 // returns the completed task. The SDK's DefaultRequestHandler saves the task to its TaskStore
 // on every one of those events.
 //
-//   node sdk1_server.mjs [--store memory|sqlite|sqlite-defaults] [--db FILE]
+//   node sdk1_server.mjs [--store memory|sqlite|sqlite-defaults|postgres] [--db FILE] [--url URL]
 //
 // --store memory: the SDK's InMemoryTaskStore. --store sqlite: the SDK's own SQL task store
 // (DatabaseTaskStore from @a2a-js/sdk/server/database, on Kysely + better-sqlite3), with the
@@ -12,6 +12,8 @@
 // (WAL, synchronous=NORMAL). --store sqlite-defaults: the same store on better-sqlite3's
 // defaults (rollback journal, synchronous=FULL: every save is fsynced), i.e. the SDK's SQL
 // store as it comes, which is what the issue's "6.6 ms per task round trip" measured.
+// --store postgres --url postgresql://...: the same DatabaseTaskStore on PostgreSQL (Kysely's
+// PostgresDialect over a `pg` Pool of 10 connections, the SDK's table made by `a2a-db upgrade`).
 //
 // Listens on 127.0.0.1, port 0 (a free port). When ready, prints
 // "sdk1: serving http://127.0.0.1:PORT/" on stdout.
@@ -32,13 +34,26 @@ const { values: args } = parseArgs({
   options: {
     store: { type: 'string', default: 'memory' },
     db: { type: 'string' },
+    url: { type: 'string' },
   },
 });
 
 async function makeStore() {
   if (args.store === 'memory') return new InMemoryTaskStore();
+  if (args.store === 'postgres') {
+    if (!args.url) throw new Error('--store postgres needs --url postgresql://...');
+    const cli = path.join(here, 'node_modules', 'sdk1', 'dist', 'cli', 'a2a_db.js');
+    execFileSync(process.execPath, [cli, 'upgrade', '--url', args.url], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const { default: pg } = await import('pg');
+    const { Kysely, PostgresDialect } = await import('kysely');
+    const { DatabaseTaskStore } = await import('sdk1/server/database');
+    const pool = new pg.Pool({ connectionString: args.url, max: 10 });
+    return new DatabaseTaskStore(new Kysely({ dialect: new PostgresDialect({ pool }) }));
+  }
   if (args.store !== 'sqlite' && args.store !== 'sqlite-defaults')
-    throw new Error(`--store ${args.store}: expected memory|sqlite|sqlite-defaults`);
+    throw new Error(`--store ${args.store}: expected memory|sqlite|sqlite-defaults|postgres`);
   if (!args.db) throw new Error('--store sqlite needs --db FILE');
   // The SDK's migration CLI creates the tasks table (and its indexes) exactly as the SDK
   // expects it.
