@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "a2ad/ext/opt/opt_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_backend.hpp"
 
 namespace {
 namespace asio = boost::asio;
@@ -40,7 +40,7 @@ void Measure(int n) {
   std::filesystem::create_directories(dir);
   storage::SqliteOptions opts;
   opts.components.push_back(OptStore::Migrations());
-  auto db = storage::SqliteTaskStore::Open((dir / "a2ad.db").string(), opts);
+  auto db = storage::SqliteBackend::Open(dir.string(), opts);
   if (!db) {
     std::fprintf(stderr, "open: %s\n", db.error().message.c_str());
     return;

@@ -30,6 +30,7 @@ core::Result<std::unique_ptr<storage::Backend>> OpenPostgres(const Config& confi
   storage::PostgresOptions opts;
   opts.migrate_on_open = o.migrate;
   opts.batch_observer = o.batch_observer;
+  opts.components = o.components;
   auto b = storage::PostgresBackend::Open(config.database_url, std::move(opts));
   if (!b) return std::move(b).error();
   return std::unique_ptr<storage::Backend>(std::move(b).value());
@@ -44,7 +45,7 @@ int MigrateSqlite(const Config& config, const std::vector<storage::ComponentMigr
   }
   std::printf("a2ad: %s is at schema version %d\n", path.c_str(), v.value());
   for (const auto& c : components) {  // the extensions' own tables (as `serve` applies them)
-    auto cv = storage::SqliteTaskStore::MigrateComponent(path, c.component, c.migrations);
+    auto cv = storage::SqliteTaskStore::MigrateComponent(path, c.component, c.sqlite);
     if (!cv) {
       core::LogError(cv.error().message);
       return 1;
@@ -54,14 +55,24 @@ int MigrateSqlite(const Config& config, const std::vector<storage::ComponentMigr
   return 0;
 }
 
-int MigratePostgres(const Config& config, const std::vector<storage::ComponentMigrations>&) {
-  auto v = storage::PostgresStore::Migrate(config.database_url);
+int MigratePostgres(const Config& config,
+                    const std::vector<storage::ComponentMigrations>& components) {
+  // The core schema and the extensions' tables in one transaction (pg_schema.hpp).
+  auto v = storage::PostgresStore::Migrate(config.database_url, components);
   if (!v) {
     core::LogError(v.error().message);
     return 1;
   }
   std::printf("a2ad: PostgreSQL database %s is at schema version %d\n",
               storage::PostgresDatabaseName(config.database_url).c_str(), v.value());
+  for (const auto& c : components) {
+    auto cv = storage::PostgresStore::ComponentVersion(config.database_url, c.component);
+    if (!cv) {
+      core::LogError(cv.error().message);
+      return 1;
+    }
+    std::printf("a2ad: component %s is at version %d\n", c.component.c_str(), cv.value());
+  }
   return 0;
 }
 
@@ -125,11 +136,6 @@ int MigrateBackend(const Config& config,
     return 2;
   }
   return (*engine)->migrate(config, components);
-}
-
-storage::SqliteTaskStore* SqliteOf(storage::Backend& backend) {
-  auto* s = dynamic_cast<storage::SqliteBackend*>(&backend);
-  return s ? &s->sqlite() : nullptr;
 }
 
 }  // namespace a2ad::app

@@ -1,8 +1,8 @@
 #pragma once
 // The storage backends a2ad knows, chosen by the database URL (issue 30). Each engine is one
 // folder under storage/ with a storage::Backend, and one entry in the registry of
-// backends.cpp; nothing else in the server names an engine (the OPT extension's tables are on
-// SQLite only for now: OptStoreOf).
+// backends.cpp; nothing else in the server names an engine (extensions' tables go through the
+// backend too: storage/sql.hpp).
 //
 // Thread safety: call from the main thread.
 #include <cstddef>
@@ -16,10 +16,6 @@
 #include "a2ad/storage/backend.hpp"
 #include "a2ad/storage/schema_migrations.hpp"
 
-namespace a2ad::storage {
-class SqliteTaskStore;
-}
-
 namespace a2ad::app {
 
 struct BackendOptions {
@@ -29,7 +25,7 @@ struct BackendOptions {
   int64_t wait_s = 0;
   /// Commit batches written (metrics): size, seconds.
   std::function<void(size_t, double)> batch_observer;
-  /// Extensions' own tables, on the backends that hold them (SQLite).
+  /// Extensions' own tables (each engine applies its own list of their steps).
   std::vector<storage::ComponentMigrations> components;
 };
 
@@ -45,8 +41,5 @@ core::Result<std::unique_ptr<storage::Backend>> OpenBackend(const Config& config
 /// Brings config's database to its latest schema and prints one line per schema (`a2ad
 /// migrate`). Exit status.
 int MigrateBackend(const Config& config, const std::vector<storage::ComponentMigrations>& components);
-
-/// The SQLite task store under `backend`, or nullptr on another engine.
-storage::SqliteTaskStore* SqliteOf(storage::Backend& backend);
 
 }  // namespace a2ad::app

@@ -226,19 +226,12 @@ int RunServer(const Config& config) {
   ext::opt::Limits opt_limits;
   opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
   opt_limits.max_tasks_per_plan = config.opt_max_tasks_per_plan;
-  // Objectives (ext/opt): their store follows the tasks linked to plan tasks, in the tasks'
-  // own commits; its feed streams their events (objectives/subscribe).
-  // On SQLite only, for now.
-  std::unique_ptr<ext::opt::OptStore> opt_store;
-  std::unique_ptr<ext::opt::OptFeed> opt_feed;
-  if (storage::SqliteTaskStore* sqlite = SqliteOf(backend)) {
-    opt_store = std::make_unique<ext::opt::OptStore>(*sqlite, opt_limits);
-    opt_store->FollowTasks();
-    opt_feed = std::make_unique<ext::opt::OptFeed>(*opt_store);
-  } else {
-    core::LogWarn(std::string("the Objective-Plan-Task extension is not served on ") +
-                  backend.Kind() + " yet");
-  }
+  // Objectives (ext/opt): their store (its tables in the backend's database, migrated with it
+  // above) follows the tasks linked to plan tasks, in the tasks' own commits; its feed streams
+  // their events (objectives/subscribe).
+  auto opt_store = std::make_unique<ext::opt::OptStore>(backend, opt_limits);
+  opt_store->FollowTasks();
+  auto opt_feed = std::make_unique<ext::opt::OptFeed>(*opt_store);
   // Who may call (transport/auth.hpp): the API keys of the data directory and the OIDC
   // issuer's JWTs; with neither, only loopback is served (or everyone, with
   // --insecure-no-auth).
@@ -263,7 +256,7 @@ int RunServer(const Config& config) {
   svc_opts.default_skill = config.default_skill;
   svc_opts.idempotency_retention = std::chrono::seconds(config.idempotency_retention_s);
   // A message carrying opt/v1/objective creates or joins that objective.
-  if (opt_store) svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
+  svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*opt_store, clock);
   auto egress = OpenEgress(config);  // every outbound call: one guard, one client
   if (!egress) {
     core::LogError("egress: " + egress.error().message);
@@ -462,12 +455,11 @@ int RunServer(const Config& config) {
   extensions.Register(ext::pause::MakePauseExtension(service));
   // Plans executed as runs (ext/opt/opt_runner.hpp): the store's outbox, worked once recovery
   // has re-driven the runs that were going.
-  std::unique_ptr<ext::opt::OptRunner> opt_runner;
-  if (opt_store) {
-    opt_runner =
-        std::make_unique<ext::opt::OptRunner>(*opt_store, service, io.get_executor(), clock);
-    opt_store->SetListener({[feed = opt_feed.get()](const std::string& id) { feed->Poke(id); },
-                            [runner = opt_runner.get()] { runner->Wake(); }});
+  auto opt_runner =
+      std::make_unique<ext::opt::OptRunner>(*opt_store, service, io.get_executor(), clock);
+  opt_store->SetListener({[feed = opt_feed.get()](const std::string& id) { feed->Poke(id); },
+                          [runner = opt_runner.get()] { runner->Wake(); }});
+  {
     ext::opt::OptExtensionDeps opt_deps;
     opt_deps.store = opt_store.get();
     opt_deps.feed = opt_feed.get();
@@ -571,7 +563,7 @@ int RunServer(const Config& config) {
   }
   if (recovered.value())
     core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
-  if (opt_runner) opt_runner->Start();
+  opt_runner->Start();
   health.workflows_loaded = loaded_workflows;
   health.recovered = true;
 
@@ -607,7 +599,7 @@ int RunServer(const Config& config) {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(config.shutdown_grace_ms);
     server.Stop();
     service.StopAccepting();
-    if (opt_runner) opt_runner->Stop();
+    opt_runner->Stop();
     // gRPC stops on its own thread: its calls finish on the I/O threads, which keep running
     // until it is done (poll waits for grpc_stopped).
     if (grpc)

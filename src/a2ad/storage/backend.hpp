@@ -4,6 +4,13 @@
 // The server picks one by its database URL (app/backends.hpp): SQLite in the data directory
 // (the default) or PostgreSQL. Everything above storage/ sees only these interfaces.
 //
+// Extensions' own tables (components: schema_migrations.hpp, e.g. the OPT extension's
+// objectives) live in the same database and are used through sql.hpp's handle, with the same
+// statements on every engine: Write runs a change on the store's writer, ordered with the task
+// commits; Read runs reads in one snapshot; a commit participant writes in the transaction of
+// the task commits themselves. A component's tables are brought to their latest version when
+// the backend is opened (the options' components) or by MigrateComponent.
+//
 // Thread safety: every member may be called from any thread; Close once, at shutdown.
 #include <cstdint>
 #include <functional>
@@ -13,6 +20,8 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/push_store.hpp"
+#include "a2ad/storage/schema_migrations.hpp"
+#include "a2ad/storage/sql.hpp"
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage {
@@ -41,6 +50,24 @@ class Backend {
   virtual core::Result<StoreCounts> Count() = 0;
   /// Drains accepted commits, then closes every connection.
   virtual void Close() = 0;
+
+  // ---- components' tables -------------------------------------------------------------
+  /// Runs `job` on the store's writer in a transaction of its own, queued in call order with
+  /// the task commits: it sees every commit accepted before it. An error from `job` or from
+  /// COMMIT rolls the transaction back and is given to `done`, which runs once afterwards on
+  /// the writer thread and must not block. A database that cannot be reached: kUnavailable.
+  /// After Close(), `done` runs inline with kUnavailable.
+  virtual void Write(sql::Job job, TaskStore::CommitCallback done) = 0;
+  /// Runs `job` in one read-only transaction (every statement sees one snapshot, which holds
+  /// every commit whose callback has run); blocks the caller: call it off the I/O threads.
+  /// kUnavailable after Close().
+  virtual core::Result<void> Read(const sql::Job& job) = 0;
+  /// Sets the participant in task commits (sql.hpp). Once, before serving.
+  virtual void SetCommitParticipant(CommitParticipant participant) = 0;
+  /// Brings `component`'s tables to the last version of this engine's list; returns it. May
+  /// run while the store serves. kInvalidParams for a list not 1..N; kInternal if the database
+  /// holds a newer version (nothing changed) or a step fails (rolled back).
+  virtual core::Result<int> MigrateComponent(const ComponentMigrations& component) = 0;
 };
 
 }  // namespace a2ad::storage

@@ -1,8 +1,6 @@
 // Plan tasks follow the A2A tasks of this host they are linked to (opt_store.hpp, "Following
-// tasks"): the task store's commit participant, on its writer thread, inside the transaction
-// of each task commit.
-#include <sqlite3.h>
-
+// tasks"): the task store's commit participant (storage/sql.hpp), on its writer thread, inside
+// the transaction of each batch of task commits.
 #include <algorithm>
 
 #include "a2ad/core/log.hpp"
@@ -16,9 +14,8 @@
 namespace a2ad::ext::opt {
 namespace json = boost::json;
 using core::Result;
-using storage::SqliteTaskStore;
-using storage::sqlite::Connection;
-using storage::sqlite::Stmt;
+using storage::CommittedTask;
+using storage::sql::Tx;
 
 namespace {
 
@@ -75,10 +72,8 @@ struct Moves {
 }  // namespace
 
 void OptStore::FollowTasks() {
-  SqliteTaskStore::CommitParticipant p;
-  p.before_commit = [this](Connection& db, const std::vector<SqliteTaskStore::CommittedTask>& ts) {
-    Follow(db, ts);
-  };
+  storage::CommitParticipant p;
+  p.before_commit = [this](Tx& tx, const std::vector<CommittedTask>& ts) { Follow(tx, ts); };
   p.after_batch = [this](bool committed) {
     std::vector<std::string> objectives = std::move(followed_objectives_);
     followed_objectives_.clear();
@@ -93,41 +88,44 @@ void OptStore::FollowTasks() {
   db_.SetCommitParticipant(std::move(p));
 }
 
-void OptStore::ChangeInCommit(Connection& db, const std::string& tenant, By by,
-                              const std::string& id, const Change& change, int64_t now_ms,
-                              const std::string& what, const std::vector<StatusChange>* steps) {
-  if (auto saved = db.Exec("SAVEPOINT opt_follow", "opt: savepoint"); !saved) {
+void OptStore::ChangeInCommit(Tx& tx, const std::string& tenant, By by, const std::string& id,
+                              const Change& change, int64_t now_ms, const std::string& what,
+                              const std::vector<StatusChange>* steps) {
+  // A savepoint per objective: one that cannot follow leaves the others and the task commits
+  // as they are (and on PostgreSQL a failed statement spoils the transaction until it is
+  // rolled back to one).
+  if (auto saved = rows::Exec(tx, "savepoint", "SAVEPOINT opt_follow"); !saved) {
     core::LogError(saved.error().message);
     return;
   }
   Written out;
-  auto done = rows::LoadChangeSave(db, *cache_, tenant, by, id, change, now_ms, out, false, steps);
+  auto done = rows::LoadChangeSave(tx, *cache_, tenant, by, id, change, now_ms, out, false, steps);
   if (!done) {
     core::LogError("opt: " + what + ": " + done.error().message);
-    (void)db.Exec("ROLLBACK TO opt_follow", "opt: rollback to savepoint");
+    (void)tx.Exec("ROLLBACK TO SAVEPOINT opt_follow");
   } else {
     if (!out.changes.empty()) followed_objectives_.push_back(out.objective.id);
     if (out.actions > 0) followed_actions_ = true;
   }
-  (void)db.Exec("RELEASE opt_follow", "opt: release savepoint");
+  (void)tx.Exec("RELEASE SAVEPOINT opt_follow");
 }
 
-void OptStore::Follow(Connection& db, const std::vector<SqliteTaskStore::CommittedTask>& tasks) {
+void OptStore::Follow(Tx& tx, const std::vector<CommittedTask>& tasks) {
   // One change per objective for the whole batch: a task's states in the order of its commits,
   // then one rollup.
   std::map<std::string, Moves> by_objective;
-  for (const SqliteTaskStore::CommittedTask& t : tasks) {
+  for (const CommittedTask& t : tasks) {
     std::vector<PlanTask> linked;
     {
-      auto ps = db.Prepare("SELECT doc FROM opt_tasks WHERE a2a_task_id = ?1");
-      if (!ps) {
-        core::LogError("opt: follow task: " + ps.error().message);
+      auto r = rows::Exec(tx, "follow task '" + std::string(t.id) + "'",
+                          "SELECT doc FROM opt_tasks WHERE a2a_task_id = $1", {std::string(t.id)});
+      if (!r) {
+        // The store rolls back to its savepoint what a failed statement spoiled.
+        core::LogError(r.error().message);
         return;
       }
-      Stmt s(*ps);
-      s.Bind(1, t.id);
-      while (s.Step() == SQLITE_ROW) {
-        auto pt = TaskFromDoc(s.Text(0));
+      for (int i = 0; i < r->size(); ++i) {
+        auto pt = TaskFromDoc(r->Text(i, 0));
         if (!pt) {
           core::LogError("opt: follow task '" + std::string(t.id) + "': " + pt.error().message);
           continue;
@@ -156,12 +154,12 @@ void OptStore::Follow(Connection& db, const std::vector<SqliteTaskStore::Committ
       if (!pt.mirrors) continue;
       // The run its plan started exists now: the outbox asks for it no more.
       if (t.created && pt.started)
-        if (auto dropped = rows::DropAction(db, pt.a2a_task_id, "start"); !dropped)
+        if (auto dropped = rows::DropAction(tx, pt.a2a_task_id, "start"); !dropped)
           core::LogError("opt: " + dropped.error().message);
       if (IsTerminal(pt.status)) {
         // Canceled by a caller while its run was being started: that run is canceled too.
         if (pt.started && !pt.stopped_by.empty() && !protocol::IsTerminal(state)) {
-          if (auto asked = rows::AskCancel(db, std::string(t.tenant), std::string(t.owner), pt);
+          if (auto asked = rows::AskCancel(tx, std::string(t.tenant), std::string(t.owner), pt);
               !asked)
             core::LogError("opt: " + asked.error().message);
           else
@@ -199,7 +197,7 @@ void OptStore::Follow(Connection& db, const std::vector<SqliteTaskStore::Committ
       }
       return {};
     };
-    ChangeInCommit(db, m.tenant, By::kObjective, objective_id,
+    ChangeInCommit(tx, m.tenant, By::kObjective, objective_id,
                    change, m.at_ms, "objective '" + objective_id + "' could not follow its tasks",
                    &steps);
   }

@@ -1,7 +1,5 @@
 #include "a2ad/ext/opt/opt_rows.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <unordered_set>
 
@@ -14,8 +12,8 @@ namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
 using core::Result;
-using storage::sqlite::Connection;
-using storage::sqlite::Stmt;
+using storage::sql::Rows;
+using storage::sql::Tx;
 
 namespace {
 
@@ -26,18 +24,14 @@ std::string Text(const json::object& o) {
 }
 
 // The objective id `id` names (itself, its plan's, its task's); "" when none.
-Result<std::string> ObjectiveIdOf(Connection& db, OptStore::By by, const std::string& id) {
+Result<std::string> ObjectiveIdOf(Tx& tx, OptStore::By by, const std::string& id) {
   if (by == OptStore::By::kObjective) return id;
-  auto ps = db.Prepare(by == OptStore::By::kPlan
-                           ? "SELECT objective_id FROM opt_plans WHERE id = ?1"
-                           : "SELECT objective_id FROM opt_tasks WHERE id = ?1");
-  if (!ps) return std::move(ps).error();
-  Stmt s(*ps);
-  s.Bind(1, id);
-  const int rc = s.Step();
-  if (rc == SQLITE_ROW) return std::string(s.Text(0));
-  if (rc == SQLITE_DONE) return std::string();
-  return db.Fail("opt: find the objective of '" + id + "'", rc);
+  auto r = Exec(tx, "find the objective of '" + id + "'",
+                by == OptStore::By::kPlan ? "SELECT objective_id FROM opt_plans WHERE id = $1"
+                                          : "SELECT objective_id FROM opt_tasks WHERE id = $1",
+                {id});
+  if (!r) return std::move(r).error();
+  return r->size() == 0 ? std::string() : std::string(r->Text(0, 0));
 }
 
 // What moved from `before` (as stored) to `after`: tasks, then plans, then the objective; a
@@ -110,16 +104,18 @@ json::object ObjectJson(const Objective& o, const StatusChange& ch) {
   return {};
 }
 
-Result<void> Exec(Stmt& s, Connection& db, const char* what) {
-  if (int rc = s.Step(); rc != SQLITE_DONE) return db.Fail(what, rc);
+// A statement whose rows are not wanted.
+Result<void> Run(Tx& tx, std::string_view what, std::string_view sql,
+                 const storage::sql::Params& params) {
+  auto r = Exec(tx, what, sql, params);
+  if (!r) return std::move(r).error();
   return {};
 }
 
 // The events of `changes` after `last_sequence`; returns the new last sequence. The last one
 // says whether the objective is settled.
-Result<int64_t> AppendEvents(Connection& db, const Objective& o,
-                             const std::vector<StatusChange>& changes, int64_t last_sequence,
-                             int64_t now_ms) {
+Result<int64_t> AppendEvents(Tx& tx, const Objective& o, const std::vector<StatusChange>& changes,
+                             int64_t last_sequence, int64_t now_ms) {
   const bool settled = Settled(o);
   for (size_t i = 0; i < changes.size(); ++i) {
     const StatusChange& ch = changes[i];
@@ -134,23 +130,18 @@ Result<int64_t> AppendEvents(Connection& db, const Objective& o,
     e[KindName(ch.kind)] = ObjectJson(o, ch);
     const bool last = settled && i + 1 == changes.size();
     if (last) e["final"] = true;
-    auto ps = db.Prepare(
-        "INSERT INTO opt_events (objective_id, sequence, at_ms, last, event) VALUES (?1, ?2, ?3, "
-        "?5, ?4)");
-    if (!ps) return std::move(ps).error();
-    Stmt s(*ps);
-    s.Bind(1, o.id);
-    s.Bind(2, last_sequence);
-    s.Bind(3, now_ms);
-    s.Bind(4, Text(e));
-    s.Bind(5, int64_t{last ? 1 : 0});
-    if (auto ok = Exec(s, db, "opt: append event"); !ok) return std::move(ok).error();
+    if (auto ok = Run(tx, "append event",
+                      "INSERT INTO opt_events (objective_id, sequence, at_ms, last, event) VALUES "
+                      "($1, $2, $3, $4, $5)",
+                      {o.id, last_sequence, now_ms, int64_t{last ? 1 : 0}, Text(e)});
+        !ok)
+      return std::move(ok).error();
   }
   return last_sequence;
 }
 
 // The outbox row of a run to start for plan task `t`.
-Result<void> AskStart(Connection& db, const Objective& o, const Plan& p, const PlanTask& t) {
+Result<void> AskStart(Tx& tx, const Objective& o, const Plan& p, const PlanTask& t) {
   json::object md;
   md[kObjectiveIdKey] = o.id;
   md[kPlanIdKey] = p.id;
@@ -161,74 +152,58 @@ Result<void> AskStart(Connection& db, const Objective& o, const Plan& p, const P
   md[kPlanTaskIdKey] = t.id;
   json::object request{{"tenant", o.tenant}, {"owner", o.owner},       {"skill", t.skill},
                        {"inputs", t.inputs}, {"taskMetadata", std::move(md)}};
-  auto ps = db.Prepare(
-      "INSERT OR IGNORE INTO opt_actions (run_id, kind, objective_id, plan_task_id, request) "
-      "VALUES (?1, 'start', ?2, ?3, ?4)");
-  if (!ps) return std::move(ps).error();
-  Stmt s(*ps);
-  s.Bind(1, t.a2a_task_id);
-  s.Bind(2, o.id);
-  s.Bind(3, t.id);
-  s.Bind(4, Text(request));
-  return Exec(s, db, "opt: ask for a run");
+  return Run(tx, "ask for a run",
+             "INSERT INTO opt_actions (run_id, kind, objective_id, plan_task_id, request) "
+             "VALUES ($1, 'start', $2, $3, $4) ON CONFLICT DO NOTHING",
+             {t.a2a_task_id, o.id, t.id, Text(request)});
 }
 
-// Writes every row of `o` that differs from `before` (as stored; nullptr: nothing is) and the
-// objective's row (its version + 1).
-Result<void> WriteRows(Connection& db, const Objective& o, const Objective* before,
+// Writes the objective's row (its version + 1) and every row of `o` that differs from
+// `before` (as stored at `version`; nullptr: nothing is). The objective's row is written only
+// if it is still at `version`: another server on the same database may have changed the
+// objective since it was read (the writer of one server is alone), and then nothing of this
+// change may be written (kUnavailable: the caller may try again, on what is stored now).
+Result<void> WriteRows(Tx& tx, const Objective& o, const Objective* before, int64_t version,
                        int64_t last_sequence) {
   {
-    auto ps = db.Prepare(
-        "INSERT INTO opt_objectives (id, tenant, status, updated_at_ms, last_sequence, version, "
-        "doc) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) ON CONFLICT (id) DO UPDATE SET status = "
-        "excluded.status, updated_at_ms = excluded.updated_at_ms, last_sequence = "
-        "excluded.last_sequence, version = version + 1, doc = excluded.doc");
-    if (!ps) return std::move(ps).error();
-    Stmt s(*ps);
-    s.Bind(1, o.id);
-    s.Bind(2, o.tenant);
-    s.Bind(3, NameOf(o.status));
-    s.Bind(4, o.updated_at_ms);
-    s.Bind(5, last_sequence);
-    s.Bind(6, Text(StoredDoc(o)));
-    if (auto ok = Exec(s, db, "opt: write objective"); !ok) return ok;
+    auto r = Exec(tx, "write objective",
+                  "INSERT INTO opt_objectives (id, tenant, status, updated_at_ms, last_sequence, "
+                  "version, doc) VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (id) DO UPDATE "
+                  "SET status = excluded.status, updated_at_ms = excluded.updated_at_ms, "
+                  "last_sequence = excluded.last_sequence, version = opt_objectives.version + 1, "
+                  "doc = excluded.doc WHERE opt_objectives.version = $7",
+                  {o.id, o.tenant, std::string(NameOf(o.status)), o.updated_at_ms, last_sequence,
+                   Text(StoredDoc(o)), version});
+    if (!r) return std::move(r).error();
+    if (r->Affected() != 1)
+      return Error(ErrorCode::kUnavailable,
+                   "opt: objective '" + o.id + "' was changed meanwhile by another writer",
+                   {{"id", o.id}});
   }
   const size_t known_plans = before ? before->plans.size() : 0;
   for (size_t i = 0; i < o.plans.size(); ++i) {
     const Plan& p = o.plans[i];
     const Plan* was = i < known_plans ? &before->plans[i] : nullptr;
     if (!was || RowOf(*was) != RowOf(p)) {
-      auto ps = db.Prepare(
-          "INSERT INTO opt_plans (id, objective_id, position, doc) VALUES (?1, ?2, ?3, ?4) ON "
-          "CONFLICT (id) DO UPDATE SET doc = excluded.doc");
-      if (!ps) return std::move(ps).error();
-      Stmt s(*ps);
-      s.Bind(1, p.id);
-      s.Bind(2, o.id);
-      s.Bind(3, p.position);
-      s.Bind(4, Text(StoredDoc(p)));
-      if (auto ok = Exec(s, db, "opt: write plan"); !ok) return ok;
+      if (auto ok = Run(tx, "write plan",
+                        "INSERT INTO opt_plans (id, objective_id, position, doc) VALUES ($1, $2, "
+                        "$3, $4) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc",
+                        {p.id, o.id, int64_t{p.position}, Text(StoredDoc(p))});
+          !ok)
+        return ok;
     }
     const size_t known = was ? was->tasks.size() : 0;
     for (size_t j = 0; j < p.tasks.size(); ++j) {
       const PlanTask& t = p.tasks[j];
       if (j < known && was->tasks[j] == t) continue;
-      auto ps = db.Prepare(
-          "INSERT INTO opt_tasks (id, objective_id, plan_id, task_index, a2a_task_id, doc) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET a2a_task_id = "
-          "excluded.a2a_task_id, doc = excluded.doc");
-      if (!ps) return std::move(ps).error();
-      Stmt s(*ps);
-      s.Bind(1, t.id);
-      s.Bind(2, o.id);
-      s.Bind(3, p.id);
-      s.Bind(4, t.task_index);
-      if (t.a2a_task_id.empty())
-        s.BindNull(5);
-      else
-        s.Bind(5, t.a2a_task_id);
-      s.Bind(6, Text(StoredDoc(t)));
-      if (auto ok = Exec(s, db, "opt: write plan task"); !ok) return ok;
+      if (auto ok = Run(tx, "write plan task",
+                        "INSERT INTO opt_tasks (id, objective_id, plan_id, task_index, "
+                        "a2a_task_id, doc) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO "
+                        "UPDATE SET a2a_task_id = excluded.a2a_task_id, doc = excluded.doc",
+                        {t.id, o.id, p.id, int64_t{t.task_index},
+                         storage::sql::TextOrNull(t.a2a_task_id), Text(StoredDoc(t))});
+          !ok)
+        return ok;
     }
   }
   return {};
@@ -271,18 +246,15 @@ struct Head {
   int64_t version = 0;
   int64_t last_sequence = -1;
 };
-Result<std::optional<Head>> HeadOf(Connection& db, OptStore::By by, const std::string& id) {
-  auto oid = ObjectiveIdOf(db, by, id);
+Result<std::optional<Head>> HeadOf(Tx& tx, OptStore::By by, const std::string& id) {
+  auto oid = ObjectiveIdOf(tx, by, id);
   if (!oid) return std::move(oid).error();
   if (oid->empty()) return std::optional<Head>();
-  auto ps = db.Prepare("SELECT tenant, version, last_sequence FROM opt_objectives WHERE id = ?1");
-  if (!ps) return std::move(ps).error();
-  Stmt s(*ps);
-  s.Bind(1, *oid);
-  const int rc = s.Step();
-  if (rc == SQLITE_DONE) return std::optional<Head>();
-  if (rc != SQLITE_ROW) return db.Fail("opt: read objective", rc);
-  return std::optional<Head>(Head{*oid, std::string(s.Text(0)), s.Int(1), s.Int(2)});
+  auto r = Exec(tx, "read objective",
+                "SELECT tenant, version, last_sequence FROM opt_objectives WHERE id = $1", {*oid});
+  if (!r) return std::move(r).error();
+  if (r->size() == 0) return std::optional<Head>();
+  return std::optional<Head>(Head{*oid, std::string(r->Text(0, 0)), r->Int(0, 1), r->Int(0, 2)});
 }
 
 }  // namespace
@@ -310,74 +282,75 @@ Error NotFound(OptStore::By by, const std::string& id) {
                {{"id", id}});
 }
 
-Result<std::optional<Loaded>> Load(Connection& db, const std::string& tenant, OptStore::By by,
+Result<Rows> Exec(Tx& tx, std::string_view what, std::string_view sql,
+                  const storage::sql::Params& params) {
+  auto r = tx.Exec(sql, params);
+  if (r) return r;
+  core::Error e = std::move(r).error();
+  e.message = "opt: " + std::string(what) + ": " + e.message;
+  return e;
+}
+
+Result<std::optional<Loaded>> Load(Tx& tx, const std::string& tenant, OptStore::By by,
                                    const std::string& id) {
-  auto oid = ObjectiveIdOf(db, by, id);
+  auto oid = ObjectiveIdOf(tx, by, id);
   if (!oid) return std::move(oid).error();
   if (oid->empty()) return std::optional<Loaded>();
   Loaded l;
   {
-    auto ps = db.Prepare(
-        "SELECT doc, last_sequence, tenant, version FROM opt_objectives WHERE id = ?1");
-    if (!ps) return std::move(ps).error();
-    Stmt s(*ps);
-    s.Bind(1, *oid);
-    const int rc = s.Step();
-    if (rc == SQLITE_DONE) return std::optional<Loaded>();
-    if (rc != SQLITE_ROW) return db.Fail("opt: read objective", rc);
-    if (!tenant.empty() && s.Text(2) != tenant) return std::optional<Loaded>();
-    auto o = ObjectiveFromDoc(s.Text(0));
+    auto r = Exec(tx, "read objective",
+                  "SELECT doc, last_sequence, tenant, version FROM opt_objectives WHERE id = $1",
+                  {*oid});
+    if (!r) return std::move(r).error();
+    if (r->size() == 0) return std::optional<Loaded>();
+    if (!tenant.empty() && r->Text(0, 2) != tenant) return std::optional<Loaded>();
+    auto o = ObjectiveFromDoc(r->Text(0, 0));
     if (!o) return std::move(o).error();
     l.objective = std::move(o).value();
-    l.last_sequence = s.Int(1);
-    l.version = s.Int(3);
+    l.last_sequence = r->Int(0, 1);
+    l.version = r->Int(0, 3);
   }
   std::map<std::string, size_t, std::less<>> plan_at;
   {
-    auto ps = db.Prepare("SELECT doc FROM opt_plans WHERE objective_id = ?1 ORDER BY position");
-    if (!ps) return std::move(ps).error();
-    Stmt s(*ps);
-    s.Bind(1, *oid);
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      auto p = PlanFromDoc(s.Text(0));
+    auto r = Exec(tx, "read plans",
+                  "SELECT doc FROM opt_plans WHERE objective_id = $1 ORDER BY position", {*oid});
+    if (!r) return std::move(r).error();
+    for (int i = 0; i < r->size(); ++i) {
+      auto p = PlanFromDoc(r->Text(i, 0));
       if (!p) return std::move(p).error();
       plan_at.emplace(p->id, l.objective.plans.size());
       l.objective.plans.push_back(std::move(p).value());
     }
-    if (rc != SQLITE_DONE) return db.Fail("opt: read plans", rc);
   }
   {
-    auto ps = db.Prepare(
-        "SELECT doc, plan_id FROM opt_tasks WHERE objective_id = ?1 ORDER BY plan_id, task_index");
-    if (!ps) return std::move(ps).error();
-    Stmt s(*ps);
-    s.Bind(1, *oid);
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      auto t = TaskFromDoc(s.Text(0));
+    auto r = Exec(tx, "read plan tasks",
+                  "SELECT doc, plan_id FROM opt_tasks WHERE objective_id = $1 ORDER BY plan_id, "
+                  "task_index",
+                  {*oid});
+    if (!r) return std::move(r).error();
+    for (int i = 0; i < r->size(); ++i) {
+      auto t = TaskFromDoc(r->Text(i, 0));
       if (!t) return std::move(t).error();
-      auto at = plan_at.find(s.Text(1));
+      auto at = plan_at.find(r->Text(i, 1));
       if (at == plan_at.end())
         return Error(ErrorCode::kDataCorrupt, "opt: plan task '" + t->id + "' has no plan");
       l.objective.plans[at->second].tasks.push_back(std::move(t).value());
     }
-    if (rc != SQLITE_DONE) return db.Fail("opt: read plan tasks", rc);
   }
   return std::optional<Loaded>(std::move(l));
 }
 
-Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::string& tenant,
-                            OptStore::By by, const std::string& id, const OptStore::Change& change,
-                            int64_t now_ms, OptStore::Written& out, bool keep_objective,
+Result<void> LoadChangeSave(Tx& tx, WriterCache& cache, const std::string& tenant, OptStore::By by,
+                            const std::string& id, const OptStore::Change& change, int64_t now_ms,
+                            OptStore::Written& out, bool keep_objective,
                             const std::vector<StatusChange>* task_steps) {
-  auto head = HeadOf(db, by, id);
+  auto head = HeadOf(tx, by, id);
   if (!head) return std::move(head).error();
   if (!head->has_value() || (!tenant.empty() && (*head)->tenant != tenant)) return NotFound(by, id);
   const std::string oid = (*head)->id;
   Loaded* l = cache.Find(oid, (*head)->version);
   if (!l) {
-    auto loaded = Load(db, "", OptStore::By::kObjective, oid);
+    auto loaded = Load(tx, "", OptStore::By::kObjective, oid);
     if (!loaded) return std::move(loaded).error();
     if (!loaded->has_value()) return NotFound(by, id);
     (*loaded)->written = (*loaded)->objective;
@@ -399,11 +372,13 @@ Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::strin
     out.actions = 0;
     if (out.changes.empty() && starts.empty() && Same(l->written, o)) return {};
     o.updated_at_ms = std::max(o.updated_at_ms, now_ms);
-    auto seq = AppendEvents(db, o, out.changes, l->last_sequence, now_ms);
-    if (!seq) return std::move(seq).error();
-    if (auto ok = WriteRows(db, o, &l->written, seq.value()); !ok) return ok;
+    // The objective's row first: it says whether the objective is still what was read.
+    const int64_t seq = l->last_sequence + static_cast<int64_t>(out.changes.size());
+    if (auto ok = WriteRows(tx, o, &l->written, l->version, seq); !ok) return ok;
+    if (auto appended = AppendEvents(tx, o, out.changes, l->last_sequence, now_ms); !appended)
+      return std::move(appended).error();
     for (const auto& [p, t] : starts) {
-      if (auto ok = AskStart(db, o, *p, *t); !ok) return ok;
+      if (auto ok = AskStart(tx, o, *p, *t); !ok) return ok;
       ++out.actions;
     }
     // Runs of this objective that a caller's decision ended (the task was canceled while its
@@ -414,15 +389,15 @@ Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::strin
         if (!t.started || t.stopped_by.empty() || !IsTerminal(t.status)) continue;
         const bool known = i < l->written.plans.size() && j < l->written.plans[i].tasks.size();
         if (!known || IsTerminal(l->written.plans[i].tasks[j].status)) continue;
-        auto dropped = DropAction(db, t.a2a_task_id, "start");
+        auto dropped = DropAction(tx, t.a2a_task_id, "start");
         if (!dropped) return std::move(dropped).error();
-        if (auto ok = AskCancel(db, o.tenant, o.owner, t); !ok) return ok;
+        if (auto ok = AskCancel(tx, o.tenant, o.owner, t); !ok) return ok;
         ++out.actions;
       }
     Sync(l->written, o);
-    l->last_sequence = seq.value();
+    l->last_sequence = seq;
     l->version += 1;
-    out.last_sequence = seq.value();
+    out.last_sequence = seq;
     return {};
   }();
   if (!result) {
@@ -434,39 +409,32 @@ Result<void> LoadChangeSave(Connection& db, WriterCache& cache, const std::strin
   return {};
 }
 
-Result<void> SaveNew(Connection& db, const Objective& o, OptStore::Written& out) {
+Result<void> SaveNew(Tx& tx, const Objective& o, OptStore::Written& out) {
   out.changes = Diff(nullptr, o);
-  auto seq = AppendEvents(db, o, out.changes, -1, o.created_at_ms);
-  if (!seq) return std::move(seq).error();
-  if (auto ok = WriteRows(db, o, nullptr, seq.value()); !ok) return ok;
+  // Version 0: no objective of that id may be stored yet.
+  const int64_t seq = static_cast<int64_t>(out.changes.size()) - 1;
+  if (auto ok = WriteRows(tx, o, nullptr, 0, seq); !ok) return ok;
+  if (auto appended = AppendEvents(tx, o, out.changes, -1, o.created_at_ms); !appended)
+    return std::move(appended).error();
   out.objective = o;
-  out.last_sequence = seq.value();
+  out.last_sequence = seq;
   return {};
 }
 
-Result<void> AskCancel(Connection& db, const std::string& tenant, const std::string& owner,
+Result<void> AskCancel(Tx& tx, const std::string& tenant, const std::string& owner,
                        const PlanTask& t) {
   json::object request{{"tenant", tenant}, {"owner", owner}};
-  auto ps = db.Prepare(
-      "INSERT OR IGNORE INTO opt_actions (run_id, kind, objective_id, plan_task_id, request) "
-      "VALUES (?1, 'cancel', ?2, ?3, ?4)");
-  if (!ps) return std::move(ps).error();
-  Stmt s(*ps);
-  s.Bind(1, t.a2a_task_id);
-  s.Bind(2, t.objective_id);
-  s.Bind(3, t.id);
-  s.Bind(4, Text(request));
-  return Exec(s, db, "opt: ask to cancel a run");
+  return Run(tx, "ask to cancel a run",
+             "INSERT INTO opt_actions (run_id, kind, objective_id, plan_task_id, request) "
+             "VALUES ($1, 'cancel', $2, $3, $4) ON CONFLICT DO NOTHING",
+             {t.a2a_task_id, t.objective_id, t.id, Text(request)});
 }
 
-Result<bool> DropAction(Connection& db, const std::string& run_id, const char* kind) {
-  auto ps = db.Prepare("DELETE FROM opt_actions WHERE run_id = ?1 AND kind = ?2");
-  if (!ps) return std::move(ps).error();
-  Stmt s(*ps);
-  s.Bind(1, run_id);
-  s.Bind(2, std::string_view(kind));
-  if (auto ok = Exec(s, db, "opt: drop an outbox row"); !ok) return std::move(ok).error();
-  return sqlite3_changes(db.handle()) > 0;
+Result<bool> DropAction(Tx& tx, const std::string& run_id, const char* kind) {
+  auto r = Exec(tx, "drop an outbox row", "DELETE FROM opt_actions WHERE run_id = $1 AND kind = $2",
+                {run_id, std::string(kind)});
+  if (!r) return std::move(r).error();
+  return r->Affected() > 0;
 }
 
 }  // namespace a2ad::ext::opt::rows

@@ -1,18 +1,20 @@
 #pragma once
-// The rows of the OPT tables (opt_store.hpp), shared by the store's writes (opt_store.cpp)
-// and the commit participant that follows tasks (opt_follow.cpp). Internal to ext/opt.
+// The rows of the OPT tables (opt_store.hpp, opt_schema.hpp), shared by the store's writes
+// (opt_store.cpp) and the commit participant that follows tasks (opt_follow.cpp). Internal to
+// ext/opt. The statements are the same on every engine (storage/sql.hpp).
 //
-// Thread safety: the functions run on the connection they are given (the store's writer for
+// Thread safety: the functions run in the transaction they are given (the store's writer's for
 // writes), one thread at a time.
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/ext/opt/opt_model.hpp"
 #include "a2ad/ext/opt/opt_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sql.hpp"
 
 namespace a2ad::ext::opt::rows {
 
@@ -43,8 +45,13 @@ class WriterCache {
 
 core::Error NotFound(OptStore::By by, const std::string& id);
 
+/// tx.Exec(sql, params), an error prefixed with "opt: <what>: ".
+core::Result<storage::sql::Rows> Exec(storage::sql::Tx& tx, std::string_view what,
+                                      std::string_view sql,
+                                      const storage::sql::Params& params = {});
+
 /// The whole objective of `id` if it is `tenant`'s ("": whoever's); nullopt otherwise.
-core::Result<std::optional<Loaded>> Load(storage::sqlite::Connection& db, const std::string& tenant,
+core::Result<std::optional<Loaded>> Load(storage::sql::Tx& tx, const std::string& tenant,
                                          OptStore::By by, const std::string& id);
 
 /// Loads the objective of `by`/`id` (from `cache` when it is current there), applies `change`,
@@ -54,22 +61,21 @@ core::Result<std::optional<Loaded>> Load(storage::sqlite::Connection& db, const 
 /// such objective of `tenant` ("": whoever's). On any error the cache forgets the objective.
 /// `task_steps`: the task transitions `change` made one after the other (a task that moved
 /// twice in it is logged twice); tasks not named there are logged by their net change.
-core::Result<void> LoadChangeSave(storage::sqlite::Connection& db, WriterCache& cache,
-                                  const std::string& tenant, OptStore::By by,
-                                  const std::string& id, const OptStore::Change& change,
-                                  int64_t now_ms, OptStore::Written& out, bool keep_objective,
+core::Result<void> LoadChangeSave(storage::sql::Tx& tx, WriterCache& cache,
+                                  const std::string& tenant, OptStore::By by, const std::string& id,
+                                  const OptStore::Change& change, int64_t now_ms,
+                                  OptStore::Written& out, bool keep_objective,
                                   const std::vector<StatusChange>* task_steps = nullptr);
 
-/// Writes a whole new objective (no rows of it exist yet) with its events.
-core::Result<void> SaveNew(storage::sqlite::Connection& db, const Objective& o,
-                           OptStore::Written& out);
+/// Writes a whole new objective with its events; kUnavailable when an objective of its id is
+/// stored already (another server wrote it meanwhile).
+core::Result<void> SaveNew(storage::sql::Tx& tx, const Objective& o, OptStore::Written& out);
 
 /// Adds (if absent) an outbox row canceling run `t.a2a_task_id` of plan task `t`, a run of
 /// `owner` in `tenant`.
-core::Result<void> AskCancel(storage::sqlite::Connection& db, const std::string& tenant,
+core::Result<void> AskCancel(storage::sql::Tx& tx, const std::string& tenant,
                              const std::string& owner, const PlanTask& t);
 /// Removes the outbox row of `kind` ("start", "cancel") for `run_id`; true if there was one.
-core::Result<bool> DropAction(storage::sqlite::Connection& db, const std::string& run_id,
-                              const char* kind);
+core::Result<bool> DropAction(storage::sql::Tx& tx, const std::string& run_id, const char* kind);
 
 }  // namespace a2ad::ext::opt::rows

@@ -1,8 +1,10 @@
 #pragma once
-// Where objectives live: tables of the task store's SQLite database (component "opt", its own
-// migrations): one JSON document per objective, plan and plan task (opt_json.hpp); a log of
-// status events per objective with a gap-free sequence (what objectives/subscribe replays);
-// and an outbox of runs to start or cancel (opt_actions; OptRunner acts on it).
+// Where objectives live: tables of the task store's database, whichever engine holds it
+// (component "opt", its own migrations per engine: opt_schema.hpp): one JSON document per
+// objective, plan and plan task (opt_json.hpp); a log of status events per objective with a
+// gap-free sequence (what objectives/subscribe replays); and an outbox of runs to start or
+// cancel (opt_actions; OptRunner acts on it). The statements are the same on every engine
+// (storage/sql.hpp).
 //
 // A change loads the whole objective (objective, plans, tasks) in the writer's transaction,
 // applies the caller's function to it (opt_model.hpp), rolls it up (RollUp), marks the tasks
@@ -10,10 +12,14 @@
 // and writes back every row whose document changed, one event per status that moved, and one
 // outbox row per run to start or cancel, in that ONE transaction: a stored objective is
 // always the rollup of its stored tasks, and a run is asked for exactly when the change that
-// makes it due is durable. Changes go through the task store's writer queue
-// (SqliteTaskStore::Write), so they are ordered with task commits and never contend for
-// SQLite's write lock. Reads run on a small pool of threads of their own (never on an I/O
-// thread), each in one read transaction.
+// makes it due is durable. Changes go through the store's writer queue (Backend::Write), so
+// they are ordered with task commits and never contend with them for the database's locks.
+// Reads run on a small pool of threads of their own (never on an I/O thread), each in one
+// read transaction (one snapshot).
+//
+// Several servers on one database (PostgreSQL): each has its own writer, so a change checks
+// that the objective's row is still at the version it read; if another server wrote it
+// meanwhile, nothing is written and the change fails with kUnavailable (try again).
 //
 // Following tasks (FollowTasks): a plan task linked to a task of this host, or started as a
 // run by its plan, takes that task's state in the transaction of the task's own commit (the
@@ -36,8 +42,9 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/ext/opt/opt_model.hpp"
+#include "a2ad/storage/backend.hpp"
 #include "a2ad/storage/schema_migrations.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
+#include "a2ad/storage/sql.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 
 namespace a2ad::ext::opt {
@@ -74,11 +81,13 @@ struct OptEvent {
 
 class OptStore {
  public:
-  /// The tables (component "opt"): for SqliteOptions::components.
+  /// The tables (component "opt", a list of steps per engine): for the backend's components
+  /// (app/backends.hpp), which bring them to their latest version.
   static storage::ComponentMigrations Migrations();
 
-  /// `limits` bound the plans that tasks joining by message make and fill.
-  OptStore(storage::SqliteTaskStore& db, Limits limits, size_t read_threads = 2);
+  /// `limits` bound the plans that tasks joining by message make and fill. `db` holds the
+  /// tables of Migrations() and outlives the store.
+  OptStore(storage::Backend& db, Limits limits, size_t read_threads = 2);
   ~OptStore();
 
   /// What a change wrote: the objective after it (whole), the statuses that moved and whether
@@ -155,16 +164,15 @@ class OptStore {
 
  private:
   boost::asio::awaitable<core::Result<Written>> RunWrite(
-      std::function<core::Result<void>(storage::sqlite::Connection&, Written&)> job);
+      std::function<core::Result<void>(storage::sql::Tx&, Written&)> job);
   // The commit participant (opt_follow.cpp), on the writer thread.
-  void Follow(storage::sqlite::Connection& db,
-              const std::vector<storage::SqliteTaskStore::CommittedTask>& tasks);
+  void Follow(storage::sql::Tx& tx, const std::vector<storage::CommittedTask>& tasks);
   /// Runs `change` in a savepoint of the batch's transaction; what it cannot do is logged.
-  void ChangeInCommit(storage::sqlite::Connection& db, const std::string& tenant, By by,
-                      const std::string& id, const Change& change, int64_t now_ms,
-                      const std::string& what, const std::vector<StatusChange>* steps);
+  void ChangeInCommit(storage::sql::Tx& tx, const std::string& tenant, By by, const std::string& id,
+                      const Change& change, int64_t now_ms, const std::string& what,
+                      const std::vector<StatusChange>* steps);
 
-  storage::SqliteTaskStore& db_;
+  storage::Backend& db_;
   const Limits limits_;
   Listener listener_;
   // Writer thread only: the objectives it changed lately (opt_rows.hpp), and what the commit

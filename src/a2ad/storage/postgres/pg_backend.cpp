@@ -33,6 +33,7 @@ core::Result<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(const std::
   if (!store) return std::move(store).error();
   std::unique_ptr<PostgresBackend> b(new PostgresBackend());
   b->store_ = std::move(store).value();
+  b->url_ = url;
   const std::string name = PostgresDatabaseName(url);
   b->where_ = "PostgreSQL database " + (name.empty() ? std::string("(libpq's default)") : name);
   return b;

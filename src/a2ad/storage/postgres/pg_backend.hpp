@@ -32,6 +32,17 @@ class PostgresBackend final : public Backend {
   void Close() override {
     if (store_) store_->Close();
   }
+  void Write(sql::Job job, TaskStore::CommitCallback done) override {
+    store_->Write(std::move(job), std::move(done));
+  }
+  core::Result<void> Read(const sql::Job& job) override { return store_->Read(job); }
+  void SetCommitParticipant(CommitParticipant participant) override {
+    store_->SetCommitParticipant(std::move(participant));
+  }
+  /// ComponentMigrations::postgresql, on a connection of its own.
+  core::Result<int> MigrateComponent(const ComponentMigrations& component) override {
+    return PostgresStore::MigrateComponent(url_, component);
+  }
 
   PostgresStore& postgres() { return *store_; }
 
@@ -39,6 +50,7 @@ class PostgresBackend final : public Backend {
   PostgresBackend() = default;
   std::unique_ptr<PostgresStore> store_;
   std::string where_;
+  std::string url_;  // with its credentials: never logged
 };
 
 /// The database name `url` names ("" when it names none: libpq's default, the user's name).

@@ -39,6 +39,7 @@ Rows::~Rows() {
   if (r_) PQclear(r_);
 }
 int Rows::size() const { return r_ ? PQntuples(r_) : 0; }
+int Rows::columns() const { return r_ ? PQnfields(r_) : 0; }
 std::string_view Rows::Text(int row, int col) const {
   return {PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col))};
 }
@@ -54,6 +55,11 @@ int64_t Rows::Affected() const {
   int64_t v = 0;
   std::from_chars(n, n + std::char_traits<char>::length(n), v);
   return v;
+}
+
+std::string_view Rows::Command() const {
+  std::string_view tag = r_ ? PQcmdStatus(r_) : "";
+  return tag.substr(0, tag.find(' '));
 }
 
 core::ErrorCode ErrorFor(std::string_view s) {
@@ -131,6 +137,10 @@ Connection::~Connection() { PQfinish(conn_); }
 
 bool Connection::Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
 
+bool Connection::InFailedTransaction() const {
+  return PQtransactionStatus(conn_) == PQTRANS_INERROR;
+}
+
 core::Result<Rows> Connection::Check(PGresult* r, std::string_view what) {
   const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Rows(r);
@@ -159,15 +169,16 @@ core::Error NulError(std::string_view what) {
 }
 }  // namespace
 
-core::Result<Rows> Connection::Exec(const std::string& sql, const Params& params,
+core::Result<Rows> Connection::Exec(std::string_view sql, const Params& params,
                                     std::string_view what) {
   if (params.has_nul()) return NulError(what);
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     std::string name = "a2ad_" + std::to_string(prepared_.size());
-    auto made = Check(PQprepare(conn_, name.c_str(), sql.c_str(), params.size(), nullptr), what);
+    std::string text(sql);
+    auto made = Check(PQprepare(conn_, name.c_str(), text.c_str(), params.size(), nullptr), what);
     if (!made) return std::move(made).error();
-    it = prepared_.emplace(sql, std::move(name)).first;
+    it = prepared_.emplace(std::move(text), std::move(name)).first;
   }
   return Check(PQexecPrepared(conn_, it->second.c_str(), params.size(), params.values(),
                               params.lengths(), nullptr, 0),

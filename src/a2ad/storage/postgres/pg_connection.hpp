@@ -59,11 +59,14 @@ class Rows {
   Rows& operator=(Rows&& o) noexcept;
   ~Rows();
   int size() const;
+  int columns() const;
   std::string_view Text(int row, int col) const;
   int64_t Int(int row, int col) const;
   bool IsNull(int row, int col) const;
   /// Rows an INSERT, UPDATE or DELETE touched.
   int64_t Affected() const;
+  /// The command tag's first word: "SELECT", "INSERT", "UPDATE", ...
+  std::string_view Command() const;
 
  private:
   PGresult* r_ = nullptr;
@@ -93,8 +96,7 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   /// Runs `sql` (prepared on first use on this connection) with `params`.
-  core::Result<Rows> Exec(const std::string& sql, const Params& params,
-                          std::string_view what);
+  core::Result<Rows> Exec(std::string_view sql, const Params& params, std::string_view what);
   /// Runs `sql` once, unprepared (statements whose text varies: several rows at once).
   core::Result<Rows> ExecOnce(const std::string& sql, const Params& params,
                               std::string_view what);
@@ -102,6 +104,9 @@ class Connection {
   core::Result<void> Run(std::string_view sql, std::string_view what);
   /// Whether the connection is lost (it is then dropped by its owner and a new one made).
   bool Broken() const;
+  /// Whether a statement of the open transaction failed: it then accepts nothing but ROLLBACK
+  /// (to a savepoint), and a COMMIT would roll it back without an error.
+  bool InFailedTransaction() const;
   PGconn* handle() { return conn_; }
 
  private:

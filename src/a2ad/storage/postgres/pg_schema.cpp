@@ -125,7 +125,28 @@ core::Result<int> CurrentVersion(Connection& db) {
   return static_cast<int>(v->Int(0, 0));
 }
 
-core::Result<int> Migrate(Connection& db) {
+core::Result<int> ComponentVersion(Connection& db, std::string_view component) {
+  auto exists =
+      db.Exec("SELECT to_regclass('a2ad_schema') IS NOT NULL", {}, "read the schema version");
+  if (!exists) return std::move(exists).error();
+  if (exists->Text(0, 0) != "t") return 0;
+  auto v = db.Exec("SELECT coalesce(max(version), 0) FROM a2ad_schema WHERE component = $1",
+                   Params().Add(component), "read a component's version");
+  if (!v) return std::move(v).error();
+  return static_cast<int>(v->Int(0, 0));
+}
+
+core::Result<int> Migrate(Connection& db, const std::vector<ComponentMigrations>& components) {
+  for (const ComponentMigrations& c : components) {
+    if (c.component.empty() || c.component == "core")
+      return core::Error(core::ErrorCode::kInvalidParams,
+                         "a component needs a name of its own (not '" + c.component + "')");
+    for (size_t i = 0; i < c.postgresql.size(); ++i)
+      if (c.postgresql[i].version != static_cast<int>(i) + 1 || c.postgresql[i].sql == nullptr)
+        return core::Error(core::ErrorCode::kInvalidParams,
+                           "the PostgreSQL migrations of component '" + c.component +
+                               "' must be versions 1..N in order, each with its SQL");
+  }
   auto fail = [&](core::Error e) -> core::Result<int> {
     (void)db.Run("ROLLBACK", "roll back the migration");
     return e;
@@ -154,6 +175,27 @@ core::Result<int> Migrate(Connection& db) {
                               "record version " + std::to_string(v));
         !ok)
       return fail(std::move(ok).error());
+  }
+  // The extensions' tables, which may reference the core's.
+  for (const ComponentMigrations& c : components) {
+    const int latest = static_cast<int>(c.postgresql.size());
+    auto at = ComponentVersion(db, c.component);
+    if (!at) return fail(std::move(at).error());
+    if (*at > latest)
+      return fail(core::Error(core::ErrorCode::kInternal,
+                              "component '" + c.component + "' is at version " +
+                                  std::to_string(*at) + ", newer than this build knows (" +
+                                  std::to_string(latest) + "): run a newer a2ad",
+                              {{"component", c.component}}));
+    for (int v = *at + 1; v <= latest; ++v) {
+      const std::string what =
+          "migrate component '" + c.component + "' to version " + std::to_string(v);
+      if (auto ok = db.Run(c.postgresql[v - 1].sql, what); !ok) return fail(std::move(ok).error());
+      Params p;
+      p.Add(c.component).Add(int64_t{v}).Add(NowMs());
+      if (auto ok = db.ExecOnce("INSERT INTO a2ad_schema VALUES ($1, $2, $3)", p, what); !ok)
+        return fail(std::move(ok).error());
+    }
   }
   if (auto ok = db.Run("COMMIT", "commit the migration"); !ok) return fail(std::move(ok).error());
   return LatestVersion();

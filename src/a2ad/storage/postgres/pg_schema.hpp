@@ -2,10 +2,12 @@
 // Internal to storage_postgres: the schema and its migrations.
 //
 // a2ad_schema(component, version, applied_at_ms, PRIMARY KEY(component, version)) records
-// every applied step; the core schema is component "core". Migrate() takes a transaction-level
-// advisory lock first, so replicas started at once migrate once: the others wait, then find
-// the schema current. DDL is transactional in PostgreSQL, so all of one call's steps commit
-// together or not at all.
+// every applied step; the core schema is component "core", an extension's tables are the
+// component it names (storage/schema_migrations.hpp: ComponentMigrations::postgresql), brought
+// to their latest version after the core's. Migrate() takes a transaction-level advisory lock
+// first, so replicas started at once migrate once: the others wait, then find the schema
+// current. DDL is transactional in PostgreSQL, so all of one call's steps commit together or
+// not at all.
 //
 // Version 1 of "core" (the shape of SQLite's version 7, sqlite_schema.hpp, in one step):
 //   tasks(id PK, context_id, state (protocol::TaskState), skill_id, created_at_ms,
@@ -26,9 +28,12 @@
 //
 // Thread safety: the functions use only the connection they are given.
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/postgres/pg_connection.hpp"
+#include "a2ad/storage/schema_migrations.hpp"
 
 namespace a2ad::storage::pg {
 
@@ -38,8 +43,14 @@ int LatestVersion();
 /// The core schema's version recorded in the database (0: none yet).
 core::Result<int> CurrentVersion(Connection& db);
 
-/// Brings the core schema to LatestVersion() under the advisory lock; returns the version.
-/// kInternal if the database holds a newer version than this build knows (nothing changed).
-core::Result<int> Migrate(Connection& db);
+/// The version of `component` recorded in the database (0: none yet).
+core::Result<int> ComponentVersion(Connection& db, std::string_view component);
+
+/// Brings the core schema to LatestVersion(), then every one of `components` to the last
+/// version of its PostgreSQL list, in one transaction under the advisory lock; returns the core
+/// schema's version. kInvalidParams (nothing changed) for a component without a name, named
+/// "core", or whose list is not versions 1..N; kInternal if the database holds a newer version
+/// of the core or of a component than this build knows (nothing changed).
+core::Result<int> Migrate(Connection& db, const std::vector<ComponentMigrations>& components = {});
 
 }  // namespace a2ad::storage::pg

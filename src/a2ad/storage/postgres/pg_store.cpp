@@ -109,12 +109,6 @@ PostgresStore::~PostgresStore() { Close(); }
 
 int PostgresStore::LatestSchemaVersion() { return pg::LatestVersion(); }
 
-core::Result<int> PostgresStore::Migrate(const std::string& url) {
-  auto c = pg::Connection::Open(url, 0);
-  if (!c) return std::move(c).error();
-  return pg::Migrate(**c);
-}
-
 core::Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
                                                                  PostgresOptions opts) {
   if (opts.reader_connections < 1 || opts.max_batch_commits < 1 || opts.prune_batch_tasks < 1 ||
@@ -123,7 +117,7 @@ core::Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::stri
   auto c = pg::Connection::Open(url, opts.statement_timeout_ms);
   if (!c) return std::move(c).error();
   if (opts.migrate_on_open) {
-    auto v = pg::Migrate(**c);
+    auto v = pg::Migrate(**c, opts.components);
     if (!v) return std::move(v).error();
   } else {
     auto v = pg::CurrentVersion(**c);
@@ -133,6 +127,17 @@ core::Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::stri
                          "the database's schema is version " + std::to_string(*v) +
                              ", this build needs " + std::to_string(pg::LatestVersion()) +
                              (*v < pg::LatestVersion() ? ": run `a2ad migrate`" : ""));
+    for (const ComponentMigrations& component : opts.components) {
+      auto at = pg::ComponentVersion(**c, component.component);
+      if (!at) return std::move(at).error();
+      const int latest = static_cast<int>(component.postgresql.size());
+      if (*at != latest)
+        return core::Error(core::ErrorCode::kInternal,
+                           "component '" + component.component + "' is at version " +
+                               std::to_string(*at) + ", this build uses " +
+                               std::to_string(latest) +
+                               (*at < latest ? ": run `a2ad migrate`" : ""));
+    }
   }
   auto impl = std::make_unique<Impl>(url, std::move(opts));
   impl->StartWriter();

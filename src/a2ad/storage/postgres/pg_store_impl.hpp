@@ -1,6 +1,7 @@
 #pragma once
 // Internal to storage_postgres: PostgresStore's state, shared by its source files
-// (pg_writer.cpp: commits; pg_store.cpp: reads, the pool, open and close; pg_push.cpp: push).
+// (pg_writer.cpp: commits and the commit participant; pg_store.cpp: reads, the pool, open and
+// close; pg_push.cpp: push; pg_component_jobs.cpp: extensions' writes, reads and migrations).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -70,6 +71,7 @@ class PostgresStore::Impl {
   bool Enqueue(std::function<void(pg::Connection*)> job);
   void StartWriter();
   void StopWriter();  // drains the queue, joins the thread
+  void SetCommitParticipant(CommitParticipant participant);
 
   class ApiKeys final : public ApiKeyStore {  // pg_api_keys.cpp
    public:
@@ -96,6 +98,9 @@ class PostgresStore::Impl {
   /// Writes one commit; `aborted` is set when a statement failed (the transaction is then
   /// unusable), as opposed to a refused commit (kConflict, nothing written).
   core::Result<void> Apply(Pending& p, bool& aborted);
+  /// The commit participant's look at the commits of `batch` that were written, before COMMIT,
+  /// in a savepoint of the batch's transaction.
+  void TellParticipant(std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked);
 
   // Readers.
   mutable std::mutex pool_mu_;
@@ -113,6 +118,7 @@ class PostgresStore::Impl {
   bool stopping_ = false;
   std::thread writer_thread_;
   std::unique_ptr<pg::Connection> writer_;
+  CommitParticipant participant_;  // set under queue_mu_ before serving; used by the writer
 };
 
 }  // namespace a2ad::storage

@@ -1,7 +1,9 @@
 // PostgresStore's write path: Commit serializes a commit on the calling thread and queues it;
-// the writer thread applies the queued commits in batches, one transaction each. See
-// postgres_store.hpp ("Writes").
+// the writer thread applies the queued commits in batches, one transaction each, and shows the
+// commit participant what each batch wrote. See postgres_store.hpp ("Writes").
+#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <string>
 #include <utility>
 #include <variant>
@@ -10,6 +12,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/commit_check.hpp"
+#include "a2ad/storage/postgres/pg_sql.hpp"
 #include "a2ad/storage/postgres/pg_store_impl.hpp"
 
 namespace a2ad::storage {
@@ -152,6 +155,15 @@ void PostgresStore::Impl::WriterLoop() {
       opts_.batch_observer(batch.size(), std::chrono::duration<double>(
                                              std::chrono::steady_clock::now() - start)
                                              .count());
+    if (participant_.after_batch) {
+      const bool committed =
+          std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); });
+      try {
+        participant_.after_batch(committed);
+      } catch (const std::exception& e) {
+        core::LogError(std::string("task store: a commit participant threw: ") + e.what());
+      }
+    }
     for (Pending& p : batch)
       if (p.done) p.done(std::move(p.result));
   }
@@ -215,6 +227,7 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       (void)w.Run("ROLLBACK", "roll back a batch");
       continue;
     }
+    if (participant_.before_commit) TellParticipant(batch, checked);
     if (auto committed = w.Run("COMMIT", "commit a batch"); !committed) {
       errors_.fetch_add(1);
       core::LogWarn("task store: " + committed.error().message);
@@ -223,6 +236,53 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
     }
     return;
   }
+}
+
+void PostgresStore::Impl::SetCommitParticipant(CommitParticipant participant) {
+  std::lock_guard lock(queue_mu_);
+  participant_ = std::move(participant);
+}
+
+void PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
+                                          const std::vector<core::Result<void>>& checked) {
+  std::vector<CommittedTask> written;
+  written.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Pending& p = batch[i];
+    if (!checked[i] || !p.result) continue;
+    const TaskRecord& r = p.commit.Record();
+    CommittedTask t;
+    t.id = r.task.id;
+    t.context_id = r.task.context_id;
+    t.tenant = r.tenant;
+    t.owner = r.owner;
+    t.snapshot = p.snapshot;
+    t.state = static_cast<int64_t>(r.task.status.state);
+    t.at_ms = r.updated_at_ms;
+    t.created = p.commit.expected_last_sequence == -1;
+    written.push_back(t);
+  }
+  if (written.empty()) return;
+  // A statement that fails spoils the whole transaction in PostgreSQL: the participant's part
+  // is kept in a savepoint, so the task commits of the batch never depend on it.
+  pg::Connection& w = *writer_;
+  if (auto saved = w.Run("SAVEPOINT participant", "savepoint"); !saved) {
+    core::LogError("task store: the commit participant is skipped: " + saved.error().message);
+    return;
+  }
+  std::string failed;
+  try {
+    pg::SqlTx tx(w);
+    participant_.before_commit(tx, written);
+  } catch (const std::exception& e) {
+    failed = std::string("it threw: ") + e.what();
+  }
+  if (failed.empty() && w.InFailedTransaction()) failed = "a statement of it failed";
+  if (!failed.empty()) {
+    core::LogError("task store: the commit participant's writes are rolled back: " + failed);
+    (void)w.Run("ROLLBACK TO SAVEPOINT participant", "roll back the participant");
+  }
+  (void)w.Run("RELEASE SAVEPOINT participant", "release the participant's savepoint");
 }
 
 core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {

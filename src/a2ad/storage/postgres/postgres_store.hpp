@@ -20,6 +20,13 @@
 // every commit whose callback has run. A read that fails because its connection was lost is
 // tried once more on a new connection.
 //
+// Extensions' tables (backend.hpp, "components"): Write is a job of the writer queue, in a
+// transaction of its own (BEGIN .. COMMIT on the writer's connection); Read runs on a pooled
+// connection in one REPEATABLE READ READ ONLY transaction, so its statements share a snapshot;
+// the commit participant is called in each batch's transaction before its COMMIT, inside a
+// savepoint that is rolled back (and logged) if it throws or a statement of it failed, so it
+// never fails the batch. Components are migrated with the core schema (pg_schema.hpp).
+//
 // Faults: the server unreachable or the connection lost: the call fails with kUnavailable (a
 // commit so failed was not acknowledged; whether it was written is unknown to the caller,
 // whose retry then meets the sequence check) and the next call connects again. A statement
@@ -39,6 +46,8 @@
 #include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/backend.hpp"
 #include "a2ad/storage/push_store.hpp"
+#include "a2ad/storage/schema_migrations.hpp"
+#include "a2ad/storage/sql.hpp"
 #include "a2ad/storage/task_store.hpp"
 
 namespace a2ad::storage {
@@ -55,6 +64,10 @@ struct PostgresOptions {
   /// Open() applies pending migrations. If false, a database below the latest version is
   /// refused (run `a2ad migrate`).
   bool migrate_on_open = true;
+  /// Extensions' own tables (storage/schema_migrations.hpp): Open() brings each component to
+  /// the last version of its PostgreSQL list after the core schema (with migrate_on_open
+  /// false, a component below it is refused like the core schema).
+  std::vector<ComponentMigrations> components;
   /// Called after each batch of commits is settled, with its size and how long writing it
   /// took (metrics). Runs on the writer thread.
   std::function<void(size_t batch_size, double seconds)> batch_observer;
@@ -68,9 +81,17 @@ class PostgresStore final : public TaskStore, public PushStore {
   /// if the schema is newer than this build or a migration fails.
   static core::Result<std::unique_ptr<PostgresStore>> Open(const std::string& url,
                                                            PostgresOptions opts = {});
-  /// Brings the database at `url` to the latest schema; returns its version (`a2ad migrate`).
-  static core::Result<int> Migrate(const std::string& url);
+  /// Brings the database at `url` to the latest schema, and then `components`, in one
+  /// transaction (pg_schema.hpp); returns the core schema's version (`a2ad migrate`).
+  static core::Result<int> Migrate(const std::string& url,
+                                   const std::vector<ComponentMigrations>& components = {});
   static int LatestSchemaVersion();
+  /// Brings the core schema and then `component` to their latest versions; returns the
+  /// component's. May run while servers use the database (the advisory lock orders it).
+  static core::Result<int> MigrateComponent(const std::string& url,
+                                            const ComponentMigrations& component);
+  /// The version of `component` recorded in the database at `url` (0: never migrated).
+  static core::Result<int> ComponentVersion(const std::string& url, std::string_view component);
 
   ~PostgresStore() override;
 
@@ -129,6 +150,11 @@ class PostgresStore final : public TaskStore, public PushStore {
     uint64_t waits = 0, errors = 0;
   };
   PoolStats Pool() const;
+
+  // ---- an extension's own tables (see "Extensions' tables" above; backend.hpp) ---------
+  void Write(sql::Job job, CommitCallback done);
+  core::Result<void> Read(const sql::Job& job);
+  void SetCommitParticipant(CommitParticipant participant);
 
   class Impl;
 

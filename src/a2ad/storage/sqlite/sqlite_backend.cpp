@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "a2ad/storage/sqlite/sqlite_sql.hpp"
+
 namespace a2ad::storage {
 
 std::string SqliteBackend::PathIn(const std::string& data_dir) {
@@ -39,6 +41,30 @@ core::Result<StoreCounts> SqliteBackend::Count() {
   auto c = tasks_->Count();
   if (!c) return std::move(c).error();
   return StoreCounts{std::move(c->tasks_by_state), c->events, c->outbox_pending, c->outbox_dead};
+}
+
+void SqliteBackend::Write(sql::Job job, TaskStore::CommitCallback done) {
+  tasks_->Write(
+      [job = std::move(job)](sqlite::Connection& db) {
+        sqlite::SqlTx tx(db);
+        return job(tx);
+      },
+      std::move(done));
+}
+
+core::Result<void> SqliteBackend::Read(const sql::Job& job) {
+  return tasks_->Read([&job](sqlite::Connection& db) {
+    sqlite::SqlTx tx(db);
+    return job(tx);
+  });
+}
+
+void SqliteBackend::SetCommitParticipant(CommitParticipant participant) {
+  tasks_->SetCommitParticipant(std::move(participant));
+}
+
+core::Result<int> SqliteBackend::MigrateComponent(const ComponentMigrations& component) {
+  return SqliteTaskStore::MigrateComponent(path_, component.component, component.sqlite);
 }
 
 void SqliteBackend::Close() {

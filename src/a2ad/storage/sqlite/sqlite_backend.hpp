@@ -29,8 +29,14 @@ class SqliteBackend final : public Backend {
   void CheckWritable(std::function<void(core::Result<void>)> done) override;
   core::Result<StoreCounts> Count() override;
   void Close() override;
+  /// On the task store's writer (SqliteTaskStore::Write), a reader (Read) and its participant.
+  void Write(sql::Job job, TaskStore::CommitCallback done) override;
+  core::Result<void> Read(const sql::Job& job) override;
+  void SetCommitParticipant(CommitParticipant participant) override;
+  /// ComponentMigrations::sqlite, on a connection of its own (SqliteTaskStore::MigrateComponent).
+  core::Result<int> MigrateComponent(const ComponentMigrations& component) override;
 
-  /// The task store itself, for what only SQLite offers yet (the OPT extension's tables).
+  /// The task store itself, for what only SQLite offers.
   SqliteTaskStore& sqlite() { return *tasks_; }
 
  private:

@@ -4,8 +4,8 @@
 //
 // The core schema (tasks, events, push, quarantine) has one ordered list, recorded in
 // schema_migrations (sqlite_schema.hpp). An extension that keeps its own tables in the task
-// store's database (Objective-Plan-Task, later) owns them through a *component*: a name and
-// its own ordered list, recorded per component in
+// store's database (Objective-Plan-Task) owns them through a *component*: a name and its own
+// ordered list (ComponentMigrations::sqlite), recorded per component in
 //   component_migrations(component TEXT, version INTEGER, applied_at_ms INTEGER,
 //                        PRIMARY KEY(component, version))   -- WITHOUT ROWID, STRICT
 // (created by the first component migration). A component is migrated after the core

@@ -158,7 +158,7 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
   if (opts.migrate_on_open) {
     if (auto migrated = sqlite::MigrateToLatest(db); !migrated) return std::move(migrated).error();
     for (const auto& c : opts.components)
-      if (auto migrated = sqlite::MigrateComponent(db, c.component, c.migrations); !migrated)
+      if (auto migrated = sqlite::MigrateComponent(db, c.component, c.sqlite); !migrated)
         return std::move(migrated).error();
   } else {
     auto version = sqlite::CurrentVersion(db);
@@ -172,7 +172,7 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
     for (const auto& c : opts.components) {
       auto at = sqlite::ComponentVersion(db, c.component);
       if (!at) return std::move(at).error();
-      const int latest = c.migrations.empty() ? 0 : c.migrations.back().version;
+      const int latest = c.sqlite.empty() ? 0 : c.sqlite.back().version;
       if (*at != latest)
         return Internal("sqlite '" + path + "': component '" + c.component + "' is at version " +
                         std::to_string(*at) + ", this build uses " + std::to_string(latest) +

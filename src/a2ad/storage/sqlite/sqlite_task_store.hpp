@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/storage/sql.hpp"
 #include "a2ad/storage/sqlite/sqlite_migration.hpp"
 #include "a2ad/storage/task_store.hpp"
 
@@ -165,6 +166,7 @@ class SqliteTaskStore final : public TaskStore {
 
   // ---- an extension's own tables (SqliteOptions::components) ----------------------------
   /// What a component runs on a connection (sqlite_connection.hpp); an error rolls back.
+  /// SqliteBackend hands it to extensions as storage/sql.hpp's handle (sqlite_sql.hpp).
   using ComponentJob = std::function<core::Result<void>(sqlite::Connection&)>;
   /// Runs `job` on the writer thread in a transaction of its own (BEGIN IMMEDIATE .. COMMIT),
   /// queued in call order with Commit and PruneEvents: it sees every commit accepted before
@@ -175,27 +177,10 @@ class SqliteTaskStore final : public TaskStore {
   /// Runs `job` on a pooled reader connection inside one read transaction (one snapshot);
   /// blocks the caller. kUnavailable after Close(). Thread-safe.
   core::Result<void> Read(const ComponentJob& job);
-  /// What a participant is told of one task commit (the views live for the call only).
-  struct CommittedTask {
-    std::string_view id, context_id, tenant, owner;
-    std::string_view snapshot;  // the task after the commit, A2A 1.0 JSON
-    int64_t state = 0;          // protocol::TaskState
-    int64_t at_ms = 0;          // the commit's change time
-    bool created = false;       // the commit creates the task
-  };
-  /// Rows of a component that follow tasks (the OPT extension's plan tasks). `before_commit`
-  /// is called on the writer thread once per batch of task commits, inside its transaction,
-  /// after every commit of it is written and before COMMIT, with the commits that were written
-  /// (not those refused or rolled back): its writes commit or roll back with theirs. It must
-  /// not fail the batch (it keeps its writes in a savepoint and logs what it cannot do), and a
-  /// batch written again with savepoints calls it again. `after_batch` is called on the writer
-  /// thread once the batch is settled, with whether its transaction committed: what
-  /// `before_commit` wrote may now be acted upon, or must be forgotten. Neither may block. Set
-  /// once, before serving.
-  struct CommitParticipant {
-    std::function<void(sqlite::Connection&, const std::vector<CommittedTask>&)> before_commit;
-    std::function<void(bool committed)> after_batch;
-  };
+  /// The commit participant (storage/sql.hpp): its statements run on the writer connection,
+  /// inside the batch's transaction, through a sql::Tx.
+  using CommittedTask = storage::CommittedTask;
+  using CommitParticipant = storage::CommitParticipant;
   void SetCommitParticipant(CommitParticipant participant);
 
   /// What the metrics count (app/metrics_setup.hpp), read in one read transaction: tasks by

@@ -22,6 +22,7 @@
 #include "a2ad/storage/commit_check.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
+#include "a2ad/storage/sqlite/sqlite_sql.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
 
 namespace a2ad::storage {
@@ -339,7 +340,8 @@ void SqliteTaskStore::Impl::TellParticipant(std::vector<Pending>& batch) {
   }
   if (written.empty()) return;
   try {
-    participant_.before_commit(*writer_, written);
+    sqlite::SqlTx tx(*writer_);
+    participant_.before_commit(tx, written);
   } catch (const std::exception& e) {
     core::LogError(std::string("task store: a commit participant threw: ") + e.what());
   }
