@@ -185,6 +185,82 @@ core::Result<Rows> Connection::Exec(std::string_view sql, const Params& params,
                what);
 }
 
+core::Result<void> Connection::Prepare(std::string_view sql, int params, std::string_view what) {
+  if (prepared_.find(sql) != prepared_.end()) return core::Ok{};
+  std::string name = "a2ad_" + std::to_string(prepared_.size());
+  std::string text(sql);
+  auto made = Check(PQprepare(conn_, name.c_str(), text.c_str(), params, nullptr), what);
+  if (!made) return std::move(made).error();
+  prepared_.emplace(std::move(text), std::move(name));
+  return core::Ok{};
+}
+
+namespace {
+core::Error Lost(std::string_view what, PGconn* c) {
+  return core::Error(core::ErrorCode::kUnavailable,
+                     std::string(what) + ": PostgreSQL connection: " + Redact(PQerrorMessage(c)),
+                     {{"database", "postgresql"}});
+}
+}  // namespace
+
+core::Result<void> Connection::EnterPipeline() {
+  if (PQenterPipelineMode(conn_) != 1) return Lost("enter pipeline mode", conn_);
+  return core::Ok{};
+}
+
+core::Result<void> Connection::Send(std::string_view sql, const Params& params, bool prepared,
+                                    std::string_view what) {
+  if (params.has_nul()) return NulError(what);
+  int sent;
+  if (prepared) {
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end())
+      return core::Error(core::ErrorCode::kInternal, std::string(what) + ": not prepared");
+    sent = PQsendQueryPrepared(conn_, it->second.c_str(), params.size(), params.values(),
+                               params.lengths(), nullptr, 0);
+  } else {
+    const std::string text(sql);
+    sent = PQsendQueryParams(conn_, text.c_str(), params.size(), nullptr, params.values(),
+                             params.lengths(), nullptr, 0);
+  }
+  if (sent != 1) return Lost(what, conn_);
+  return core::Ok{};
+}
+
+core::Result<void> Connection::Sync() {
+  if (PQpipelineSync(conn_) != 1) return Lost("send a pipeline", conn_);
+  return core::Ok{};
+}
+
+core::Result<Rows> Connection::Next(std::string_view what) {
+  PGresult* r = PQgetResult(conn_);
+  if (!r) return Lost(what, conn_);
+  if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED) {
+    PQclear(r);
+    (void)PQgetResult(conn_);  // the statement's end
+    return core::Error(core::ErrorCode::kInternal,
+                       std::string(what) + ": not run (an earlier statement failed)",
+                       {{"database", "postgresql"}});
+  }
+  auto out = Check(r, what);
+  if (PGresult* end = PQgetResult(conn_)) PQclear(end);  // the statement's end (NULL)
+  return out;
+}
+
+bool Connection::ExitPipeline() {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    if (PQpipelineStatus(conn_) == PQ_PIPELINE_OFF) return true;
+    if (PQexitPipelineMode(conn_) == 1) return true;
+    PGresult* r = PQgetResult(conn_);
+    if (!r) {
+      if (Broken()) return false;
+      continue;
+    }
+    PQclear(r);
+  }
+  return false;
+}
+
 core::Result<Rows> Connection::ExecOnce(const std::string& sql, const Params& params,
                                         std::string_view what) {
   if (params.has_nul()) return NulError(what);

@@ -102,6 +102,26 @@ class Connection {
                               std::string_view what);
   /// Runs one or more statements without parameters (BEGIN, COMMIT, DDL).
   core::Result<void> Run(std::string_view sql, std::string_view what);
+  // ---- pipeline mode (libpq 14+): statements sent without waiting for each answer, their
+  // results read in order afterwards; one round trip for many statements. Only small results
+  // are expected (command tags), so sending everything before reading cannot fill both
+  // directions' buffers. After an error the statements that follow it in the pipeline are not
+  // run (their results say so), until the sync.
+  /// Prepares `sql` now (outside a pipeline) if this connection has not yet.
+  core::Result<void> Prepare(std::string_view sql, int params, std::string_view what);
+  core::Result<void> EnterPipeline();
+  /// Queues `sql` (prepared by Prepare, or once unprepared) with `params`. kInvalidParams for a
+  /// NUL in a parameter (nothing is queued); kUnavailable if the connection fails.
+  core::Result<void> Send(std::string_view sql, const Params& params, bool prepared,
+                          std::string_view what);
+  /// Marks the end of the queued statements and sends them.
+  core::Result<void> Sync();
+  /// The result of the next queued statement, in order (an error for one that failed or was
+  /// skipped after a failure).
+  core::Result<Rows> Next(std::string_view what);
+  /// Reads up to the sync's result and leaves pipeline mode; false if the connection is
+  /// unusable afterwards.
+  bool ExitPipeline();
   /// Whether the connection is lost (it is then dropped by its owner and a new one made).
   bool Broken() const;
   /// Whether a statement of the open transaction failed: it then accepts nothing but ROLLBACK

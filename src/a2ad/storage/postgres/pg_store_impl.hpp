@@ -98,6 +98,14 @@ class PostgresStore::Impl {
   /// Writes one commit; `aborted` is set when a statement failed (the transaction is then
   /// unusable), as opposed to a refused commit (kConflict, nothing written).
   core::Result<void> Apply(Pending& p, bool& aborted);
+  /// The fast pass of RunBatch: the batch in one pipeline. kWritten: every commit written, the
+  /// transaction open; kCareful: something was refused or failed, rolled back; kFailed: the
+  /// connection failed (`error`).
+  struct Pipelined {
+    enum Outcome { kWritten, kCareful, kFailed } outcome;
+    core::Result<void> error;
+  };
+  Pipelined Pipeline(std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked);
   /// The commit participant's look at the commits of `batch` that were written, before COMMIT,
   /// in a savepoint of the batch's transaction.
   void TellParticipant(std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked);

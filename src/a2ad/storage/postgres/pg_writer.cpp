@@ -177,8 +177,11 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
     for (size_t i = 0; i < batch.size(); ++i)
       if (checked[i]) batch[i].result = e;
   };
-  // Pass 0: no savepoints. Pass 1 (after a statement failed): a savepoint per commit. A lost
-  // connection before anything was written is made again once.
+  // Pass 0: every statement of the batch in one pipeline (one round trip), then COMMIT. If a
+  // commit is refused (its sequence check, a taken key) or a statement fails, that pass is
+  // rolled back and pass 1 writes the batch again a statement at a time with a savepoint per
+  // commit, so each commit gets its own outcome. A connection found lost before anything was
+  // written is made again once.
   bool reconnected = false;
   for (int pass = 0; pass < 2; ++pass) {
     if (!EnsureWriter()) {
@@ -187,6 +190,31 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       return;
     }
     pg::Connection& w = *writer_;
+    if (pass == 0) {
+      auto piped = Pipeline(batch, checked);
+      if (piped.outcome == Pipelined::kFailed) {
+        if (w.Broken() && !reconnected) {  // an idle connection the server had closed
+          reconnected = true;
+          writer_.reset();
+          --pass;
+          continue;
+        }
+        errors_.fetch_add(1);
+        fail_all(piped.error.error());
+        if (!w.Broken()) (void)w.Run("ROLLBACK", "roll back a batch");
+        return;
+      }
+      if (piped.outcome == Pipelined::kCareful) continue;
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (checked[i]) batch[i].result = core::Ok{};
+      if (participant_.before_commit) TellParticipant(batch, checked);
+      if (auto committed = w.Run("COMMIT", "commit a batch"); !committed) {
+        errors_.fetch_add(1);
+        core::LogWarn("task store: " + committed.error().message);
+        fail_all(committed.error());
+      }
+      return;
+    }
     if (auto begun = w.Run("BEGIN", "begin a batch"); !begun) {
       if (w.Broken() && !reconnected) {
         reconnected = true;
@@ -202,7 +230,7 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
     for (size_t i = 0; i < batch.size(); ++i) {
       Pending& p = batch[i];
       if (!checked[i]) continue;
-      const bool savepoint = pass == 1;
+      const bool savepoint = true;
       if (savepoint) {
         if (auto s = w.Run("SAVEPOINT c", "savepoint"); !s) {
           p.result = std::move(s).error();
@@ -285,6 +313,140 @@ void PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
   (void)w.Run("RELEASE SAVEPOINT participant", "release the participant's savepoint");
 }
 
+namespace {
+
+// The statements of one commit, shared by the pipelined pass and the careful one.
+Params TaskParams(const PostgresStore::Impl::Pending& p) {
+  const TaskCommit& c = p.commit;
+  const TaskRecord& r = c.Record();
+  Params q;
+  q.Add(r.task.id).Add(r.task.context_id).Add(static_cast<int64_t>(r.task.status.state))
+      .Add(r.skill_id).Add(r.created_at_ms).Add(r.updated_at_ms).Add(r.last_sequence)
+      .Add(p.snapshot).Add(p.run).Add(p.a2a_state);
+  if (c.expected_last_sequence == -1)
+    q.AddOrNull(r.dedup_key).Add(r.tenant).Add(r.owner);
+  else
+    q.Add(c.expected_last_sequence).Add(c.releases_dedup_key);
+  return q;
+}
+
+const std::string& TaskSql(const TaskCommit& c) {
+  return c.expected_last_sequence == -1 ? kInsertTask : kUpdateTask;
+}
+
+// Events [first, first + n) as one INSERT; its text depends on n only.
+std::pair<std::string, Params> EventsStatement(const PostgresStore::Impl::Pending& p, size_t first,
+                                               size_t n) {
+  const TaskCommit& c = p.commit;
+  const std::string& id = c.Record().task.id;
+  std::string text =
+      "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms,"
+      " payload) VALUES ";
+  Params ev;
+  for (size_t i = 0; i < n; ++i) {
+    const protocol::RunEvent& e = c.events[first + i];
+    const size_t b = i * 7;
+    text += (i ? ", ($" : "($") + std::to_string(b + 1);
+    for (size_t k = 2; k <= 7; ++k) text += ", $" + std::to_string(b + k);
+    text += ')';
+    ev.Add(id).Add(e.sequence).Add(e.event_id).Add(e.type).Add(e.node_id).Add(e.timestamp_ms)
+        .Add(p.payloads[first + i]);
+  }
+  return {std::move(text), std::move(ev)};
+}
+constexpr size_t kPreparedEventRows = 4;  // statements of up to 4 rows are prepared
+
+Params ConfigParams(const PushConfigRecord& cfg) {
+  Params q;
+  q.Add(cfg.task_id).Add(cfg.config.id).Add(cfg.config.url).Add(cfg.config.token);
+  if (cfg.config.authentication)
+    q.Add(cfg.config.authentication->scheme).Add(cfg.config.authentication->credentials);
+  else
+    q.Null().Add(std::string_view(""));
+  q.Add(cfg.config.wire_version).Add(cfg.created_at_ms);
+  return q;
+}
+
+Params OutboxParams(const OutboxRow& o) {
+  Params q;
+  q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
+      .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
+      .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
+      .Add(o.finished_at_ms).Add(o.traceparent);
+  return q;
+}
+
+}  // namespace
+
+PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
+    std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked) {
+  pg::Connection& w = *writer_;
+  // Everything the pipeline runs is prepared first (a pipeline cannot wait for a prepare).
+  for (const std::string* sql : {&kInsertTask, &kUpdateTask, &kUpsertConfig, &kInsertOutbox}) {
+    const int n = sql == &kInsertTask ? 13 : sql == &kUpdateTask ? 12 : sql == &kUpsertConfig ? 8 : 14;
+    if (auto ok = w.Prepare(*sql, n, "prepare a statement"); !ok) return {Pipelined::kFailed, ok.error()};
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!checked[i]) continue;
+    const size_t events = batch[i].commit.events.size();
+    if (events > 0 && events <= kPreparedEventRows) {
+      auto [text, params] = EventsStatement(batch[i], 0, events);
+      if (auto ok = w.Prepare(text, params.size(), "prepare a statement"); !ok)
+        return {Pipelined::kFailed, ok.error()};
+    }
+  }
+  if (auto ok = w.EnterPipeline(); !ok) return {Pipelined::kFailed, ok.error()};
+  // Which results must say "one row" (the task's INSERT or UPDATE: the sequence check).
+  std::vector<bool> must_touch_one;
+  core::Result<void> sent = core::Ok{};
+  auto send = [&](std::string_view sql, const Params& params, bool prepared,
+                  std::string_view what, bool touch_one) {
+    if (!sent) return;
+    sent = w.Send(sql, params, prepared, what);
+    if (sent) must_touch_one.push_back(touch_one);
+  };
+  send("BEGIN", {}, false, "begin a batch", false);
+  for (size_t i = 0; i < batch.size() && sent; ++i) {
+    if (!checked[i]) continue;
+    const Pending& p = batch[i];
+    const TaskCommit& c = p.commit;
+    send(TaskSql(c), TaskParams(p), true, "write a task", true);
+    for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
+      const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
+      auto [text, params] = EventsStatement(p, first, n);
+      send(text, params, first == 0 && n <= kPreparedEventRows && n == c.events.size(),
+           "append events", false);
+    }
+    for (const PushConfigRecord& cfg : c.push_configs)
+      send(kUpsertConfig, ConfigParams(cfg), true, "write a push config", false);
+    for (const OutboxRow& o : c.outbox)
+      send(kInsertOutbox, OutboxParams(o), true, "insert an outbox row", false);
+  }
+  // A NUL in a value stops the queueing (that commit fails on the careful way); a lost
+  // connection fails the batch.
+  bool clean = sent.ok();
+  if (!sent && sent.error().code == core::ErrorCode::kUnavailable)
+    return {Pipelined::kFailed, sent.error()};
+  if (auto synced = w.Sync(); !synced) return {Pipelined::kFailed, synced.error()};
+  for (size_t k = 0; k < must_touch_one.size(); ++k) {
+    auto r = w.Next("a batch's statement");
+    if (!r) {
+      if (w.Broken()) return {Pipelined::kFailed, r.error()};
+      clean = false;
+      continue;
+    }
+    if (must_touch_one[k] && r->Affected() != 1) clean = false;  // refused: the careful way
+  }
+  if (!w.ExitPipeline()) return {Pipelined::kFailed, core::Error(core::ErrorCode::kUnavailable,
+                                                                 "the database connection failed",
+                                                                 {{"database", "postgresql"}})};
+  if (clean) return {Pipelined::kWritten, core::Ok{}};
+  errors_.fetch_add(1);
+  if (auto rolled = w.Run("ROLLBACK", "roll back a batch"); !rolled && w.Broken())
+    return {Pipelined::kFailed, rolled.error()};
+  return {Pipelined::kCareful, core::Ok{}};
+}
+
 core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
   pg::Connection& w = *writer_;
   const TaskCommit& c = p.commit;
@@ -293,76 +455,37 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
     if (!got) aborted = true;
     return got;
   };
-  if (c.expected_last_sequence == -1) {
-    Params insert;
-    insert.Add(r.task.id).Add(r.task.context_id).Add(static_cast<int64_t>(r.task.status.state))
-        .Add(r.skill_id).Add(r.created_at_ms).Add(r.updated_at_ms).Add(r.last_sequence)
-        .Add(p.snapshot).Add(p.run).Add(p.a2a_state).AddOrNull(r.dedup_key).Add(r.tenant)
-        .Add(r.owner);
-    auto made = sql(w.Exec(kInsertTask, insert, "insert task " + r.task.id));
+  const Params task = TaskParams(p);
+  auto made = sql(w.Exec(TaskSql(c), task, "write task " + r.task.id));
+  if (!made) return std::move(made).error();
+  if (made->Affected() == 0) {
+    if (c.expected_last_sequence != -1) return Refused(r.task.id, false);
+    if (r.dedup_key.empty() || c.dedup_takeover_before_ms <= 0) return Refused(r.task.id, true);
+    Params take;
+    take.Add(r.tenant).Add(r.dedup_key).Add(c.dedup_takeover_before_ms).Add(r.task.id);
+    auto taken = sql(w.Exec(kTakeOverDedupKey, take, "take over an idempotency key"));
+    if (!taken) return std::move(taken).error();
+    if (taken->Affected() == 0) return Refused(r.task.id, true);
+    made = sql(w.Exec(kInsertTask, task, "insert task " + r.task.id));
     if (!made) return std::move(made).error();
-    if (made->Affected() == 0) {
-      if (r.dedup_key.empty() || c.dedup_takeover_before_ms <= 0) return Refused(r.task.id, true);
-      Params take;
-      take.Add(r.tenant).Add(r.dedup_key).Add(c.dedup_takeover_before_ms).Add(r.task.id);
-      auto taken = sql(w.Exec(kTakeOverDedupKey, take, "take over an idempotency key"));
-      if (!taken) return std::move(taken).error();
-      if (taken->Affected() == 0) return Refused(r.task.id, true);
-      made = sql(w.Exec(kInsertTask, insert, "insert task " + r.task.id));
-      if (!made) return std::move(made).error();
-      if (made->Affected() == 0) {  // cannot happen: refuse the commit whole
-        aborted = true;
-        return Refused(r.task.id, true);
-      }
+    if (made->Affected() == 0) {  // cannot happen: refuse the commit whole
+      aborted = true;
+      return Refused(r.task.id, true);
     }
-  } else {
-    Params update;
-    update.Add(r.task.id).Add(r.task.context_id).Add(static_cast<int64_t>(r.task.status.state))
-        .Add(r.skill_id).Add(r.created_at_ms).Add(r.updated_at_ms).Add(r.last_sequence)
-        .Add(p.snapshot).Add(p.run).Add(p.a2a_state).Add(c.expected_last_sequence)
-        .Add(c.releases_dedup_key);
-    auto changed = sql(w.Exec(kUpdateTask, update, "update task " + r.task.id));
-    if (!changed) return std::move(changed).error();
-    if (changed->Affected() == 0) return Refused(r.task.id, false);
   }
   for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
     const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
-    std::string text =
-        "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms,"
-        " payload) VALUES ";
-    Params ev;
-    for (size_t i = 0; i < n; ++i) {
-      const protocol::RunEvent& e = c.events[first + i];
-      const size_t b = i * 7;
-      text += (i ? ", ($" : "($") + std::to_string(b + 1);
-      for (size_t k = 2; k <= 7; ++k) text += ", $" + std::to_string(b + k);
-      text += ')';
-      ev.Add(r.task.id).Add(e.sequence).Add(e.event_id).Add(e.type).Add(e.node_id)
-          .Add(e.timestamp_ms).Add(p.payloads[first + i]);
-    }
-    // One statement text per batch size: prepared once for the sizes that recur.
-    auto added = sql(n <= 4 ? w.Exec(text, ev, "append events of task " + r.task.id)
-                            : w.ExecOnce(text, ev, "append events of task " + r.task.id));
+    auto [text, params] = EventsStatement(p, first, n);
+    auto added = sql(n <= kPreparedEventRows ? w.Exec(text, params, "append events of task " + r.task.id)
+                                             : w.ExecOnce(text, params, "append events of task " + r.task.id));
     if (!added) return std::move(added).error();
   }
   for (const PushConfigRecord& cfg : c.push_configs) {
-    Params q;
-    q.Add(cfg.task_id).Add(cfg.config.id).Add(cfg.config.url).Add(cfg.config.token);
-    if (cfg.config.authentication)
-      q.Add(cfg.config.authentication->scheme).Add(cfg.config.authentication->credentials);
-    else
-      q.Null().Add(std::string_view(""));
-    q.Add(cfg.config.wire_version).Add(cfg.created_at_ms);
-    auto put = sql(w.Exec(kUpsertConfig, q, "write a push config of task " + cfg.task_id));
+    auto put = sql(w.Exec(kUpsertConfig, ConfigParams(cfg), "write a push config of task " + cfg.task_id));
     if (!put) return std::move(put).error();
   }
   for (const OutboxRow& o : c.outbox) {
-    Params q;
-    q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
-        .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
-        .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
-        .Add(o.finished_at_ms).Add(o.traceparent);
-    auto put = sql(w.Exec(kInsertOutbox, q, "insert outbox row " + o.id));
+    auto put = sql(w.Exec(kInsertOutbox, OutboxParams(o), "insert outbox row " + o.id));
     if (!put) return std::move(put).error();
   }
   return core::Ok{};
