@@ -108,7 +108,10 @@ class PostgresStore::Impl {
   Pipelined Pipeline(std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked);
   /// The commit participant's look at the commits of `batch` that were written, before COMMIT,
   /// in a savepoint of the batch's transaction.
-  void TellParticipant(std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked);
+  /// Calls the participant inside a savepoint (taken here unless `savepoint_taken`); returns
+  /// what must run before the COMMIT (the savepoint's release, or "").
+  std::string TellParticipant(std::vector<Pending>& batch,
+                              const std::vector<core::Result<void>>& checked, bool savepoint_taken);
 
   // Readers.
   mutable std::mutex pool_mu_;

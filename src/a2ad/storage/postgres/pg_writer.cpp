@@ -207,11 +207,13 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       if (piped.outcome == Pipelined::kCareful) continue;
       for (size_t i = 0; i < batch.size(); ++i)
         if (checked[i]) batch[i].result = core::Ok{};
-      if (participant_.before_commit) TellParticipant(batch, checked);
-      if (auto committed = w.Run("COMMIT", "commit a batch"); !committed) {
+      const std::string before =
+          participant_.before_commit ? TellParticipant(batch, checked, true) : "";
+      if (auto committed = w.Run(before + "COMMIT", "commit a batch"); !committed) {
         errors_.fetch_add(1);
         core::LogWarn("task store: " + committed.error().message);
         fail_all(committed.error());
+        if (!w.Broken()) (void)w.Run("ROLLBACK", "end a failed batch");  // (if still open)
       }
       return;
     }
@@ -255,12 +257,14 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       (void)w.Run("ROLLBACK", "roll back a batch");
       continue;
     }
-    if (participant_.before_commit) TellParticipant(batch, checked);
-    if (auto committed = w.Run("COMMIT", "commit a batch"); !committed) {
+    const std::string before =
+        participant_.before_commit ? TellParticipant(batch, checked, false) : "";
+    if (auto committed = w.Run(before + "COMMIT", "commit a batch"); !committed) {
       errors_.fetch_add(1);
       core::LogWarn("task store: " + committed.error().message);
       for (size_t i = 0; i < batch.size(); ++i)
         if (checked[i] && batch[i].result) batch[i].result = committed.error();
+      if (!w.Broken()) (void)w.Run("ROLLBACK", "end a failed batch");  // (if still open)
     }
     return;
   }
@@ -271,8 +275,10 @@ void PostgresStore::Impl::SetCommitParticipant(CommitParticipant participant) {
   participant_ = std::move(participant);
 }
 
-void PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
-                                          const std::vector<core::Result<void>>& checked) {
+std::string PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
+                                                 const std::vector<core::Result<void>>& checked,
+                                                 bool savepoint_taken) {
+  const std::string release = "RELEASE SAVEPOINT participant; ";
   std::vector<CommittedTask> written;
   written.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -290,13 +296,16 @@ void PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
     t.created = p.commit.expected_last_sequence == -1;
     written.push_back(t);
   }
-  if (written.empty()) return;
+  if (written.empty()) return savepoint_taken ? release : "";
   // A statement that fails spoils the whole transaction in PostgreSQL: the participant's part
-  // is kept in a savepoint, so the task commits of the batch never depend on it.
+  // is kept in a savepoint, so the task commits of the batch never depend on it. (The pipelined
+  // pass takes it in its pipeline; its release goes with the COMMIT.)
   pg::Connection& w = *writer_;
-  if (auto saved = w.Run("SAVEPOINT participant", "savepoint"); !saved) {
-    core::LogError("task store: the commit participant is skipped: " + saved.error().message);
-    return;
+  if (!savepoint_taken) {
+    if (auto saved = w.Run("SAVEPOINT participant", "savepoint"); !saved) {
+      core::LogError("task store: the commit participant is skipped: " + saved.error().message);
+      return "";
+    }
   }
   std::string failed;
   try {
@@ -310,7 +319,7 @@ void PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
     core::LogError("task store: the commit participant's writes are rolled back: " + failed);
     (void)w.Run("ROLLBACK TO SAVEPOINT participant", "roll back the participant");
   }
-  (void)w.Run("RELEASE SAVEPOINT participant", "release the participant's savepoint");
+  return release;
 }
 
 namespace {
@@ -422,6 +431,7 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
     for (const OutboxRow& o : c.outbox)
       send(kInsertOutbox, OutboxParams(o), true, "insert an outbox row", false);
   }
+  if (participant_.before_commit) send("SAVEPOINT participant", {}, false, "savepoint", false);
   // A NUL in a value stops the queueing (that commit fails on the careful way); a lost
   // connection fails the batch.
   bool clean = sent.ok();
