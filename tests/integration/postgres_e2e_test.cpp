@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "a2ad/core/encoding.hpp"
 #include "http_client.hpp"
 #include "pg_cluster.hpp"
 #include "test_paths.hpp"
@@ -65,6 +66,14 @@ std::string Send(HttpClient& c, const std::string& id, int* status = nullptr,
   if (retry_after) *retry_after = r.Header("Retry-After");
   if (r.status != 200) return "";
   return std::string(r.Json().at("task").at("id").as_string());
+}
+
+// The kid of the agent card's signature (its protected header).
+std::string CardKid(HttpClient& c) {
+  const json::value card = c.Request("GET", "/.well-known/agent-card.json").Json();
+  const auto header =
+      core::Base64UrlDecode(card.at("signatures").at(0).at("protected").as_string());
+  return std::string(json::parse(header.value_or("{}")).at("kid").as_string());
 }
 
 // `command` through the shell, stdout and stderr together; its exit status in `*code`.
@@ -215,8 +224,10 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
                                  {"--database-url", url, "--workflows-dir",
                                   (dir_ / "workflows").string()});
   std::vector<std::string> ids;
+  std::string card_kid;
   {
     HttpClient c("127.0.0.1", server_.port);
+    card_kid = CardKid(c);
     EXPECT_EQ(c.Request("GET", "/a2a/rest/tasks", "", {{"A2A-Version", "1.0"}}).status, 401);
     for (int i = 0; i < 3; ++i) {
       json::object body{{"message", json::object{{"messageId", "k-" + std::to_string(i)},
@@ -245,7 +256,8 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
   out = Shell(a2ad + " backup --to " + backup + common, &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_TRUE(fs::exists(dir_ / "backup" / "a2ad.pgdump")) << out;
-  EXPECT_TRUE(fs::exists(dir_ / "backup" / "card-signing-key.pem")) << out;
+  // The server's keys are in the database (so in the dump), not files beside it.
+  EXPECT_FALSE(fs::exists(dir_ / "backup" / "card-signing-key.pem")) << out;
   EXPECT_EQ(out.find("postgresql://"), std::string::npos) << out;  // no URL printed
   // Restore into an empty database and serve it with the copied directory.
   const std::string restored = test::FreshPgDatabase();
@@ -255,6 +267,8 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
                                  {"--database-url", restored, "--workflows-dir",
                                   (dir_ / "workflows").string()});
   HttpClient c("127.0.0.1", server_.port);
+  // The restored database signs the card with the same key (the kid of the same header).
+  EXPECT_EQ(CardKid(c), card_kid);
   for (const std::string& id : {ids[0], ids[2]}) {
     auto got = c.Request("GET", "/a2a/rest/tasks/" + id, "", {{"A2A-Version", "1.0"}, {"X-API-Key", key}});
     EXPECT_EQ(got.status, 200) << got.body;

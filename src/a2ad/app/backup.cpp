@@ -6,9 +6,10 @@
 //
 // On PostgreSQL (--database-url) the database is PostgreSQL's to copy: pg_dump writes it in its
 // custom format to NEWDIR/a2ad.pgdump (given the database through libpq's environment
-// variables, so no password is on a command line), and the key files of the data directory are
-// copied beside it. Restoring is pg_restore into an empty database, then serving with the
-// copied directory and that database's URL.
+// variables, so no password is on a command line), the server's keys with it (they live in the
+// database there: app/server_secrets.hpp), and whatever files the data directory holds are
+// copied beside it (none of a2ad's own). Restoring is pg_restore into an empty database, then
+// serving with the copied directory and that database's URL.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,8 +122,8 @@ int RunBackup(const Config& config, const std::string& to) {
     const int files = CopyKeyFiles(from, dest, config.data_dir);
     if (files < 0) return 1;
     std::printf(
-        "a2ad backup: %s: the database (pg_dump, custom format: a2ad.pgdump) and %d key "
-        "file(s); restore with: pg_restore --no-owner --dbname <URL of an empty database> "
+        "a2ad backup: %s: the database with the server's keys (pg_dump, custom format: "
+        "a2ad.pgdump) and %d other file(s); restore with: pg_restore --no-owner --dbname <URL of an empty database> "
         "%s/a2ad.pgdump, then a2ad serve --data-dir %s --database-url <that URL>\n",
         to.c_str(), files, to.c_str(), to.c_str());
     return 0;

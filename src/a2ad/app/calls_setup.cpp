@@ -1,5 +1,6 @@
 #include "a2ad/app/calls_setup.hpp"
 
+#include "a2ad/app/server_secrets.hpp"
 #include "a2ad/client/peer_card.hpp"
 
 namespace a2ad::app {
@@ -47,6 +48,7 @@ core::Result<std::unique_ptr<EgressSetup>> OpenSelfEgress(const Config& config,
 }  // namespace
 
 core::Result<std::unique_ptr<CallsSetup>> OpenCalls(const Config& config,
+                                                    storage::ServerKeys* server_keys,
                                                     const std::string& listen_host, uint16_t port,
                                                     const std::string& public_base_url,
                                                     char** environ_entries) {
@@ -56,10 +58,13 @@ core::Result<std::unique_ptr<CallsSetup>> OpenCalls(const Config& config,
     e.message = "the self peer: " + e.message;
     return e;
   }
-  auto peer_push = PeerPushReceiver::Open(config.data_dir, public_base_url);
-  if (!peer_push) return std::move(peer_push).error();
+  auto peer_push_tokens = OpenTokenSecret(server_keys, config.data_dir, kPeerPushSecret);
+  if (!peer_push_tokens) return std::move(peer_push_tokens).error();
   auto setup = std::unique_ptr<CallsSetup>(
-      new CallsSetup{std::move(self).value(), {}, std::move(peer_push).value(), {}});
+      new CallsSetup{std::move(self).value(),
+                     {},
+                     PeerPushReceiver::Open(std::move(peer_push_tokens).value(), public_base_url),
+                     {}});
   effects::EffectsConfig& ec = setup->effects;
   ec.push_target = [pp = &setup->peer_push](const std::string& run, const std::string& node,
                                             int64_t until) {

@@ -23,6 +23,7 @@
 #include "a2ad/app/peer_push.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/effects/host_effects.hpp"
+#include "a2ad/storage/server_keys.hpp"
 
 namespace a2ad::app {
 
@@ -40,9 +41,11 @@ struct CallsSetup {
 /// address replaced by loopback (0.0.0.0 -> 127.0.0.1, :: -> ::1).
 std::string SelfOrigin(const std::string& listen_host, uint16_t port, bool tls);
 
-/// kInvalidParams naming the --a2a-peer entry that is not NAME=URL or NAME=self; the errors
-/// of PeerPushReceiver::Open and of the self guard otherwise.
+/// `server_keys`: the backend's (Backend::Keys()), where the peer-push secret is when given
+/// (server_secrets.hpp). kInvalidParams naming the --a2a-peer entry that is not NAME=URL or
+/// NAME=self; the errors of OpenTokenSecret and of the self guard otherwise.
 core::Result<std::unique_ptr<CallsSetup>> OpenCalls(const Config& config,
+                                                    storage::ServerKeys* server_keys,
                                                     const std::string& listen_host, uint16_t port,
                                                     const std::string& public_base_url,
                                                     char** environ_entries);

@@ -78,11 +78,32 @@ bool PlaceKey(const std::string& path, const std::string& pem, bool& lost, std::
 
 }  // namespace
 
-Result<std::optional<core::Es256PrivateKey>> OpenCardSigningKey(const Config& config) {
+Result<std::optional<core::Es256PrivateKey>> OpenCardSigningKey(const Config& config,
+                                                                storage::ServerKeys* server_keys) {
   if (!config.card_signing) return std::optional<core::Es256PrivateKey>();
   if (!config.card_signing_key.empty()) {
     auto key = ReadKey(config.card_signing_key, ErrorCode::kInvalidParams, "--card-signing-key");
     if (!key) return std::move(key).error();
+    return std::optional(std::move(key).value());
+  }
+  if (server_keys) {
+    std::string made;
+    auto pem = server_keys->Secret(kCardSigningKeySecret, [&]() -> Result<std::string> {
+      auto key = core::Es256PrivateKey::Generate();
+      if (!key) return std::move(key).error();
+      made = key->ToPem();
+      return made;
+    });
+    if (!pem) {
+      core::Error e = std::move(pem).error();
+      e.message = "the card signing key in the database: " + e.message;
+      return e;
+    }
+    auto key = core::Es256PrivateKey::FromPem(*pem);
+    if (!key)
+      return Error(ErrorCode::kInternal,
+                   "the card signing key in the database does not read: " + key.error().message);
+    if (*pem == made) core::LogInfo("made a card signing key (in the database)");
     return std::optional(std::move(key).value());
   }
   const std::string path = (fs::path(config.data_dir) / kCardSigningKeyFile).string();

@@ -109,6 +109,9 @@ struct Config {
   int64_t push_timeout_ms = 10000;  // one attempt, connect to response
   int64_t push_poll_ms = 1000;      // outbox check interval (new rows wake the worker at once)
   int64_t push_token_ttl_s = 300;   // lifetime of push JWTs (and of retired keys in the JWKS)
+  // With a database that keeps the keys (PostgreSQL; app/server_secrets.hpp): how often the
+  // server checks whether another process rotated the push signing keys.
+  int64_t push_key_refresh_ms = 5000;
 
   // Authentication (issue 14; transport/auth.hpp): on as soon as an API key exists in the
   // data directory. Without one, a non-loopback --listen / --grpc-listen refuses to start

@@ -1,7 +1,5 @@
 #include "a2ad/app/peer_push.hpp"
 
-#include <filesystem>
-
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/error_body.hpp"
 
@@ -10,12 +8,9 @@ namespace {
 constexpr std::string_view kIntent = "peer-push";
 }  // namespace
 
-core::Result<PeerPushReceiver> PeerPushReceiver::Open(const std::string& data_dir,
-                                                      std::string base_url) {
-  auto tokens = workflow::InterruptTokens::Open(std::filesystem::path(data_dir) / "peer-push.key");
-  if (!tokens) return std::move(tokens).error();
+PeerPushReceiver PeerPushReceiver::Open(workflow::InterruptTokens tokens, std::string base_url) {
   while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
-  return PeerPushReceiver(std::move(tokens).value(), base_url + std::string(kPeerPushPath));
+  return PeerPushReceiver(std::move(tokens), base_url + std::string(kPeerPushPath));
 }
 
 effects::PushTarget PeerPushReceiver::Target(const std::string& run_id, const std::string& node_id,

@@ -2,9 +2,10 @@
 // The receiver of peers' pushes (issue 16, core.a2a.invoke mode "push"): POST
 // /v1/a2a/peer-push. When a node follows a peer's task in push mode, a2ad sends the peer a
 // push config with this URL (under the host's public URL) and a token that names the run and
-// the node, MACed with a key of its own (peer-push.key in the data directory, 32 random
-// bytes made once; another key than the interrupt tokens', so neither token opens the
-// other's door) and valid until the node's deadline.
+// the node, MACed with a key of its own (server_secrets.hpp: the secret "peer-push" in the
+// database replicas share, else peer-push.key in the data directory; 32 random bytes made once;
+// another key than the interrupt tokens', so neither token opens the other's door) and valid
+// until the node's deadline.
 //
 // A push is accepted (200 {"accepted": true}) when its X-A2A-Notification-Token verifies and
 // has not expired; it then nudges that node (TaskService::Nudge), which asks the peer for its
@@ -31,8 +32,9 @@ inline constexpr std::string_view kPeerPushPath = "/v1/a2a/peer-push";
 
 class PeerPushReceiver {
  public:
+  /// `tokens`: MACed with the peer-push secret (server_secrets.hpp OpenTokenSecret);
   /// `base_url`: the host's public URL (the push URL is under it).
-  static core::Result<PeerPushReceiver> Open(const std::string& data_dir, std::string base_url);
+  static PeerPushReceiver Open(workflow::InterruptTokens tokens, std::string base_url);
   /// What a node in push mode sends its peer (effects::PushTargetFn).
   effects::PushTarget Target(const std::string& run_id, const std::string& node_id,
                              int64_t expires_ms) const;

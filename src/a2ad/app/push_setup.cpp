@@ -1,17 +1,17 @@
 #include "a2ad/app/push_setup.hpp"
 
-#include <filesystem>
+#include "a2ad/app/server_secrets.hpp"
 
 namespace a2ad::app {
 
 core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, storage::PushStore& store,
+                                                  storage::ServerKeys* server_keys,
                                                   storage::TaskStore& tasks,
                                                   const core::Clock& clock, core::IdGenerator& ids,
                                                   const EgressSetup& egress) {
   auto setup = std::make_unique<PushSetup>();
   setup->store = &store;
-  auto keys = push::KeyStore::Open((std::filesystem::path(config.data_dir) / "keys").string(),
-                                   clock, config.push_token_ttl_s * 1000);
+  auto keys = OpenPushKeys(config, server_keys, clock, /*refresh=*/true);
   if (!keys) return std::move(keys).error();
   setup->keys = std::move(keys).value();
   setup->client = egress.push_client.get();
@@ -56,6 +56,7 @@ void PushSetup::Start(boost::asio::any_io_executor io, const Config& config,
 
 void PushSetup::Stop() {
   if (worker) worker->Stop();
+  if (keys) keys->Stop();
 }
 
 }  // namespace a2ad::app

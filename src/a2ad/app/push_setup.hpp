@@ -20,6 +20,7 @@
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/waking_task_store.hpp"
 #include "a2ad/storage/push_store.hpp"
+#include "a2ad/storage/server_keys.hpp"
 #include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::app {
@@ -39,13 +40,16 @@ struct PushSetup {
   /// Starts delivering (after the server knows its public base URL, the JWT issuer).
   void Start(boost::asio::any_io_executor io, const Config& config, const core::Clock& clock,
              core::IdGenerator& ids, const std::string& issuer);
+  /// Stops the worker and the keys' refreshing (before the backend closes).
   void Stop();
 };
 
-/// Push over the backend's push store `store` (which outlives the setup) and the keys under
-/// <data_dir>/keys; push URLs are vetted by `egress`'s guard and delivered through its client
-/// (`egress` must outlive the setup). Errors name the bad setting.
+/// Push over the backend's push store `store` (which outlives the setup) and its signing keys
+/// (server_secrets.hpp: in `server_keys`, the backend's, when given, else under <data_dir>/keys);
+/// push URLs are vetted by `egress`'s guard and delivered through its client (`egress` must
+/// outlive the setup). Errors name the bad setting.
 core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, storage::PushStore& store,
+                                                  storage::ServerKeys* server_keys,
                                                   storage::TaskStore& tasks,
                                                   const core::Clock& clock, core::IdGenerator& ids,
                                                   const EgressSetup& egress);

@@ -28,6 +28,7 @@
 #include "a2ad/app/oidc_setup.hpp"
 #include "a2ad/app/peer_push.hpp"
 #include "a2ad/app/push_setup.hpp"
+#include "a2ad/app/server_secrets.hpp"
 #include "a2ad/app/tls_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -119,20 +120,32 @@ int RunMigrate(const Config& config) {
 int RunKeysRotate(const Config& config) {
   if (!EnsureDir(config.data_dir)) return 1;
   core::SystemClock clock;
-  auto keys = push::KeyStore::Open((std::filesystem::path(config.data_dir) / "keys").string(),
-                                   clock, config.push_token_ttl_s * 1000);
-  if (!keys) {
-    core::LogError(keys.error().message);
-    return 1;
+  // The keys are the database's when it keeps them (server_secrets.hpp); SQLite's are files,
+  // rotated without opening a2ad.db.
+  std::unique_ptr<storage::Backend> backend;
+  if (!config.database_url.empty()) {
+    auto opened = OpenBackend(config, BackendOptions{});
+    if (!opened) {
+      core::LogError("cannot open the database: " + opened.error().message);
+      return opened.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
+    }
+    backend = std::move(opened).value();
   }
-  auto kid = (*keys)->Rotate();
-  if (!kid) {
-    core::LogError(kid.error().message);
-    return 1;
+  int status = 0;
+  {
+    auto keys = OpenPushKeys(config, backend ? backend->Keys() : nullptr, clock, false);
+    auto kid = keys ? (*keys)->Rotate() : core::Result<std::string>(keys.error());
+    if (!kid) {
+      core::LogError(kid.error().message);
+      status = 1;
+    } else {
+      std::printf("a2ad: new push signing key %s in %s; retired keys stay in the JWKS for %lld s\n",
+                  kid->c_str(), (*keys)->where().c_str(),
+                  static_cast<long long>(config.push_token_ttl_s));
+    }
   }
-  std::printf("a2ad: new push signing key %s; retired keys stay in the JWKS for %lld s\n",
-              kid->c_str(), static_cast<long long>(config.push_token_ttl_s));
-  return 0;
+  if (backend) backend->Close();
+  return status;
 }
 
 int RunServer(const Config& config) {
@@ -198,11 +211,6 @@ int RunServer(const Config& config) {
     return 2;
   }
   if (!EnsureDir(config.data_dir)) return 1;
-  auto card_key = OpenCardSigningKey(config);
-  if (!card_key) {
-    core::LogError(card_key.error().message);
-    return card_key.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
-  }
   // The A2A extensions served (their operations, card entries and tables): the pause
   // extension is registered once the task service exists (below).
   transport::ExtensionRegistry extensions;
@@ -222,6 +230,14 @@ int RunServer(const Config& config) {
   }
   storage::Backend& backend = **opened;
   storage::TaskStore* store = &backend.Tasks();
+  // The server's secrets: the database's when it keeps them (every replica on it alike), else
+  // files of the data directory (server_secrets.hpp).
+  storage::ServerKeys* const server_keys = backend.Keys();
+  auto card_key = OpenCardSigningKey(config, server_keys);
+  if (!card_key) {
+    core::LogError(card_key.error().message);
+    return card_key.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;
+  }
   HealthState health;  // what /readyz reports
   ext::opt::Limits opt_limits;
   opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
@@ -268,7 +284,11 @@ int RunServer(const Config& config) {
     core::LogError(oidc.error().message);
     return 2;
   }
+  // A database server's key lookups leave the I/O threads (a slow database never stalls them).
+  std::unique_ptr<tasks::ReadExecutor> key_reads;
+  if (std::string_view(backend.Kind()) != "sqlite") key_reads = std::make_unique<tasks::ReadExecutor>(2);
   transport::Authenticator authenticator(backend.ApiKeys(), clock, oidc->get());
+  authenticator.SetBlockingReads(key_reads.get());
   if (config.rate_limit > 0) {
     const double burst = config.rate_burst > 0 ? static_cast<double>(config.rate_burst)
                                                : std::max(1.0, config.rate_limit);
@@ -279,7 +299,7 @@ int RunServer(const Config& config) {
                   std::to_string(static_cast<int64_t>(burst)));
   }
   if (*tls && (*tls)->client_map) authenticator.SetClientCertificates((*tls)->client_map.get());
-  auto push = OpenPush(config, backend.Push(), *store, clock, *ids, **egress);
+  auto push = OpenPush(config, backend.Push(), server_keys, *store, clock, *ids, **egress);
   if (!push) {
     core::LogError("push notifications: " + push.error().message);
     return 2;
@@ -363,15 +383,14 @@ int RunServer(const Config& config) {
     card.base_url = (*tls ? "https://" : "http://") + host + ":" + std::to_string(port.value());
   }
   // Workflows: each valid definition becomes a skill; a refused file is logged and skipped.
-  auto tokens = workflow::InterruptTokens::Open(std::filesystem::path(config.data_dir) /
-                                                "interrupt-token.key");
+  auto tokens = OpenTokenSecret(server_keys, config.data_dir, kInterruptTokenSecret);
   if (!tokens) {
     core::LogError(tokens.error().message);
     return 1;
   }
   // Calls out of workflow nodes (core.http, core.a2a.invoke) through the same egress client
   // (the self peer through its own); peers following-by-push push to the receiver.
-  auto calls = OpenCalls(config, listen->host, port.value(), card.base_url, environ);
+  auto calls = OpenCalls(config, server_keys, listen->host, port.value(), card.base_url, environ);
   if (!calls) {
     core::LogError(calls.error().message);
     return calls.error().code == core::ErrorCode::kInvalidParams ? 2 : 1;

@@ -337,6 +337,13 @@ int main(int argc, char** argv) {
       ->envname("A2AD_PUSH_TOKEN_TTL_S")
       ->check(CLI::Range(int64_t{10}, int64_t{86400}))
       ->capture_default_str();
+  serve
+      ->add_option("--push-key-refresh-ms", config.push_key_refresh_ms,
+                   "with --database-url: how often to look for push signing keys rotated by "
+                   "another process (`a2ad keys rotate`, another replica)")
+      ->envname("A2AD_PUSH_KEY_REFRESH_MS")
+      ->check(CLI::Range(int64_t{100}, int64_t{3600000}))
+      ->capture_default_str();
 
   serve
       ->add_flag("--insecure-no-auth", config.insecure_no_auth,

@@ -1,26 +1,23 @@
 #include "a2ad/push/signer.hpp"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
+#include <chrono>
 #include <optional>
-#include <sstream>
 
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/core/es256.hpp"
+#include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/jws.hpp"
+#include "a2ad/push/key_directory.hpp"
 
 namespace a2ad::push {
 namespace json = boost::json;
-namespace fs = std::filesystem;
 using core::Error;
 using core::ErrorCode;
 using core::Result;
@@ -29,42 +26,21 @@ namespace {
 
 constexpr int64_t kRetireSkewMs = 60000;
 
-Result<void> WriteFile0600(const fs::path& path, std::string_view data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Error(ErrorCode::kInternal, "cannot write " + path.string());
-  ::fchmod(fd, 0600);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n <= 0) {
-      ::close(fd);
-      return Error(ErrorCode::kInternal, "cannot write " + path.string());
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  return core::Ok{};
-}
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(ErrorCode::kInternal, "cannot read " + path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int64_t DirMtimeNs(const std::string& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return 0;
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
   RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
   return core::HexEncode(raw);
+}
+
+// A new key for the ring, made at `now_ms` (kid: its UTC date and 12 random hex digits).
+Result<storage::RingKey> NewRingKey(int64_t now_ms) {
+  auto key = core::Es256PrivateKey::Generate();
+  if (!key) return std::move(key).error();
+  storage::RingKey k;
+  k.kid = core::FormatTimestamp(now_ms).substr(0, 10) + "-" + RandomHex(6);
+  k.private_pem = key->ToPem();
+  k.created_at_ms = now_ms;
+  return k;
 }
 
 }  // namespace
@@ -101,123 +77,161 @@ struct KeyStore::Key {
   core::Es256PrivateKey key;
 };
 
-KeyStore::KeyStore(std::string dir, const core::Clock& clock, int64_t token_lifetime_ms)
-    : dir_(std::move(dir)), clock_(clock), token_lifetime_ms_(token_lifetime_ms) {}
-KeyStore::~KeyStore() = default;
+KeyStore::KeyStore(std::unique_ptr<storage::KeyRing> ring, const core::Clock& clock,
+                   KeyStoreOptions options)
+    : ring_(std::move(ring)),
+      clock_(clock),
+      token_lifetime_ms_(options.token_lifetime_ms),
+      refresh_ms_(options.refresh_ms) {}
+
+KeyStore::~KeyStore() { Stop(); }
 
 Result<std::unique_ptr<KeyStore>> KeyStore::Open(std::string dir, const core::Clock& clock,
                                                  int64_t token_lifetime_ms) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error(ErrorCode::kInternal, "cannot create key directory " + dir);
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-  std::unique_ptr<KeyStore> store(new KeyStore(std::move(dir), clock, token_lifetime_ms));
-  std::lock_guard lock(store->mu_);
-  if (auto loaded = store->LoadLocked(); !loaded) return std::move(loaded).error();
-  bool active = false;
-  for (const auto& k : store->keys_) active = active || k->info.retired_at_ms == 0;
-  if (!active) {
-    auto made = store->CreateKeyLocked();
-    if (!made) return std::move(made).error();
+  auto ring = OpenKeyDirectory(std::move(dir));
+  if (!ring) return std::move(ring).error();
+  KeyStoreOptions options;
+  options.token_lifetime_ms = token_lifetime_ms;
+  return Open(std::move(ring).value(), clock, options);
+}
+
+Result<std::unique_ptr<KeyStore>> KeyStore::Open(std::unique_ptr<storage::KeyRing> ring,
+                                                 const core::Clock& clock,
+                                                 KeyStoreOptions options) {
+  std::unique_ptr<KeyStore> store(new KeyStore(std::move(ring), clock, options));
+  {
+    std::scoped_lock lock(store->load_mu_, store->mu_);
     if (auto loaded = store->LoadLocked(); !loaded) return std::move(loaded).error();
+    const auto active = [](const auto& k) { return k->info.retired_at_ms == 0; };
+    if (std::none_of(store->keys_.begin(), store->keys_.end(), active)) {
+      auto fresh = NewRingKey(clock.NowMs());
+      if (!fresh) return std::move(fresh).error();
+      // Only if still none: on a shared ring another server may have stored one meanwhile.
+      if (auto stored = store->ring_->Rotate(*fresh, true, 0); !stored)
+        return std::move(stored).error();
+      if (auto loaded = store->LoadLocked(); !loaded) return std::move(loaded).error();
+      if (std::none_of(store->keys_.begin(), store->keys_.end(), active))
+        return Error(ErrorCode::kInternal, "no active signing key in " + store->ring_->Where());
+    }
   }
+  if (store->refresh_ms_ > 0)
+    store->refresher_ = std::thread([s = store.get()] { s->RefreshLoop(); });
   return store;
 }
 
-Result<void> KeyStore::LoadLocked() {
-  dir_mtime_ns_ = DirMtimeNs(dir_);
-  std::vector<std::unique_ptr<Key>> keys;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    if (entry.path().extension() != ".json") continue;
-    auto meta_text = ReadFile(entry.path());
-    if (!meta_text) return std::move(meta_text).error();
-    auto parsed = protocol::ParseJson(*meta_text);
-    const json::value meta = parsed ? std::move(parsed).value() : json::value();
-    auto key = std::make_unique<Key>();
-    if (!meta.is_object() || !meta.as_object().contains("kid"))
-      return Error(ErrorCode::kInternal, "malformed key file " + entry.path().string());
-    key->info.kid = std::string(meta.at("kid").as_string());
-    key->info.created_at_ms = meta.at("createdAtMs").to_number<int64_t>();
-    key->info.retired_at_ms = meta.at("retiredAtMs").to_number<int64_t>();
-    fs::path pem = entry.path();
-    pem.replace_extension(".pem");
-    auto pem_text = ReadFile(pem);
-    if (!pem_text) return std::move(pem_text).error();
-    auto private_key = core::Es256PrivateKey::FromPem(*pem_text);
+void KeyStore::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+}
+
+Result<KeyStore::Keys> KeyStore::Parse(const storage::RingSnapshot& snapshot) const {
+  Keys keys;
+  for (const storage::RingKey& k : snapshot.keys) {
+    auto private_key = core::Es256PrivateKey::FromPem(k.private_pem);
     if (!private_key)
-      return Error(ErrorCode::kInternal,
-                   "unreadable private key " + pem.string() + ": " + private_key.error().message);
+      return Error(ErrorCode::kInternal, "unreadable private key " + k.kid + " in " +
+                                             ring_->Where() + ": " + private_key.error().message);
+    auto key = std::make_unique<Key>();
+    key->info = KeyInfo{k.kid, k.created_at_ms, k.retired_at_ms};
     key->key = std::move(private_key).value();
     keys.push_back(std::move(key));
   }
-  if (ec) return Error(ErrorCode::kInternal, "cannot list key directory " + dir_);
-  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
-    return a->info.created_at_ms != b->info.created_at_ms
-               ? a->info.created_at_ms < b->info.created_at_ms
-               : a->info.kid < b->info.kid;
-  });
-  keys_ = std::move(keys);
+  return keys;
+}
+
+Result<void> KeyStore::LoadLocked() {
+  auto snapshot = ring_->Load();
+  if (!snapshot) return std::move(snapshot).error();
+  auto keys = Parse(*snapshot);
+  if (!keys) return std::move(keys).error();
+  keys_ = std::move(keys).value();
+  version_ = snapshot->version;
   return core::Ok{};
 }
 
 Result<void> KeyStore::ReloadIfChangedLocked() {
-  if (DirMtimeNs(dir_) == dir_mtime_ns_) return core::Ok{};
+  if (refresh_ms_ > 0) return core::Ok{};  // the refreshing thread's job
+  auto version = ring_->Version();
+  if (!version) return std::move(version).error();
+  if (*version == version_) return core::Ok{};
   return LoadLocked();
 }
 
-Result<std::string> KeyStore::CreateKeyLocked() {
-  auto key = core::Es256PrivateKey::Generate();
-  if (!key) return std::move(key).error();
-  const int64_t now = clock_.NowMs();
-  std::string kid = core::FormatTimestamp(now).substr(0, 10) + "-" + RandomHex(6);
-  const std::string pem = key->ToPem();
-  const fs::path base = fs::path(dir_) / kid;
-  if (auto w = WriteFile0600(fs::path(base).replace_extension(".pem"), pem); !w)
-    return std::move(w).error();
-  json::object meta{{"kid", kid}, {"createdAtMs", now}, {"retiredAtMs", 0}};
-  // Metadata last: a key without its .json is never loaded.
-  if (auto w =
-          WriteFile0600(fs::path(base).replace_extension(".json"), protocol::SerializeJson(meta));
-      !w)
-    return std::move(w).error();
-  return kid;
+bool KeyStore::Expired(const KeyInfo& k, int64_t now_ms) const {
+  return k.retired_at_ms != 0 && k.retired_at_ms + token_lifetime_ms_ + kRetireSkewMs < now_ms;
 }
 
 void KeyStore::PurgeLocked() {
+  // With a refreshing thread the keys stay held (and are only left out, Expired) until it has
+  // deleted them from the ring; otherwise (a directory) they are deleted here.
+  if (refresh_ms_ > 0) return;
   const int64_t now = clock_.NowMs();
-  for (auto it = keys_.begin(); it != keys_.end();) {
-    const KeyInfo& k = (*it)->info;
-    if (k.retired_at_ms != 0 && k.retired_at_ms + token_lifetime_ms_ + kRetireSkewMs < now) {
-      std::error_code ec;
-      fs::remove(fs::path(dir_) / (k.kid + ".json"), ec);
-      fs::remove(fs::path(dir_) / (k.kid + ".pem"), ec);
-      it = keys_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  const auto expired = [&](const auto& k) { return Expired(k->info, now); };
+  if (std::none_of(keys_.begin(), keys_.end(), expired)) return;
+  keys_.erase(std::remove_if(keys_.begin(), keys_.end(), expired), keys_.end());
+  (void)ring_->Purge(now - token_lifetime_ms_ - kRetireSkewMs);
 }
 
 Result<std::string> KeyStore::Rotate() {
-  std::lock_guard lock(mu_);
-  if (auto r = ReloadIfChangedLocked(); !r) return std::move(r).error();
-  auto made = CreateKeyLocked();
-  if (!made) return made;
+  std::scoped_lock lock(load_mu_, mu_);
   const int64_t now = clock_.NowMs();
-  for (const auto& k : keys_) {
-    if (k->info.retired_at_ms != 0) continue;
-    json::object meta{
-        {"kid", k->info.kid}, {"createdAtMs", k->info.created_at_ms}, {"retiredAtMs", now}};
-    if (auto w =
-            WriteFile0600(fs::path(dir_) / (k->info.kid + ".json"), protocol::SerializeJson(meta));
-        !w)
-      return std::move(w).error();
-  }
+  auto fresh = NewRingKey(now);
+  if (!fresh) return std::move(fresh).error();
+  if (auto stored = ring_->Rotate(*fresh, false, now - token_lifetime_ms_ - kRetireSkewMs); !stored)
+    return std::move(stored).error();
   if (auto r = LoadLocked(); !r) return std::move(r).error();
-  PurgeLocked();
-  dir_mtime_ns_ = DirMtimeNs(dir_);
-  return made;
+  return fresh->kid;
+}
+
+void KeyStore::RefreshLoop() {
+  core::SetThreadName("a2ad-keys");
+  std::unique_lock lock(stop_mu_);
+  while (
+      !stop_cv_.wait_for(lock, std::chrono::milliseconds(refresh_ms_), [&] { return stopping_; })) {
+    lock.unlock();
+    RefreshOnce();
+    lock.lock();
+  }
+}
+
+void KeyStore::RefreshOnce() {
+  std::lock_guard load(load_mu_);
+  const int64_t now = clock_.NowMs();
+  bool stale = false;
+  int64_t version = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& k : keys_) stale = stale || Expired(k->info, now);
+    version = version_;
+  }
+  Result<void> outcome = core::Ok{};
+  if (stale) {
+    if (auto purged = ring_->Purge(now - token_lifetime_ms_ - kRetireSkewMs); !purged)
+      outcome = std::move(purged).error();
+  }
+  auto current = ring_->Version();
+  if (!current) outcome = std::move(current).error();
+  if (outcome && *current != version) {
+    auto snapshot = ring_->Load();
+    auto keys = snapshot ? Parse(*snapshot) : Result<Keys>(snapshot.error());
+    if (keys) {
+      std::lock_guard lock(mu_);
+      keys_ = std::move(keys).value();
+      version_ = snapshot->version;
+    } else {
+      outcome = std::move(keys).error();
+    }
+  }
+  if (!outcome && !failing_)
+    core::LogWarn("push signing keys: cannot refresh from " + ring_->Where() + ": " +
+                  outcome.error().message + "; signing with the keys held");
+  else if (outcome && failing_)
+    core::LogInfo("push signing keys: refreshed from " + ring_->Where() + " again");
+  failing_ = !outcome;
 }
 
 Result<std::string> KeyStore::Sign(const json::object& claims) {
@@ -226,7 +240,7 @@ Result<std::string> KeyStore::Sign(const json::object& claims) {
   const Key* active = nullptr;
   for (const auto& k : keys_)
     if (k->info.retired_at_ms == 0) active = k.get();  // newest active wins
-  if (!active) return Error(ErrorCode::kInternal, "no active signing key in " + dir_);
+  if (!active) return Error(ErrorCode::kInternal, "no active signing key in " + ring_->Where());
   json::object header{{"alg", "ES256"}, {"typ", "JWT"}, {"kid", active->info.kid}};
   std::string input = core::Base64UrlEncode(protocol::SerializeJson(header)) + "." +
                       core::Base64UrlEncode(protocol::SerializeJson(claims));
@@ -239,8 +253,11 @@ json::array KeyStore::PublicJwks() {
   std::lock_guard lock(mu_);
   (void)ReloadIfChangedLocked();
   PurgeLocked();
+  const int64_t now = clock_.NowMs();
   json::array keys;
-  for (const auto& k : keys_) keys.push_back(protocol::PublicJwk(k->key.public_key(), k->info.kid));
+  for (const auto& k : keys_)
+    if (!Expired(k->info, now))
+      keys.push_back(protocol::PublicJwk(k->key.public_key(), k->info.kid));
   return keys;
 }
 
@@ -251,8 +268,10 @@ std::string KeyStore::Jwks() {
 std::vector<KeyInfo> KeyStore::keys() {
   std::lock_guard lock(mu_);
   (void)ReloadIfChangedLocked();
+  const int64_t now = clock_.NowMs();
   std::vector<KeyInfo> out;
-  for (const auto& k : keys_) out.push_back(k->info);
+  for (const auto& k : keys_)
+    if (!Expired(k->info, now)) out.push_back(k->info);
   return out;
 }
 

@@ -6,31 +6,38 @@
 // taskId (and eventId). Public keys are published as a JWKS (RFC 7517) at
 // /.well-known/jwks.json (transport/router.hpp), which also lists the agent card's key.
 //
-// Keys live under <data-dir>/keys/ (directory 0700): <kid>.pem (PKCS#8 private key, 0600)
-// and <kid>.json ({kid, createdAtMs, retiredAtMs}). Exactly one key is active (retiredAtMs
-// 0). Rotation (`a2ad keys rotate`) makes a new active key and retires the old one; a
-// retired key stays in the JWKS until every token it signed has expired (retiredAtMs +
-// token lifetime + skew), then its files are deleted. A running server notices a rotation
-// done by another process (the directory's modification time) on its next Sign/Jwks call.
+// Keys live in a key ring (storage/server_keys.hpp): a directory, <data-dir>/keys/
+// (key_directory.hpp: <kid>.pem and <kid>.json), or the database replicas share
+// (storage::Backend::Keys(): every replica signs with the same key and publishes the same JWKS).
+// Exactly one key is active (retiredAtMs 0). Rotation (`a2ad keys rotate`) makes a new active
+// key and retires the old one; a retired key stays in the JWKS until every token it signed has
+// expired (retiredAtMs + token lifetime + skew), then it is deleted. A running server notices a
+// rotation done by another process: with the directory on its next Sign/Jwks call (one stat per
+// call); with a database, within KeyStoreOptions::refresh_ms (a thread of the KeyStore checks
+// the ring's version that often, so no Sign or Jwks call waits for the database).
 //
 // Receivers verify with JwtVerifier: signature against the JWKS by kid, alg pinned to
 // ES256, iss/aud equality, iat/exp with a small skew, and jti never seen before.
 //
 // Thread safety: KeyStore and JwtVerifier lock internally: every member may be called from
 // any thread at once. TokenFingerprint, HmacSha256Hex and JwtKid are pure. Both classes keep
-// `clock` by reference: it must outlive them.
+// `clock` by reference: it must outlive them; the ring's store must outlive the KeyStore's
+// refreshing (Stop()).
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/result.hpp"
+#include "a2ad/storage/server_keys.hpp"
 
 namespace a2ad::push {
 
@@ -48,17 +55,31 @@ struct KeyInfo {
   int64_t retired_at_ms = 0;  // 0: the active key
 };
 
+struct KeyStoreOptions {
+  /// How long a push JWT is valid: a retired key stays published that long (plus skew).
+  int64_t token_lifetime_ms = 0;
+  /// 0: every Sign/Jwks/keys call checks the ring's version first (a directory: one stat).
+  /// > 0: calls use the keys held; a thread checks the ring's version every `refresh_ms` and
+  /// reloads it when it moved, and deletes the keys whose tokens have all expired (a database).
+  int64_t refresh_ms = 0;
+};
+
 class KeyStore {
  public:
-  /// Opens <dir> (created 0700 if missing), loading every key; creates the first key when
-  /// there is none. `token_lifetime_ms` bounds how long a retired key stays published.
-  /// kInternal naming the file on unreadable or malformed key files.
+  /// Opens the directory <dir> (key_directory.hpp), checked on every call.
+  /// `token_lifetime_ms` bounds how long a retired key stays published.
   static core::Result<std::unique_ptr<KeyStore>> Open(std::string dir, const core::Clock& clock,
                                                       int64_t token_lifetime_ms);
+  /// Loads every key of `ring`; stores the first key when there is no active one (on a shared
+  /// ring, servers opening it at once agree on one). kInternal naming the key on an unreadable
+  /// private key; the ring's errors.
+  static core::Result<std::unique_ptr<KeyStore>> Open(std::unique_ptr<storage::KeyRing> ring,
+                                                      const core::Clock& clock,
+                                                      KeyStoreOptions options);
   ~KeyStore();
 
   /// Makes a new active key and retires the current one; deletes keys retired longer than
-  /// the token lifetime (+ skew). Returns the new kid. Thread-safe.
+  /// the token lifetime (+ skew). Returns the new kid. Thread-safe; blocks on the ring.
   core::Result<std::string> Rotate();
 
   /// Compact JWS over `claims` with the active key. Thread-safe.
@@ -71,23 +92,42 @@ class KeyStore {
   /// other keys (the router's /.well-known/jwks.json). Thread-safe.
   boost::json::array PublicJwks();
 
+  /// The keys held (the retired ones whose tokens may still be valid included).
   std::vector<KeyInfo> keys();
   int64_t token_lifetime_ms() const { return token_lifetime_ms_; }
+  /// Where the keys are (a directory, or the database's ring), for messages.
+  std::string where() const { return ring_->Where(); }
+
+  /// Stops the refreshing thread, if any (idempotent): before the ring's store closes.
+  void Stop();
 
  private:
   struct Key;
-  KeyStore(std::string dir, const core::Clock& clock, int64_t token_lifetime_ms);
+  using Keys = std::vector<std::unique_ptr<Key>>;
+  KeyStore(std::unique_ptr<storage::KeyRing> ring, const core::Clock& clock,
+           KeyStoreOptions options);
   core::Result<void> LoadLocked();
   core::Result<void> ReloadIfChangedLocked();
-  core::Result<std::string> CreateKeyLocked();
+  core::Result<Keys> Parse(const storage::RingSnapshot& snapshot) const;
+  bool Expired(const KeyInfo& k, int64_t now_ms) const;
   void PurgeLocked();
+  void RefreshLoop();
+  void RefreshOnce();
 
-  const std::string dir_;
+  const std::unique_ptr<storage::KeyRing> ring_;
   const core::Clock& clock_;
   const int64_t token_lifetime_ms_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Key>> keys_;  // newest last
-  int64_t dir_mtime_ns_ = 0;
+  const int64_t refresh_ms_;
+  std::mutex load_mu_;  // one loader or rotator at a time (held across the ring's I/O)
+  std::mutex mu_;       // keys_ and version_ (never held across a database round trip)
+  Keys keys_;           // oldest first
+  int64_t version_ = 0;
+  // The refreshing thread (refresh_ms_ > 0).
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool failing_ = false;  // the last refresh failed (logged once per streak)
+  std::thread refresher_;
 };
 
 struct VerifyOptions {

@@ -2,7 +2,8 @@
 // Backend: one storage engine as the server uses it (issue 30): the task store, the push store
 // and the API keys, and what operators need of it (readiness, counts for the metrics, close).
 // The server picks one by its database URL (app/backends.hpp): SQLite in the data directory
-// (the default) or PostgreSQL. Everything above storage/ sees only these interfaces.
+// (the default) or PostgreSQL. Everything above storage/ sees only these interfaces. An engine
+// that replicas share also keeps the server's keys (Keys(), server_keys.hpp).
 //
 // Extensions' own tables (components: schema_migrations.hpp, e.g. the OPT extension's
 // objectives) live in the same database and are used through sql.hpp's handle, with the same
@@ -21,6 +22,7 @@
 #include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/push_store.hpp"
 #include "a2ad/storage/schema_migrations.hpp"
+#include "a2ad/storage/server_keys.hpp"
 #include "a2ad/storage/sql.hpp"
 #include "a2ad/storage/task_store.hpp"
 
@@ -44,6 +46,10 @@ class Backend {
   virtual TaskStore& Tasks() = 0;
   virtual PushStore& Push() = 0;
   virtual ApiKeyStore& ApiKeys() = 0;
+  /// The server's secrets and signing keys, when the engine keeps them (server_keys.hpp): a
+  /// database that replicas share. nullptr: they are files of the data directory (SQLite).
+  /// Lives as long as the backend.
+  virtual ServerKeys* Keys() = 0;
   /// Whether the store can be written now; `done` runs once, on any thread (readiness).
   virtual void CheckWritable(std::function<void(core::Result<void>)> done) = 0;
   /// Blocking: call it off the I/O threads.

@@ -112,6 +112,20 @@ std::optional<core::Result<protocol::Principal>> Authenticator::Decide(const Htt
 boost::asio::awaitable<core::Result<protocol::Principal>> Authenticator::Authenticate(
     const HttpRequest& request) {
   std::string jwt;
+  if (reads_) {
+    struct Decision {
+      std::optional<core::Result<protocol::Principal>> decided;
+      std::string jwt;
+    };
+    auto d = co_await reads_->Run([&]() -> core::Result<Decision> {
+      Decision out;
+      out.decided = Decide(request, out.jwt);
+      return out;
+    });
+    if (!d) co_return std::move(d).error();
+    if (d->decided) co_return std::move(*d->decided);
+    co_return co_await oidc_->Authenticate(std::move(d->jwt));
+  }
   if (auto decided = Decide(request, jwt)) co_return std::move(*decided);
   co_return co_await oidc_->Authenticate(std::move(jwt));
 }

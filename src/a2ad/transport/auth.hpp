@@ -41,6 +41,7 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/storage/api_key_store.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/transport/http_types.hpp"
 
 namespace a2ad::transport {
@@ -98,6 +99,10 @@ class Authenticator {
   /// "a2ad-self" of the tenant it names, with the scopes tasks:read and tasks:write. Set
   /// before serving.
   void SetSelfCredential(const core::SelfCredential* self) { self_ = self; }
+  /// The key store may block (a network database): Authenticate looks keys up on `reads`
+  /// (outliving the authenticator), never on the I/O thread that awaits it. Null (default):
+  /// inline, for a store that answers at once (SQLite). Set before serving.
+  void SetBlockingReads(tasks::ReadExecutor* reads) { reads_ = reads; }
 
   /// Rate limits per principal (core/rate_limiter.hpp; `--rate-limit`): off until set. The
   /// bucket of an authenticated caller is its principal's (a key's id); every caller of a
@@ -121,6 +126,7 @@ class Authenticator {
   std::unique_ptr<core::RateLimiter> limiter_;
   const ClientCertMap* certs_ = nullptr;
   const core::SelfCredential* self_ = nullptr;
+  tasks::ReadExecutor* reads_ = nullptr;
 };
 
 /// The credential a request presents: the token of `Authorization: Bearer` (scheme

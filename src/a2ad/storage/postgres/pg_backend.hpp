@@ -25,6 +25,8 @@ class PostgresBackend final : public Backend {
   TaskStore& Tasks() override { return *store_; }
   PushStore& Push() override { return *store_; }
   ApiKeyStore& ApiKeys() override { return store_->ApiKeys(); }
+  /// In the database: every replica on it shares them.
+  ServerKeys* Keys() override { return &store_->Keys(); }
   void CheckWritable(std::function<void(core::Result<void>)> done) override {
     store_->CheckWritable(std::move(done));
   }

@@ -101,6 +101,22 @@ CREATE TABLE server_keys (
   created_at_ms bigint NOT NULL
 );
 )sql",
+      // 2: the key rings (push signing keys) that every replica shares.
+      R"sql(
+CREATE TABLE server_key_rings (
+  ring text COLLATE "C" PRIMARY KEY,
+  version bigint NOT NULL
+);
+CREATE TABLE server_ring_keys (
+  ring text COLLATE "C" NOT NULL REFERENCES server_key_rings(ring),
+  kid text COLLATE "C" NOT NULL,
+  private_key text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  retired_at_ms bigint NOT NULL,
+  PRIMARY KEY (ring, kid)
+);
+CREATE UNIQUE INDEX server_ring_keys_one_active ON server_ring_keys(ring) WHERE retired_at_ms = 0;
+)sql",
   };
   return steps;
 }

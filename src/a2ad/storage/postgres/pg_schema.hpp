@@ -24,7 +24,13 @@
 //   push_configs, push_outbox, push_webhooks: as SQLite's version 4.
 //   api_keys: as SQLite's version 7 (storage/api_key_store.hpp).
 //   server_keys(name PK, value, created_at_ms): the server's secrets, made once by whichever
-//     replica needs one first (PostgresStore::ServerKey).
+//     replica needs one first (PostgresStore::ServerKey, storage/server_keys.hpp Secret).
+// Version 2: the key rings of storage/server_keys.hpp (push signing keys), pg_server_keys.cpp:
+//   server_key_rings(ring PK, version): one row per ring, its version bumped by every change
+//     (what a server polls to see another's rotation), and the row a rotation locks (FOR
+//     UPDATE) so that rotations of one ring run one after the other.
+//   server_ring_keys(ring, kid, private_key (PEM), created_at_ms, retired_at_ms (0: active),
+//     PRIMARY KEY (ring, kid)); a partial unique index allows one active key per ring.
 //
 // Thread safety: the functions use only the connection they are given.
 #include <string>

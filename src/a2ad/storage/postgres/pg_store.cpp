@@ -373,27 +373,10 @@ void PostgresStore::CheckWritable(CommitCallback done) {
 
 core::Result<std::string> PostgresStore::ServerKey(const std::string& name,
                                                    const std::function<std::string()>& make) {
-  static const std::string insert =
-      "INSERT INTO server_keys(name, value, created_at_ms) VALUES ($1, $2, $3)"
-      " ON CONFLICT (name) DO NOTHING";
-  static const std::string select = "SELECT value FROM server_keys WHERE name = $1";
-  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::string> {
-    auto got = c.Exec(select, Params().Add(name), "read a server key");
-    if (!got) return std::move(got).error();
-    if (got->size() == 1) return std::string(got->Text(0, 0));
-    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    // Whoever inserts first wins; everyone reads the winner's.
-    auto put = c.Exec(insert, Params().Add(name).Add(make()).Add(now), "store a server key");
-    if (!put) return std::move(put).error();
-    got = c.Exec(select, Params().Add(name), "read a server key");
-    if (!got) return std::move(got).error();
-    if (got->size() != 1)
-      return core::Error(core::ErrorCode::kInternal, "server key " + name + " vanished");
-    return std::string(got->Text(0, 0));
-  });
+  return impl_->keys_.Secret(name, [&]() -> core::Result<std::string> { return make(); });
 }
+
+ServerKeys& PostgresStore::Keys() { return impl_->keys_; }
 
 PostgresStore::PoolStats PostgresStore::Pool() const {
   std::lock_guard lock(impl_->pool_mu_);

@@ -17,6 +17,7 @@
 #include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/storage/postgres/pg_connection.hpp"
 #include "a2ad/storage/postgres/postgres_store.hpp"
+#include "a2ad/storage/server_keys.hpp"
 
 namespace a2ad::storage {
 
@@ -86,9 +87,21 @@ class PostgresStore::Impl {
     Impl& impl_;
   };
 
+  class Keys final : public ServerKeys {  // pg_server_keys.cpp
+   public:
+    explicit Keys(Impl& impl) : impl_(impl) {}
+    core::Result<std::string> Secret(
+        const std::string& name, const std::function<core::Result<std::string>()>& make) override;
+    std::unique_ptr<KeyRing> Ring(const std::string& name) override;
+
+   private:
+    Impl& impl_;
+  };
+
   const std::string url_;
   const PostgresOptions opts_;
   ApiKeys api_keys_{*this};
+  Keys keys_{*this};
   std::atomic<uint64_t> errors_{0};
 
  private:

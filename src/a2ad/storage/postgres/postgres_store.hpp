@@ -47,6 +47,7 @@
 #include "a2ad/storage/backend.hpp"
 #include "a2ad/storage/push_store.hpp"
 #include "a2ad/storage/schema_migrations.hpp"
+#include "a2ad/storage/server_keys.hpp"
 #include "a2ad/storage/sql.hpp"
 #include "a2ad/storage/task_store.hpp"
 
@@ -143,6 +144,10 @@ class PostgresStore final : public TaskStore, public PushStore {
   /// none is stored yet (whichever replica asks first makes it; the others read it).
   core::Result<std::string> ServerKey(const std::string& name,
                                       const std::function<std::string()>& make);
+  /// The server's secrets and key rings (storage/server_keys.hpp; tables server_keys,
+  /// server_key_rings and server_ring_keys, pg_schema.hpp), each call on a pooled connection;
+  /// lives as long as the store.
+  ServerKeys& Keys();
   /// Pool figures for the metrics: connections open and in use, callers that had to wait,
   /// and statements that failed.
   struct PoolStats {

@@ -26,6 +26,8 @@ class SqliteBackend final : public Backend {
   TaskStore& Tasks() override { return *tasks_; }
   PushStore& Push() override { return *push_; }
   ApiKeyStore& ApiKeys() override { return *keys_; }
+  /// None: on SQLite the server's keys are files of the data directory (server_keys.hpp).
+  ServerKeys* Keys() override { return nullptr; }
   void CheckWritable(std::function<void(core::Result<void>)> done) override;
   core::Result<StoreCounts> Count() override;
   void Close() override;
