@@ -24,17 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-std::string RunCommand(const std::string& command, int* exit_code) {
-  std::string out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 json::object Message(const std::string& id, const std::string& skill) {
   return json::object{
@@ -89,7 +78,7 @@ TEST_F(Backup, ACopyTakenWhileServingRestoresEveryAcknowledgedTask) {
   });
   while (during < 20) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   int code = -1;
-  const std::string out = RunCommand(testing::A2adBinary() + " backup --data-dir " +
+  const std::string out = testing::RunCommand(testing::A2adBinary() + " backup --data-dir " +
                                   (dir_ / "data").string() + " --to " + (dir_ / "copy").string(),
                               &code);
   stop = true;
@@ -131,7 +120,7 @@ TEST_F(Backup, ACopyTakenWhileServingRestoresEveryAcknowledgedTask) {
 TEST_F(Backup, RefusesAnExistingTargetAndAMissingDatabase) {
   fs::create_directories(dir_ / "data");
   int code = -1;
-  std::string out = RunCommand(testing::A2adBinary() + " backup --data-dir " + (dir_ / "data").string() +
+  std::string out = testing::RunCommand(testing::A2adBinary() + " backup --data-dir " + (dir_ / "data").string() +
                             " --to " + (dir_ / "copy").string(),
                         &code);
   EXPECT_EQ(code, 2);
@@ -140,7 +129,7 @@ TEST_F(Backup, RefusesAnExistingTargetAndAMissingDatabase) {
   std::FILE* f = std::fopen((dir_ / "full" / "x").c_str(), "w");
   std::fclose(f);
   Serve(dir_ / "data");
-  out = RunCommand(testing::A2adBinary() + " backup --data-dir " + (dir_ / "data").string() + " --to " +
+  out = testing::RunCommand(testing::A2adBinary() + " backup --data-dir " + (dir_ / "data").string() + " --to " +
                 (dir_ / "full").string(),
             &code);
   EXPECT_EQ(code, 2);

@@ -29,18 +29,6 @@ namespace fs = std::filesystem;
 using testing::HttpClient;
 using testing::ServerProcess;
 
-// One statement on `url`; its first value.
-std::string Sql(const std::string& url, const std::string& sql) {
-  PGconn* c = PQconnectdb(url.c_str());
-  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
-  PGresult* r = PQexec(c, sql.c_str());
-  const auto st = PQresultStatus(r);
-  EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQerrorMessage(c);
-  std::string first = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
-  PQclear(r);
-  PQfinish(c);
-  return first;
-}
 
 // `url` with a password put in (the throwaway cluster trusts everyone, so any password works):
 // it must never be written anywhere.
@@ -76,18 +64,6 @@ std::string CardKid(HttpClient& c) {
   return std::string(json::parse(header.value_or("{}")).at("kid").as_string());
 }
 
-// `command` through the shell, stdout and stderr together; its exit status in `*code`.
-std::string Shell(const std::string& command, int* code) {
-  std::string out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
 
 class PostgresE2e : public ::testing::Test {
  protected:
@@ -117,10 +93,10 @@ TEST_F(PostgresE2e, TheDatabaseGoingAwayIsA503WithRetryAfterAndNothingAcknowledg
   EXPECT_EQ(c.Request("GET", "/readyz").status, 200);
 
   // The database refuses new connections and cuts the server's (a restart, a failover).
-  const std::string db = Sql(url, "SELECT current_database()");
+  const std::string db = test::PgQuery(url, "SELECT current_database()");
   const std::string admin = test::FreshPgDatabase();
-  Sql(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
-  Sql(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+  test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
+  test::PgQuery(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
                  db + "'");
   int status = 0;
   std::string retry_after;
@@ -142,14 +118,18 @@ TEST_F(PostgresE2e, TheDatabaseGoingAwayIsA503WithRetryAfterAndNothingAcknowledg
   EXPECT_EQ(ready.status, 503) << ready.body;
 
   // Back: the server reconnects by itself.
-  Sql(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
+  test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
   EXPECT_NE(Send(c, "after"), "");
   EXPECT_EQ(c.Request("GET", "/readyz").status, 200);
+  // The pool's gauges, and the failures the outage caused.
+  const std::string metrics = c.Request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("a2ad_db_pool_connections{state=\"idle\"}"), std::string::npos);
+  EXPECT_EQ(metrics.find("a2ad_db_errors 0\n"), std::string::npos) << metrics;
   for (const auto& id : acknowledged) {
     auto got = c.Request("GET", "/a2a/rest/tasks/" + id, "", {{"A2A-Version", "1.0"}});
     EXPECT_EQ(got.status, 200) << id;
   }
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM tasks WHERE snapshot LIKE '%during%'"), "0");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM tasks WHERE snapshot LIKE '%during%'"), "0");
   server_.Kill(SIGTERM);
   const std::string text = ReadFile(log);
   EXPECT_NE(text.find("PostgreSQL"), std::string::npos);  // the log has the reasons...
@@ -157,27 +137,17 @@ TEST_F(PostgresE2e, TheDatabaseGoingAwayIsA503WithRetryAfterAndNothingAcknowledg
 }
 
 TEST_F(PostgresE2e, AnUnreachableDatabaseAtStartIsRetriedThenTheServerExits) {
-  const std::string out = (dir_ / "out.log").string();
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    testing::ExecOrExit({testing::A2adBinary(), "serve", "--listen", "127.0.0.1:0", "--data-dir",
-                         (dir_ / "data").string(), "--database-url",
-                         "postgresql://a2ad:pw-do-not-log@127.0.0.1:9/a2ad?connect_timeout=1",
-                         "--database-wait-s", "2"});
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  int code = -1;
+  const std::string text = testing::RunCommand(
+      testing::A2adBinary() + " serve --listen 127.0.0.1:0 --data-dir " + (dir_ / "data").string() +
+          " --database-url 'postgresql://a2ad:pw-do-not-log@127.0.0.1:9/a2ad?connect_timeout=1'"
+          " --database-wait-s 2",
+      &code);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 1);
+  EXPECT_EQ(code, 1) << text;
   EXPECT_GE(took, 1.5);  // it kept trying for --database-wait-s
-  const std::string text = ReadFile(out);
   EXPECT_NE(text.find("cannot connect to PostgreSQL"), std::string::npos) << text;
   EXPECT_NE(text.find("trying again"), std::string::npos) << text;
   EXPECT_EQ(text.find("pw-do-not-log"), std::string::npos) << text;
@@ -185,20 +155,13 @@ TEST_F(PostgresE2e, AnUnreachableDatabaseAtStartIsRetriedThenTheServerExits) {
 }
 
 TEST_F(PostgresE2e, AUrlNoEngineTakesIsRefusedWithWhatToGive) {
-  const std::string out = (dir_ / "out.log").string();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    testing::ExecOrExit({testing::A2adBinary(), "serve", "--listen", "127.0.0.1:0", "--data-dir",
-                         (dir_ / "data").string(), "--database-url", "mysql://root@db/a2ad"});
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  EXPECT_EQ(WEXITSTATUS(st), 2);
-  EXPECT_NE(ReadFile(out).find("postgresql://"), std::string::npos) << ReadFile(out);
+  int code = -1;
+  const std::string text = testing::RunCommand(
+      testing::A2adBinary() + " serve --listen 127.0.0.1:0 --data-dir " + (dir_ / "data").string() +
+          " --database-url mysql://root@db/a2ad",
+      &code);
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("postgresql://"), std::string::npos) << text;
 }
 
 // The operator's commands on PostgreSQL: migrate, keys, doctor and backup (pg_dump), and a
@@ -209,11 +172,11 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
   const std::string data = (dir_ / "data").string();
   const std::string common = " --data-dir " + data + " --database-url '" + url + "'";
   int code = -1;
-  std::string out = Shell(a2ad + " migrate" + common, &code);
+  std::string out = testing::RunCommand(a2ad + " migrate" + common, &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("is at schema version"), std::string::npos) << out;
 
-  out = Shell(a2ad + " keys create --tenant acme --scopes admin" + common, &code);
+  out = testing::RunCommand(a2ad + " keys create --tenant acme --scopes admin" + common, &code);
   ASSERT_EQ(code, 0) << out;
   const auto at = out.find("a2ad_k_");
   ASSERT_NE(at, std::string::npos) << out;
@@ -243,17 +206,17 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
   }
   server_.Kill(SIGTERM);
 
-  out = Shell(a2ad + " doctor" + common, &code);
+  out = testing::RunCommand(a2ad + " doctor" + common, &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("checked: 3 tasks"), std::string::npos) << out;
-  Sql(url, "UPDATE tasks SET snapshot = '{\"id\":' WHERE id = '" + ids[1] + "'");
-  out = Shell(a2ad + " doctor" + common, &code);
+  test::PgQuery(url, "UPDATE tasks SET snapshot = '{\"id\":' WHERE id = '" + ids[1] + "'");
+  out = testing::RunCommand(a2ad + " doctor" + common, &code);
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("damaged: task " + ids[1] + ", snapshot"), std::string::npos) << out;
   // (Left damaged: the backup carries it as it is.)
 
   const std::string backup = (dir_ / "backup").string();
-  out = Shell(a2ad + " backup --to " + backup + common, &code);
+  out = testing::RunCommand(a2ad + " backup --to " + backup + common, &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_TRUE(fs::exists(dir_ / "backup" / "a2ad.pgdump")) << out;
   // The server's keys are in the database (so in the dump), not files beside it.
@@ -261,7 +224,7 @@ TEST_F(PostgresE2e, MigrateKeysDoctorAndBackupWorkOnPostgreSql) {
   EXPECT_EQ(out.find("postgresql://"), std::string::npos) << out;  // no URL printed
   // Restore into an empty database and serve it with the copied directory.
   const std::string restored = test::FreshPgDatabase();
-  out = Shell("pg_restore --no-owner --dbname '" + restored + "' " + backup + "/a2ad.pgdump", &code);
+  out = testing::RunCommand("pg_restore --no-owner --dbname '" + restored + "' " + backup + "/a2ad.pgdump", &code);
   ASSERT_EQ(code, 0) << out;
   server_ = ServerProcess::Start(a2ad, backup,
                                  {"--database-url", restored, "--workflows-dir",

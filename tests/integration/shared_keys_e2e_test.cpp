@@ -30,18 +30,6 @@ namespace fs = std::filesystem;
 using testing::HttpClient;
 using testing::ServerProcess;
 
-// `command` through the shell, stdout and stderr together; its exit status in `*code`.
-std::string Shell(const std::string& command, int* code) {
-  std::string out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
 
 json::value Jwks(HttpClient& c) {
   return json::parse(c.Request("GET", "/.well-known/jwks.json").body);
@@ -129,7 +117,7 @@ TEST_F(SharedKeys, TwoServersOnOneDatabaseSignAndVerifyAlike) {
   // `a2ad keys rotate` on the database (a third data directory): both serve the new key, and
   // still the old one, within --push-key-refresh-ms.
   int code = -1;
-  const std::string out = Shell(testing::A2adBinary() + " keys rotate --data-dir " +
+  const std::string out = testing::RunCommand(testing::A2adBinary() + " keys rotate --data-dir " +
                                     (dir_ / "cli").string() + " --database-url '" + url + "'",
                                 &code);
   ASSERT_EQ(code, 0) << out;

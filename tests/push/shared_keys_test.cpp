@@ -25,18 +25,6 @@ namespace json = boost::json;
 
 constexpr int64_t kLifetimeMs = 300000;
 
-// One statement on `url`; its first value.
-std::string Sql(const std::string& url, const std::string& sql) {
-  PGconn* c = PQconnectdb(url.c_str());
-  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
-  PGresult* r = PQexec(c, sql.c_str());
-  const auto st = PQresultStatus(r);
-  EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQerrorMessage(c);
-  std::string first = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
-  PQclear(r);
-  PQfinish(c);
-  return first;
-}
 
 // A server's view of the database: its own store and KeyStore on the ring "push".
 struct Replica {
@@ -108,7 +96,7 @@ TEST(SharedPushKeys, TwoServersOnOneDatabaseSignWithOneKeyAndPublishOneJwks) {
   JwtVerifier verifier(vo, clock);
   ASSERT_TRUE(verifier.SetJwks(b->keys->Jwks()));
   EXPECT_TRUE(verifier.Verify(*token));
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_ring_keys WHERE ring = 'push'"), "1");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_ring_keys WHERE ring = 'push'"), "1");
 }
 
 TEST(SharedPushKeys, ARotationByAnotherProcessIsSeenWithinTheRefreshInterval) {
@@ -134,7 +122,7 @@ TEST(SharedPushKeys, ARotationByAnotherProcessIsSeenWithinTheRefreshInterval) {
   const std::string jwks = server->keys->Jwks();
   EXPECT_NE(jwks.find(old_kid), std::string::npos) << jwks;
   EXPECT_NE(jwks.find(new_kid), std::string::npos) << jwks;
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_ring_keys WHERE retired_at_ms = 0"), "1");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_ring_keys WHERE retired_at_ms = 0"), "1");
 }
 
 TEST(SharedPushKeys, ServersStartingAtOnceOnAnEmptyDatabaseMakeOneKey) {
@@ -153,7 +141,7 @@ TEST(SharedPushKeys, ServersStartingAtOnceOnAnEmptyDatabaseMakeOneKey) {
     kids.insert(ActiveKid(*servers.back()->keys));
   }
   EXPECT_EQ(kids.size(), 1u);
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_ring_keys"), "1");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_ring_keys"), "1");
 }
 
 TEST(SharedPushKeys, RotationsAtOnceLeaveExactlyOneActiveKey) {
@@ -176,10 +164,10 @@ TEST(SharedPushKeys, RotationsAtOnceLeaveExactlyOneActiveKey) {
     made.insert(*kid);
   }
   EXPECT_EQ(made.size(), static_cast<size_t>(kRotators));
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_ring_keys WHERE retired_at_ms = 0"), "1");
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_ring_keys"), std::to_string(kRotators + 1));
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_ring_keys WHERE retired_at_ms = 0"), "1");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_ring_keys"), std::to_string(kRotators + 1));
   // Every replica ends with the same active key: the last rotation's.
-  const std::string active = Sql(url, "SELECT kid FROM server_ring_keys WHERE retired_at_ms = 0");
+  const std::string active = test::PgQuery(url, "SELECT kid FROM server_ring_keys WHERE retired_at_ms = 0");
   for (auto& r : replicas)  // refresh_ms 0: each call checks the ring's version
     EXPECT_EQ(ActiveKid(*r->keys), active);
 }
@@ -196,7 +184,7 @@ TEST(SharedPushKeys, RetiredKeysLeaveTheJwksAndTheDatabaseOnceTheirTokensHaveExp
   EXPECT_EQ(server->keys->Jwks().find(old_kid), std::string::npos);  // at once, from memory
   // The refreshing thread deletes it from the database (and every replica reloads).
   EXPECT_TRUE(Eventually([&] {
-    return Sql(url, "SELECT count(*) FROM server_ring_keys WHERE kid = '" + old_kid + "'") == "0";
+    return test::PgQuery(url, "SELECT count(*) FROM server_ring_keys WHERE kid = '" + old_kid + "'") == "0";
   }));
   EXPECT_EQ(server->keys->keys().size(), 1u);
 }
@@ -211,7 +199,7 @@ TEST(SharedPushKeys, NamedSecretsAreMadeOnceAndAMakerErrorIsReturned) {
   });
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().message, "no randomness");
-  EXPECT_EQ(Sql(url, "SELECT count(*) FROM server_keys"), "0");
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM server_keys"), "0");
   auto one =
       (*a)->Keys().Secret("s", []() -> core::Result<std::string> { return std::string("first"); });
   auto two =

@@ -191,6 +191,31 @@ TEST(PostgresStore, ReplicasStartingAtOnceMigrateOnceAndShareTheServerKeys) {
   b->Close();
 }
 
+// Events go in INSERTs of up to 500 rows; those of up to 4 rows are prepared statements, the
+// others are sent once. Every size must land, in order, in the pipelined pass and the careful
+// one (a refused commit in the batch sends it the careful way).
+TEST(PostgresStore, CommitsOfEveryEventCountLandWholeAndInOrder) {
+  auto store = MustOpen(test::FreshPgDatabase());
+  ASSERT_NE(store, nullptr);
+  for (int n : {1, 4, 5, 500, 1203}) {
+    const std::string id = "t-" + std::to_string(n);
+    ASSERT_TRUE(CommitSync(*store, Create(id, "ctx-1", protocol::TaskState::kSubmitted, 1000, n)).ok()) << n;
+    auto events = store->ReadEvents(id, -1, 5000);
+    ASSERT_TRUE(events.ok()) << events.error().message;
+    ASSERT_EQ(events->size(), static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) EXPECT_EQ((*events)[i].sequence, i);
+  }
+  // A refused commit beside another (in one batch when they meet in the queue: then the
+  // careful pass) fails alone.
+  std::promise<core::Result<void>> refused, fine;
+  store->Commit(Create("t-1", "ctx-1", protocol::TaskState::kSubmitted, 1000, 3), [&](core::Result<void> r) { refused.set_value(r); });
+  store->Commit(Create("t-new", "ctx-1", protocol::TaskState::kSubmitted, 1000, 600), [&](core::Result<void> r) { fine.set_value(r); });
+  EXPECT_EQ(refused.get_future().get().error().code, core::ErrorCode::kConflict);
+  EXPECT_TRUE(fine.get_future().get().ok());
+  EXPECT_EQ(store->ReadEvents("t-new", -1, 5000)->size(), 600u);
+  store->Close();
+}
+
 TEST(PostgresStore, ANewerSchemaIsRefused) {
   const std::string url = test::FreshPgDatabase();
   ASSERT_TRUE(PostgresStore::Migrate(url));

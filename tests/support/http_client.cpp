@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -139,6 +140,18 @@ void ExecOrExit(std::vector<std::string> args) {
   argv.push_back(nullptr);
   execv(argv[0], argv.data());
   _exit(127);
+}
+
+std::string RunCommand(const std::string& command, int* exit_code) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 std::string (*g_database_for_data_dir)(const std::string& data_dir) = nullptr;

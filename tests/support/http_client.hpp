@@ -44,6 +44,10 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Runs `command` through the shell; stdout and stderr together, its exit status in
+/// `*exit_code` (-1 if it did not exit).
+std::string RunCommand(const std::string& command, int* exit_code);
+
 /// In a forked child: execv(args[0], args); exits 127 if that fails. Never returns.
 [[noreturn]] void ExecOrExit(std::vector<std::string> args);
 

@@ -1,5 +1,7 @@
 #include "pg_cluster.hpp"
 
+#include <gtest/gtest.h>
+
 #include "http_client.hpp"
 
 #include <fcntl.h>
@@ -311,6 +313,27 @@ std::string FreshPgDatabase() {
   });
   if (!start_error.empty()) throw std::runtime_error(start_error);
   return cluster.NewDatabase();
+}
+
+}  // namespace a2ad::test
+
+namespace a2ad::test {
+
+std::string PgQuery(const std::string& url, const std::string& sql) {
+  PGconn* c = PQconnectdb(url.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    ADD_FAILURE() << "PgQuery: cannot connect: " << PQerrorMessage(c);
+    PQfinish(c);
+    return {};
+  }
+  PGresult* r = PQexec(c, sql.c_str());
+  const auto st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+    ADD_FAILURE() << sql << ": " << PQerrorMessage(c);
+  std::string first = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+  PQclear(r);
+  PQfinish(c);
+  return first;
 }
 
 }  // namespace a2ad::test

@@ -21,6 +21,10 @@ namespace a2ad::test {
 /// The databases made on an A2AD_TEST_PG_URL server are dropped at exit (WITH (FORCE)).
 std::string FreshPgDatabase();
 
+/// One statement on the database at `url`, in a session of its own; its first value ("" for
+/// none). A connection or statement that fails is a test failure (ADD_FAILURE), not a throw.
+std::string PgQuery(const std::string& url, const std::string& sql);
+
 }  // namespace a2ad::test
 
 namespace a2ad::testing {

@@ -25,6 +25,7 @@
 #include "a2ad/transport/conn_stream.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/forwarded.hpp"
+#include "a2ad/transport/request_line.hpp"
 #include "a2ad/transport/tls_context.hpp"
 
 namespace a2ad::transport {
@@ -125,42 +126,6 @@ struct Conn : std::enable_shared_from_this<Conn> {
     });
   }
 };
-
-std::string_view PathOfTarget(std::string_view target) {
-  return target.substr(0, target.find('?'));
-}
-
-bool IsTokenChar(char ch) {
-  if (ch >= 'a' && ch <= 'z') return true;
-  if (ch >= 'A' && ch <= 'Z') return true;
-  if (ch >= '0' && ch <= '9') return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
-}
-
-/// The path of the request line that starts `head`, or "" unless that line is complete
-/// within `limit` bytes and well formed (`token SP target SP HTTP/d.d CRLF`): the path of a
-/// request whose head could not be read to its end, so that its error can still take the
-/// shape of its surface.
-std::string PathOfRequestLine(std::string_view head, size_t limit) {
-  const size_t eol = head.substr(0, limit).find("\r\n");
-  if (eol == std::string_view::npos) return {};
-  const std::string_view line = head.substr(0, eol);
-  const size_t sp1 = line.find(' ');
-  if (sp1 == std::string_view::npos || sp1 == 0) return {};
-  for (char ch : line.substr(0, sp1))
-    if (!IsTokenChar(ch)) return {};
-  const size_t sp2 = line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos) return {};
-  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  const std::string_view version = line.substr(sp2 + 1);
-  auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
-  if (target.empty() || version.size() != 8 || !version.starts_with("HTTP/") ||
-      !digit(version[5]) || version[6] != '.' || !digit(version[7]))
-    return {};
-  for (char ch : target)
-    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) return {};
-  return std::string(PathOfTarget(target));
-}
 
 /// The path of a request whose head could not be read to its end: the parser's once it has
 /// parsed the request line, else the one of the line at the start of `buffer`.

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "a2ad/storage/postgres/pg_push_rows.hpp"
 #include "a2ad/storage/postgres/pg_store_impl.hpp"
 
 namespace a2ad::storage {
@@ -84,14 +85,6 @@ core::Result<std::vector<Row>> All(core::Result<Rows> rows, ReadRow read) {
   return out;
 }
 
-Params OutboxParams(const OutboxRow& o) {
-  Params q;
-  q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
-      .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
-      .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
-      .Add(o.finished_at_ms).Add(o.traceparent);
-  return q;
-}
 
 Params UpdateParams(const OutboxRow& o) {
   Params q;
@@ -103,23 +96,10 @@ Params UpdateParams(const OutboxRow& o) {
 }  // namespace
 
 core::Result<void> PostgresStore::PutConfig(const PushConfigRecord& r) {
-  static const std::string sql =
-      "INSERT INTO push_configs(task_id, config_id, url, token, auth_scheme, auth_credentials,"
-      " wire_version, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-      " ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url,"
-      " token = excluded.token, auth_scheme = excluded.auth_scheme,"
-      " auth_credentials = excluded.auth_credentials, wire_version = excluded.wire_version";
   if (r.task_id.empty() || r.config.id.empty())
     return core::Error(core::ErrorCode::kInvalidParams, "push config: task id and id required");
-  Params q;
-  q.Add(r.task_id).Add(r.config.id).Add(r.config.url).Add(r.config.token);
-  if (r.config.authentication)
-    q.Add(r.config.authentication->scheme).Add(r.config.authentication->credentials);
-  else
-    q.Null().Add(std::string_view(""));
-  q.Add(r.config.wire_version).Add(r.created_at_ms);
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
-    auto put = c.Exec(sql, q, "write a push config");
+    auto put = c.Exec(pg::kUpsertConfig, pg::ConfigParams(r), "write a push config");
     if (put) return core::Ok{};
     if (put.error().Detail("sqlstate") == "23503")  // no such task
       return core::Error(core::ErrorCode::kTaskNotFound, "task " + r.task_id + " not found",
@@ -169,15 +149,11 @@ core::Result<std::vector<PushConfigRecord>> PostgresStore::AllConfigs() {
 }
 
 core::Result<void> PostgresStore::Enqueue(const std::vector<OutboxRow>& rows) {
-  static const std::string sql =
-      "INSERT INTO push_outbox(id, kind, task_id, target_id, url, body, content_type,"
-      " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms,"
-      " traceparent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
   if (rows.empty()) return core::Ok{};
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
     if (auto b = c.Run("BEGIN", "enqueue"); !b) return b;
     for (const OutboxRow& o : rows) {
-      if (auto put = c.Exec(sql, OutboxParams(o), "insert outbox row " + o.id); !put) {
+      if (auto put = c.Exec(pg::kInsertOutbox, pg::OutboxParams(o), "insert outbox row " + o.id); !put) {
         (void)c.Run("ROLLBACK", "roll back an enqueue");
         return std::move(put).error();
       }

@@ -2,6 +2,7 @@
 // the writer thread applies the queued commits in batches, one transaction each, and shows the
 // commit participant what each batch wrote. See postgres_store.hpp ("Writes").
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <exception>
 #include <string>
@@ -12,12 +13,17 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/commit_check.hpp"
+#include "a2ad/storage/postgres/pg_push_rows.hpp"
 #include "a2ad/storage/postgres/pg_sql.hpp"
 #include "a2ad/storage/postgres/pg_store_impl.hpp"
 
 namespace a2ad::storage {
 namespace {
 
+using pg::ConfigParams;
+using pg::kInsertOutbox;
+using pg::kUpsertConfig;
+using pg::OutboxParams;
 using pg::Params;
 
 const std::string kInsertTask =
@@ -36,16 +42,6 @@ const std::string kUpdateTask =
 const std::string kTakeOverDedupKey =
     "UPDATE tasks SET dedup_key = NULL WHERE tenant = $1 AND dedup_key = $2"
     " AND created_at_ms < $3 AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = $4)";
-const std::string kUpsertConfig =
-    "INSERT INTO push_configs(task_id, config_id, url, token, auth_scheme, auth_credentials,"
-    " wire_version, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-    " ON CONFLICT (task_id, config_id) DO UPDATE SET url = excluded.url, token = excluded.token,"
-    " auth_scheme = excluded.auth_scheme, auth_credentials = excluded.auth_credentials,"
-    " wire_version = excluded.wire_version";
-const std::string kInsertOutbox =
-    "INSERT INTO push_outbox(id, kind, task_id, target_id, url, body, content_type,"
-    " created_at_ms, next_attempt_at_ms, attempts, state, last_error, finished_at_ms,"
-    " traceparent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 constexpr size_t kEventsPerStatement = 500;  // 7 parameters each, well under 65,535
 
 core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
@@ -343,46 +339,45 @@ const std::string& TaskSql(const TaskCommit& c) {
   return c.expected_last_sequence == -1 ? kInsertTask : kUpdateTask;
 }
 
-// Events [first, first + n) as one INSERT; its text depends on n only.
-std::pair<std::string, Params> EventsStatement(const PostgresStore::Impl::Pending& p, size_t first,
-                                               size_t n) {
-  const TaskCommit& c = p.commit;
-  const std::string& id = c.Record().task.id;
+constexpr size_t kPreparedEventRows = 4;  // statements of up to 4 rows are prepared
+
+std::string MakeEventsSql(size_t n) {
   std::string text =
       "INSERT INTO task_events(task_id, sequence, event_id, type, node_id, timestamp_ms,"
       " payload) VALUES ";
-  Params ev;
   for (size_t i = 0; i < n; ++i) {
-    const protocol::RunEvent& e = c.events[first + i];
     const size_t b = i * 7;
     text += (i ? ", ($" : "($") + std::to_string(b + 1);
     for (size_t k = 2; k <= 7; ++k) text += ", $" + std::to_string(b + k);
     text += ')';
-    ev.Add(id).Add(e.sequence).Add(e.event_id).Add(e.type).Add(e.node_id).Add(e.timestamp_ms)
-        .Add(p.payloads[first + i]);
   }
-  return {std::move(text), std::move(ev)};
-}
-constexpr size_t kPreparedEventRows = 4;  // statements of up to 4 rows are prepared
-
-Params ConfigParams(const PushConfigRecord& cfg) {
-  Params q;
-  q.Add(cfg.task_id).Add(cfg.config.id).Add(cfg.config.url).Add(cfg.config.token);
-  if (cfg.config.authentication)
-    q.Add(cfg.config.authentication->scheme).Add(cfg.config.authentication->credentials);
-  else
-    q.Null().Add(std::string_view(""));
-  q.Add(cfg.config.wire_version).Add(cfg.created_at_ms);
-  return q;
+  return text;
 }
 
-Params OutboxParams(const OutboxRow& o) {
-  Params q;
-  q.Add(o.id).Add(o.kind).Add(o.task_id).Add(o.target_id).Add(o.url).Add(o.body)
-      .Add(o.content_type).Add(o.created_at_ms).Add(o.next_attempt_at_ms)
-      .Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state)).Add(o.last_error)
-      .Add(o.finished_at_ms).Add(o.traceparent);
-  return q;
+// The INSERT of n events (7 parameters each): made once for up to kPreparedEventRows rows
+// (those are prepared), else into `other`.
+const std::string& EventsSql(size_t n, std::string& other) {
+  static const auto made = [] {
+    std::array<std::string, kPreparedEventRows + 1> a;
+    for (size_t k = 1; k <= kPreparedEventRows; ++k) a[k] = MakeEventsSql(k);
+    return a;
+  }();
+  if (n <= kPreparedEventRows) return made[n];
+  other = MakeEventsSql(n);
+  return other;
+}
+
+// The parameters of events [first, first + n) of `p`.
+Params EventsParams(const PostgresStore::Impl::Pending& p, size_t first, size_t n) {
+  const TaskCommit& c = p.commit;
+  const std::string& id = c.Record().task.id;
+  Params ev;
+  for (size_t i = first; i < first + n; ++i) {
+    const protocol::RunEvent& e = c.events[i];
+    ev.Add(id).Add(e.sequence).Add(e.event_id).Add(e.type).Add(e.node_id).Add(e.timestamp_ms)
+        .Add(p.payloads[i]);
+  }
+  return ev;
 }
 
 }  // namespace
@@ -391,19 +386,16 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
     std::vector<Pending>& batch, const std::vector<core::Result<void>>& checked) {
   pg::Connection& w = *writer_;
   // Everything the pipeline runs is prepared first (a pipeline cannot wait for a prepare).
-  for (const std::string* sql : {&kInsertTask, &kUpdateTask, &kUpsertConfig, &kInsertOutbox}) {
-    const int n = sql == &kInsertTask ? 13 : sql == &kUpdateTask ? 12 : sql == &kUpsertConfig ? 8 : 14;
-    if (auto ok = w.Prepare(*sql, n, "prepare a statement"); !ok) return {Pipelined::kFailed, ok.error()};
-  }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (!checked[i]) continue;
-    const size_t events = batch[i].commit.events.size();
-    if (events > 0 && events <= kPreparedEventRows) {
-      auto [text, params] = EventsStatement(batch[i], 0, events);
-      if (auto ok = w.Prepare(text, params.size(), "prepare a statement"); !ok)
-        return {Pipelined::kFailed, ok.error()};
-    }
-  }
+  const std::pair<const std::string*, int> statements[] = {
+      {&kInsertTask, 13}, {&kUpdateTask, 12}, {&kUpsertConfig, 8}, {&kInsertOutbox, 14}};
+  for (const auto& [sql, params] : statements)
+    if (auto ok = w.Prepare(*sql, params, "prepare a statement"); !ok)
+      return {Pipelined::kFailed, ok.error()};
+  std::string unused;
+  for (size_t n = 1; n <= kPreparedEventRows; ++n)
+    if (auto ok = w.Prepare(EventsSql(n, unused), static_cast<int>(7 * n), "prepare a statement");
+        !ok)
+      return {Pipelined::kFailed, ok.error()};
   if (auto ok = w.EnterPipeline(); !ok) return {Pipelined::kFailed, ok.error()};
   // Which results must say "one row" (the task's INSERT or UPDATE: the sequence check).
   std::vector<bool> must_touch_one;
@@ -422,8 +414,8 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
     send(TaskSql(c), TaskParams(p), true, "write a task", true);
     for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
       const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
-      auto [text, params] = EventsStatement(p, first, n);
-      send(text, params, first == 0 && n <= kPreparedEventRows && n == c.events.size(),
+      std::string other;
+      send(EventsSql(n, other), EventsParams(p, first, n), n <= kPreparedEventRows,
            "append events", false);
     }
     for (const PushConfigRecord& cfg : c.push_configs)
@@ -485,9 +477,12 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
   }
   for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
     const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
-    auto [text, params] = EventsStatement(p, first, n);
-    auto added = sql(n <= kPreparedEventRows ? w.Exec(text, params, "append events of task " + r.task.id)
-                                             : w.ExecOnce(text, params, "append events of task " + r.task.id));
+    std::string other;
+    const std::string& text = EventsSql(n, other);
+    const Params params = EventsParams(p, first, n);
+    const std::string what = "append events of task " + r.task.id;
+    auto added = sql(n <= kPreparedEventRows ? w.Exec(text, params, what)
+                                             : w.ExecOnce(text, params, what));
     if (!added) return std::move(added).error();
   }
   for (const PushConfigRecord& cfg : c.push_configs) {
