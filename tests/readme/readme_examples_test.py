@@ -135,6 +135,11 @@ def check_postgres(out):
     assert "3|1" in lines(out), out
 
 
+def check_replicas(out):
+    done = [l for l in lines(out) if l.startswith("task ") and l.endswith(": completed")]
+    assert len(done) == 3 and len(set(done)) == 1, out
+
+
 CHECKS = {
     "Quickstart": check_quickstart,
     "Speak A2A JSON-RPC with curl": check_curl,
@@ -147,6 +152,7 @@ CHECKS = {
     "Check the agent card's signature": check_card,
     "Health, metrics and backups": check_operations,
     "Serve from PostgreSQL": check_postgres,
+    "Several replicas behind a load balancer": check_replicas,
 }
 
 

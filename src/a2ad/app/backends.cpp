@@ -1,7 +1,10 @@
 // The registry of storage backends (backends.hpp).
 #include "a2ad/app/backends.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <thread>
 
@@ -11,6 +14,20 @@
 #include "a2ad/storage/sqlite/sqlite_backend.hpp"
 
 namespace a2ad::app {
+
+std::string ReplicaId(const Config& config) {
+  if (!config.replica_id.empty()) return config.replica_id;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  // The same replica restarted has the same id (its runs are adopted at once): the port it
+  // listens on, or for any free port its data directory.
+  auto listen = ParseListen(config.listen);
+  if (listen && listen->port != 0) return std::string(host) + ":" + std::to_string(listen->port);
+  std::error_code ec;
+  const auto dir = std::filesystem::absolute(config.data_dir, ec);
+  return std::string(host) + ":" + (ec ? config.data_dir : dir.lexically_normal().string());
+}
+
 namespace {
 
 core::Result<std::unique_ptr<storage::Backend>> OpenSqlite(const Config& config,
@@ -31,7 +48,10 @@ core::Result<std::unique_ptr<storage::Backend>> OpenPostgres(const Config& confi
   opts.migrate_on_open = o.migrate;
   opts.batch_observer = o.batch_observer;
   opts.components = o.components;
-  auto b = storage::PostgresBackend::Open(config.database_url, std::move(opts));
+  storage::ClusterOptions cluster;
+  cluster.replica_id = ReplicaId(config);
+  cluster.lease_ttl = std::chrono::milliseconds(config.lease_ttl_ms);
+  auto b = storage::PostgresBackend::Open(config.database_url, std::move(opts), std::move(cluster));
   if (!b) return std::move(b).error();
   return std::unique_ptr<storage::Backend>(std::move(b).value());
 }

@@ -24,6 +24,11 @@ struct Config {
   std::string database_url;
   // serve: how long to keep trying a database that cannot be reached at start (then exit 1).
   int64_t database_wait_s = 30;
+  // Several replicas on one database (PostgreSQL; storage/cluster.hpp): this replica's name
+  // ("" = <host name>:<listen port>), and how long a dead replica's runs wait before another
+  // takes them over (the recovery bound; heartbeats every third of it).
+  std::string replica_id;
+  int64_t lease_ttl_ms = 10000;
   std::string workflows_dir = "./workflows";
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";

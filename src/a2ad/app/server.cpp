@@ -85,7 +85,8 @@ constexpr std::pair<const char*, Step> kComponents[] = {
     {"telemetry", TelemetryStep}, {"store", StoreStep},   {"auth", AuthStep},
     {"push", PushStep},           {"tasks", TasksStep},   {"http", HttpStep},
     {"workflows", WorkflowsStep}, {"surfaces", SurfacesStep}, {"grpc", GrpcStep},
-    {"cards", CardsStep},         {"work", WorkStep},     {"serving", ServingStep},
+    {"cards", CardsStep},         {"work", WorkStep},     {"replicas", ReplicasStep},
+    {"serving", ServingStep},
 };
 
 int RunServer(const Config& config) {

@@ -88,9 +88,7 @@ int TelemetryStep(Server& s, Component& self) {
     }
     o.service_name = config.otlp_service_name;
     o.service_version = A2AD_VERSION;
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    o.instance_id = std::string(host) + ":" + std::to_string(::getpid());
+    o.instance_id = ReplicaId(config);  // <host name>:<port> unless --replica-id says
     auto started = OtlpExporter::Start(std::move(o));
     if (!started) {
       core::LogError(started.error().message);

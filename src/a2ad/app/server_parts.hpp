@@ -30,6 +30,7 @@
 #include "a2ad/app/health.hpp"
 #include "a2ad/app/otlp_exporter.hpp"
 #include "a2ad/app/push_setup.hpp"
+#include "a2ad/app/replica_work.hpp"
 #include "a2ad/app/tls_setup.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/es256.hpp"
@@ -116,6 +117,8 @@ struct Server {
   std::condition_variable maint_cv;
   bool maint_stop = false;
   std::thread maintenance;
+  // replicas
+  std::unique_ptr<ReplicaWork> replicas;
 };
 
 /// A component's step: makes its parts and sets its hooks; 0, or the exit code to end with
@@ -136,6 +139,7 @@ int SurfacesStep(Server& s, Component& self);
 int GrpcStep(Server& s, Component& self);
 int CardsStep(Server& s, Component& self);
 int WorkStep(Server& s, Component& self);
+int ReplicasStep(Server& s, Component& self);
 int ServingStep(Server& s, Component& self);
 
 /// The exit code of a startup error: 2 for kInvalidParams (the configuration), else 1.

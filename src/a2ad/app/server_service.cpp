@@ -50,6 +50,7 @@ int PushStep(Server& s, Component& self) {
 // The task service and the built-in skills. Shutting down, it accepts no new message.
 int TasksStep(Server& s, Component& self) {
   const Config& config = s.config;
+  s.svc_opts.cluster = s.backend->Replicas();  // several replicas: runs held by leases
   s.svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   s.svc_opts.default_skill = config.default_skill;
   s.svc_opts.idempotency_retention = std::chrono::seconds(config.idempotency_retention_s);

@@ -192,7 +192,8 @@ int WorkStep(Server& s, Component& self) {
   self.start = [&s]() -> core::Result<void> {
     const Config& config = s.config;
     s.push->Start(s.io->get_executor(), config, s.clock, *s.ids, s.card.base_url);
-    auto recovered = s.service->RecoverUnfinished();
+    // With several replicas the runs are adopted by their leases instead (ReplicasStep).
+    auto recovered = s.service->RecoverUnfinished(s.backend->Replicas() == nullptr);
     if (!recovered)
       return core::Error(recovered.error().code, "recovery failed: " + recovered.error().message);
     if (recovered.value())
@@ -228,6 +229,18 @@ int WorkStep(Server& s, Component& self) {
     s.maint_cv.notify_all();
     if (s.maintenance.joinable()) s.maintenance.join();
   };
+  return 0;
+}
+
+// Several replicas on one database (replica_work.hpp): started once the work is, before
+// connections are accepted; leaving (every lease given up) once the I/O threads ended.
+int ReplicasStep(Server& s, Component& self) {
+  storage::Cluster* cluster = s.backend->Replicas();
+  if (!cluster) return 0;
+  s.replicas = std::make_unique<ReplicaWork>(*cluster, *s.service,
+                                             std::chrono::milliseconds(s.config.lease_ttl_ms));
+  self.start = [&s] { return s.replicas->Start(); };
+  self.close = [&s] { s.replicas->Leave(); };
   return 0;
 }
 

@@ -210,6 +210,19 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   serve
+      ->add_option("--replica-id", config.replica_id,
+                   "this replica's name among the replicas on one PostgreSQL database (unique "
+                   "among them; in logs, spans and /metrics); default <host name>:<listen port>")
+      ->envname("A2AD_REPLICA_ID");
+  serve
+      ->add_option("--lease-ttl-ms", config.lease_ttl_ms,
+                   "several replicas: a run held by a replica that stopped answering is taken "
+                   "over by another after at most this long (the recovery bound); the holder "
+                   "renews its leases every third of it")
+      ->envname("A2AD_LEASE_TTL_MS")
+      ->check(CLI::Range(int64_t{300}, int64_t{600000}))
+      ->capture_default_str();
+  serve
       ->add_option("--sqlite-synchronous", config.sqlite_synchronous,
                    "normal: an acknowledged task change survives the process being killed; "
                    "full: it also survives power loss and OS crashes (one fsync per batch of "

@@ -20,6 +20,7 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/storage/api_key_store.hpp"
+#include "a2ad/storage/cluster.hpp"
 #include "a2ad/storage/push_store.hpp"
 #include "a2ad/storage/schema_migrations.hpp"
 #include "a2ad/storage/server_keys.hpp"
@@ -50,6 +51,9 @@ class Backend {
   /// database that replicas share. nullptr: they are files of the data directory (SQLite).
   /// Lives as long as the backend.
   virtual ServerKeys* Keys() = 0;
+  /// Leases and the change feed of several replicas (cluster.hpp), when the engine is shared
+  /// by them; nullptr: one process holds every run. Lives as long as the backend.
+  virtual Cluster* Replicas() { return nullptr; }
   /// Whether the store can be written now; `done` runs once, on any thread (readiness).
   virtual void CheckWritable(std::function<void(core::Result<void>)> done) = 0;
   /// Blocking: call it off the I/O threads.

@@ -92,6 +92,11 @@ struct TaskCommit {
   /// is cleared) and this task takes it, in the same transaction; a key held by a newer task
   /// is kConflict as always. 0: never taken over. Costs nothing unless the key is in use.
   int64_t dedup_takeover_before_ms = 0;
+  /// Several replicas (cluster.hpp); engines without leases ignore both. Creating commits: the
+  /// committing process takes the run's lease at epoch 1. Other commits: > 0, the epoch of the
+  /// execution writing it, refused (kConflict, reason "fenced") once the lease moved on.
+  bool take_lease = false;
+  int64_t fence_epoch = 0;
 
   /// The record this commit writes (`shared_record` if set, else `record`).
   const TaskRecord& Record() const { return shared_record ? *shared_record : record; }

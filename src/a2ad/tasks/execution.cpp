@@ -26,9 +26,10 @@ using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 class TaskService::Context final : public ExecutionContext {
  public:
   Context(TaskService& svc, std::shared_ptr<Slot> slot, RecordPtr record, protocol::Message message,
-          std::string skill_id, uint64_t epoch)
+          std::string skill_id, uint64_t epoch, int64_t lease_epoch)
       : svc_(svc),
         epoch_(epoch),
+        lease_epoch_(lease_epoch),
         slot_(std::move(slot)),
         record_(std::move(record)),
         message_(std::move(message)),
@@ -40,7 +41,7 @@ class TaskService::Context final : public ExecutionContext {
   const storage::TaskRecord& record() const override { return *record_; }
   const protocol::Message& message() const override { return message_; }
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
-    return svc_.CommitStep(slot_, std::move(step));
+    return svc_.CommitStep(slot_, std::move(step), lease_epoch_);
   }
   // A step of a superseded execution is refused; so is one a pause does not admit
   // (pause.hpp PauseAdmits): reason "paused", and the executor parks.
@@ -56,7 +57,7 @@ class TaskService::Context final : public ExecutionContext {
         return Error(ErrorCode::kUnsupportedOperation, "the run is paused", {{"reason", "paused"}});
       return std::nullopt;
     };
-    auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit);
+    auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
     if (r) svc_.NoteEventWait(*r.value());
     co_return r;
   }
@@ -94,10 +95,12 @@ class TaskService::Context final : public ExecutionContext {
     return slot_->cancel_requested.load() || slot_->epoch.load() != epoch_;
   }
   const protocol::CallContext& call_context() const override { return call_; }
+  int64_t lease_epoch() const { return lease_epoch_; }
 
  private:
   TaskService& svc_;
   const uint64_t epoch_;
+  const int64_t lease_epoch_;  // the run's lease (storage/cluster.hpp); 0: no leases
   std::shared_ptr<Slot> slot_;
   RecordPtr record_;
   protocol::Message message_;
@@ -107,16 +110,28 @@ class TaskService::Context final : public ExecutionContext {
 
 void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
                                  const protocol::Message& message, const std::string& skill_id,
-                                 std::optional<uint64_t> epoch) {
+                                 std::optional<uint64_t> epoch, int64_t lease_epoch) {
   auto it = executors_.find(skill_id);
   if (it == executors_.end()) {
     core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
                    "'; not executed");
     return;
   }
+  // Several replicas: the run is executed here from now on; an execution elsewhere is fenced
+  // off (its next commit is refused). A database that cannot be reached leaves the run to
+  // whoever holds it, or to a takeover.
+  if (options_.cluster && lease_epoch == 0) {
+    auto taken = options_.cluster->Acquire(rec->task.id);
+    if (!taken) {
+      core::LogWarn("run " + rec->task.id + " not executed here: " + taken.error().message);
+      return;
+    }
+    lease_epoch = taken.value();
+  }
   NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
   const uint64_t in_epoch = epoch ? *epoch : slot->epoch.load();
-  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch);
+  auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
+                                       lease_epoch);
   ++running_;
   asio::co_spawn(
       asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
@@ -133,7 +148,8 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
           json::object error{{"code", "executor_error"}, {"message", what}};
           asio::co_spawn(
               io_,
-              CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}})),
+              CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}}),
+                         ctx->lease_epoch()),
               [this](std::exception_ptr, Result<Task>) { --running_; });
           return;
         }
@@ -141,9 +157,10 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
       });
 }
 
-Result<size_t> TaskService::RecoverUnfinished() {
+Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   // Collect first, then start: a started execution changes the states being listed.
   std::vector<storage::TaskRecord> unfinished;
+  if (runs)
   for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking, TaskState::kInputRequired,
                           TaskState::kAuthRequired}) {
     const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;

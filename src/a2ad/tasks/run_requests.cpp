@@ -148,7 +148,8 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
   out.record = std::move(r).value();
   // A run its creating commit already finished (inline first steps) has nothing to execute.
   if (!out.replayed && !protocol::IsTerminal(out.record->task.status.state))
-    StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id);
+    StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id, std::nullopt,
+                   options_.cluster ? 1 : 0);  // its creating commit took the lease
   co_return out;
 }
 
@@ -280,6 +281,9 @@ asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallC
     start.backlog.push_back(std::move(item));
   }
   start.last_sequence = std::max(start.last_sequence, after_sequence);
+  // What a commit seen later (on the change feed) is read from: only a record the backlog
+  // reaches (a later one would hide the events between).
+  if (read->record->last_sequence == start.last_sequence) Seed(slot, *read->record);
   start.record = std::make_shared<const storage::TaskRecord>(std::move(*read->record));
   co_return start;
 }

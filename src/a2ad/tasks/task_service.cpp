@@ -285,7 +285,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     if (attach) detach = Attach(slot, attach);
     // A task its creating commit already finished (inline first steps) has nothing to run.
     if (!protocol::IsTerminal(created->task.status.state))
-      StartExecution(slot, created, msg, skill_id);
+      StartExecution(slot, created, msg, skill_id, std::nullopt, options_.cluster ? 1 : 0);
     co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
   }
   task_id = created->task.id;
@@ -454,6 +454,7 @@ asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& c
     auto rec = co_await Load(task_id);
     if (!rec) co_return std::move(rec).error();
     if (!rec.value()) co_return NotFound("task", task_id);
+    Seed(slot, *rec.value());
     start.last_sequence = rec.value()->last_sequence;
     start.task_terminal = protocol::IsTerminal(rec.value()->task.status.state);
     start.backlog.push_back(SnapshotItem(start.last_sequence, rec.value()->task));

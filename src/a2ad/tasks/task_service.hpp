@@ -45,6 +45,7 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/protocol/model.hpp"
+#include "a2ad/storage/cluster.hpp"
 #include "a2ad/storage/task_store.hpp"
 #include "a2ad/tasks/executor.hpp"
 #include "a2ad/tasks/pause.hpp"
@@ -55,6 +56,9 @@ namespace a2ad::tasks {
 class ReadExecutor;
 
 struct TaskServiceOptions {
+  /// Several replicas on one database (storage/cluster.hpp): executions hold their run's
+  /// lease and their commits are fenced by it. nullptr: this process holds every run.
+  storage::Cluster* cluster = nullptr;
   /// Skill used when a message names none (message.metadata.skillId).
   std::string default_skill = "echo";
   /// Longest a blocking send waits for a terminal or interrupted state; after it the
@@ -350,7 +354,22 @@ class TaskService {
   /// options.after_cancel_recovery (at least once: what it stops outside the host may be
   /// asked again). Call once, after a restart, before serving: it blocks on store reads (not
   /// on an I/O thread). Returns how many were re-driven.
-  core::Result<size_t> RecoverUnfinished();
+  /// With `runs` false, only the AfterCancel part (several replicas: the runs are adopted by
+  /// leases instead, Adopt).
+  core::Result<size_t> RecoverUnfinished(bool runs = true);
+
+  // ---- several replicas (replicas.cpp; storage/cluster.hpp) ---------------------------------
+
+  /// A commit of another replica up to `sequence` (the change feed): the streams, waits and
+  /// execution here that follow the task catch up from the store. Any thread; does not block.
+  void ObserveCommit(const std::string& task_id, int64_t sequence);
+  /// Something may have been missed (the feed's connection was lost): every task followed
+  /// here catches up.
+  void Resync();
+  /// Runs whose leases this replica just took (Cluster::ClaimOrphans): each is executed from
+  /// its last committed step (a finished one's lease is given up). Blocks on store reads: not
+  /// on an I/O thread. Returns how many executions started.
+  size_t Adopt(const std::vector<storage::Cluster::Claimed>& claimed);
 
   /// Refuses new sends from now on (kUnavailable).
   void StopAccepting() { accepting_ = false; }
@@ -387,9 +406,21 @@ class TaskService {
                                                                std::vector<EventDraft> step,
                                                                bool creating,
                                                                Precondition precondition,
-                                                               Extension extend = {});
+                                                               Extension extend = {},
+                                                               int64_t fence_epoch = 0);
+  boost::asio::awaitable<core::Result<RecordPtr>> CommitRecordOnce(
+      const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
+      const Precondition& precondition, const Extension& extend, int64_t fence_epoch);
   boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
-                                                                  std::vector<EventDraft> step);
+                                                                  std::vector<EventDraft> step,
+                                                                  int64_t fence_epoch = 0);
+  /// The slot's newest durable record is at least `stored` (read from the store).
+  void Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored);
+  /// Hands a durable commit to the task's streams and waits (once each, in order).
+  void Publish(const std::shared_ptr<Slot>& slot, RecordPtr record,
+               std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected);
+  /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
+  boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot);
   /// Creates the slot's task for ctx's tenant and principal, or finds the one created
   /// before with the same dedup key (or, without a key, the same id): `replayed`.
   boost::asio::awaitable<core::Result<RecordPtr>> Create(std::shared_ptr<Slot> slot,
@@ -433,8 +464,11 @@ class TaskService {
 
   // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
   // (Slot::Supersede); unset: the current one.
+  // `lease_epoch`: the run's lease (storage/cluster.hpp) when the caller holds it (its
+  // creating commit took it: 1); 0: taken here (with several replicas).
   void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
-                      const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt);
+                      const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt,
+                      int64_t lease_epoch = 0);
   // Pausing (pause.cpp): supersede the run's execution and start a new one from `rec`
   // (unless terminal); index a pause that waits for an event.
   void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);

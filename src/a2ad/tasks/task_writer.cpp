@@ -140,7 +140,22 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
                                                              std::vector<EventDraft> step,
                                                              bool creating,
                                                              Precondition precondition,
-                                                             Extension extend) {
+                                                             Extension extend,
+                                                             int64_t fence_epoch) {
+  // Several replicas: a commit the store refused because another replica's came first (the
+  // sequence check) is built again on the newest state, its precondition asked again.
+  if (!options_.cluster || creating)
+    co_return co_await CommitRecordOnce(slot, std::move(step), creating, precondition, extend,
+                                        fence_epoch);
+  for (int attempt = 0;; ++attempt) {
+    auto r = co_await CommitRecordOnce(slot, step, false, precondition, extend, fence_epoch);
+    if (r || attempt == 3 || r.error().Detail("reason") != "sequence") co_return r;
+  }
+}
+
+asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
+    const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
+    const Precondition& precondition, const Extension& extend, int64_t fence_epoch) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   std::unique_lock lock(slot->mu);
@@ -184,6 +199,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   const int64_t expected = next.last_sequence;
   storage::TaskCommit commit;
   commit.expected_last_sequence = expected;
+  commit.fence_epoch = creating ? 0 : fence_epoch;
+  commit.take_lease = creating && options_.cluster != nullptr;
   const int64_t now = clock_.NowMs();
   // Stream items are made only when a stream is attached: most commits have no observer.
   // A stream that attaches while this commit is in flight, and whose snapshot read misses
@@ -247,36 +264,54 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
       *outcome = std::move(r).error();
     } else {
       *outcome = record;
-      bool start_pump = false;
-      {
-        std::lock_guard pub(slot->pub_mu);
-        if (!slot->published || slot->published->last_sequence < record->last_sequence)
-          slot->published = record;
-        if (!slot->subscribers.empty() && record->last_sequence > expected) {
-          slot->fanout_queue.push_back({std::move(before), record, expected, std::move(items)});
-          start_pump = !std::exchange(slot->fanout_running, true);
-        }
-        auto& ws = slot->waiters;
-        for (auto it = ws.begin(); it != ws.end();) {
-          if (it->pred(*record)) {
-            it->signal->Fire();
-            it = ws.erase(it);
-          } else {
-            ++it;
-          }
-        }
-      }
-      // Hand the fan-out to an I/O thread: waking thousands of streams from the writer
-      // thread would delay the next commit.
-      if (start_pump)
-        asio::post(slot->io,
-                   [this, slot] { asio::co_spawn(slot->io, PumpFanOut(slot), asio::detached); });
+      Publish(slot, record, std::move(items), std::move(before), expected);
     }
     signal->Fire();
   });
   lock.unlock();
   co_await signal->Wait();
   co_return std::move(*outcome);
+}
+
+void TaskService::Publish(const std::shared_ptr<Slot>& slot, RecordPtr record,
+                          std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected) {
+  bool start_pump = false;
+  {
+    std::lock_guard pub(slot->pub_mu);
+    if (!slot->published || slot->published->last_sequence < record->last_sequence)
+      slot->published = record;
+    // The streams get each commit once, in order: a commit already handed to them (the feed
+    // saw it first) is not again; commits between the last one handed and this one (another
+    // replica's) are read back with it.
+    const RecordPtr& fanned = slot->fanned;
+    const bool handed = fanned && fanned->last_sequence >= record->last_sequence;
+    if (!handed) {
+      if (fanned && fanned->last_sequence != expected) {
+        items.clear();
+        before = fanned;
+        expected = fanned->last_sequence;
+      }
+      slot->fanned = record;
+      if (!slot->subscribers.empty() && record->last_sequence > expected) {
+        slot->fanout_queue.push_back({std::move(before), record, expected, std::move(items)});
+        start_pump = !std::exchange(slot->fanout_running, true);
+      }
+    }
+    auto& ws = slot->waiters;
+    for (auto it = ws.begin(); it != ws.end();) {
+      if (it->pred(*record)) {
+        it->signal->Fire();
+        it = ws.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Hand the fan-out to an I/O thread: waking thousands of streams from the writer thread
+  // would delay the next commit.
+  if (start_pump)
+    asio::post(slot->io,
+               [this, slot] { asio::co_spawn(slot->io, PumpFanOut(slot), asio::detached); });
 }
 
 asio::awaitable<void> TaskService::PumpFanOut(std::shared_ptr<Slot> slot) {
@@ -339,8 +374,9 @@ asio::awaitable<std::vector<StreamItemPtr>> TaskService::LateItems(RecordPtr bef
 }
 
 asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
-                                                      std::vector<EventDraft> step) {
-  auto r = co_await CommitRecord(std::move(slot), std::move(step), false, {});
+                                                      std::vector<EventDraft> step,
+                                                      int64_t fence_epoch) {
+  auto r = co_await CommitRecord(std::move(slot), std::move(step), false, {}, {}, fence_epoch);
   if (!r) co_return std::move(r).error();
   co_return r.value()->task;
 }

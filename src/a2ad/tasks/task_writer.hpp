@@ -69,6 +69,7 @@ struct TaskService::Slot {
 
   std::mutex pub_mu;    // guards what follows up to sleep_mu (taken from the writer thread)
   RecordPtr published;  // newest durable record
+  RecordPtr fanned;     // the newest record whose commit was handed to the streams (Publish)
   struct Waiter {
     std::function<bool(const storage::TaskRecord&)> pred;
     std::shared_ptr<Signal> signal;

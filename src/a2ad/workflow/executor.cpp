@@ -244,9 +244,12 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
       continue;
     }
     if (!next) {
-      // Cancelled meanwhile, or the store is closing: stop here. Anything else is a bug.
-      if (next.error().code != ErrorCode::kUnsupportedOperation &&
-          next.error().code != ErrorCode::kUnavailable)
+      // Cancelled meanwhile, the store is closing, or another replica executes the run now
+      // (fenced: storage/cluster.hpp): stop here. Anything else is a bug.
+      if (next.error().Detail("reason") == "fenced")
+        core::LogInfo("run " + run_id + ": " + next.error().message + "; stopped here");
+      else if (next.error().code != ErrorCode::kUnsupportedOperation &&
+               next.error().code != ErrorCode::kUnavailable)
         core::LogError("run " + run_id + ": step refused: " + next.error().message);
       co_return;
     }

@@ -28,12 +28,17 @@ std::vector<std::pair<std::string, std::string>> PostgresEnvironment(const std::
 }
 
 core::Result<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(const std::string& url,
-                                                                     PostgresOptions opts) {
+                                                                     PostgresOptions opts,
+                                                                     ClusterOptions cluster) {
+  if (cluster.replica_id.empty()) cluster.replica_id = "a2ad";
+  std::string holder = PgCluster::MakeHolder(cluster.replica_id);
+  opts.lease_holder = holder;
   auto store = PostgresStore::Open(url, std::move(opts));
   if (!store) return std::move(store).error();
   std::unique_ptr<PostgresBackend> b(new PostgresBackend());
   b->store_ = std::move(store).value();
   b->url_ = url;
+  b->cluster_ = std::make_unique<PgCluster>(url, std::move(cluster), std::move(holder));
   const std::string name = PostgresDatabaseName(url);
   b->where_ = "PostgreSQL database " + (name.empty() ? std::string("(libpq's default)") : name);
   return b;

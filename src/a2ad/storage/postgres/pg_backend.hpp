@@ -9,14 +9,17 @@
 #include <vector>
 
 #include "a2ad/storage/backend.hpp"
+#include "a2ad/storage/postgres/pg_cluster.hpp"
 #include "a2ad/storage/postgres/postgres_store.hpp"
 
 namespace a2ad::storage {
 
 class PostgresBackend final : public Backend {
  public:
+  /// `cluster`: this process as a replica (its leases are taken in its name).
   static core::Result<std::unique_ptr<PostgresBackend>> Open(const std::string& url,
-                                                             PostgresOptions opts);
+                                                             PostgresOptions opts,
+                                                             ClusterOptions cluster = {});
   ~PostgresBackend() override { Close(); }
 
   const char* Kind() const override { return "postgresql"; }
@@ -27,11 +30,13 @@ class PostgresBackend final : public Backend {
   ApiKeyStore& ApiKeys() override { return store_->ApiKeys(); }
   /// In the database: every replica on it shares them.
   ServerKeys* Keys() override { return &store_->Keys(); }
+  Cluster* Replicas() override { return cluster_.get(); }
   void CheckWritable(std::function<void(core::Result<void>)> done) override {
     store_->CheckWritable(std::move(done));
   }
   core::Result<StoreCounts> Count() override { return store_->Count(); }
   void Close() override {
+    if (cluster_) cluster_->Stop();
     if (store_) store_->Close();
   }
   void Write(sql::Job job, TaskStore::CommitCallback done) override {
@@ -51,6 +56,7 @@ class PostgresBackend final : public Backend {
  private:
   PostgresBackend() = default;
   std::unique_ptr<PostgresStore> store_;
+  std::unique_ptr<PgCluster> cluster_;
   std::string where_;
   std::string url_;  // with its credentials: never logged
 };

@@ -117,6 +117,25 @@ CREATE TABLE server_ring_keys (
 );
 CREATE UNIQUE INDEX server_ring_keys_one_active ON server_ring_keys(ring) WHERE retired_at_ms = 0;
 )sql",
+      // 3: several replicas (pg_cluster.hpp): who is alive, and who executes which run. A
+      // run not yet finished when this step runs gets a lease nobody holds, so the first
+      // replica to look adopts it.
+      R"sql(
+CREATE TABLE replicas (
+  holder text COLLATE "C" PRIMARY KEY,
+  replica_id text COLLATE "C" NOT NULL,
+  started_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE TABLE run_leases (
+  task_id text COLLATE "C" PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+  holder text COLLATE "C" NOT NULL,
+  epoch bigint NOT NULL
+);
+CREATE INDEX run_leases_by_holder ON run_leases(holder);
+INSERT INTO run_leases(task_id, holder, epoch)
+  SELECT id, '', 1 FROM tasks WHERE state NOT IN (3, 4, 5, 7);
+)sql",
   };
   return steps;
 }

@@ -11,6 +11,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/commit_check.hpp"
 #include "a2ad/storage/postgres/pg_push_rows.hpp"
@@ -36,6 +37,18 @@ const std::string kUpdateTask =
     " updated_at_ms = $6, last_sequence = $7, snapshot = $8, run = $9, a2a_state = $10,"
     " dedup_key = CASE WHEN $12 THEN NULL ELSE dedup_key END"
     " WHERE id = $1 AND last_sequence = $11";
+// An execution's commit (TaskCommit::fence_epoch): also refused once its lease's epoch moved
+// on. FOR SHARE: a takeover (which moves the epoch) waits for a commit in flight, and a commit
+// after it sees the new epoch, so no commit of an older epoch lands after a takeover.
+const std::string kUpdateTaskFenced =
+    kUpdateTask +
+    " AND EXISTS (SELECT 1 FROM run_leases WHERE task_id = $1 AND epoch = $13 FOR SHARE)";
+// Leases (cluster.hpp): the creating commit takes the run's, the commit that ends it drops it.
+const std::string kTakeLease =
+    "INSERT INTO run_leases(task_id, holder, epoch) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING";
+const std::string kDropLease = "DELETE FROM run_leases WHERE task_id = $1";
+const std::string kNotify = "SELECT pg_notify('a2ad_feed', $1)";
+constexpr size_t kNotifyBytes = 7900;  // NOTIFY payloads are capped at 8000 bytes
 // The retention window of an idempotency key ended (TaskCommit::dedup_takeover_before_ms):
 // the older holder gives it back, unless the new task's id is the one taken (then the commit
 // is refused as it is).
@@ -46,11 +59,36 @@ constexpr size_t kEventsPerStatement = 500;  // 7 parameters each, well under 65
 
 core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task store is closed"); }
 
+core::Error Fenced(const std::string& id) {
+  return core::Error(core::ErrorCode::kConflict,
+                     "run " + id + " is driven by another replica (its lease moved on)",
+                     {{"taskId", id}, {"reason", "fenced"}});
+}
+
 core::Error Refused(const std::string& id, bool created) {
   return core::Error(core::ErrorCode::kConflict,
                      created ? "task " + id + " already exists (or its idempotency key is taken)"
                              : "task " + id + " changed meanwhile (sequence check)",
-                     {{"taskId", id}});
+                     {{"taskId", id}, {"reason", created ? "exists" : "sequence"}});
+}
+
+// The change feed's notifications of the commits `include` picks: "<task id> <sequence>\n"
+// lines, in payloads under NOTIFY's cap.
+// Each payload starts with "@<holder>\n": a replica skips its own commits (published already).
+template <class Pick>
+std::vector<std::string> NotifyPayloads(const std::vector<PostgresStore::Impl::Pending>& batch,
+                                        const std::string& holder, Pick include) {
+  const std::string head = "@" + holder + "\n";
+  std::vector<std::string> out(1, head);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!include(i)) continue;
+    const TaskRecord& r = batch[i].commit.Record();
+    std::string line = r.task.id + " " + std::to_string(r.last_sequence) + "\n";
+    if (out.back().size() + line.size() > kNotifyBytes) out.push_back(head);
+    out.back() += line;
+  }
+  if (out.back().size() == head.size()) out.pop_back();
+  return out;
 }
 
 }  // namespace
@@ -253,6 +291,9 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       (void)w.Run("ROLLBACK", "roll back a batch");
       continue;
     }
+    for (const std::string& payload : NotifyPayloads(
+             batch, opts_.lease_holder, [&](size_t i) { return checked[i].ok() && batch[i].result.ok(); }))
+      (void)w.Exec(kNotify, Params().Add(payload), "notify the change feed");
     const std::string before =
         participant_.before_commit ? TellParticipant(batch, checked, false) : "";
     if (auto committed = w.Run(before + "COMMIT", "commit a batch"); !committed) {
@@ -332,12 +373,20 @@ Params TaskParams(const PostgresStore::Impl::Pending& p) {
     q.AddOrNull(r.dedup_key).Add(r.tenant).Add(r.owner);
   else
     q.Add(c.expected_last_sequence).Add(c.releases_dedup_key);
+  if (c.expected_last_sequence != -1 && c.fence_epoch > 0) q.Add(c.fence_epoch);
   return q;
 }
 
 const std::string& TaskSql(const TaskCommit& c) {
-  return c.expected_last_sequence == -1 ? kInsertTask : kUpdateTask;
+  if (c.expected_last_sequence == -1) return kInsertTask;
+  return c.fence_epoch > 0 ? kUpdateTaskFenced : kUpdateTask;
 }
+
+bool Terminal(const TaskCommit& c) { return protocol::IsTerminal(c.Record().task.status.state); }
+bool TakesLease(const TaskCommit& c) {
+  return c.expected_last_sequence == -1 && c.take_lease && !Terminal(c);
+}
+bool DropsLease(const TaskCommit& c) { return c.expected_last_sequence != -1 && Terminal(c); }
 
 constexpr size_t kPreparedEventRows = 4;  // statements of up to 4 rows are prepared
 
@@ -387,7 +436,8 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
   pg::Connection& w = *writer_;
   // Everything the pipeline runs is prepared first (a pipeline cannot wait for a prepare).
   const std::pair<const std::string*, int> statements[] = {
-      {&kInsertTask, 13}, {&kUpdateTask, 12}, {&kUpsertConfig, 8}, {&kInsertOutbox, 14}};
+      {&kInsertTask, 13}, {&kUpdateTask, 12}, {&kUpdateTaskFenced, 13}, {&kUpsertConfig, 8},
+      {&kInsertOutbox, 14}, {&kTakeLease, 2},  {&kDropLease, 1},        {&kNotify, 1}};
   for (const auto& [sql, params] : statements)
     if (auto ok = w.Prepare(*sql, params, "prepare a statement"); !ok)
       return {Pipelined::kFailed, ok.error()};
@@ -422,7 +472,13 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
       send(kUpsertConfig, ConfigParams(cfg), true, "write a push config", false);
     for (const OutboxRow& o : c.outbox)
       send(kInsertOutbox, OutboxParams(o), true, "insert an outbox row", false);
+    if (TakesLease(c))
+      send(kTakeLease, Params().Add(c.Record().task.id).Add(opts_.lease_holder), true,
+           "take a run's lease", false);
+    if (DropsLease(c)) send(kDropLease, Params().Add(c.Record().task.id), true, "drop a lease", false);
   }
+  for (const std::string& payload : NotifyPayloads(batch, opts_.lease_holder, [&](size_t i) { return checked[i].ok(); }))
+    send(kNotify, Params().Add(payload), true, "notify the change feed", false);
   if (participant_.before_commit) send("SAVEPOINT participant", {}, false, "savepoint", false);
   // A NUL in a value stops the queueing (that commit fails on the careful way); a lost
   // connection fails the batch.
@@ -461,6 +517,12 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
   auto made = sql(w.Exec(TaskSql(c), task, "write task " + r.task.id));
   if (!made) return std::move(made).error();
   if (made->Affected() == 0) {
+    if (c.expected_last_sequence != -1 && c.fence_epoch > 0) {
+      auto lease = sql(w.Exec("SELECT epoch FROM run_leases WHERE task_id = $1",
+                              Params().Add(r.task.id), "read a run's lease"));
+      if (!lease) return std::move(lease).error();
+      if (lease->size() == 0 || lease->Int(0, 0) != c.fence_epoch) return Fenced(r.task.id);
+    }
     if (c.expected_last_sequence != -1) return Refused(r.task.id, false);
     if (r.dedup_key.empty() || c.dedup_takeover_before_ms <= 0) return Refused(r.task.id, true);
     Params take;
@@ -492,6 +554,15 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
   for (const OutboxRow& o : c.outbox) {
     auto put = sql(w.Exec(kInsertOutbox, OutboxParams(o), "insert outbox row " + o.id));
     if (!put) return std::move(put).error();
+  }
+  if (TakesLease(c)) {
+    auto took = sql(w.Exec(kTakeLease, Params().Add(r.task.id).Add(opts_.lease_holder),
+                           "take the lease of run " + r.task.id));
+    if (!took) return std::move(took).error();
+  }
+  if (DropsLease(c)) {
+    auto dropped = sql(w.Exec(kDropLease, Params().Add(r.task.id), "drop the lease of run " + r.task.id));
+    if (!dropped) return std::move(dropped).error();
   }
   return core::Ok{};
 }

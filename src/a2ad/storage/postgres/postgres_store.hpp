@@ -72,6 +72,8 @@ struct PostgresOptions {
   /// Called after each batch of commits is settled, with its size and how long writing it
   /// took (metrics). Runs on the writer thread.
   std::function<void(size_t batch_size, double seconds)> batch_observer;
+  /// The holder (cluster.hpp) a creating commit with take_lease gives the run's lease to.
+  std::string lease_holder;
 };
 
 class PostgresStore final : public TaskStore, public PushStore {

@@ -1,0 +1,107 @@
+// Several replicas on one database (storage/cluster.hpp): what TaskService does with another
+// replica's commits (the change feed) and with the runs it takes over.
+//
+// A commit of another replica reaches this one as (task id, sequence) on the feed. Nothing is
+// done for a task nobody here follows. For one that is followed (a stream, a wait, an
+// execution), the task is read back and published like a commit of this process: streams get
+// the commits between from the log (Publish makes them late), waits are woken, the head to
+// build on is read again, and an execution whose run was ended elsewhere (a cancel) stops.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/tasks/task_service.hpp"
+#include "a2ad/tasks/task_writer.hpp"
+
+namespace a2ad::tasks {
+namespace asio = boost::asio;
+using protocol::TaskState;
+using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
+void TaskService::ObserveCommit(const std::string& task_id, int64_t sequence) {
+  auto slot = Find(task_id);
+  if (!slot) return;
+  {
+    std::lock_guard pub(slot->pub_mu);
+    if (slot->published && slot->published->last_sequence >= sequence) return;
+  }
+  ++slot->failures;  // the head to build on is older than the store's: read it again
+  slot->stale = true;
+  const auto io = slot->io;  // (read before the move below: argument order is unspecified)
+  asio::co_spawn(io, CatchUp(std::move(slot)), asio::detached);
+}
+
+void TaskService::Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored) {
+  std::lock_guard pub(slot->pub_mu);
+  if (!slot->published || slot->published->last_sequence < stored.last_sequence)
+    slot->published = std::make_shared<const storage::TaskRecord>(stored);
+}
+
+void TaskService::Resync() {
+  std::vector<std::shared_ptr<Slot>> live;
+  {
+    std::lock_guard lock(slots_mu_);
+    for (auto& [id, weak] : slots_)
+      if (auto slot = weak.lock()) live.push_back(std::move(slot));
+  }
+  for (auto& slot : live) {
+    const auto io = slot->io;
+    asio::co_spawn(io, CatchUp(std::move(slot)), asio::detached);
+  }
+}
+
+asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot) {
+  auto stored = co_await Load(slot->task_id);
+  if (!stored || !stored.value()) co_return;
+  auto record = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+  RecordPtr before;
+  {
+    std::lock_guard pub(slot->pub_mu);
+    if (slot->published && slot->published->last_sequence >= record->last_sequence) co_return;
+    before = slot->fanned ? slot->fanned : slot->published;
+  }
+  ++slot->failures;
+  slot->stale = true;
+  Publish(slot, record, {}, before, before ? before->last_sequence : -1);
+  if (protocol::IsTerminal(record->task.status.state)) {  // cancelled elsewhere: stop here
+    slot->cancel_requested = true;
+    slot->WakeSleepers();
+  }
+}
+
+size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed) {
+  size_t started = 0;
+  for (const auto& c : claimed) {
+    auto stored = store_.Get(c.task_id);
+    if (!stored) {
+      core::LogWarn("takeover of run " + c.task_id + ": " + stored.error().message);
+      continue;  // held now, executed nowhere: it is an orphan again once this replica dies
+    }
+    if (!stored.value()) continue;
+    auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+    const TaskState state = rec->task.status.state;
+    Executor* ex = ExecutorFor(rec->skill_id);
+    const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
+    const protocol::Message* trigger = LastUserMessage(rec->task);
+    if (protocol::IsTerminal(state)) {
+      (void)options_.cluster->Release(c.task_id, c.epoch);
+      continue;
+    }
+    // A run parked at a gate whose executor keeps nothing armed needs no execution until it
+    // is answered (the replica answering it takes it then): the lease stays here.
+    if (!ex || (parked && !ex->RecoversParked()) || !trigger) continue;
+    core::LogInfo("takeover: run " + c.task_id + " of replica " +
+                  (c.from.empty() ? std::string("(none)") : c.from) + " is executed by " +
+                  options_.cluster->holder() + " from its last committed step (lease epoch " +
+                  std::to_string(c.epoch) + ")");
+    auto slot = Acquire(c.task_id);
+    ++slot->failures;
+    slot->stale = true;
+    slot->Supersede();  // an execution here of an older lease ends
+    StartExecution(slot, rec, *trigger, rec->skill_id, std::nullopt, c.epoch);
+    ++started;
+  }
+  return started;
+}
+
+}  // namespace a2ad::tasks

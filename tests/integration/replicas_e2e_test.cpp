@@ -1,0 +1,311 @@
+// Several replicas on one PostgreSQL database (issue 31): real `a2ad serve` processes on a
+// throwaway cluster, loopback only. A run sent to one is read, streamed and answered on the
+// others; a replica killed with SIGKILL, or frozen with SIGSTOP past its lease, has its runs
+// taken over from their last committed step, each step exactly once (a frozen replica's late
+// commits are refused); a cancel on another replica stops the run where it executes; an
+// idempotent send raced on two replicas makes one task. Through HAProxy too, with the recipe
+// of the README (scripts/cluster-demo.sh).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.hpp"
+#include "pg_cluster.hpp"
+#include "sse_client.hpp"
+#include "test_paths.hpp"
+
+namespace a2ad {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::HttpClient;
+using testing::ServerProcess;
+using testing::SseClient;
+
+constexpr int kLeaseTtlMs = 1500;
+
+json::object Message(const std::string& id, json::array parts, const std::string& task_id = "",
+                     const std::string& skill = "") {
+  json::object m{{"kind", "message"}, {"role", "user"}, {"messageId", id}, {"parts", std::move(parts)}};
+  if (!task_id.empty()) m["taskId"] = task_id;
+  if (!skill.empty()) m["metadata"] = json::object{{"skillId", skill}};
+  return m;
+}
+json::object Text(const std::string& t) { return {{"kind", "text"}, {"text", t}}; }
+json::object Data(json::object d) { return {{"kind", "data"}, {"data", std::move(d)}}; }
+
+class Replicas : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("a2ad-replicas");
+    url_ = test::FreshPgDatabase();
+  }
+  void TearDown() override {
+    for (auto& s : servers_)
+      if (s.pid > 0) {
+        ::kill(s.pid, SIGCONT);
+        s.Kill(SIGKILL);
+      }
+    fs::remove_all(dir_);
+  }
+  // Replica `i` ("r<i>"): its log in the test directory.
+  ServerProcess& Serve(size_t i) {
+    if (servers_.size() <= i) servers_.resize(i + 1);
+    const std::string name = "r" + std::to_string(i);
+    servers_[i] = ServerProcess::Start(
+        testing::A2adBinary(), (dir_ / name).string(),
+        {"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
+         std::to_string(kLeaseTtlMs), "--workflows-dir",
+         std::string(A2AD_SOURCE_DIR) + "/workflows", "--conformance-fixtures"},
+        (dir_ / (name + ".log")).string());
+    return servers_[i];
+  }
+  HttpClient Client(size_t i) { return HttpClient("127.0.0.1", servers_[i].port); }
+  std::string Log(size_t i) {
+    std::ifstream in(dir_ / ("r" + std::to_string(i) + ".log"));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static json::object Task(HttpClient& c, const std::string& id) {
+    auto r = c.Rpc("tasks/get", json::object{{"id", id}});
+    return r.as_object().contains("result") ? r.at("result").as_object() : json::object{};
+  }
+  static std::string State(const json::object& task) {
+    return task.contains("status") ? std::string(task.at("status").at("state").as_string()) : "";
+  }
+  // Polls `c` until the task's state is `want` (or `limit` passes); the last state seen.
+  static std::string AwaitState(HttpClient& c, const std::string& id, const std::string& want,
+                                std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    std::string seen;
+    while (Clock::now() < until) {
+      seen = State(Task(c, id));
+      if (seen == want) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return seen;
+  }
+  // The run's whole event log (OpenWOP long-poll, no wait).
+  static json::array Events(HttpClient& c, const std::string& id) {
+    auto r = c.Request("GET", "/v1/runs/" + id + "/events/poll?lastSequence=-1&timeout=0");
+    if (r.status != 200) return {};
+    return r.Json().at("events").as_array();
+  }
+  static size_t CountType(const json::array& events, const std::string& type) {
+    size_t n = 0;
+    for (const auto& e : events)
+      if (e.at("type") == json::value(type)) ++n;
+    return n;
+  }
+  // A ticker task (ticks of `interval_ms`), sent without waiting; its id.
+  static std::string StartTicker(HttpClient& c, const std::string& message_id, int ticks,
+                                 int interval_ms) {
+    auto r = c.Rpc(
+        "message/send",
+        json::object{{"configuration", json::object{{"blocking", false}}},
+                     {"message", Message(message_id,
+                                         json::array{Data({{"ticks", ticks}, {"intervalMs", interval_ms}})},
+                                         "", "ticker")}});
+    return std::string(r.at("result").at("id").as_string());
+  }
+  static size_t Chunks(const json::object& task) {
+    if (!task.contains("artifacts") || task.at("artifacts").as_array().empty()) return 0;
+    return task.at("artifacts").at(0).at("parts").as_array().size();
+  }
+  fs::path dir_;
+  std::string url_;
+  std::vector<ServerProcess> servers_;
+};
+
+TEST_F(Replicas, AGatedRunSentToOneIsReadStreamedAndAnsweredOnOthers) {
+  Serve(0), Serve(1), Serve(2);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  auto gate = r0.Rpc("message/send",
+                     json::object{{"message", Message("gate-1", json::array{Text("go")}, "", "conformance-approval")}});
+  ASSERT_EQ(gate.at("result").at("status").at("state"), "input-required") << gate;
+  const std::string id(gate.at("result").at("id").as_string());
+  EXPECT_EQ(State(Task(r1, id)), "input-required");
+  // The run's event stream from a third replica, from the start.
+  SseClient watch("127.0.0.1", servers_[2].port, "/v1/runs/" + id + "/events", "", {}, "GET");
+  ASSERT_EQ(watch.status(), 200);
+  auto first = watch.Next();
+  ASSERT_TRUE(first) << "no event";
+  // Answered on the second.
+  auto answer = r1.Rpc("message/send",
+                       json::object{{"message", Message("gate-1-answer",
+                                                        json::array{Data({{"action", "accept"}})}, id)}});
+  ASSERT_TRUE(answer.as_object().contains("result")) << answer;
+  EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
+  // The stream on the third saw every event, in order, once, up to the end: what the same
+  // stream opened afterwards gives at once.
+  auto sequences = [](SseClient& s, std::vector<int64_t> out) {
+    for (const auto& e : s.ReadToEnd(std::chrono::seconds(10)))
+      if (!e.data.empty() && e.Json().as_object().contains("sequence"))
+        out.push_back(e.Json().at("sequence").to_number<int64_t>());
+    return out;
+  };
+  const std::vector<int64_t> seen =
+      sequences(watch, {first->Json().at("sequence").to_number<int64_t>()});
+  SseClient after("127.0.0.1", servers_[2].port, "/v1/runs/" + id + "/events", "", {}, "GET");
+  const std::vector<int64_t> all = sequences(after, {});
+  EXPECT_EQ(seen, all);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.back(), static_cast<int64_t>(Events(r0, id).size()) - 1);  // up to the end
+}
+
+TEST_F(Replicas, AKilledReplicasRunsGoOnElsewhereEachStepOnce) {
+  Serve(0), Serve(1), Serve(2);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  constexpr int kRuns = 6, kTicks = 12;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kRuns; ++i) ids.push_back(StartTicker(r0, "kill-" + std::to_string(i), kTicks, 150));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few ticks in
+  const auto killed = Clock::now();
+  servers_[0].Kill(SIGKILL);
+  for (const auto& id : ids)
+    EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(20)), "completed") << id;
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed);
+  // Every tick once: the chunks of the artifact and the events of the log.
+  for (const auto& id : ids) {
+    const json::object task = Task(r1, id);
+    EXPECT_EQ(Chunks(task), static_cast<size_t>(kTicks)) << id;
+    const json::array log = Events(r1, id);
+    for (size_t i = 0; i < log.size(); ++i)
+      EXPECT_EQ(log[i].at("sequence").to_number<int64_t>(), static_cast<int64_t>(i));
+    EXPECT_EQ(CountType(log, "run.completed"), 1u) << id;
+  }
+  // Taken over (the replicas say so), and in about the lease and the rest of the ticks.
+  EXPECT_NE((Log(1) + Log(2)).find("takeover: run " + ids[0]), std::string::npos);
+  EXPECT_LT(took.count(), kLeaseTtlMs + kTicks * 150 + 5000) << took.count();
+  std::printf("takeover: %d runs completed %lld ms after the kill (lease %d ms)\n", kRuns,
+              static_cast<long long>(took.count()), kLeaseTtlMs);
+}
+
+TEST_F(Replicas, AFrozenReplicasLateCommitsAreRefused) {
+  Serve(0), Serve(1);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  constexpr int kTicks = 10;
+  const std::string id = StartTicker(r0, "frozen", kTicks, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(servers_[0].pid, SIGSTOP), 0);
+  // Past its lease: the other takes the run over and goes on.
+  const auto until = Clock::now() + std::chrono::seconds(15);
+  while (Clock::now() < until && Log(1).find("takeover: run " + id) == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(Log(1).find("takeover: run " + id), std::string::npos) << Log(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(servers_[0].pid, SIGCONT), 0);  // its timers fire, its commits are refused
+  EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(15)), "completed");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Chunks(Task(r1, id)), static_cast<size_t>(kTicks));
+  const json::array log = Events(r0, id);  // the thawed one answers reads, from the database
+  EXPECT_EQ(CountType(log, "run.completed"), 1u);
+  EXPECT_EQ(State(Task(r0, id)), "completed");
+}
+
+TEST_F(Replicas, ACancelOnAnotherReplicaStopsTheRunWhereItExecutes) {
+  Serve(0), Serve(1);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  const std::string id = StartTicker(r0, "cancel-me", 100, 100);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto cancel = r1.Rpc("tasks/cancel", json::object{{"id", id}});
+  ASSERT_EQ(cancel.at("result").at("status").at("state"), "canceled") << cancel;
+  const size_t events = Events(r1, id).size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // 6 ticks' worth
+  EXPECT_EQ(Events(r1, id).size(), events) << "the run went on after its cancel";
+  EXPECT_EQ(State(Task(r0, id)), "canceled");
+}
+
+TEST_F(Replicas, AnIdempotentSendRacedOnTwoReplicasMakesOneTask) {
+  Serve(0), Serve(1);
+  for (int round = 0; round < 5; ++round) {
+    const std::string mid = "race-" + std::to_string(round);
+    std::string a, b;
+    auto send = [&](size_t i, std::string& out) {
+      HttpClient c = Client(i);
+      auto r = c.Rpc("message/send",
+                     json::object{{"configuration", json::object{{"blocking", false}}},
+                                  {"message", Message(mid, json::array{Text("/echo hi")})}});
+      if (r.as_object().contains("result")) out = std::string(r.at("result").at("id").as_string());
+    };
+    std::thread t1([&] { send(0, a); }), t2([&] { send(1, b); });
+    t1.join();
+    t2.join();
+    ASSERT_FALSE(a.empty());
+    EXPECT_EQ(a, b) << "round " << round;
+  }
+}
+
+// The README's recipe: three replicas behind HAProxy (health-checking /readyz).
+TEST(ReplicasBehindHaproxy, AGatedRunThroughTheBalancerCompletesAndEveryReplicaReadsIt) {
+  if (std::system("command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy") != 0)
+    GTEST_SKIP() << "haproxy is not installed (scripts/bootstrap.sh installs it)";
+  // (Short: the database's unix socket path lives under it.)
+  const fs::path dir = fs::path("/tmp") / ("a2ad-lb-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string script = std::string(A2AD_SOURCE_DIR) + "/scripts/cluster-demo.sh";
+  int code = -1;
+  const std::string out = testing::RunCommand(
+      "A2AD_BIN=" + testing::A2adBinary() + " A2AD_SERVE_ARGS=--conformance-fixtures bash " + script + " start " + dir.string() + " 2>&1",
+      &code);
+  ASSERT_EQ(code, 0) << out;
+  struct Stop {
+    std::string cmd;
+    ~Stop() { (void)std::system(cmd.c_str()); }
+  } stop{"bash " + script + " stop " + dir.string() + " >/dev/null 2>&1"};
+  std::map<std::string, std::string> env;
+  {
+    std::ifstream in(dir / "env");
+    for (std::string line; std::getline(in, line);)
+      if (auto eq = line.find('='); eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  auto port_of = [](const std::string& url) {
+    return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  };
+  HttpClient lb("127.0.0.1", port_of(env["BALANCER_URL"]));
+  // The card points at the balancer.
+  auto card = lb.Request("GET", "/.well-known/agent-card.json").Json();
+  ASSERT_TRUE(card.as_object().contains("url")) << card << out;
+  EXPECT_EQ(card.at("url"), json::value(env["BALANCER_URL"] + "/v1/a2a"));
+  auto gate = lb.Rpc("message/send",
+                     json::object{{"message", Message("lb-gate", json::array{Text("go")}, "", "conformance-approval")}});
+  ASSERT_EQ(gate.at("result").at("status").at("state"), "input-required") << gate;
+  const std::string id(gate.at("result").at("id").as_string());
+  auto answer = lb.Rpc("message/send",
+                       json::object{{"message", Message("lb-gate-answer",
+                                                        json::array{Data({{"action", "accept"}})}, id)}});
+  ASSERT_TRUE(answer.as_object().contains("result")) << answer;
+  std::istringstream urls(env["REPLICA_URLS"]);
+  std::string url;
+  int replicas = 0;
+  while (urls >> url) {
+    if (url.back() == '\\') url.pop_back();
+    HttpClient c("127.0.0.1", port_of(url));
+    std::string state;
+    for (int i = 0; i < 250 && (state = [&] {
+                                 auto t = c.Rpc("tasks/get", json::object{{"id", id}});
+                                 return std::string(t.at("result").at("status").at("state").as_string());
+                               }()) != "completed";
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(state, "completed") << url;
+    ++replicas;
+  }
+  EXPECT_EQ(replicas, 3);
+}
+
+}  // namespace
+}  // namespace a2ad
