@@ -237,6 +237,11 @@ int WorkStep(Server& s, Component& self) {
 int ReplicasStep(Server& s, Component& self) {
   storage::Cluster* cluster = s.backend->Replicas();
   if (!cluster) return 0;
+  // Registered before any work starts: what it claims (push deliveries) is a live replica's.
+  if (auto ok = cluster->Heartbeat(); !ok) {
+    core::LogError("replica: cannot register: " + ok.error().message);
+    return 1;
+  }
   s.replicas = std::make_unique<ReplicaWork>(*cluster, *s.service,
                                              std::chrono::milliseconds(s.config.lease_ttl_ms));
   self.start = [&s] { return s.replicas->Start(); };

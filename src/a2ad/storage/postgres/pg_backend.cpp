@@ -33,6 +33,7 @@ core::Result<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(const std::
   if (cluster.replica_id.empty()) cluster.replica_id = "a2ad";
   std::string holder = PgCluster::MakeHolder(cluster.replica_id);
   opts.lease_holder = holder;
+  opts.replica_id = cluster.replica_id;
   auto store = PostgresStore::Open(url, std::move(opts));
   if (!store) return std::move(store).error();
   std::unique_ptr<PostgresBackend> b(new PostgresBackend());

@@ -16,13 +16,15 @@ namespace a2ad::storage {
 
 namespace {
 // A holder is dead once its registration expired or is gone, or once the same replica id
-// registered again (the earlier process of a restarted replica).
+// registered again (the earlier process of a restarted replica). The liveness test is a
+// sub-select, not a join: a row another replica claims meanwhile is re-checked (READ COMMITTED
+// re-evaluates the WHERE on the row's newest version) with its new holder, who is alive.
 constexpr const char* kClaimOrphans =
     "WITH orphan AS ("
-    " SELECT l.task_id, l.holder FROM run_leases l LEFT JOIN replicas r ON r.holder = l.holder"
-    " WHERE l.holder <> $1"
-    "   AND (r.holder IS NULL OR r.expires_at < clock_timestamp() OR r.replica_id = $2)"
-    " LIMIT $3 FOR UPDATE OF l SKIP LOCKED)"
+    " SELECT l.task_id, l.holder FROM run_leases l WHERE l.holder <> $1"
+    " AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.holder = l.holder"
+    "   AND r.expires_at >= clock_timestamp() AND r.replica_id <> $2)"
+    " LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " UPDATE run_leases l SET holder = $1, epoch = l.epoch + 1 FROM orphan o"
     " WHERE l.task_id = o.task_id RETURNING l.task_id, l.epoch, o.holder";
 constexpr int kConnectTimeoutStatementMs = 5000;

@@ -21,9 +21,11 @@ const std::string kOutboxColumns =
     " FROM push_outbox";
 const std::string kWebhookColumns =
     "SELECT id, tenant_id, url, events, secret, created_at_ms FROM push_webhooks";
+// An outcome gives the row's claim up (a retry is anyone's).
 const std::string kUpdateOutbox =
     "UPDATE push_outbox SET attempts = $2, state = $3, next_attempt_at_ms = $4,"
-    " last_error = $5, finished_at_ms = $6 WHERE id = $1";
+    " last_error = $5, finished_at_ms = $6, claimed_by = NULL, claim_expires_ms = 0"
+    " WHERE id = $1";
 
 std::string S(std::string_view v) { return std::string(v); }
 
@@ -162,14 +164,33 @@ core::Result<void> PostgresStore::Enqueue(const std::vector<OutboxRow>& rows) {
   });
 }
 
+// Due rows are claimed by the replica that reads them (several replicas on one database:
+// storage/cluster.hpp), so no two deliver one row at a time: a row is this replica's to
+// deliver unless a live replica claimed it (a claim of a dead one, of an earlier process of
+// this replica id, or older than ten minutes is taken over). Rows another replica is
+// claiming right now are skipped. Its outcome (UpdateOutbox) gives the claim up.
 core::Result<std::vector<OutboxRow>> PostgresStore::DueOutbox(int64_t now_ms, size_t limit) {
   static const std::string sql =
-      kOutboxColumns +
-      " WHERE state = 0 AND next_attempt_at_ms <= $1 ORDER BY next_attempt_at_ms, id LIMIT $2";
+      "WITH due AS (SELECT o.id FROM push_outbox o"
+      " WHERE o.state = 0 AND o.next_attempt_at_ms <= $1"
+      " AND (o.claimed_by IS NULL OR o.claimed_by = $3 OR o.claim_expires_ms <= $1"
+      "  OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.holder = o.claimed_by"
+      "   AND r.expires_at >= clock_timestamp() AND r.replica_id <> $4))"
+      " ORDER BY o.next_attempt_at_ms, o.id LIMIT $2 FOR UPDATE SKIP LOCKED),"
+      " claimed AS (UPDATE push_outbox o SET claimed_by = $3, claim_expires_ms = $1 + 600000"
+      " FROM due WHERE o.id = due.id RETURNING o.*)"
+      " SELECT id, kind, task_id, target_id, url, body, content_type, created_at_ms,"
+      " next_attempt_at_ms, attempts, state, last_error, finished_at_ms, traceparent"
+      " FROM claimed ORDER BY next_attempt_at_ms, id";
   return impl_->WithReader([&](pg::Connection& c) {
-    return All<OutboxRow>(
-        c.Exec(sql, Params().Add(now_ms).Add(static_cast<int64_t>(limit)), "read due pushes"),
-        ReadOutbox);
+    return All<OutboxRow>(c.Exec(sql,
+                                 Params()
+                                     .Add(now_ms)
+                                     .Add(static_cast<int64_t>(limit))
+                                     .Add(impl_->opts_.lease_holder)
+                                     .Add(impl_->opts_.replica_id),
+                                 "claim due pushes"),
+                          ReadOutbox);
   });
 }
 

@@ -119,7 +119,8 @@ CREATE UNIQUE INDEX server_ring_keys_one_active ON server_ring_keys(ring) WHERE 
 )sql",
       // 3: several replicas (pg_cluster.hpp): who is alive, and who executes which run. A
       // run not yet finished when this step runs gets a lease nobody holds, so the first
-      // replica to look adopts it.
+      // replica to look adopts it. Push deliveries are claimed by the replica delivering them
+      // (pg_push.cpp DueOutbox).
       R"sql(
 CREATE TABLE replicas (
   holder text COLLATE "C" PRIMARY KEY,
@@ -135,6 +136,8 @@ CREATE TABLE run_leases (
 CREATE INDEX run_leases_by_holder ON run_leases(holder);
 INSERT INTO run_leases(task_id, holder, epoch)
   SELECT id, '', 1 FROM tasks WHERE state NOT IN (3, 4, 5, 7);
+ALTER TABLE push_outbox ADD COLUMN claimed_by text COLLATE "C",
+  ADD COLUMN claim_expires_ms bigint NOT NULL DEFAULT 0;
 )sql",
   };
   return steps;

@@ -74,6 +74,7 @@ struct PostgresOptions {
   std::function<void(size_t batch_size, double seconds)> batch_observer;
   /// The holder (cluster.hpp) a creating commit with take_lease gives the run's lease to.
   std::string lease_holder;
+  std::string replica_id;  // its replica (a claim of an earlier process of it is taken over)
 };
 
 class PostgresStore final : public TaskStore, public PushStore {

@@ -1,0 +1,213 @@
+// Several replicas on one PostgreSQL database, at the store (issue 31; storage/cluster.hpp):
+// a run's lease taken by its creating commit, moved on by Acquire, and a commit of the older
+// epoch refused by the database; orphaned leases claimed once each, spread, a live holder's
+// never; the change feed hands another holder's commits on and skips its own; push deliveries
+// claimed by one replica at a time, a dead one's taken over.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "a2ad/storage/postgres/pg_cluster.hpp"
+#include "a2ad/storage/postgres/postgres_store.hpp"
+#include "pg_cluster.hpp"
+#include "task_store_fixtures.hpp"
+
+namespace a2ad::storage {
+namespace {
+using namespace std::chrono_literals;
+using namespace storage_test;
+
+// A replica: its store (creating commits take leases in its name) and its cluster handle.
+struct Replica {
+  Replica(const std::string& url, const std::string& id, std::chrono::milliseconds ttl = 10s)
+      : holder(PgCluster::MakeHolder(id)) {
+    PostgresOptions o;
+    o.lease_holder = holder;
+    o.replica_id = id;
+    auto s = PostgresStore::Open(url, std::move(o));
+    EXPECT_TRUE(s) << s.error().message;
+    store = std::move(s).value();
+    cluster = std::make_unique<PgCluster>(url, ClusterOptions{id, ttl}, holder);
+    EXPECT_TRUE(cluster->Heartbeat().ok());
+  }
+  std::string holder;
+  std::unique_ptr<PostgresStore> store;
+  std::unique_ptr<PgCluster> cluster;
+};
+
+TEST(PgReplicas, ACommitOfAnEpochThatMovedOnIsRefused) {
+  const std::string url = test::FreshPgDatabase();
+  Replica a(url, "a"), b(url, "b");
+  TaskCommit create = Create("run-1");
+  create.take_lease = true;
+  ASSERT_TRUE(IsOk(CommitSync(*a.store, create)));
+  // a executes at epoch 1.
+  TaskCommit step = Append(create.record, protocol::TaskState::kWorking, 2000);
+  step.fence_epoch = 1;
+  ASSERT_TRUE(IsOk(CommitSync(*a.store, step)));
+  // b takes the run over (an answer received there): epoch 2.
+  auto taken = b.cluster->Acquire("run-1");
+  ASSERT_TRUE(IsOk(taken));
+  EXPECT_EQ(taken.value(), 2);
+  TaskCommit late = Append(step.record, protocol::TaskState::kWorking, 3000);
+  late.fence_epoch = 1;
+  auto refused = CommitSync(*a.store, late);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, core::ErrorCode::kConflict);
+  EXPECT_EQ(refused.error().Detail("reason"), "fenced") << refused.error().message;
+  // The same step at the new epoch lands; the one that ends the run drops the lease.
+  late.fence_epoch = 2;
+  ASSERT_TRUE(IsOk(CommitSync(*b.store, late)));
+  TaskCommit done = Append(late.record, protocol::TaskState::kCompleted, 4000);
+  done.fence_epoch = 2;
+  ASSERT_TRUE(IsOk(CommitSync(*b.store, done)));
+  EXPECT_EQ(test::PgQuery(url, "SELECT count(*) FROM run_leases"), "0");
+  // Without a fence (a request's commit), the sequence check alone applies.
+  EXPECT_EQ(test::PgQuery(url, "SELECT state FROM tasks WHERE id = 'run-1'"), "3");
+}
+
+TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
+  const std::string url = test::FreshPgDatabase();
+  Replica dead(url, "dead", 1000ms), live(url, "live");
+  for (int i = 0; i < 40; ++i) {
+    TaskCommit c = Create("run-" + std::to_string(i));
+    c.take_lease = true;
+    ASSERT_TRUE(IsOk(CommitSync(*(i % 2 ? live.store : dead.store), c)));
+  }
+  Replica x(url, "x"), y(url, "y");
+  // Nothing is an orphan while both holders live.
+  ASSERT_TRUE(dead.cluster->Heartbeat().ok());
+  EXPECT_TRUE(x.cluster->ClaimOrphans(100)->empty());
+  std::this_thread::sleep_for(1100ms);  // `dead` stops renewing: its 20 leases are orphans
+  ASSERT_TRUE(live.cluster->Heartbeat().ok());
+  std::vector<Cluster::Claimed> got_x, got_y;
+  size_t largest = 0;  // (each thread's own)
+  std::mutex largest_mu;
+  auto claim = [&](PgCluster& c, std::vector<Cluster::Claimed>& got) {
+    for (int i = 0; i < 10; ++i) {
+      auto batch = c.ClaimOrphans(3);
+      if (!batch) continue;
+      std::lock_guard lock(largest_mu);
+      largest = std::max(largest, batch->size());
+      got.insert(got.end(), batch->begin(), batch->end());
+    }
+  };
+  std::thread tx([&] { claim(*x.cluster, got_x); });
+  std::thread ty([&] { claim(*y.cluster, got_y); });
+  tx.join();
+  ty.join();
+  std::set<std::string> ids;
+  for (const auto* got : {&got_x, &got_y})
+    for (const auto& c : *got) {
+      EXPECT_TRUE(ids.insert(c.task_id).second) << c.task_id << " claimed twice";
+      EXPECT_EQ(c.from, dead.holder);
+      EXPECT_EQ(c.epoch, 2);
+    }
+  EXPECT_EQ(ids.size(), 20u);
+  EXPECT_LE(largest, 3u);  // a few at a time: the others are left to other replicas
+  // The same replica id started again takes its earlier process's leases at once.
+  Replica live_again(url, "live");
+  auto own = live_again.cluster->ClaimOrphans(100);
+  ASSERT_TRUE(IsOk(own));
+  EXPECT_EQ(own->size(), 20u);
+  // Leaving makes every lease an orphan at once.
+  ASSERT_TRUE(x.cluster->Leave().ok());
+  auto after = y.cluster->ClaimOrphans(100);
+  ASSERT_TRUE(IsOk(after));
+  EXPECT_EQ(after->size(), got_x.size());
+}
+
+TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndSkipsItsOwn) {
+  const std::string url = test::FreshPgDatabase();
+  Replica a(url, "a"), b(url, "b");
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<std::string, int64_t>> seen;
+  int resyncs = 0;
+  a.cluster->Listen(
+      [&](const std::string& id, int64_t seq) {
+        std::lock_guard lock(mu);
+        seen.emplace_back(id, seq);
+        cv.notify_all();
+      },
+      [&] {
+        std::lock_guard lock(mu);
+        ++resyncs;
+        cv.notify_all();
+      },
+      1h);
+  {
+    std::unique_lock lock(mu);  // listening (its first resync) before anything is written
+    ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return resyncs > 0; }));
+  }
+  ASSERT_TRUE(IsOk(CommitSync(*a.store, Create("own"))));
+  TaskCommit other = Create("other");
+  ASSERT_TRUE(IsOk(CommitSync(*b.store, other)));
+  ASSERT_TRUE(IsOk(CommitSync(*b.store, Append(other.record, protocol::TaskState::kWorking, 2000, 3))));
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return seen.size() >= 2; }));
+  lock.unlock();
+  std::this_thread::sleep_for(200ms);
+  lock.lock();
+  const std::vector<std::pair<std::string, int64_t>> want{{"other", 0}, {"other", 3}};
+  EXPECT_EQ(seen, want);
+  lock.unlock();
+  a.cluster->Stop();
+}
+
+OutboxRow Row(int i) {
+  OutboxRow o;
+  o.id = "ev-" + std::to_string(i);
+  o.kind = "a2a";
+  o.task_id = "t";
+  o.target_id = "cfg";
+  o.url = "https://example.invalid/hook";
+  o.body = "{}";
+  o.content_type = "application/json";
+  o.created_at_ms = 1000 + i;
+  o.next_attempt_at_ms = 1000 + i;
+  return o;
+}
+
+TEST(PgReplicas, APushDeliveryIsClaimedByOneReplicaAtATime) {
+  const std::string url = test::FreshPgDatabase();
+  Replica a(url, "a", 1000ms), b(url, "b");
+  std::vector<OutboxRow> rows;
+  for (int i = 0; i < 30; ++i) rows.push_back(Row(i));
+  ASSERT_TRUE(IsOk(a.store->Enqueue(rows)));
+  ASSERT_TRUE(a.cluster->Heartbeat().ok());
+  std::vector<OutboxRow> got_a, got_b;
+  std::thread ta([&] { got_a = a.store->DueOutbox(5000, 20).value(); });
+  std::thread tb([&] { got_b = b.store->DueOutbox(5000, 20).value(); });
+  ta.join();
+  tb.join();
+  std::set<std::string> ids;
+  for (const auto* got : {&got_a, &got_b})
+    for (const auto& r : *got) EXPECT_TRUE(ids.insert(r.id).second) << r.id << " claimed twice";
+  EXPECT_EQ(ids.size(), 30u);
+  // Claimed rows stay with their replica while it lives (its own reads see them again).
+  EXPECT_TRUE(b.store->DueOutbox(5000, 100)->size() == got_b.size());
+  EXPECT_EQ(a.store->DueOutbox(5000, 100)->size(), got_a.size());
+  // An outcome gives the claim up: a retry is anyone's.
+  ASSERT_FALSE(got_a.empty());
+  OutboxRow retry = got_a.front();
+  retry.attempts = 1;
+  retry.next_attempt_at_ms = 4000;
+  ASSERT_TRUE(IsOk(b.store->UpdateOutbox(retry)));
+  auto b_now = b.store->DueOutbox(5000, 100);
+  EXPECT_EQ(b_now->size(), got_b.size() + 1);
+  // A replica that stops renewing loses its claims.
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(b.cluster->Heartbeat().ok());
+  EXPECT_EQ(b.store->DueOutbox(5000, 100)->size(), 30u);
+}
+
+}  // namespace
+}  // namespace a2ad::storage
