@@ -125,7 +125,7 @@ cmd_start() {
     rport=$(free_port) || die "no free port on 127.0.0.1"
     local args=(serve --database-url "$pg_url" --data-dir "$dir/$id" --listen "127.0.0.1:$rport"
       --public-url "$balancer" --trusted-proxies 127.0.0.1/32 "${workflows[@]}")
-    args+=(--replica-id "$id" --lease-ttl-ms "${LEASE_TTL_MS:-10000}")
+    args+=(--replica-id "$id" --lease-ttl-ms "${LEASE_TTL_MS:-8000}")
     read -ra extra <<<"${A2AD_SERVE_ARGS:-}"  # more `a2ad serve` flags for every replica
     args+=("${extra[@]}")
     mkdir -p "$dir/$id"

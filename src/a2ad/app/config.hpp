@@ -26,9 +26,10 @@ struct Config {
   int64_t database_wait_s = 30;
   // Several replicas on one database (PostgreSQL; storage/cluster.hpp): this replica's name
   // ("" = <host name>:<listen port>), and how long a dead replica's runs wait before another
-  // takes them over (the recovery bound; heartbeats every third of it).
+  // looks at them (heartbeats every third of it; the recovery bound is this plus at most
+  // 1.2 s plus the re-drive: app/replica_work.hpp).
   std::string replica_id;
-  int64_t lease_ttl_ms = 10000;
+  int64_t lease_ttl_ms = 8000;
   std::string workflows_dir = "./workflows";
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";

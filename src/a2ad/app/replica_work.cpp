@@ -1,6 +1,7 @@
 // See replica_work.hpp.
 #include "a2ad/app/replica_work.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "a2ad/core/log.hpp"
@@ -34,6 +35,10 @@ core::MetricFamily& HeartbeatFailures() {
 }
 constexpr size_t kAdoptBatch = 16;  // runs taken per look: idle replicas share the rest
 }  // namespace
+
+std::chrono::milliseconds LookEvery(std::chrono::milliseconds ttl) {
+  return std::min<std::chrono::milliseconds>(ttl / 4, std::chrono::milliseconds(1000));
+}
 
 ReplicaWork::ReplicaWork(storage::Cluster& cluster, tasks::TaskService& service,
                          std::chrono::milliseconds lease_ttl)
@@ -105,10 +110,11 @@ void ReplicaWork::Loop() {
       // A full batch: more may be waiting; look again at once.
       const bool full = AdoptOrphans(kAdoptBatch) == kAdoptBatch;
       lock.lock();
-      // Every quarter of the TTL, give or take a fifth, so replicas do not look in step.
-      const auto quarter = ttl_ / 4;
-      std::uniform_int_distribution<int64_t> spread(-quarter.count() / 5, quarter.count() / 5);
-      next_look = full ? Clock::now() : Clock::now() + quarter + std::chrono::milliseconds(spread(jitter));
+      // Every quarter of the TTL (at most every second), give or take a fifth, so replicas
+      // do not look in step. The recovery bound: the TTL plus this, plus the re-drive.
+      const auto every = LookEvery(ttl_);
+      std::uniform_int_distribution<int64_t> spread(-every.count() / 5, every.count() / 5);
+      next_look = full ? Clock::now() : Clock::now() + every + std::chrono::milliseconds(spread(jitter));
     }
     cv_.wait_until(lock, std::min(next_beat, next_look), [this] { return stop_; });
   }

@@ -4,7 +4,9 @@
 // streams, waits and executions here: TaskService::ObserveCommit), adopts the runs nobody
 // executes (a dead replica's; an earlier process of this replica's), and starts a thread that
 // renews the registration every third of the lease TTL and looks for orphans every quarter of
-// it (a few at a time, so idle replicas spread them). Stop ends the thread; Leave gives every
+// it, at most every second (LookEvery; a few at a time, so idle replicas spread them). A dead
+// replica's runs go on elsewhere within the TTL plus LookEvery * 1.2 plus the re-drive: with
+// the default 8 s TTL, under 10 s. Stop ends the thread; Leave gives every
 // lease up at once (SIGTERM: the other replicas take the runs over without waiting for the TTL).
 //
 // Metrics: a2ad_replica_info{replica}, a2ad_replica_leases_held, a2ad_replica_takeovers_total,
@@ -21,6 +23,8 @@
 #include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::app {
+
+std::chrono::milliseconds LookEvery(std::chrono::milliseconds ttl);
 
 class ReplicaWork {
  public:

@@ -216,9 +216,10 @@ int main(int argc, char** argv) {
       ->envname("A2AD_REPLICA_ID");
   serve
       ->add_option("--lease-ttl-ms", config.lease_ttl_ms,
-                   "several replicas: a run held by a replica that stopped answering is taken "
-                   "over by another after at most this long (the recovery bound); the holder "
-                   "renews its leases every third of it")
+                   "several replicas: the runs of a replica that stopped answering are taken "
+                   "over by another once this long has passed, within a further "
+                   "min(this/4, 1 s) + 20% (the recovery bound: under 10 s by default); a "
+                   "replica renews its registration every third of it")
       ->envname("A2AD_LEASE_TTL_MS")
       ->check(CLI::Range(int64_t{300}, int64_t{600000}))
       ->capture_default_str();

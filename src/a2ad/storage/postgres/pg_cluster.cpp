@@ -15,15 +15,17 @@
 namespace a2ad::storage {
 
 namespace {
-// A holder is dead once its registration expired or is gone, or once the same replica id
-// registered again (the earlier process of a restarted replica). The liveness test is a
-// sub-select, not a join: a row another replica claims meanwhile is re-checked (READ COMMITTED
-// re-evaluates the WHERE on the row's newest version) with its new holder, who is alive.
+// A holder is dead once its registration expired, or once the same replica id registered
+// again (the earlier process of a restarted replica); "" holds the leases of runs that were
+// going before migration 3. The dead holders are read from `replicas` (a few rows), their
+// leases by the holder index. The liveness test is a sub-select, not a join: a lease another
+// replica claims meanwhile is re-checked (READ COMMITTED re-evaluates the WHERE on the row's
+// newest version) with its new holder, who is alive.
 constexpr const char* kClaimOrphans =
     "WITH orphan AS ("
     " SELECT l.task_id, l.holder FROM run_leases l WHERE l.holder <> $1"
-    " AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.holder = l.holder"
-    "   AND r.expires_at >= clock_timestamp() AND r.replica_id <> $2)"
+    " AND (l.holder = '' OR l.holder IN (SELECT r.holder FROM replicas r"
+    "   WHERE r.expires_at < clock_timestamp() OR r.replica_id = $2))"
     " LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " UPDATE run_leases l SET holder = $1, epoch = l.epoch + 1 FROM orphan o"
     " WHERE l.task_id = o.task_id RETURNING l.task_id, l.epoch, o.holder";
