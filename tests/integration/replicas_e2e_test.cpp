@@ -61,13 +61,13 @@ class Replicas : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // Replica `i` ("r<i>"): its log in the test directory.
-  ServerProcess& Serve(size_t i) {
+  ServerProcess& Serve(size_t i, int lease_ttl_ms = kLeaseTtlMs) {
     if (servers_.size() <= i) servers_.resize(i + 1);
     const std::string name = "r" + std::to_string(i);
     servers_[i] = ServerProcess::Start(
         testing::A2adBinary(), (dir_ / name).string(),
         {"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
-         std::to_string(kLeaseTtlMs), "--workflows-dir",
+         std::to_string(lease_ttl_ms), "--workflows-dir",
          std::string(A2AD_SOURCE_DIR) + "/workflows", "--conformance-fixtures"},
         (dir_ / (name + ".log")).string());
     return servers_[i];
@@ -164,6 +164,42 @@ TEST_F(Replicas, AGatedRunSentToOneIsReadStreamedAndAnsweredOnOthers) {
   EXPECT_EQ(seen, all);
   ASSERT_FALSE(all.empty());
   EXPECT_EQ(all.back(), static_cast<int64_t>(Events(r0, id).size()) - 1);  // up to the end
+  // Each replica says who it is, and the rung it serves.
+  const std::string metrics = r1.Request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("a2ad_replica_info{replica=\"r1\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("a2ad_durability_info{rung=\"durable-multi-instance\"} 1"),
+            std::string::npos);
+}
+
+// A rolling restart: each replica in turn gets SIGTERM while it executes runs, and starts
+// again. Its leases are given up at once (the lease here is 30 s: only leaving explains a
+// takeover within seconds), every run completes, each step once.
+TEST_F(Replicas, ARollingRestartHandsRunsOverAtOnceAndLosesNothing) {
+  constexpr int kTtl = 30000, kTicks = 15;
+  for (size_t i = 0; i < 3; ++i) Serve(i, kTtl);
+  std::vector<std::string> ids;
+  for (size_t victim = 0; victim < 3; ++victim) {
+    HttpClient c = Client(victim);
+    std::vector<std::string> round;
+    for (int k = 0; k < 4; ++k)
+      round.push_back(StartTicker(c, "roll-" + std::to_string(victim) + "-" + std::to_string(k),
+                                  kTicks, 100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto stopped = Clock::now();
+    servers_[victim].Kill(SIGTERM);  // (waits for it to exit)
+    HttpClient other = Client((victim + 1) % 3);
+    for (const auto& id : round)
+      EXPECT_EQ(AwaitState(other, id, "completed", std::chrono::seconds(10)), "completed") << id;
+    EXPECT_LT(Clock::now() - stopped, std::chrono::milliseconds(kTtl / 2))
+        << "taken over only when the lease expired";
+    ids.insert(ids.end(), round.begin(), round.end());
+    Serve(victim, kTtl);
+  }
+  HttpClient c = Client(0);
+  for (const auto& id : ids) {
+    EXPECT_EQ(Chunks(Task(c, id)), static_cast<size_t>(kTicks)) << id;
+    EXPECT_EQ(CountType(Events(c, id), "run.completed"), 1u) << id;
+  }
 }
 
 TEST_F(Replicas, AKilledReplicasRunsGoOnElsewhereEachStepOnce) {

@@ -48,6 +48,18 @@ ReplicaWork::ReplicaWork(storage::Cluster& cluster, tasks::TaskService& service,
               "This replica among the replicas on one database (its id label); always 1.",
               {"replica"})
       .Set({cluster_.replica_id()}, 1);
+  // The durability rung (OpenWOP RFC 0158) and the recovery bound it is declared with: the
+  // discovery document has no field for them, so /metrics and the README say them.
+  Metrics()
+      .Family("a2ad_durability_info", Type::kGauge,
+              "The durability rung this host serves (OpenWOP RFC 0158); always 1.", {"rung"})
+      .Set({"durable-multi-instance"}, 1);
+  const auto bound = ttl_ + LookEvery(ttl_) * 6 / 5;
+  Metrics()
+      .Family("a2ad_replica_recovery_bound_seconds", Type::kGauge,
+              "How long after a replica stops a run it executed goes on elsewhere, at most "
+              "(the lease TTL plus one look for orphans), before the re-drive itself.")
+      .Set({}, std::chrono::duration<double>(bound).count());
   LeasesHeld().Set({}, 0);
   Takeovers().Add({}, 0);
   FeedCommits().Add({}, 0);
