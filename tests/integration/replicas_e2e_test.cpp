@@ -265,6 +265,32 @@ TEST_F(Replicas, ACancelOnAnotherReplicaStopsTheRunWhereItExecutes) {
   EXPECT_EQ(State(Task(r0, id)), "canceled");
 }
 
+TEST_F(Replicas, AnEventPostedToAnyReplicaResumesARunPausedOnAnother) {
+  Serve(0), Serve(1);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  auto sent = r0.Rpc("message/send",
+                     json::object{{"configuration", json::object{{"blocking", false}}},
+                                  {"message", Message("ev-1", json::array{Text("wait")}, "", "await-event")}});
+  const std::string id(sent.at("result").at("id").as_string());
+  auto status = [&](HttpClient& c) {
+    auto r = c.Request("GET", "/v1/runs/" + id);
+    return r.status == 200 ? std::string(r.Json().at("status").as_string()) : std::string();
+  };
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < until && status(r0) != "paused")
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(status(r0), "paused");
+  auto posted = r1.Request("POST", "/v1/events", R"({"name":"build.done","payload":{"ok":true}})",
+                           {{"Content-Type", "application/json"}});
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  EXPECT_EQ(posted.Json().at("resumed"), (json::array{json::value(id)})) << posted.body;
+  EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
+  // Once: posted again, it resumes nothing.
+  auto again = r0.Request("POST", "/v1/events", R"({"name":"build.done"})",
+                          {{"Content-Type", "application/json"}});
+  EXPECT_TRUE(again.Json().at("resumed").as_array().empty()) << again.body;
+}
+
 TEST_F(Replicas, AnIdempotentSendRacedOnTwoReplicasMakesOneTask) {
   Serve(0), Serve(1);
   for (int round = 0; round < 5; ++round) {

@@ -31,6 +31,10 @@ class ForwardingTaskStore : public TaskStore {
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override {
     return inner_.PruneEvents(terminal_before_ms);
   }
+  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsContaining(
+      std::string_view tenant, std::string_view needle) override {
+    return inner_.UnfinishedRunsContaining(tenant, needle);
+  }
   void Close() override { inner_.Close(); }
 
  protected:

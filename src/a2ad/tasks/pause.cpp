@@ -3,12 +3,14 @@
 #include "a2ad/tasks/pause.hpp"
 
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cmath>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
@@ -361,6 +363,30 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
   co_return rec;
 }
 
+// (Not in the coroutine: GCC 12 mis-compiles some temporaries inside coroutines.)
+Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& tenant,
+                                                             const std::string& name) {
+  // By text first (the run's stored JSON holds `"onEvent":<name>`; a name JSON escapes is
+  // looked for by the key alone), then each record checked as NoteEventWait reads it.
+  const std::string quoted = json::serialize(json::string(name));
+  const bool plain = quoted.size() == name.size() + 2 &&
+                     std::all_of(name.begin(), name.end(),
+                                 [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });
+  std::string needle = "\"onEvent\"";
+  if (plain) needle += ":" + quoted;
+  auto ids = store_.UnfinishedRunsContaining(tenant, needle);
+  if (!ids) return std::move(ids).error();
+  std::vector<std::string> waiting;
+  if (!ids.value()) return waiting;
+  for (const auto& id : *ids.value()) {
+    auto rec = store_.Get(id);
+    if (!rec || !rec.value() || rec.value()->tenant != tenant) continue;
+    const json::object* p = OpenPause(rec.value()->run);
+    if (p && Str(ObjOr(*p, "conditions"), "onEvent") == name) waiting.push_back(id);
+  }
+  return waiting;
+}
+
 asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const CallContext& ctx,
                                                                          std::string name,
                                                                          json::value payload) {
@@ -372,6 +398,16 @@ asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const C
     std::lock_guard lock(event_waits_mu_);
     if (auto it = event_waits_.find(key); it != event_waits_.end())
       candidates.assign(it->second.begin(), it->second.end());
+  }
+  // Several replicas: the runs waiting for it may be paused on any of them; the store finds
+  // them (RunsWaitingFor, off the I/O threads).
+  if (options_.cluster) {
+    const std::string& tenant = ctx.principal.tenant;
+    auto found = co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
+    if (!found) co_return std::move(found).error();
+    for (auto& id : found.value())
+      if (std::find(candidates.begin(), candidates.end(), id) == candidates.end())
+        candidates.push_back(std::move(id));
   }
   std::vector<std::string> resumed;
   for (const auto& id : candidates) {

@@ -473,6 +473,10 @@ class TaskService {
   // (unless terminal); index a pause that waits for an event.
   void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);
   void NoteEventWait(const storage::TaskRecord& rec);
+  /// Several replicas: `tenant`'s runs paused until event `name`, found in the store.
+  /// Blocking (the read executor).
+  core::Result<std::vector<std::string>> RunsWaitingFor(const std::string& tenant,
+                                                        const std::string& name);
 
   Executor* ExecutorFor(const std::string& skill_id) const;
   /// The skill a new message names (message, then request metadata `skillId`), else the

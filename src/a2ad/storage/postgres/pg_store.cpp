@@ -388,4 +388,20 @@ PostgresStore::PoolStats PostgresStore::Pool() const {
   return s;
 }
 
+core::Result<std::optional<std::vector<std::string>>> PostgresStore::UnfinishedRunsContaining(
+    std::string_view tenant, std::string_view needle) {
+  static const std::string sql =
+      "SELECT id FROM tasks WHERE tenant = $1 AND state NOT IN (3, 4, 5, 7)"
+      " AND strpos(run, $2) > 0 ORDER BY id LIMIT 10000";
+  return impl_->WithReader(
+      [&](pg::Connection& c) -> core::Result<std::optional<std::vector<std::string>>> {
+        auto rows = c.Exec(sql, pg::Params().Add(tenant).Add(needle), "find runs by their run");
+        if (!rows) return std::move(rows).error();
+        std::vector<std::string> ids;
+        ids.reserve(static_cast<size_t>(rows->size()));
+        for (int i = 0; i < rows->size(); ++i) ids.emplace_back(rows->Text(i, 0));
+        return std::optional<std::vector<std::string>>(std::move(ids));
+      });
+}
+
 }  // namespace a2ad::storage
