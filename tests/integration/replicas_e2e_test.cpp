@@ -291,6 +291,41 @@ TEST_F(Replicas, AnEventPostedToAnyReplicaResumesARunPausedOnAnother) {
   EXPECT_TRUE(again.Json().at("resumed").as_array().empty()) << again.body;
 }
 
+// The database goes away under load (connections cut, new ones refused: a restart or a
+// failover), then comes back: every run goes on from its last committed step, each step once.
+// Shorter than the leases (each replica executes its runs again itself), and longer (the
+// registrations expired: the replicas take each other's runs over, fenced).
+TEST_F(Replicas, ADatabaseOutageUnderLoadLosesNothing) {
+  Serve(0), Serve(1);
+  constexpr int kTicks = 20;
+  const std::string db = test::PgQuery(url_, "SELECT current_database()");
+  const std::string admin = test::FreshPgDatabase();
+  HttpClient r1 = Client(1);
+  for (int outage_ms : {600, kLeaseTtlMs + 1000}) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i) {
+      HttpClient c = Client(i % 2);
+      ids.push_back(StartTicker(c, "outage-" + std::to_string(outage_ms) + "-" + std::to_string(i),
+                                kTicks, 100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
+    test::PgQuery(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+                             db + "'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(outage_ms));
+    test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
+    for (const auto& id : ids) {
+      EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(20)), "completed")
+          << id << " after an outage of " << outage_ms << " ms";
+      EXPECT_EQ(Chunks(Task(r1, id)), static_cast<size_t>(kTicks)) << id;
+      const json::array log = Events(r1, id);
+      for (size_t i = 0; i < log.size(); ++i)
+        EXPECT_EQ(log[i].at("sequence").to_number<int64_t>(), static_cast<int64_t>(i));
+      EXPECT_EQ(CountType(log, "run.completed"), 1u) << id;
+    }
+  }
+}
+
 TEST_F(Replicas, AnIdempotentSendRacedOnTwoReplicasMakesOneTask) {
   Serve(0), Serve(1);
   for (int round = 0; round < 5; ++round) {

@@ -2,6 +2,7 @@
 // starting an execution on its own strand (a throwing executor fails its task), and
 // re-driving unfinished tasks after a restart.
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -41,7 +42,9 @@ class TaskService::Context final : public ExecutionContext {
   const storage::TaskRecord& record() const override { return *record_; }
   const protocol::Message& message() const override { return message_; }
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
-    return svc_.CommitStep(slot_, std::move(step), lease_epoch_);
+    auto r = co_await svc_.CommitStep(slot_, std::move(step), lease_epoch_);
+    if (!r) NoteFailure(r.error());
+    co_return r;
   }
   // A step of a superseded execution is refused; so is one a pause does not admit
   // (pause.hpp PauseAdmits): reason "paused", and the executor parks.
@@ -58,7 +61,10 @@ class TaskService::Context final : public ExecutionContext {
       return std::nullopt;
     };
     auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
-    if (r) svc_.NoteEventWait(*r.value());
+    if (r)
+      svc_.NoteEventWait(*r.value());
+    else
+      NoteFailure(r.error());
     co_return r;
   }
   asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
@@ -96,11 +102,19 @@ class TaskService::Context final : public ExecutionContext {
   }
   const protocol::CallContext& call_context() const override { return call_; }
   int64_t lease_epoch() const { return lease_epoch_; }
+  uint64_t epoch() const { return epoch_; }
+  /// A commit failed because the store could not be reached (a database outage): the
+  /// execution stops there, and is started again once it can be (RedriveLater).
+  bool store_failed() const { return store_failed_.load(); }
+  void NoteFailure(const Error& e) {
+    if (e.code == ErrorCode::kUnavailable) store_failed_ = true;
+  }
 
  private:
   TaskService& svc_;
   const uint64_t epoch_;
   const int64_t lease_epoch_;  // the run's lease (storage/cluster.hpp); 0: no leases
+  std::atomic<bool> store_failed_{false};
   std::shared_ptr<Slot> slot_;
   RecordPtr record_;
   protocol::Message message_;
@@ -133,8 +147,10 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
   auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
                                        lease_epoch);
   ++running_;
+  ++slot->executions;
   asio::co_spawn(
       asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
+        --slot->executions;
         if (ep) {
           std::string what = "unknown exception";
           try {
@@ -154,7 +170,43 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
           return;
         }
         --running_;
+        if (ctx->store_failed() && accepting_)
+          RedriveLater(slot, ctx->epoch(), ctx->lease_epoch(), ctx->skill_id(), 0);
       });
+}
+
+void TaskService::RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64_t lease_epoch,
+                               std::string skill_id, int attempt) {
+  auto timer = std::make_shared<asio::steady_timer>(
+      io_, std::chrono::milliseconds(std::min<int64_t>(int64_t{500} << std::min(attempt, 6), 30000)));
+  timer->async_wait([this, timer, slot = std::move(slot), epoch, lease_epoch,
+                     skill_id = std::move(skill_id), attempt](boost::system::error_code ec) mutable {
+    if (ec || !accepting_) return;
+    asio::co_spawn(io_, RedriveIfStopped(std::move(slot), epoch, lease_epoch, std::move(skill_id), attempt),
+                   asio::detached);
+  });
+}
+
+asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, uint64_t epoch,
+                                                    int64_t lease_epoch, std::string skill_id,
+                                                    int attempt) {
+  // Another execution drives the run now (a resume, an answer, a takeover): nothing to do.
+  if (slot->epoch.load() != epoch || slot->executions.load() > 0) co_return;
+  auto stored = co_await Load(slot->task_id);
+  if (!stored) {  // still unreachable: later
+    RedriveLater(std::move(slot), epoch, lease_epoch, std::move(skill_id), attempt + 1);
+    co_return;
+  }
+  if (!stored.value() || protocol::IsTerminal(stored.value()->task.status.state)) co_return;
+  if (slot->epoch.load() != epoch || slot->executions.load() > 0) co_return;
+  auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+  const protocol::Message* trigger = LastUserMessage(rec->task);
+  if (!trigger) co_return;
+  core::LogInfo("run " + slot->task_id + ": executed again from its last committed step (a " +
+                "commit had failed: the store could not be reached)");
+  ++slot->failures;
+  slot->stale = true;
+  StartExecution(slot, rec, *trigger, skill_id, epoch, lease_epoch);
 }
 
 Result<size_t> TaskService::RecoverUnfinished(bool runs) {

@@ -3,11 +3,11 @@
 #include "a2ad/tasks/pause.hpp"
 
 #include <algorithm>
-#include <boost/json/serialize.hpp>
 #include <cmath>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"
@@ -368,7 +368,7 @@ Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& 
                                                              const std::string& name) {
   // By text first (the run's stored JSON holds `"onEvent":<name>`; a name JSON escapes is
   // looked for by the key alone), then each record checked as NoteEventWait reads it.
-  const std::string quoted = json::serialize(json::string(name));
+  const std::string quoted = protocol::SerializeJson(json::value(json::string(name)));
   const bool plain = quoted.size() == name.size() + 2 &&
                      std::all_of(name.begin(), name.end(),
                                  [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });

@@ -469,6 +469,14 @@ class TaskService {
   void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
                       const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt,
                       int64_t lease_epoch = 0);
+  // An execution that stopped because the store could not be reached is started again from
+  // its last committed step, after 0.5 s, 1 s, ... (at most 30 s apart) while it cannot be,
+  // unless another execution drives the run by then (execution.cpp).
+  void RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64_t lease_epoch,
+                    std::string skill_id, int attempt);
+  boost::asio::awaitable<void> RedriveIfStopped(std::shared_ptr<Slot> slot, uint64_t epoch,
+                                                int64_t lease_epoch, std::string skill_id,
+                                                int attempt);
   // Pausing (pause.cpp): supersede the run's execution and start a new one from `rec`
   // (unless terminal); index a pause that waits for an event.
   void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);

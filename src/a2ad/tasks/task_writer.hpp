@@ -88,6 +88,7 @@ struct TaskService::Slot {
   bool fanout_running = false;
 
   std::atomic<bool> cancel_requested{false};
+  std::atomic<int> executions{0};  // executions of the task running now
   // Which execution may commit (pause.cpp): an execution belongs to the epoch it started in;
   // Supersede moves to the next one (a resume, an immediate pause), after which the older
   // execution's steps are refused and its sleeps end, so one execution drives a run.
