@@ -182,7 +182,23 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     lock.lock();
   }
   if (precondition) {
-    if (auto refused = precondition(*slot->head, step)) co_return std::move(*refused);
+    if (auto refused = precondition(*slot->head, step)) {
+      // A refusal speaks of the state it was decided on: if that state is still being
+      // committed, answer once it is durable (the caller may read it next), at most 5 s.
+      bool durable = head_from_store;
+      if (!durable) {
+        std::lock_guard pub(slot->pub_mu);
+        durable = slot->published && slot->published->last_sequence >= slot->head->last_sequence;
+      }
+      if (!durable) {
+        const int64_t seq = slot->head->last_sequence;
+        std::function<bool(const storage::TaskRecord&)> reached =
+            [seq](const storage::TaskRecord& r) { return r.last_sequence >= seq; };
+        lock.unlock();
+        co_await WaitUntil(slot, std::move(reached), std::chrono::seconds(5));
+      }
+      co_return std::move(*refused);
+    }
     // Nothing to write (a retried reply): the answer is the newest record once it is
     // durable. If its commit may still be in flight, the empty commit below is ordered
     // after it and completes once it has (or fails with it).
