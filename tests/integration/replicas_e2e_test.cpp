@@ -61,15 +61,17 @@ class Replicas : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // Replica `i` ("r<i>"): its log in the test directory.
-  ServerProcess& Serve(size_t i, int lease_ttl_ms = kLeaseTtlMs) {
+  ServerProcess& Serve(size_t i, int lease_ttl_ms = kLeaseTtlMs,
+                       std::vector<std::string> extra = {}) {
     if (servers_.size() <= i) servers_.resize(i + 1);
     const std::string name = "r" + std::to_string(i);
-    servers_[i] = ServerProcess::Start(
-        testing::A2adBinary(), (dir_ / name).string(),
-        {"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
-         std::to_string(lease_ttl_ms), "--workflows-dir",
-         std::string(A2AD_SOURCE_DIR) + "/workflows", "--conformance-fixtures"},
-        (dir_ / (name + ".log")).string());
+    std::vector<std::string> args{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
+                                  std::to_string(lease_ttl_ms), "--workflows-dir",
+                                  std::string(A2AD_SOURCE_DIR) + "/workflows",
+                                  "--conformance-fixtures"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    servers_[i] = ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), args,
+                                       (dir_ / (name + ".log")).string());
     return servers_[i];
   }
   HttpClient Client(size_t i) { return HttpClient("127.0.0.1", servers_[i].port); }
@@ -324,6 +326,28 @@ TEST_F(Replicas, ADatabaseOutageUnderLoadLosesNothing) {
       EXPECT_EQ(CountType(log, "run.completed"), 1u) << id;
     }
   }
+}
+
+// A push config set through one replica for a run executing on another is the executing
+// replica's to push by (it reads what the other set when the feed brings the commit).
+TEST_F(Replicas, APushConfigSetOnOneReplicaIsPushedByTheOneExecuting) {
+  const std::vector<std::string> push{"--push-allow-http", "--push-allowlist", "127.0.0.1/32",
+                                      "--push-max-attempts", "1"};
+  Serve(0, kLeaseTtlMs, push), Serve(1, kLeaseTtlMs, push);
+  HttpClient r0 = Client(0), r1 = Client(1);
+  const std::string id = StartTicker(r0, "pushed", 10, 100);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  auto set = r1.Rpc("tasks/pushNotificationConfig/set",
+                    json::object{{"taskId", id},
+                                 {"pushNotificationConfig",
+                                  json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
+  ASSERT_TRUE(set.as_object().contains("result")) << set;
+  EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
+  // The run's completion was pushed (a row of the outbox, whatever its delivery's fate).
+  EXPECT_NE(test::PgQuery(url_, "SELECT count(*) FROM push_outbox WHERE task_id = '" + id +
+                                    "' AND target_id = 'hook'"),
+            "0")
+      << Log(0);
 }
 
 TEST_F(Replicas, AnIdempotentSendRacedOnTwoReplicasMakesOneTask) {

@@ -2,7 +2,8 @@
 // a run's lease taken by its creating commit, moved on by Acquire, and a commit of the older
 // epoch refused by the database; orphaned leases claimed once each, spread, a live holder's
 // never; the change feed hands another holder's commits on and skips its own; push deliveries
-// claimed by one replica at a time, a dead one's taken over.
+// claimed by one replica at a time, their outcomes written by the claimer only, a dead one's
+// taken over.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -200,7 +201,9 @@ TEST(PgReplicas, APushDeliveryIsClaimedByOneReplicaAtATime) {
   OutboxRow retry = got_a.front();
   retry.attempts = 1;
   retry.next_attempt_at_ms = 4000;
-  ASSERT_TRUE(IsOk(b.store->UpdateOutbox(retry)));
+  // Only the claimer writes it (a replica thought dead, whose claim was taken, writes nothing).
+  EXPECT_FALSE(b.store->UpdateOutbox(retry).ok());
+  ASSERT_TRUE(IsOk(a.store->UpdateOutbox(retry)));
   auto b_now = b.store->DueOutbox(5000, 100);
   EXPECT_EQ(b_now->size(), got_b.size() + 1);
   // A replica that stops renewing loses its claims.

@@ -29,7 +29,7 @@ struct BackendOptions {
   std::vector<storage::ComponentMigrations> components;
 };
 
-/// This replica's name (--replica-id; default "<host name>:<listen port>", or the pid for
+/// This replica's name (--replica-id; default "<host name>:<listen port>", or the data directory for
 /// port 0): unique among the replicas on one database, in its logs, spans and /metrics.
 std::string ReplicaId(const Config& config);
 

@@ -35,6 +35,9 @@ void PushSetup::Connect(tasks::TaskServiceOptions& options) {
   options.on_commit = [svc](const storage::TaskRecord* previous, storage::TaskCommit& commit) {
     svc->OnCommit(previous, commit);
   };
+  // Several replicas: what another replica set is read when this one drives the run.
+  options.refresh_task = [svc](const std::string& task_id) { svc->Refresh(task_id); };
+  options.refresh_all = [svc] { svc->RefreshWebhooks(); };
 }
 
 void PushSetup::Start(boost::asio::any_io_executor io, const Config& config,

@@ -74,9 +74,18 @@ core::Result<void> ReplicaWork::Start() {
         service_.ObserveCommit(id, seq);
       },
       [this] { service_.Resync(); }, std::chrono::milliseconds(5000));
-  // Every orphan there is now (a restart of this replica adopts its own runs at once).
+  if (auto unleased = cluster_.AdoptUnleased(); !unleased)
+    core::LogWarn("replica: leasing unleased runs: " + unleased.error().message);
+  else if (unleased.value() > 0)
+    core::LogInfo("replica: " + std::to_string(unleased.value()) +
+                  " unfinished run(s) had no lease (made by an older build): adopting them");
+  // Every orphan there is now (a restart of this replica adopts its own runs at once),
+  // renewing the registration between batches (a long adoption must not let it expire).
   size_t adopted = 0;
-  for (size_t got = 0; (got = AdoptOrphans(256)) > 0;) adopted += got;
+  for (size_t got = 0; (got = AdoptOrphans(256)) > 0;) {
+    adopted += got;
+    (void)cluster_.Heartbeat();
+  }
   core::LogInfo("replica " + cluster_.holder() + ": leases of " + std::to_string(ttl_.count()) +
                 " ms; adopted " + std::to_string(adopted) + " run(s) at start");
   thread_ = std::thread([this] {

@@ -245,6 +245,7 @@ int ReplicasStep(Server& s, Component& self) {
   s.replicas = std::make_unique<ReplicaWork>(*cluster, *s.service,
                                              std::chrono::milliseconds(s.config.lease_ttl_ms));
   self.start = [&s] { return s.replicas->Start(); };
+  self.stop = [&s] { s.replicas->Stop(); };  // draining: adopt nothing more
   self.close = [&s] { s.replicas->Leave(); };
   return 0;
 }

@@ -97,6 +97,30 @@ Result<void> PushService::WarmCache() {
   return core::Ok{};
 }
 
+void PushService::Refresh(const std::string& task_id) {
+  auto configs = store_.ListConfigs(task_id);
+  if (!configs) return;  // kept as it was; the next refresh tries again
+  std::vector<CachedConfig> fresh;
+  for (const auto& r : *configs) fresh.push_back({r.config.id, r.config.url, r.config.wire_version});
+  std::lock_guard lock(mu_);
+  if (fresh.empty())
+    cache_.erase(task_id);
+  else
+    cache_[task_id] = std::move(fresh);
+}
+
+void PushService::RefreshWebhooks() {
+  auto hooks = store_.AllWebhooks();
+  if (!hooks) return;
+  std::map<std::string, storage::WebhookRecord> fresh;
+  for (auto& w : *hooks) {
+    w.secret.clear();
+    fresh[w.id] = std::move(w);
+  }
+  std::lock_guard lock(mu_);
+  webhooks_ = std::move(fresh);
+}
+
 namespace {
 std::string HexOf(const unsigned char* p, size_t n) {
   static const char* k = "0123456789abcdef";

@@ -82,6 +82,10 @@ class PushService {
 
   /// Loads every stored config into the cache. Call once before serving.
   core::Result<void> WarmCache();
+  /// Several replicas: `task_id`'s configs read again from the store (another replica may
+  /// have set or deleted one), and every webhook (RefreshWebhooks). Blocking.
+  void Refresh(const std::string& task_id);
+  void RefreshWebhooks();
 
   /// Vets a config (URL guard, authentication) and fills a missing id with `task_id`.
   /// For inline configs of message/send (which TaskService writes in the creating commit)

@@ -54,6 +54,9 @@ class Cluster {
   /// Leaving (SIGTERM): this process's registration expires now, so its runs are orphans
   /// at once.
   virtual core::Result<void> Leave() = 0;
+  /// Gives every unfinished run without a lease one nobody holds (an orphan): runs created
+  /// by a build without leases (a rolling upgrade). Returns how many.
+  virtual core::Result<int64_t> AdoptUnleased() = 0;
   /// The leases this process holds (metrics).
   virtual core::Result<int64_t> LeasesHeld() = 0;
   /// Starts the change feed's thread; Stop ends it. Once.

@@ -141,6 +141,7 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
       return;
     }
     lease_epoch = taken.value();
+    if (options_.refresh_task) options_.refresh_task(rec->task.id);  // set on another replica?
   }
   NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
   const uint64_t in_epoch = epoch ? *epoch : slot->epoch.load();

@@ -225,6 +225,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
   bool repeated = false;
   auto decide = [&](const storage::TaskRecord& head,
                     std::vector<EventDraft>& step) -> std::optional<Error> {
+    repeated = false;  // (asked again when a commit is retried on a newer state)
+    plan = PausePlan{};
     const protocol::TaskState s = head.task.status.state;
     if (protocol::IsTerminal(s))
       return NotPausable(id, "is " + StateName(s) + "; a finished task cannot be paused");

@@ -10,6 +10,7 @@
 #include <boost/asio/detached.hpp>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -21,23 +22,37 @@ using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 void TaskService::ObserveCommit(const std::string& task_id, int64_t sequence) {
   auto slot = Find(task_id);
   if (!slot) return;
+  bool behind = true;
   {
+    // On what the streams and waits were handed (`fanned`), not on `published`, which reads
+    // from the store move on (Seed) without handing anything.
     std::lock_guard pub(slot->pub_mu);
-    if (slot->published && slot->published->last_sequence >= sequence) return;
+    behind = !(slot->fanned && slot->fanned->last_sequence >= sequence);
   }
-  ++slot->failures;  // the head to build on is older than the store's: read it again
-  slot->stale = true;
+  // A commit that leaves the sequence where it was carries a push config alone: only what
+  // lives beside the task is read again.
+  if (behind) {
+    ++slot->failures;  // the head to build on is older than the store's: read it again
+    slot->stale = true;
+  } else if (!options_.refresh_task) {
+    return;
+  }
   const auto io = slot->io;  // (read before the move below: argument order is unspecified)
-  asio::co_spawn(io, CatchUp(std::move(slot)), asio::detached);
+  asio::co_spawn(io, CatchUp(std::move(slot), behind), asio::detached);
 }
 
 void TaskService::Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored) {
+  auto record = std::make_shared<const storage::TaskRecord>(stored);
   std::lock_guard pub(slot->pub_mu);
   if (!slot->published || slot->published->last_sequence < stored.last_sequence)
-    slot->published = std::make_shared<const storage::TaskRecord>(stored);
+    slot->published = record;
+  // A stream whose backlog ends here: the commits after it are handed from here on (a stream
+  // attached earlier and further back gets them too; what a stream has it skips).
+  if (!slot->fanned || slot->fanned->last_sequence > stored.last_sequence) slot->fanned = record;
 }
 
 void TaskService::Resync() {
+  if (options_.refresh_all) options_.refresh_all();  // (the feed's thread)
   std::vector<std::shared_ptr<Slot>> live;
   {
     std::lock_guard lock(slots_mu_);
@@ -46,19 +61,27 @@ void TaskService::Resync() {
   }
   for (auto& slot : live) {
     const auto io = slot->io;
-    asio::co_spawn(io, CatchUp(std::move(slot)), asio::detached);
+    asio::co_spawn(io, CatchUp(std::move(slot), true), asio::detached);
   }
 }
 
-asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot) {
+asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot, bool records) {
+  if (options_.refresh_task) {  // (a push config set there, before this replica's next commit)
+    const std::string& id = slot->task_id;
+    (void)co_await reads_->Run([this, &id]() -> core::Result<bool> {
+      options_.refresh_task(id);
+      return true;
+    });
+  }
+  if (!records) co_return;
   auto stored = co_await Load(slot->task_id);
   if (!stored || !stored.value()) co_return;
   auto record = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
   RecordPtr before;
   {
     std::lock_guard pub(slot->pub_mu);
-    if (slot->published && slot->published->last_sequence >= record->last_sequence) co_return;
-    before = slot->fanned ? slot->fanned : slot->published;
+    if (slot->fanned && slot->fanned->last_sequence >= record->last_sequence) co_return;
+    before = slot->fanned;
   }
   ++slot->failures;
   slot->stale = true;
@@ -94,6 +117,7 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
                   (c.from.empty() ? std::string("(none)") : c.from) + " is executed by " +
                   options_.cluster->holder() + " from its last committed step (lease epoch " +
                   std::to_string(c.epoch) + ")");
+    if (options_.refresh_task) options_.refresh_task(c.task_id);
     auto slot = Acquire(c.task_id);
     ++slot->failures;
     slot->stale = true;

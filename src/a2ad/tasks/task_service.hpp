@@ -59,6 +59,12 @@ struct TaskServiceOptions {
   /// Several replicas on one database (storage/cluster.hpp): executions hold their run's
   /// lease and their commits are fenced by it. nullptr: this process holds every run.
   storage::Cluster* cluster = nullptr;
+  /// Several replicas: state kept beside the tasks that another replica may have changed
+  /// (push configs, webhooks), read again for a task this replica is about to drive or that
+  /// another replica committed to, and all of it on a resync. Blocking; never on an I/O
+  /// thread (the read executor, the cluster's threads).
+  std::function<void(const std::string& task_id)> refresh_task;
+  std::function<void()> refresh_all;
   /// Skill used when a message names none (message.metadata.skillId).
   std::string default_skill = "echo";
   /// Longest a blocking send waits for a terminal or interrupted state; after it the
@@ -410,7 +416,8 @@ class TaskService {
                                                                int64_t fence_epoch = 0);
   boost::asio::awaitable<core::Result<RecordPtr>> CommitRecordOnce(
       const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
-      const Precondition& precondition, const Extension& extend, int64_t fence_epoch);
+      const Precondition& precondition, const Extension& extend, int64_t fence_epoch,
+      std::vector<storage::PushConfigRecord>* taken);
   boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
                                                                   std::vector<EventDraft> step,
                                                                   int64_t fence_epoch = 0);
@@ -420,7 +427,7 @@ class TaskService {
   void Publish(const std::shared_ptr<Slot>& slot, RecordPtr record,
                std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected);
   /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
-  boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot);
+  boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot, bool records);
   /// Creates the slot's task for ctx's tenant and principal, or finds the one created
   /// before with the same dedup key (or, without a key, the same id): `replayed`.
   boost::asio::awaitable<core::Result<RecordPtr>> Create(std::shared_ptr<Slot> slot,

@@ -146,16 +146,22 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   // sequence check) is built again on the newest state, its precondition asked again.
   if (!options_.cluster || creating)
     co_return co_await CommitRecordOnce(slot, std::move(step), creating, precondition, extend,
-                                        fence_epoch);
+                                        fence_epoch, nullptr);
   for (int attempt = 0;; ++attempt) {
-    auto r = co_await CommitRecordOnce(slot, step, false, precondition, extend, fence_epoch);
+    std::vector<storage::PushConfigRecord> taken;  // the push configs the attempt carried
+    auto r = co_await CommitRecordOnce(slot, step, false, precondition, extend, fence_epoch, &taken);
     if (r || attempt == 3 || r.error().Detail("reason") != "sequence") co_return r;
+    if (!taken.empty()) {  // the next attempt carries them again
+      std::lock_guard lock(slot->mu);
+      for (auto& c : taken) slot->pending_push_configs.push_back(std::move(c));
+    }
   }
 }
 
 asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
-    const Precondition& precondition, const Extension& extend, int64_t fence_epoch) {
+    const Precondition& precondition, const Extension& extend, int64_t fence_epoch,
+    std::vector<storage::PushConfigRecord>* taken) {
   auto signal = std::make_shared<Signal>();
   auto outcome = std::make_shared<Result<RecordPtr>>(Error(ErrorCode::kInternal, "not committed"));
   std::unique_lock lock(slot->mu);
@@ -266,6 +272,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
   if (creating && !record->dedup_key.empty() && options_.idempotency_retention.count() > 0)
     commit.dedup_takeover_before_ms = now - options_.idempotency_retention.count();
   commit.push_configs = std::exchange(slot->pending_push_configs, {});  // push
+  if (taken) *taken = commit.push_configs;
   if (options_.on_commit) options_.on_commit(creating ? nullptr : slot->head.get(), commit);
   slot->head = record;
   // Queued under the lock (Commit does not block): the store applies one task's commits in

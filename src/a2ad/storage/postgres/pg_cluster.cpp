@@ -16,7 +16,7 @@ namespace a2ad::storage {
 
 namespace {
 // A holder is dead once its registration expired, or once the same replica id registered
-// again (the earlier process of a restarted replica); "" holds the leases of runs that were
+// again after it (the earlier process of a restarted replica; a newer one is never dead); "" holds the leases of runs that were
 // going before migration 3. The dead holders are read from `replicas` (a few rows), their
 // leases by the holder index. The liveness test is a sub-select, not a join: a lease another
 // replica claims meanwhile is re-checked (READ COMMITTED re-evaluates the WHERE on the row's
@@ -25,7 +25,8 @@ constexpr const char* kClaimOrphans =
     "WITH orphan AS ("
     " SELECT l.task_id, l.holder FROM run_leases l WHERE l.holder <> $1"
     " AND (l.holder = '' OR l.holder IN (SELECT r.holder FROM replicas r"
-    "   WHERE r.expires_at < clock_timestamp() OR r.replica_id = $2))"
+    "   WHERE r.expires_at < clock_timestamp() OR (r.replica_id = $2 AND r.started_at <"
+    "     (SELECT me.started_at FROM replicas me WHERE me.holder = $1))))"
     " LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " UPDATE run_leases l SET holder = $1, epoch = l.epoch + 1 FROM orphan o"
     " WHERE l.task_id = o.task_id RETURNING l.task_id, l.epoch, o.holder";
@@ -110,6 +111,19 @@ core::Result<void> PgCluster::Leave() {
                 pg::Params().Add(holder_), "leave");
   if (!r) return std::move(r).error();
   return core::Ok{};
+}
+
+core::Result<int64_t> PgCluster::AdoptUnleased() {
+  // Safe against a commit in flight: a creating commit writes its task and its lease in one
+  // transaction, so a task without a lease was made by a build without leases.
+  auto r = Exec(
+      "INSERT INTO run_leases(task_id, holder, epoch) SELECT t.id, '', 1 FROM tasks t"
+      " WHERE t.state NOT IN (3, 4, 5, 7)"
+      " AND NOT EXISTS (SELECT 1 FROM run_leases l WHERE l.task_id = t.id)"
+      " ON CONFLICT DO NOTHING",
+      pg::Params(), "lease unleased runs");
+  if (!r) return std::move(r).error();
+  return r->Affected();
 }
 
 core::Result<int64_t> PgCluster::LeasesHeld() {

@@ -42,6 +42,7 @@ class PgCluster final : public Cluster {
   core::Result<std::vector<Claimed>> ClaimOrphans(size_t limit) override;
   core::Result<void> Release(const std::string& task_id, int64_t epoch) override;
   core::Result<void> Leave() override;
+  core::Result<int64_t> AdoptUnleased() override;
   core::Result<int64_t> LeasesHeld() override;
   void Listen(std::function<void(const std::string&, int64_t)> on_commit,
               std::function<void()> on_resync, std::chrono::milliseconds resync_every) override;

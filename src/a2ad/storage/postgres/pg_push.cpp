@@ -21,11 +21,12 @@ const std::string kOutboxColumns =
     " FROM push_outbox";
 const std::string kWebhookColumns =
     "SELECT id, tenant_id, url, events, secret, created_at_ms FROM push_webhooks";
-// An outcome gives the row's claim up (a retry is anyone's).
+// An outcome gives the row's claim up (a retry is anyone's). A replica whose claim was taken
+// over (it was thought dead) writes nothing: the new claimer's outcome stands.
 const std::string kUpdateOutbox =
     "UPDATE push_outbox SET attempts = $2, state = $3, next_attempt_at_ms = $4,"
     " last_error = $5, finished_at_ms = $6, claimed_by = NULL, claim_expires_ms = 0"
-    " WHERE id = $1";
+    " WHERE id = $1 AND (claimed_by IS NULL OR claimed_by = $7)";
 
 std::string S(std::string_view v) { return std::string(v); }
 
@@ -88,10 +89,10 @@ core::Result<std::vector<Row>> All(core::Result<Rows> rows, ReadRow read) {
 }
 
 
-Params UpdateParams(const OutboxRow& o) {
+Params UpdateParams(const OutboxRow& o, const std::string& holder) {
   Params q;
   q.Add(o.id).Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state))
-      .Add(o.next_attempt_at_ms).Add(o.last_error).Add(o.finished_at_ms);
+      .Add(o.next_attempt_at_ms).Add(o.last_error).Add(o.finished_at_ms).Add(holder);
   return q;
 }
 
@@ -175,7 +176,8 @@ core::Result<std::vector<OutboxRow>> PostgresStore::DueOutbox(int64_t now_ms, si
       " WHERE o.state = 0 AND o.next_attempt_at_ms <= $1"
       " AND (o.claimed_by IS NULL OR o.claimed_by = $3 OR o.claim_expires_ms <= $1"
       "  OR NOT EXISTS (SELECT 1 FROM replicas r WHERE r.holder = o.claimed_by"
-      "   AND r.expires_at >= clock_timestamp() AND r.replica_id <> $4))"
+      "   AND r.expires_at >= clock_timestamp() AND NOT (r.replica_id = $4 AND r.started_at <"
+      "    coalesce((SELECT me.started_at FROM replicas me WHERE me.holder = $3), '-infinity'))))"
       " ORDER BY o.next_attempt_at_ms, o.id LIMIT $2 FOR UPDATE SKIP LOCKED),"
       " claimed AS (UPDATE push_outbox o SET claimed_by = $3, claim_expires_ms = $1 + 600000"
       " FROM due WHERE o.id = due.id RETURNING o.*)"
@@ -206,7 +208,7 @@ core::Result<std::optional<int64_t>> PostgresStore::NextDueAt() {
 
 core::Result<void> PostgresStore::UpdateOutbox(const OutboxRow& row) {
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
-    auto done = c.Exec(kUpdateOutbox, UpdateParams(row), "update outbox row " + row.id);
+    auto done = c.Exec(kUpdateOutbox, UpdateParams(row, impl_->opts_.lease_holder), "update outbox row " + row.id);
     if (!done) return std::move(done).error();
     if (done->Affected() == 0)
       return core::Error(core::ErrorCode::kInvalidParams, "outbox row " + row.id + " not found");
@@ -219,7 +221,7 @@ core::Result<void> PostgresStore::UpdateOutboxBatch(const std::vector<OutboxRow>
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
     if (auto b = c.Run("BEGIN", "update outbox rows"); !b) return b;
     for (const OutboxRow& o : rows) {
-      if (auto done = c.Exec(kUpdateOutbox, UpdateParams(o), "update outbox row " + o.id); !done) {
+      if (auto done = c.Exec(kUpdateOutbox, UpdateParams(o, impl_->opts_.lease_holder), "update outbox row " + o.id); !done) {
         (void)c.Run("ROLLBACK", "roll back outbox updates");
         return std::move(done).error();
       }

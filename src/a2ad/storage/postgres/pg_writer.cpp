@@ -47,6 +47,10 @@ const std::string kUpdateTaskFenced =
 const std::string kTakeLease =
     "INSERT INTO run_leases(task_id, holder, epoch) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING";
 const std::string kDropLease = "DELETE FROM run_leases WHERE task_id = $1";
+// Taken before the task row by a commit that drops the lease, so that every writer locks a
+// run's lease before its task row (a fenced commit takes it FOR SHARE, first, in its UPDATE):
+// one lock order, no deadlock between an execution's step and a cancel from elsewhere.
+const std::string kLockLease = "SELECT 1 FROM run_leases WHERE task_id = $1 FOR UPDATE";
 const std::string kNotify = "SELECT pg_notify('a2ad_feed', $1)";
 constexpr size_t kNotifyBytes = 7900;  // NOTIFY payloads are capped at 8000 bytes
 // The retention window of an idempotency key ended (TaskCommit::dedup_takeover_before_ms):
@@ -291,9 +295,21 @@ void PostgresStore::Impl::RunBatch(std::vector<Pending>& batch) {
       (void)w.Run("ROLLBACK", "roll back a batch");
       continue;
     }
+    // A notification that fails spoils the transaction (its COMMIT would roll back without an
+    // error): the batch fails as a whole then, nothing reported durable.
+    core::Result<void> notified = core::Ok{};
     for (const std::string& payload : NotifyPayloads(
              batch, opts_.lease_holder, [&](size_t i) { return checked[i].ok() && batch[i].result.ok(); }))
-      (void)w.Exec(kNotify, Params().Add(payload), "notify the change feed");
+      if (notified)
+        if (auto n = w.Exec(kNotify, Params().Add(payload), "notify the change feed"); !n)
+          notified = std::move(n).error();
+    if (!notified) {
+      errors_.fetch_add(1);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (checked[i] && batch[i].result) batch[i].result = notified.error();
+      if (!w.Broken()) (void)w.Run("ROLLBACK", "roll back a batch");
+      return;
+    }
     const std::string before =
         participant_.before_commit ? TellParticipant(batch, checked, false) : "";
     if (auto committed = w.Run(before + "COMMIT", "commit a batch"); !committed) {
@@ -437,7 +453,8 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
   // Everything the pipeline runs is prepared first (a pipeline cannot wait for a prepare).
   const std::pair<const std::string*, int> statements[] = {
       {&kInsertTask, 13}, {&kUpdateTask, 12}, {&kUpdateTaskFenced, 13}, {&kUpsertConfig, 8},
-      {&kInsertOutbox, 14}, {&kTakeLease, 2},  {&kDropLease, 1},        {&kNotify, 1}};
+      {&kInsertOutbox, 14}, {&kTakeLease, 2},  {&kDropLease, 1},        {&kNotify, 1},
+      {&kLockLease, 1}};
   for (const auto& [sql, params] : statements)
     if (auto ok = w.Prepare(*sql, params, "prepare a statement"); !ok)
       return {Pipelined::kFailed, ok.error()};
@@ -461,6 +478,7 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
     if (!checked[i]) continue;
     const Pending& p = batch[i];
     const TaskCommit& c = p.commit;
+    if (DropsLease(c)) send(kLockLease, Params().Add(c.Record().task.id), true, "lock a lease", false);
     send(TaskSql(c), TaskParams(p), true, "write a task", true);
     for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
       const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
@@ -514,6 +532,10 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
     return got;
   };
   const Params task = TaskParams(p);
+  if (DropsLease(c)) {
+    auto locked = sql(w.Exec(kLockLease, Params().Add(r.task.id), "lock the lease of run " + r.task.id));
+    if (!locked) return std::move(locked).error();
+  }
   auto made = sql(w.Exec(TaskSql(c), task, "write task " + r.task.id));
   if (!made) return std::move(made).error();
   if (made->Affected() == 0) {
