@@ -98,15 +98,12 @@ Result<void> PushService::WarmCache() {
 }
 
 void PushService::Refresh(const std::string& task_id) {
+  // Added to what is cached, never replacing it: a config this process cached from a commit
+  // still in flight is not in the store yet. (A config deleted through another replica is
+  // still pushed to by this one until it restarts.)
   auto configs = store_.ListConfigs(task_id);
   if (!configs) return;  // kept as it was; the next refresh tries again
-  std::vector<CachedConfig> fresh;
-  for (const auto& r : *configs) fresh.push_back({r.config.id, r.config.url, r.config.wire_version});
-  std::lock_guard lock(mu_);
-  if (fresh.empty())
-    cache_.erase(task_id);
-  else
-    cache_[task_id] = std::move(fresh);
+  for (const auto& r : *configs) CachePut(task_id, r.config);
 }
 
 void PushService::RefreshWebhooks() {

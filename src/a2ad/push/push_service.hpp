@@ -82,8 +82,8 @@ class PushService {
 
   /// Loads every stored config into the cache. Call once before serving.
   core::Result<void> WarmCache();
-  /// Several replicas: `task_id`'s configs read again from the store (another replica may
-  /// have set or deleted one), and every webhook (RefreshWebhooks). Blocking.
+  /// Several replicas: `task_id`'s configs read again from the store and added to the cache
+  /// (another replica may have set one), and every webhook (RefreshWebhooks). Blocking.
   void Refresh(const std::string& task_id);
   void RefreshWebhooks();
 
