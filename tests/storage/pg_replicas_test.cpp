@@ -123,6 +123,19 @@ TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
   auto after = y.cluster->ClaimOrphans(100);
   ASSERT_TRUE(IsOk(after));
   EXPECT_EQ(after->size(), got_x.size());
+  // A run given up (this replica cannot execute it) is the next looker's, at a later epoch;
+  // a stale epoch gives nothing up.
+  ASSERT_FALSE(after->empty());
+  const Cluster::Claimed& one = after->front();
+  ASSERT_TRUE(y.cluster->Abandon(one.task_id, one.epoch - 1).ok());
+  EXPECT_TRUE(live_again.cluster->ClaimOrphans(100)->empty());
+  ASSERT_TRUE(y.cluster->Abandon(one.task_id, one.epoch).ok());
+  auto again = live_again.cluster->ClaimOrphans(100);
+  ASSERT_TRUE(IsOk(again));
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ(again->front().task_id, one.task_id);
+  EXPECT_EQ(again->front().epoch, one.epoch + 1);
+  EXPECT_EQ(again->front().from, "");
 }
 
 TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndSkipsItsOwn) {

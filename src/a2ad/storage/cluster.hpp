@@ -51,6 +51,9 @@ class Cluster {
   /// Gives `task_id`'s lease up if this process still holds it at `epoch` (a run that needs
   /// no execution: its lease would only be adopted again).
   virtual core::Result<void> Release(const std::string& task_id, int64_t epoch) = 0;
+  /// Gives `task_id`'s lease up to whoever looks next (it becomes an orphan) if this process
+  /// still holds it at `epoch`: a run taken over that this replica cannot execute.
+  virtual core::Result<void> Abandon(const std::string& task_id, int64_t epoch) = 0;
   /// Leaving (SIGTERM): this process's registration expires now, so its runs are orphans
   /// at once.
   virtual core::Result<void> Leave() = 0;

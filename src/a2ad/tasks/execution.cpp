@@ -136,8 +136,9 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
   // whoever holds it, or to a takeover.
   if (options_.cluster && lease_epoch == 0) {
     auto taken = options_.cluster->Acquire(rec->task.id);
-    if (!taken) {
-      core::LogWarn("run " + rec->task.id + " not executed here: " + taken.error().message);
+    if (!taken) {  // tried again once the database answers (RedriveIfStopped takes it then)
+      core::LogWarn("run " + rec->task.id + " not executed yet: " + taken.error().message);
+      if (accepting_) RedriveLater(slot, epoch ? *epoch : slot->epoch.load(), 0, skill_id, 0);
       return;
     }
     lease_epoch = taken.value();

@@ -96,9 +96,10 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
   size_t started = 0;
   for (const auto& c : claimed) {
     auto stored = store_.Get(c.task_id);
-    if (!stored) {
+    if (!stored) {  // given up again: the next look (here or elsewhere) takes it
       core::LogWarn("takeover of run " + c.task_id + ": " + stored.error().message);
-      continue;  // held now, executed nowhere: it is an orphan again once this replica dies
+      (void)options_.cluster->Abandon(c.task_id, c.epoch);
+      continue;
     }
     if (!stored.value()) continue;
     auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
@@ -112,7 +113,13 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
     }
     // A run parked at a gate whose executor keeps nothing armed needs no execution until it
     // is answered (the replica answering it takes it then): the lease stays here.
-    if (!ex || (parked && !ex->RecoversParked()) || !trigger) continue;
+    if (!ex) {  // a skill this replica does not serve (a rolling deploy): for one that does
+      core::LogWarn("takeover of run " + c.task_id + ": skill '" + rec->skill_id +
+                    "' is not served here; given up for another replica");
+      (void)options_.cluster->Abandon(c.task_id, c.epoch);
+      continue;
+    }
+    if ((parked && !ex->RecoversParked()) || !trigger) continue;
     core::LogInfo("takeover: run " + c.task_id + " of replica " +
                   (c.from.empty() ? std::string("(none)") : c.from) + " is executed by " +
                   options_.cluster->holder() + " from its last committed step (lease epoch " +

@@ -106,6 +106,13 @@ core::Result<void> PgCluster::Release(const std::string& task_id, int64_t epoch)
   return core::Ok{};
 }
 
+core::Result<void> PgCluster::Abandon(const std::string& task_id, int64_t epoch) {
+  auto r = Exec("UPDATE run_leases SET holder = '' WHERE task_id = $1 AND holder = $2 AND epoch = $3",
+                pg::Params().Add(task_id).Add(holder_).Add(epoch), "give a run up");
+  if (!r) return std::move(r).error();
+  return core::Ok{};
+}
+
 core::Result<void> PgCluster::Leave() {
   auto r = Exec("UPDATE replicas SET expires_at = '-infinity' WHERE holder = $1",
                 pg::Params().Add(holder_), "leave");
