@@ -124,7 +124,7 @@ cmd_start() {
   for id in "${replicas[@]}"; do
     rport=$(free_port) || die "no free port on 127.0.0.1"
     local args=(serve --database-url "$pg_url" --data-dir "$dir/$id" --listen "127.0.0.1:$rport"
-      --public-url "$balancer" --trusted-proxies 127.0.0.1/32 "${workflows[@]}")
+      --public-url "$balancer" --trusted-proxies 127.0.0.1/32 --forwarded-header x-forwarded-for "${workflows[@]}")
     args+=(--replica-id "$id" --lease-ttl-ms "${LEASE_TTL_MS:-8000}")
     read -ra extra <<<"${A2AD_SERVE_ARGS:-}"  # more `a2ad serve` flags for every replica
     args+=("${extra[@]}")

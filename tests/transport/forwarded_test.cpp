@@ -53,6 +53,26 @@ TEST(Forwarded, Rfc7239ComesFirstAndUnusableNodesGiveNothing) {
   EXPECT_EQ(Client({{"X-Forwarded-For", ""}}), "-");
 }
 
+// Behind a proxy that only appends to X-Forwarded-For, the client's own Forwarded header
+// must not be read: naming the header the proxy sets reads that one alone.
+TEST(Forwarded, TheHeaderTheProxySetsIsTheOnlyOneRead) {
+  const Headers spoofed{{"Forwarded", "for=6.6.6.7"}, {"X-Forwarded-For", "203.0.113.7"}};
+  EXPECT_EQ(Client(spoofed), "6.6.6.7");  // auto: Forwarded first (an RFC 7239 proxy)
+  auto xff = ForwardedClient(kProxy, spoofed, kTrusted, ForwardedHeader::kXForwardedFor);
+  ASSERT_TRUE(xff);
+  EXPECT_EQ(xff->to_string(), "203.0.113.7");
+  const Headers unknown{{"Forwarded", "for=unknown"}, {"X-Forwarded-For", "203.0.113.7"}};
+  EXPECT_EQ(ForwardedClient(kProxy, unknown, kTrusted, ForwardedHeader::kXForwardedFor)->to_string(),
+            "203.0.113.7");
+  auto rfc = ForwardedClient(kProxy, spoofed, kTrusted, ForwardedHeader::kForwarded);
+  ASSERT_TRUE(rfc);
+  EXPECT_EQ(rfc->to_string(), "6.6.6.7");
+  EXPECT_FALSE(ForwardedClient(kProxy, {{"X-Forwarded-For", "203.0.113.7"}}, kTrusted,
+                               ForwardedHeader::kForwarded));
+  EXPECT_EQ(ParseForwardedHeader("x-forwarded-for"), ForwardedHeader::kXForwardedFor);
+  EXPECT_EQ(ParseForwardedHeader("X-Real-IP"), std::nullopt);
+}
+
 TEST(Forwarded, TheTrustedListIsParsedStrictly) {
   EXPECT_TRUE(net::ParseCidrList("").value().empty());
   EXPECT_EQ(net::ParseCidrList(" 10.0.0.0/8 ,, ::1/128 ").value().size(), 2u);

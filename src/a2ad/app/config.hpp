@@ -73,6 +73,8 @@ struct Config {
   size_t max_connections_per_address = 256;
   // --trusted-proxies: CIDRs of reverse proxies (transport/forwarded.hpp); "" none.
   std::string trusted_proxies;
+  // --forwarded-header: which header those proxies set (auto | forwarded | x-forwarded-for).
+  std::string forwarded_header = "auto";
   // The agent card signature (A2A §8.4; app/card_signing_setup.hpp): signed unless
   // card_signing is false, with the PEM key in card_signing_key, else with the key made in
   // <data_dir>/card-signing-key.pem on the first start.

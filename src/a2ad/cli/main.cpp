@@ -107,6 +107,15 @@ int main(int argc, char** argv) {
         return parsed ? std::string() : parsed.error().message;
       });
   serve
+      ->add_option("--forwarded-header", config.forwarded_header,
+                   "the header the trusted proxies set with the client address: forwarded "
+                   "(RFC 7239), x-forwarded-for, or auto (Forwarded if the request has it, else "
+                   "X-Forwarded-For: behind a proxy that only appends X-Forwarded-For, a client "
+                   "can choose its address; name the header)")
+      ->envname("A2AD_FORWARDED_HEADER")
+      ->check(CLI::IsMember({"auto", "forwarded", "x-forwarded-for"}))
+      ->capture_default_str();
+  serve
       ->add_option("--blocking-timeout-ms", config.blocking_timeout_ms,
                    "longest a blocking message/send waits before returning the working task")
       ->envname("A2AD_BLOCKING_TIMEOUT_MS")

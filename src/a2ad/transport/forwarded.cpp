@@ -78,8 +78,16 @@ std::vector<std::string> XForwardedFor(const std::vector<std::string_view>& valu
 
 }  // namespace
 
+std::optional<ForwardedHeader> ParseForwardedHeader(std::string_view name) {
+  if (name == "auto") return ForwardedHeader::kAuto;
+  if (name == "forwarded") return ForwardedHeader::kForwarded;
+  if (name == "x-forwarded-for") return ForwardedHeader::kXForwardedFor;
+  return std::nullopt;
+}
+
 std::optional<ip::address> ForwardedClient(const ip::address& peer, const Headers& headers,
-                                           const std::vector<net::Cidr>& trusted) {
+                                           const std::vector<net::Cidr>& trusted,
+                                           ForwardedHeader which) {
   if (trusted.empty() || !net::InAnyCidr(peer, trusted)) return std::nullopt;
   std::vector<std::string_view> forwarded, x_forwarded_for;
   for (const auto& [name, value] : headers) {
@@ -88,8 +96,10 @@ std::optional<ip::address> ForwardedClient(const ip::address& peer, const Header
     else if (boost::iequals(name, "X-Forwarded-For"))
       x_forwarded_for.push_back(value);
   }
+  const bool rfc7239 = which == ForwardedHeader::kForwarded ||
+                      (which == ForwardedHeader::kAuto && !forwarded.empty());
   const std::vector<std::string> chain =
-      !forwarded.empty() ? ForwardedFor(forwarded) : XForwardedFor(x_forwarded_for);
+      rfc7239 ? ForwardedFor(forwarded) : XForwardedFor(x_forwarded_for);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const auto a = NodeAddress(*it);
     if (!a) return std::nullopt;  // an unusable node: nothing further left can be trusted

@@ -28,10 +28,21 @@ namespace a2ad::transport {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+/// Which header the trusted proxies set (--forwarded-header). kAuto: Forwarded when the
+/// request has it, else X-Forwarded-For. A proxy that only appends to X-Forwarded-For (HAProxy's
+/// `option forwardfor`, nginx's `$proxy_add_x_forwarded_for`) passes a client's own
+/// Forwarded header through, so with kAuto such a client chooses its address: name the
+/// header the proxy sets (kXForwardedFor, kForwarded) and only that one is read.
+enum class ForwardedHeader { kAuto, kForwarded, kXForwardedFor };
+
+/// "auto", "forwarded" or "x-forwarded-for"; nullopt for anything else.
+std::optional<ForwardedHeader> ParseForwardedHeader(std::string_view name);
+
 /// The client's address of a request received from `peer`: nullopt when `peer` is not in
 /// `trusted` (the peer is the client) or forwards no usable address (see above).
 std::optional<boost::asio::ip::address> ForwardedClient(const boost::asio::ip::address& peer,
                                                         const Headers& headers,
-                                                        const std::vector<net::Cidr>& trusted);
+                                                        const std::vector<net::Cidr>& trusted,
+                                                        ForwardedHeader which = ForwardedHeader::kAuto);
 
 }  // namespace a2ad::transport

@@ -598,7 +598,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       ForwardedSlot forwarded_slot;  // released when this request (or its stream) ends
       bool over_cap = false;
       if (c->trusted_proxy) {
-        const auto client = ForwardedClient(c->peer, in.headers, opts.trusted_proxies);
+        const auto client =
+            ForwardedClient(c->peer, in.headers, opts.trusted_proxies, opts.forwarded_header);
         if (client) {
           in.client_address = client->to_string();
           over_cap = !HoldForwarded(forwarded_slot, *client);

@@ -26,6 +26,7 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/net/cidr.hpp"
+#include "a2ad/transport/forwarded.hpp"
 #include "a2ad/transport/http_types.hpp"
 
 namespace boost::asio::ssl {
@@ -52,6 +53,7 @@ struct HttpServerOptions {
   // Reverse proxies and load balancers whose connections are not capped by address; each of
   // their requests is counted against the client address they forward (forwarded.hpp).
   std::vector<net::Cidr> trusted_proxies;
+  ForwardedHeader forwarded_header = ForwardedHeader::kAuto;  // which header they set
   // Shapes the errors the server answers itself (400, 408, 413, 431, 500, 503); empty means
   // DefaultTransportError.
   TransportErrorFn transport_error;
