@@ -214,9 +214,12 @@ asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, 
 Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   // Collect first, then start: a started execution changes the states being listed.
   std::vector<storage::TaskRecord> unfinished;
-  if (runs)
-  for (TaskState state : {TaskState::kSubmitted, TaskState::kWorking, TaskState::kInputRequired,
-                          TaskState::kAuthRequired}) {
+  // Without `runs`, none: the runs are adopted by their leases (several replicas).
+  const std::vector<TaskState> states =
+      runs ? std::vector<TaskState>{TaskState::kSubmitted, TaskState::kWorking,
+                                    TaskState::kInputRequired, TaskState::kAuthRequired}
+           : std::vector<TaskState>{};
+  for (TaskState state : states) {
     const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
     storage::TaskQuery q;
     q.all_tenants = true;  // each run then acts with its own context (Context::call_context)
