@@ -339,5 +339,19 @@ TEST_F(ServeFlags, StreamingAndPushNotificationsCanBeTurnedOff) {
   EXPECT_TRUE(client_->Rpc("SendMessage", msg10, "1.0").as_object().contains("result"));
 }
 
+// The replica and proxy flags refuse what they cannot mean, by name, before serving.
+TEST_F(ServeFlags, ReplicaAndProxyFlagsRefuseBadValuesByName) {
+  const std::string base =
+      kBinary + " serve --listen 127.0.0.1:0 --data-dir " + dir_.string() + " ";
+  for (const std::string& bad :
+       {std::string("--lease-ttl-ms 5"), std::string("--lease-ttl-ms 600001"),
+        std::string("--lease-ttl-ms soon"), std::string("--forwarded-header x-real-ip")}) {
+    Command c = RunCommand(base + bad);
+    EXPECT_NE(c.exit_code, 0) << bad << ": " << c.out;
+    const std::string flag = bad.substr(0, bad.find(' '));
+    EXPECT_NE(c.out.find(flag), std::string::npos) << bad << ": " << c.out;
+  }
+}
+
 }  // namespace
 }  // namespace a2ad
