@@ -74,8 +74,10 @@ struct SqliteOptions {
   /// WAL size, in pages, at which a background thread with its own connection checkpoints
   /// the WAL into the database (PASSIVE: it never blocks the writer or readers), so that
   /// copying pages and the checkpoint's fsyncs stay off the writer thread and out of commit
-  /// latency. 0: SQLite's automatic checkpoint, run by the writer after the commit that
-  /// takes the WAL past 1000 pages.
+  /// latency. Under steady load those never copy the frames appended while they run, so past
+  /// 4x this size the writer copies that remainder itself and the WAL restarts: the WAL stays
+  /// near 4x this size (its file is cut back to 64 MB after a burst). 0: SQLite's automatic
+  /// checkpoint, run by the writer after the commit that takes the WAL past 1000 pages.
   size_t checkpoint_pages = 1000;
   /// Open() applies pending migrations. If false, a database below the latest version is
   /// refused (run `a2ad migrate`).

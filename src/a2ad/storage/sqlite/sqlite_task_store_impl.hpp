@@ -210,6 +210,8 @@ class SqliteTaskStore::Impl {
   bool checkpoint_stop_ = false;                 // guarded by checkpoint_mu_
   std::atomic<bool> checkpoint_pending_{false};  // set by the hook, cleared by the thread
   std::atomic<int> checkpoint_backfilled_{0};    // WAL frames the last checkpoint copied
+  // Past this many times checkpoint_pages the writer checkpoints itself (OnWalCommit).
+  static constexpr size_t kWalRestartFactor = 4;
 
   std::mutex close_mu_;
   bool closed_ = false;

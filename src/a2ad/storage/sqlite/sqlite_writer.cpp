@@ -75,14 +75,30 @@ void SqliteTaskStore::Impl::StartCheckpointer() {
   });
 }
 
-int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) {
+int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3* db, const char*, int wal_pages) {
   auto* impl = static_cast<Impl*>(self);
+  const size_t threshold = impl->opts_.checkpoint_pages;
+  // The WAL restarts from its beginning only when a write transaction begins with every frame
+  // copied, which a background checkpoint never achieves while the writer keeps appending:
+  // under steady load the file grew by gigabytes a minute. Past kWalRestartFactor times the
+  // threshold, the writer copies the frames the last background checkpoint left (those
+  // appended while it ran: a short stretch) itself, so its next transaction restarts the WAL.
+  if (static_cast<size_t>(wal_pages) >= kWalRestartFactor * threshold) {
+    if (!impl->checkpoint_pending_.exchange(true)) {
+      int total = 0, copied = 0;
+      const int rc = sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &total,
+                                               &copied);
+      impl->checkpoint_backfilled_ = rc == SQLITE_OK ? copied : 0;
+      impl->checkpoint_pending_ = false;
+    }
+    return SQLITE_OK;
+  }
   // Frames appended since the last checkpoint: the writer keeps appending while one runs, so
-  // the WAL may never be fully copied and restart under steady load; counting from its size
-  // alone would then checkpoint back to back, copying the same hot pages again and again.
+  // counting from the WAL's size alone would checkpoint back to back, copying the same hot
+  // pages again and again.
   int backfilled = impl->checkpoint_backfilled_.load();
   if (wal_pages < backfilled) backfilled = 0;  // the WAL restarted from its beginning
-  if (static_cast<size_t>(wal_pages - backfilled) < impl->opts_.checkpoint_pages ||
+  if (static_cast<size_t>(wal_pages - backfilled) < threshold ||
       impl->checkpoint_pending_.exchange(true)) {
     return SQLITE_OK;
   }
