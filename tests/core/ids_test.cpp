@@ -1,14 +1,19 @@
 // core::MakeUuidV7Generator: RFC 9562 layout (time first, version 7, variant 10) and ids that
-// do not repeat across threads.
+// do not repeat across threads; core::RandomBytes, the buffered CSPRNG they draw from.
 #include "a2ad/core/ids.hpp"
 
 #include <gtest/gtest.h>
+
+#include <array>
+#include <string>
 
 #include <mutex>
 #include <regex>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "a2ad/core/random.hpp"
 
 namespace a2ad::core {
 namespace {
@@ -44,6 +49,38 @@ TEST(UuidV7, NoRepeatsAcrossThreadsWithinOneMillisecond) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(seen.size(), 80000u);
+}
+
+// Draws of every size, from the per-thread buffer and around its refills, on several threads
+// at once: no two draws repeat and none comes back zeroed (the buffer wipes what it hands out,
+// after the copy).
+TEST(RandomBytes, DrawsDoNotRepeatAcrossThreadsOrRefills) {
+  constexpr int kThreads = 4, kDraws = 3000;
+  std::mutex mu;
+  std::set<std::string> seen;
+  int zero = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::string> mine;
+      int mine_zero = 0;
+      for (int i = 0; i < kDraws; ++i) {
+        const size_t n = 8 + static_cast<size_t>((i + t) % 3) * 5 + (i % 97 == 0 ? 200 : 0);
+        std::array<unsigned char, 256> buf{};
+        RandomBytes(buf.data(), n);
+        bool all_zero = true;
+        for (size_t k = 0; k < n; ++k) all_zero = all_zero && buf[k] == 0;
+        mine_zero += all_zero ? 1 : 0;
+        mine.emplace_back(reinterpret_cast<const char*>(buf.data()), n);
+      }
+      std::lock_guard lock(mu);
+      zero += mine_zero;
+      seen.insert(mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(zero, 0);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kThreads * kDraws));
 }
 
 }  // namespace

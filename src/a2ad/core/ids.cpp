@@ -1,13 +1,11 @@
 #include "a2ad/core/ids.hpp"
 
-#include <openssl/rand.h>
-
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
+
+#include "a2ad/core/random.hpp"
 
 namespace a2ad::core {
-namespace {}  // namespace
 
 std::string FormatUuid(const unsigned char (&b)[16]) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -32,7 +30,7 @@ class UuidV7Generator final : public IdGenerator {
     for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
     // 74 random bits from OpenSSL's CSPRNG: ids name tasks and runs that a caller must not be
     // able to guess from ids it has seen (a seeded mt19937 can be reconstructed from output).
-    if (RAND_bytes(b + 6, 10) != 1) std::abort();  // no entropy: refuse to make guessable ids
+    RandomBytes(b + 6, 10);
     b[6] = static_cast<unsigned char>(0x70 | (b[6] & 0x0F));  // version 7
     b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));  // variant 10
     return FormatUuid(b);

@@ -3,7 +3,7 @@
 // ids and message ids are UUIDv7 strings: time-ordered, so B-tree inserts stay local.
 //
 // Thread safety: Next() of both generators here may be called from any thread at once
-// (OpenSSL's RAND_bytes; an atomic counter); FormatUuid is pure. MakeUuidV7Generator keeps
+// (core::RandomBytes; an atomic counter); FormatUuid is pure. MakeUuidV7Generator keeps
 // `clock` by reference: it must outlive the generator.
 #include <cstdint>
 #include <memory>
@@ -20,7 +20,7 @@ class IdGenerator {
   virtual std::string Next() = 0;
 };
 
-/// RFC 9562 UUIDv7 from `clock` and 74 bits of OpenSSL's CSPRNG (RAND_bytes): not guessable
+/// RFC 9562 UUIDv7 from `clock` and 74 bits of OpenSSL's CSPRNG (core::RandomBytes): not guessable
 /// from other ids. Aborts if the CSPRNG cannot produce bytes.
 std::unique_ptr<IdGenerator> MakeUuidV7Generator(const Clock& clock);
 

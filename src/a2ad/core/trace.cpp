@@ -1,12 +1,12 @@
 #include "a2ad/core/trace.hpp"
 
-#include <openssl/rand.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+
+#include "a2ad/core/random.hpp"
 
 namespace a2ad::core {
 namespace {
@@ -21,7 +21,7 @@ bool AllZero(std::string_view s) { return s.find_first_not_of('0') == std::strin
 
 std::string RandomHex(size_t bytes) {
   unsigned char buf[16];
-  if (RAND_bytes(buf, static_cast<int>(bytes)) != 1) std::abort();  // as ids.cpp
+  RandomBytes(buf, bytes);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(bytes * 2, '0');
   for (size_t i = 0; i < bytes; ++i) {
