@@ -27,6 +27,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libssl-dev libsqlite3-dev libpq-dev postgresql
+  libmimalloc-dev  # the server's allocator (A2AD_MIMALLOC)
   haproxy  # scripts/cluster-demo.sh (starts its own; the haproxy service is not used)
   libspdlog-dev libcli11-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # the gRPC binding

@@ -2,6 +2,11 @@
 // A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+
+#if A2AD_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "a2ad/app/config.hpp"
 #include "a2ad/cli/push_listen_options.hpp"
@@ -11,7 +16,12 @@ int main(int argc, char** argv) {
   a2ad::app::Config config;
   CLI::App app{"a2ad: an OpenWOP host that exposes itself as a durable A2A agent"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("a2ad ") + A2AD_VERSION);
+  std::string version = std::string("a2ad ") + A2AD_VERSION;
+#if A2AD_MIMALLOC
+  // Which allocator serves the process (and a reference that keeps mimalloc linked).
+  version += " (allocator: mimalloc " + std::to_string(mi_version()) + ")";
+#endif
+  app.set_version_flag("--version", version);
 
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--data-dir", config.data_dir, "directory of the SQLite task store (a2ad.db)")
