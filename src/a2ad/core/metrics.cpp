@@ -70,13 +70,28 @@ MetricFamily::MetricFamily(std::string name, MetricsRegistry::Type type, std::st
       label_names_(std::move(labels)),
       bounds_(std::move(buckets)) {}
 
+bool MetricFamily::LabelsLess::operator()(const std::vector<std::string>& a,
+                                          const LabelView& b) const {
+  for (size_t i = 0; i < b.width; ++i)  // stored keys are as wide as the family's labels
+    if (const int c = std::string_view(a[i]).compare(b[i]); c != 0) return c < 0;
+  return false;
+}
+
+bool MetricFamily::LabelsLess::operator()(const LabelView& a,
+                                          const std::vector<std::string>& b) const {
+  for (size_t i = 0; i < a.width; ++i)
+    if (const int c = a[i].compare(b[i]); c != 0) return c < 0;
+  return false;
+}
+
 MetricFamily::Series& MetricFamily::At(std::initializer_list<std::string_view> labels) {
-  std::vector<std::string> key(labels.begin(), labels.end());
-  key.resize(label_names_.size());
   {
     std::shared_lock lock(mu_);
-    if (auto it = series_.find(key); it != series_.end()) return *it->second;
+    if (auto it = series_.find(LabelView{labels, label_names_.size()}); it != series_.end())
+      return *it->second;
   }
+  std::vector<std::string> key(labels.begin(), labels.end());
+  key.resize(label_names_.size());
   std::unique_lock lock(mu_);
   // A bounded family: past kMaxSeries label sets, new ones count together under "other" (a
   // label value a caller chose must never grow the registry without end).

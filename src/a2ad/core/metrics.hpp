@@ -76,8 +76,25 @@ class MetricFamily {
   const std::string help_;
   const std::vector<std::string> label_names_;
   const std::vector<double> bounds_;
+  // A label set as given to Add/Set, padded with "" to the family's labels: found in series_
+  // without building a key (one lookup per request and metric).
+  struct LabelView {
+    std::initializer_list<std::string_view> values;
+    size_t width;
+    std::string_view operator[](size_t i) const {
+      return i < values.size() ? values.begin()[i] : std::string_view();
+    }
+  };
+  struct LabelsLess {
+    using is_transparent = void;
+    bool operator()(const std::vector<std::string>& a, const std::vector<std::string>& b) const {
+      return a < b;
+    }
+    bool operator()(const std::vector<std::string>& a, const LabelView& b) const;
+    bool operator()(const LabelView& a, const std::vector<std::string>& b) const;
+  };
   std::shared_mutex mu_;
-  std::map<std::vector<std::string>, std::unique_ptr<Series>> series_;
+  std::map<std::vector<std::string>, std::unique_ptr<Series>, LabelsLess> series_;
 };
 
 /// The process's registry.

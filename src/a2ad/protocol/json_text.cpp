@@ -78,10 +78,28 @@ size_t Utf8Sequence(const unsigned char* p, size_t avail, size_t& bad) {
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
   const char* run = s.data();  // start of the bytes not yet copied
   const char* p = run;
   const char* const end = p + s.size();
+  // Most strings (keys, ids, states, timestamps) need no look at all: find the first byte that
+  // does, and copy a string without one in a single append.
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (AnyByteNeedsALook(w)) break;
+    p += 8;
+  }
+  if (end - p < 8)
+    while (p < end && kEscapes[static_cast<unsigned char>(*p)] == 0 &&
+           static_cast<unsigned char>(*p) < 0x80)
+      ++p;
+  out.reserve(out.size() + s.size() + 2);
+  out.push_back('"');
+  if (p == end) {
+    out.append(run, s.size());
+    out.push_back('"');
+    return;
+  }
   // Looks at the byte at p (which needs a look) and moves p past what it decided.
   auto one = [&]() {
     const auto c = static_cast<unsigned char>(*p);
