@@ -319,12 +319,8 @@ measure() {  # scenario target conns run
 # Rounds are the outer loop: every round measures every cell once, so a slow spell on the
 # machine (other tenants of the VM) touches all servers alike instead of one server's runs.
 # Inside a round, the targets take turns at each connection count, in reverse order every
-# other round. a2ad-v1 runs get and stream only beside a binding or security target (their
-# JSON-RPC reference); a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only.
-BINDING_RUN=0
-[[ " $TARGETS " == *" a2ad-rest "* || " $TARGETS " == *" a2ad-grpc "* ||
-  " $TARGETS " == *" a2ad-https "* || " $TARGETS " == *" a2ad-key "* ||
-  " $TARGETS " == *" a2ad-jwt "* || " $TARGETS " == *" a2ad-pg "* ]] && BINDING_RUN=1
+# other round. a2ad-full and sdk1-sqlite-defaults run send only, ceiling send only; every
+# other target runs every scenario asked for (a2ad-v1's stream is the v1.0 wire's).
 for run in $(seq "$RUNS"); do
   order=$TARGETS
   ((run % 2 == 0)) && order=$(tr ' ' '\n' <<<"$TARGETS" | tac | tr '\n' ' ')
@@ -334,7 +330,6 @@ for run in $(seq "$RUNS"); do
       for target in $order; do
         [[ $target == ceiling && $scenario != send ]] && continue
         [[ ($target == a2ad-full || $target == sdk1-sqlite-defaults) && $scenario != send ]] && continue
-        [[ $target == a2ad-v1 && $scenario != send && $BINDING_RUN == 0 ]] && continue
         measure "$scenario" "$target" "$conns" "$run" ||
           echo "FAILED scenario=$scenario target=$target conns=$conns run=$run: driver error" | tee -a "$RAW" >&2
       done
