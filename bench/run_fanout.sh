@@ -82,10 +82,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Every subscriber comes from 127.0.0.1: the per-address cap (default 256) would answer all but
+# the first 256 with 503, and the total cap (10,000) the last few of 10,000.
 start_server() {
   DATA_DIR=$(mktemp -d /tmp/a2ad-bench.XXXXXX)
   "$A2AD" serve --listen 127.0.0.1:0 --data-dir "$DATA_DIR" --log-level warn \
     --stream-queue-limit 1024 --stream-heartbeat-ms 15000 \
+    --max-connections 30000 --max-connections-per-address 30000 \
     >"$DATA_DIR/stdout" 2>"$DATA_DIR/stderr" &
   SERVER_PID=$!
   for _ in $(seq 100); do
