@@ -567,7 +567,10 @@ int main(int argc, char** argv) {
   const std::string request = "POST /v1/a2a HTTP/1.1\r\nHost: " + o.host + ":" +
                               std::to_string(o.port) +
                               "\r\nContent-Type: application/json\r\nAccept: text/event-stream"
-                              "\r\nContent-Length: " +
+                              // A subscriber counts its stream ended at EOF: since a2ad keeps the
+                              // connection after a stream's last chunk (HTTP/1.1 keep-alive), it
+                              // must ask for the close, or every stream looks "not closed".
+                              "\r\nConnection: close\r\nContent-Length: " +
                               std::to_string(body.size()) + "\r\n\r\n" + body;
 
   // Workers.
