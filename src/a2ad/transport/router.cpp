@@ -281,7 +281,9 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     requests.Add({operation, std::to_string(r.status)});
     latency.Observe({operation}, ms / 1000);
   }
-  if (span) {
+  // With no collector the span is only a traceparent for what the request started: its
+  // name and attributes would be built for nothing.
+  if (span && core::TracingEnabled()) {
     if (!r.log_operation.empty()) span->Rename(r.log_operation);
     else span->Rename(method + " " + (r.status == 404 ? std::string("unmatched") : RouteFamily(route)));
     span->Set("http.request.method", method);
@@ -292,8 +294,8 @@ asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     if (!principal.empty()) span->Set("a2ad.principal", principal);
     if (r.stream) span->Set("a2ad.stream", true);
     if (r.status >= 500) span->Fail("HTTP " + std::to_string(r.status));
-    span->End();
   }
+  if (span) span->End();
   if (core::LogEnabled(core::LogLevel::kInfo) && !quiet_route(route)) {
     core::Log(core::LogLevel::kInfo, "request",
               {{"method", std::string_view(method)},
