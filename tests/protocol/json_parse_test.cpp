@@ -41,6 +41,10 @@ TEST(ParseJson, RefusesNumbersBeyondADoubleNamingTheMember) {
     EXPECT_NE(v.error().message.find("number out of range"), std::string::npos)
         << v.error().message;
   }
+  // Inside an object inside an array: each open container is named by its parent's state.
+  auto nested = ParseJson(R"({"a":[{"x":1},{"c":[1],"b":1e999}]})");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(Field(nested.error()), "a[1].b");
   auto top = ParseJson("1e999");
   ASSERT_FALSE(top);
   EXPECT_EQ(Field(top.error()), "");

@@ -126,22 +126,21 @@ class StrictBuilder {
   std::optional<Error>& fault() { return fault_; }
 
  private:
+  // An open container. Its place in its parent is not kept: while it is open its parent's
+  // key is its name and its parent's size its index (NextSegment of the parent), so a path is
+  // only spelled out when a value is refused.
   struct Frame {
     json::value container;
-    std::string segment;  // this container's place in its parent: ".name" or "[3]"
-    std::string key;      // objects: the name of the member being read
+    std::string key;  // objects: the name of the member being read
   };
 
   void Open(json::value container) {
-    Frame f;
-    f.container = std::move(container);
-    if (!frames_.empty()) f.segment = NextSegment(frames_.back());
-    frames_.push_back(std::move(f));
+    frames_.emplace_back();
+    frames_.back().container = std::move(container);
   }
 
   bool Close(error_code& ec) {
     json::value done = std::move(frames_.back().container);
-    std::string segment = std::move(frames_.back().segment);
     frames_.pop_back();
     return Insert(std::move(done), ec);
   }
@@ -155,7 +154,7 @@ class StrictBuilder {
   // The path of the value about to be inserted into the innermost open container.
   std::string Path() const {
     std::string path;
-    for (size_t i = 1; i < frames_.size(); ++i) path += frames_[i].segment;
+    for (size_t i = 1; i < frames_.size(); ++i) path += NextSegment(frames_[i - 1]);
     if (!frames_.empty()) path += NextSegment(frames_.back());
     if (path.starts_with(".")) path.erase(0, 1);
     return path;
