@@ -4,10 +4,17 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "a2ad/storage/postgres/pg_connection.hpp"
@@ -142,6 +149,47 @@ TEST(PostgresStore, AServerThatCannotBeReachedIsUnavailableAndNoCredentialIsSaid
   auto bad = PostgresStore::Open("postgresql://a2ad@127.0.0.1:5432/db?nonsense_option=1");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, core::ErrorCode::kInvalidParams) << bad.error().message;
+}
+
+// A server that accepts the TCP connection and never answers (a hung host, a proxy with
+// nothing behind it): libpq would wait for its first reply forever. Connecting gives up after
+// the URL's connect_timeout when it names one, else after the default.
+TEST(PostgresStore, AServerThatNeverAnswersIsGivenUpOnAfterTheConnectTimeout) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string base =
+      "postgresql://a2ad@127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/db";
+  auto timed = [](const std::string& url) {
+    const auto start = std::chrono::steady_clock::now();
+    auto opened = std::async(std::launch::async, [url] { return pg::Connection::Open(url, 0); });
+    // Bounded: without a timeout the connection would wait until the listener closes below.
+    const bool done = opened.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    return std::make_tuple(done, std::move(opened),
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                               .count());
+  };
+  {
+    auto [done, opened, seconds] = timed(base + "?connect_timeout=1");
+    ASSERT_TRUE(done);
+    auto r = opened.get();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, core::ErrorCode::kUnavailable);
+    EXPECT_LT(seconds, pg::Connection::kDefaultConnectTimeoutS - 1);  // the URL's value won
+  }
+  auto [done, opened, seconds] = timed(base);
+  ::close(listener);  // ends a connection still waiting (the test then fails on `done`)
+  ASSERT_TRUE(done) << "no connect timeout: still waiting after 20 s";
+  auto r = opened.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, core::ErrorCode::kUnavailable);
+  EXPECT_GE(seconds, pg::Connection::kDefaultConnectTimeoutS - 1);
 }
 
 TEST(PostgresStore, LibpqMessagesAreCutToTheirReason) {

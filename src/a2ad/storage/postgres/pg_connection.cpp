@@ -4,6 +4,7 @@
 #include <libpq-fe.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <utility>
 
 namespace a2ad::storage::pg {
@@ -116,7 +117,16 @@ core::Result<void> CheckUrl(const std::string& url) {
 core::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
                                                            int statement_timeout_ms) {
   if (auto ok = CheckUrl(url); !ok) return std::move(ok).error();
-  PGconn* c = PQconnectdb(url.c_str());
+  // libpq waits for a connection as long as the kernel does (minutes for a host that drops
+  // packets) unless told otherwise; the store's pool, the lease heartbeat and the change feed
+  // would all stall behind it. A default goes first, so the URL's own connect_timeout (expanded
+  // from dbname after it) wins, and PGCONNECT_TIMEOUT is left to libpq when it is set.
+  const bool env_timeout = std::getenv("PGCONNECT_TIMEOUT") != nullptr;
+  const std::string default_timeout = std::to_string(kDefaultConnectTimeoutS);
+  const char* keys[] = {"connect_timeout", "dbname", nullptr};
+  const char* values[] = {default_timeout.c_str(), url.c_str(), nullptr};
+  PGconn* c = PQconnectdbParams(keys + (env_timeout ? 1 : 0), values + (env_timeout ? 1 : 0),
+                                /*expand_dbname=*/1);
   if (!c) return core::Error(core::ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");
   if (PQstatus(c) != CONNECTION_OK) {
     std::string why = Redact(PQerrorMessage(c));

@@ -87,8 +87,10 @@ class Connection {
  public:
   /// Connects to `url` (a libpq URI or keyword string; libpq's PG* environment variables
   /// fill in what it leaves out). statement_timeout_ms > 0 sets the session's
-  /// statement_timeout. kUnavailable (redacted) if the server cannot be reached or refuses;
-  /// kInvalidParams if the string does not parse.
+  /// statement_timeout. Connecting gives up after the URL's connect_timeout, else
+  /// PGCONNECT_TIMEOUT, else kDefaultConnectTimeoutS seconds. kUnavailable (redacted) if the
+  /// server cannot be reached or refuses; kInvalidParams if the string does not parse.
+  static constexpr int kDefaultConnectTimeoutS = 5;
   static core::Result<std::unique_ptr<Connection>> Open(const std::string& url,
                                                         int statement_timeout_ms);
   ~Connection();
