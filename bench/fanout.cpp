@@ -672,11 +672,16 @@ int main(int argc, char** argv) {
   if (!measured_all) log("measurement did not complete (timeout or streams ended)");
 
   // Phase 3: end the task; the server closes every stream after the terminal event.
+  int cancel_failed = 0;
   if (own_task) {
     try {
       CancelTask(o, task);
     } catch (const std::exception& e) {
-      log(std::string("cancel failed: ") + e.what());
+      // Said even with --quiet, and an error: without the cancel every stream stays open and
+      // would only show as "not closed after cancel" (a refused cancel once hid that way).
+      cancel_failed = 1;
+      std::fprintf(stderr, "cancel failed: %s\n", e.what());
+      sh.NoteError(std::string("cancel failed: ") + e.what());
     }
   }
   const auto t_end = Clock::now();
@@ -746,7 +751,8 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   const double per_sub_kb = attached > 0 ? static_cast<double>(rss_peak - rss_base) / attached : 0;
   const int errors =
-      sh.failed_connect.load() + sh.closed_early.load() + sh.error_events.load() + not_closed;
+      sh.failed_connect.load() + sh.closed_early.load() + sh.error_events.load() + not_closed +
+      cancel_failed;
   const bool ok = measured_all && errors == 0 && missing == 0 && tot.gaps == 0 &&
                   tot.duplicates == 0 && attached == o.subscribers;
 
