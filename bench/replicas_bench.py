@@ -144,28 +144,36 @@ def measure_feed_lag(c, rounds):
     return lags
 
 
+def time_until(port, run, is_it, act, settle):
+    """ms from act() until an event of `run` that is_it() accepts reaches a stream on `port`;
+    None if none came within 5 s."""
+    seen, stop = threading.Event(), threading.Event()
+    got = {}
+
+    def on(ev, at):
+        if is_it(ev):
+            got["at"] = at
+            seen.set()
+            return True
+        return False
+    t = threading.Thread(target=follow, args=(port, run, on, stop), daemon=True)
+    t.start()
+    time.sleep(settle)
+    t0 = time.time()
+    act()
+    ms = (got["at"] - t0) * 1000 if seen.wait(5) else None
+    stop.set()
+    return ms
+
+
 def measure_cancel(c, rounds):
     out = []
     for i in range(rounds):
         run = ticker(c.ports["r1"], f"cancel-{i}-{time.time()}", 1000, 20)
-        seen, stop = threading.Event(), threading.Event()
-        got = {}
-
-        def on(ev, at):
-            if ev.get("type") in ("run.cancelled", "run.canceled", "a2a.task.canceled") or \
-                    "cancel" in ev.get("type", ""):
-                got["at"] = at
-                seen.set()
-                return True
-            return False
-        t = threading.Thread(target=follow, args=(c.ports["r1"], run, on, stop), daemon=True)
-        t.start()
-        time.sleep(0.2)
-        t0 = time.time()
-        rpc(c.ports["r2"], "tasks/cancel", {"id": run})
-        if seen.wait(5):
-            out.append((got["at"] - t0) * 1000)
-        stop.set()
+        ms = time_until(c.ports["r1"], run, lambda ev: "cancel" in ev.get("type", ""),
+                        lambda: rpc(c.ports["r2"], "tasks/cancel", {"id": run}), 0.2)
+        if ms is not None:
+            out.append(ms)
     return out
 
 
@@ -176,25 +184,12 @@ def measure_answer(c, rounds):
                    {"message": message(f"gate-{i}-{time.time()}", [{"kind": "text", "text": "go"}],
                                        "conformance-approval")})
         run = gate["result"]["id"]
-        seen, stop = threading.Event(), threading.Event()
-        got = {}
-
-        def on(ev, at):
-            if ev.get("type") == "run.completed":
-                got["at"] = at
-                seen.set()
-                return True
-            return False
-        t = threading.Thread(target=follow, args=(c.ports["r1"], run, on, stop), daemon=True)
-        t.start()
-        time.sleep(0.1)
-        t0 = time.time()
-        rpc(c.ports["r2"], "message/send", {"message": message(
-            f"answer-{i}-{time.time()}", [{"kind": "data", "data": {"action": "accept"}}],
-            task_id=run)})
-        if seen.wait(5):
-            out.append((got["at"] - t0) * 1000)
-        stop.set()
+        answer = {"message": message(f"answer-{i}-{time.time()}",
+                                     [{"kind": "data", "data": {"action": "accept"}}], task_id=run)}
+        ms = time_until(c.ports["r1"], run, lambda ev: ev.get("type") == "run.completed",
+                        lambda: rpc(c.ports["r2"], "message/send", answer), 0.1)
+        if ms is not None:
+            out.append(ms)
     return out
 
 
