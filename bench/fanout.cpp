@@ -750,9 +750,8 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double per_sub_kb = attached > 0 ? static_cast<double>(rss_peak - rss_base) / attached : 0;
-  const int errors =
-      sh.failed_connect.load() + sh.closed_early.load() + sh.error_events.load() + not_closed +
-      cancel_failed;
+  const int errors = sh.failed_connect.load() + sh.closed_early.load() + sh.error_events.load() +
+                     not_closed + cancel_failed;
   const bool ok = measured_all && errors == 0 && missing == 0 && tot.gaps == 0 &&
                   tot.duplicates == 0 && attached == o.subscribers;
 

@@ -5,11 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <string>
-
 #include <mutex>
 #include <regex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 

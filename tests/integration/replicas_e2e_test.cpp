@@ -65,10 +65,12 @@ class Replicas : public ::testing::Test {
                        std::vector<std::string> extra = {}) {
     if (servers_.size() <= i) servers_.resize(i + 1);
     const std::string name = "r" + std::to_string(i);
-    std::vector<std::string> args{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
-                                  std::to_string(lease_ttl_ms), "--workflows-dir",
-                                  std::string(A2AD_SOURCE_DIR) + "/workflows",
-                                  "--conformance-fixtures"};
+    std::vector<std::string> args{
+        "--database-url",        url_,
+        "--replica-id",          name,
+        "--lease-ttl-ms",        std::to_string(lease_ttl_ms),
+        "--workflows-dir",       std::string(A2AD_SOURCE_DIR) + "/workflows",
+        "--conformance-fixtures"};
     args.insert(args.end(), extra.begin(), extra.end());
     servers_[i] = ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), args,
                                        (dir_ / (name + ".log")).string());
@@ -184,8 +186,8 @@ TEST_F(Replicas, ARollingRestartHandsRunsOverAtOnceAndLosesNothing) {
     HttpClient c = Client(victim);
     std::vector<std::string> round;
     for (int k = 0; k < 4; ++k)
-      round.push_back(StartTicker(c, "roll-" + std::to_string(victim) + "-" + std::to_string(k),
-                                  kTicks, 100));
+      round.push_back(
+          StartTicker(c, "roll-" + std::to_string(victim) + "-" + std::to_string(k), kTicks, 100));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const auto stopped = Clock::now();
     servers_[victim].Kill(SIGTERM);  // (waits for it to exit)
@@ -270,9 +272,10 @@ TEST_F(Replicas, ACancelOnAnotherReplicaStopsTheRunWhereItExecutes) {
 TEST_F(Replicas, AnEventPostedToAnyReplicaResumesARunPausedOnAnother) {
   Serve(0), Serve(1);
   HttpClient r0 = Client(0), r1 = Client(1);
-  auto sent = r0.Rpc("message/send",
-                     json::object{{"configuration", json::object{{"blocking", false}}},
-                                  {"message", Message("ev-1", json::array{Text("wait")}, "", "await-event")}});
+  auto sent = r0.Rpc(
+      "message/send",
+      json::object{{"configuration", json::object{{"blocking", false}}},
+                   {"message", Message("ev-1", json::array{Text("wait")}, "", "await-event")}});
   const std::string id(sent.at("result").at("id").as_string());
   auto status = [&](HttpClient& c) {
     auto r = c.Request("GET", "/v1/runs/" + id);
@@ -312,8 +315,9 @@ TEST_F(Replicas, ADatabaseOutageUnderLoadLosesNothing) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
-    test::PgQuery(admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
-                             db + "'");
+    test::PgQuery(
+        admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
+                   db + "'");
     std::this_thread::sleep_for(std::chrono::milliseconds(outage_ms));
     test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
     for (const auto& id : ids) {
@@ -337,10 +341,11 @@ TEST_F(Replicas, APushConfigSetOnOneReplicaIsPushedByTheOneExecuting) {
   HttpClient r0 = Client(0), r1 = Client(1);
   const std::string id = StartTicker(r0, "pushed", 10, 100);
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  auto set = r1.Rpc("tasks/pushNotificationConfig/set",
-                    json::object{{"taskId", id},
-                                 {"pushNotificationConfig",
-                                  json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
+  auto set =
+      r1.Rpc("tasks/pushNotificationConfig/set",
+             json::object{{"taskId", id},
+                          {"pushNotificationConfig",
+                           json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
   ASSERT_TRUE(set.as_object().contains("result")) << set;
   EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
   // The run's completion was pushed (a row of the outbox, whatever its delivery's fate).

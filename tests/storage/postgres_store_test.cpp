@@ -1,10 +1,11 @@
 // PostgresStore beyond the store contracts (which run on it in task_store_contract_test and
 // friends): faults (a statement timeout, connections cut by the server, a server that cannot be
 // reached), what error text says, concurrent migrations and the shared server keys.
-#include <gtest/gtest.h>
-#include <libpq-fe.h>
+#include "a2ad/storage/postgres/postgres_store.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,7 +19,6 @@
 #include <vector>
 
 #include "a2ad/storage/postgres/pg_connection.hpp"
-#include "a2ad/storage/postgres/postgres_store.hpp"
 #include "pg_cluster.hpp"
 #include "task_store_fixtures.hpp"
 
@@ -171,9 +171,9 @@ TEST(PostgresStore, AServerThatNeverAnswersIsGivenUpOnAfterTheConnectTimeout) {
     auto opened = std::async(std::launch::async, [url] { return pg::Connection::Open(url, 0); });
     // Bounded: without a timeout the connection would wait until the listener closes below.
     const bool done = opened.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
-    return std::make_tuple(done, std::move(opened),
-                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                               .count());
+    return std::make_tuple(
+        done, std::move(opened),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   };
   {
     auto [done, opened, seconds] = timed(base + "?connect_timeout=1");

@@ -62,8 +62,9 @@ TEST(Forwarded, TheHeaderTheProxySetsIsTheOnlyOneRead) {
   ASSERT_TRUE(xff);
   EXPECT_EQ(xff->to_string(), "203.0.113.7");
   const Headers unknown{{"Forwarded", "for=unknown"}, {"X-Forwarded-For", "203.0.113.7"}};
-  EXPECT_EQ(ForwardedClient(kProxy, unknown, kTrusted, ForwardedHeader::kXForwardedFor)->to_string(),
-            "203.0.113.7");
+  EXPECT_EQ(
+      ForwardedClient(kProxy, unknown, kTrusted, ForwardedHeader::kXForwardedFor)->to_string(),
+      "203.0.113.7");
   auto rfc = ForwardedClient(kProxy, spoofed, kTrusted, ForwardedHeader::kForwarded);
   ASSERT_TRUE(rfc);
   EXPECT_EQ(rfc->to_string(), "6.6.6.7");

@@ -29,8 +29,8 @@ struct BackendOptions {
   std::vector<storage::ComponentMigrations> components;
 };
 
-/// This replica's name (--replica-id; default "<host name>:<listen port>", or the data directory for
-/// port 0): unique among the replicas on one database, in its logs, spans and /metrics.
+/// This replica's name (--replica-id; default "<host name>:<listen port>", or the data directory
+/// for port 0): unique among the replicas on one database, in its logs, spans and /metrics.
 std::string ReplicaId(const Config& config);
 
 /// "sqlite" or "postgresql": the engine config.database_url names. kInvalidParams (naming

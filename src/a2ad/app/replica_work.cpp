@@ -135,7 +135,8 @@ void ReplicaWork::Loop() {
       // do not look in step. The recovery bound: the TTL plus this, plus the re-drive.
       const auto every = LookEvery(ttl_);
       std::uniform_int_distribution<int64_t> spread(-every.count() / 5, every.count() / 5);
-      next_look = full ? Clock::now() : Clock::now() + every + std::chrono::milliseconds(spread(jitter));
+      next_look =
+          full ? Clock::now() : Clock::now() + every + std::chrono::milliseconds(spread(jitter));
     }
     cv_.wait_until(lock, std::min(next_beat, next_look), [this] { return stop_; });
   }

@@ -107,8 +107,8 @@ int HttpStep(Server& s, Component& self) {
     return 1;
   }
   http_opts.trusted_proxies = std::move(proxies).value();
-  http_opts.forwarded_header =
-      transport::ParseForwardedHeader(config.forwarded_header).value_or(transport::ForwardedHeader::kAuto);
+  http_opts.forwarded_header = transport::ParseForwardedHeader(config.forwarded_header)
+                                   .value_or(transport::ForwardedHeader::kAuto);
   http_opts.transport_error = transport::SurfaceTransportErrors(s.jsonrpc_path);
   if (s.tls) {
     http_opts.tls = s.tls->context;

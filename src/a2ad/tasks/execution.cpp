@@ -180,12 +180,15 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
 void TaskService::RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64_t lease_epoch,
                                std::string skill_id, int attempt) {
   auto timer = std::make_shared<asio::steady_timer>(
-      io_, std::chrono::milliseconds(std::min<int64_t>(int64_t{500} << std::min(attempt, 6), 30000)));
+      io_,
+      std::chrono::milliseconds(std::min<int64_t>(int64_t{500} << std::min(attempt, 6), 30000)));
   timer->async_wait([this, timer, slot = std::move(slot), epoch, lease_epoch,
-                     skill_id = std::move(skill_id), attempt](boost::system::error_code ec) mutable {
+                     skill_id = std::move(skill_id),
+                     attempt](boost::system::error_code ec) mutable {
     if (ec || !accepting_) return;
-    asio::co_spawn(io_, RedriveIfStopped(std::move(slot), epoch, lease_epoch, std::move(skill_id), attempt),
-                   asio::detached);
+    asio::co_spawn(
+        io_, RedriveIfStopped(std::move(slot), epoch, lease_epoch, std::move(skill_id), attempt),
+        asio::detached);
   });
 }
 

@@ -405,7 +405,8 @@ asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const C
   // them (RunsWaitingFor, off the I/O threads).
   if (options_.cluster) {
     const std::string& tenant = ctx.principal.tenant;
-    auto found = co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
+    auto found =
+        co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
     if (!found) co_return std::move(found).error();
     for (auto& id : found.value())
       if (std::find(candidates.begin(), candidates.end(), id) == candidates.end())

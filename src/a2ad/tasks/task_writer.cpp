@@ -149,7 +149,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
                                         fence_epoch, nullptr);
   for (int attempt = 0;; ++attempt) {
     std::vector<storage::PushConfigRecord> taken;  // the push configs the attempt carried
-    auto r = co_await CommitRecordOnce(slot, step, false, precondition, extend, fence_epoch, &taken);
+    auto r =
+        co_await CommitRecordOnce(slot, step, false, precondition, extend, fence_epoch, &taken);
     if (r || attempt == 3 || r.error().Detail("reason") != "sequence") co_return r;
     if (!taken.empty()) {  // the next attempt carries them again
       std::lock_guard lock(slot->mu);

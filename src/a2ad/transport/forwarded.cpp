@@ -97,7 +97,7 @@ std::optional<ip::address> ForwardedClient(const ip::address& peer, const Header
       x_forwarded_for.push_back(value);
   }
   const bool rfc7239 = which == ForwardedHeader::kForwarded ||
-                      (which == ForwardedHeader::kAuto && !forwarded.empty());
+                       (which == ForwardedHeader::kAuto && !forwarded.empty());
   const std::vector<std::string> chain =
       rfc7239 ? ForwardedFor(forwarded) : XForwardedFor(x_forwarded_for);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {

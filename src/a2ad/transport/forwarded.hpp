@@ -40,9 +40,8 @@ std::optional<ForwardedHeader> ParseForwardedHeader(std::string_view name);
 
 /// The client's address of a request received from `peer`: nullopt when `peer` is not in
 /// `trusted` (the peer is the client) or forwards no usable address (see above).
-std::optional<boost::asio::ip::address> ForwardedClient(const boost::asio::ip::address& peer,
-                                                        const Headers& headers,
-                                                        const std::vector<net::Cidr>& trusted,
-                                                        ForwardedHeader which = ForwardedHeader::kAuto);
+std::optional<boost::asio::ip::address> ForwardedClient(
+    const boost::asio::ip::address& peer, const Headers& headers,
+    const std::vector<net::Cidr>& trusted, ForwardedHeader which = ForwardedHeader::kAuto);
 
 }  // namespace a2ad::transport

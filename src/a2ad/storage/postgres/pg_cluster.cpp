@@ -16,11 +16,11 @@ namespace a2ad::storage {
 
 namespace {
 // A holder is dead once its registration expired, or once the same replica id registered
-// again after it (the earlier process of a restarted replica; a newer one is never dead); "" holds the leases of runs that were
-// going before migration 3. The dead holders are read from `replicas` (a few rows), their
-// leases by the holder index. The liveness test is a sub-select, not a join: a lease another
-// replica claims meanwhile is re-checked (READ COMMITTED re-evaluates the WHERE on the row's
-// newest version) with its new holder, who is alive.
+// again after it (the earlier process of a restarted replica; a newer one is never dead); "" holds
+// the leases of runs that were going before migration 3. The dead holders are read from `replicas`
+// (a few rows), their leases by the holder index. The liveness test is a sub-select, not a join: a
+// lease another replica claims meanwhile is re-checked (READ COMMITTED re-evaluates the WHERE on
+// the row's newest version) with its new holder, who is alive.
 constexpr const char* kClaimOrphans =
     "WITH orphan AS ("
     " SELECT l.task_id, l.holder FROM run_leases l WHERE l.holder <> $1"
@@ -107,8 +107,9 @@ core::Result<void> PgCluster::Release(const std::string& task_id, int64_t epoch)
 }
 
 core::Result<void> PgCluster::Abandon(const std::string& task_id, int64_t epoch) {
-  auto r = Exec("UPDATE run_leases SET holder = '' WHERE task_id = $1 AND holder = $2 AND epoch = $3",
-                pg::Params().Add(task_id).Add(holder_).Add(epoch), "give a run up");
+  auto r =
+      Exec("UPDATE run_leases SET holder = '' WHERE task_id = $1 AND holder = $2 AND epoch = $3",
+           pg::Params().Add(task_id).Add(holder_).Add(epoch), "give a run up");
   if (!r) return std::move(r).error();
   return core::Ok{};
 }

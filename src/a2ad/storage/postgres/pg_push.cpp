@@ -88,11 +88,15 @@ core::Result<std::vector<Row>> All(core::Result<Rows> rows, ReadRow read) {
   return out;
 }
 
-
 Params UpdateParams(const OutboxRow& o, const std::string& holder) {
   Params q;
-  q.Add(o.id).Add(int64_t{o.attempts}).Add(static_cast<int64_t>(o.state))
-      .Add(o.next_attempt_at_ms).Add(o.last_error).Add(o.finished_at_ms).Add(holder);
+  q.Add(o.id)
+      .Add(int64_t{o.attempts})
+      .Add(static_cast<int64_t>(o.state))
+      .Add(o.next_attempt_at_ms)
+      .Add(o.last_error)
+      .Add(o.finished_at_ms)
+      .Add(holder);
   return q;
 }
 
@@ -208,7 +212,8 @@ core::Result<std::optional<int64_t>> PostgresStore::NextDueAt() {
 
 core::Result<void> PostgresStore::UpdateOutbox(const OutboxRow& row) {
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
-    auto done = c.Exec(kUpdateOutbox, UpdateParams(row, impl_->opts_.lease_holder), "update outbox row " + row.id);
+    auto done = c.Exec(kUpdateOutbox, UpdateParams(row, impl_->opts_.lease_holder),
+                       "update outbox row " + row.id);
     if (!done) return std::move(done).error();
     if (done->Affected() == 0)
       return core::Error(core::ErrorCode::kInvalidParams, "outbox row " + row.id + " not found");
@@ -221,7 +226,9 @@ core::Result<void> PostgresStore::UpdateOutboxBatch(const std::vector<OutboxRow>
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
     if (auto b = c.Run("BEGIN", "update outbox rows"); !b) return b;
     for (const OutboxRow& o : rows) {
-      if (auto done = c.Exec(kUpdateOutbox, UpdateParams(o, impl_->opts_.lease_holder), "update outbox row " + o.id); !done) {
+      if (auto done = c.Exec(kUpdateOutbox, UpdateParams(o, impl_->opts_.lease_holder),
+                             "update outbox row " + o.id);
+          !done) {
         (void)c.Run("ROLLBACK", "roll back outbox updates");
         return std::move(done).error();
       }

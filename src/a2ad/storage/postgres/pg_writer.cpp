@@ -452,9 +452,9 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
   pg::Connection& w = *writer_;
   // Everything the pipeline runs is prepared first (a pipeline cannot wait for a prepare).
   const std::pair<const std::string*, int> statements[] = {
-      {&kInsertTask, 13}, {&kUpdateTask, 12}, {&kUpdateTaskFenced, 13}, {&kUpsertConfig, 8},
-      {&kInsertOutbox, 14}, {&kTakeLease, 2},  {&kDropLease, 1},        {&kNotify, 1},
-      {&kLockLease, 1}};
+      {&kInsertTask, 13},  {&kUpdateTask, 12},   {&kUpdateTaskFenced, 13},
+      {&kUpsertConfig, 8}, {&kInsertOutbox, 14}, {&kTakeLease, 2},
+      {&kDropLease, 1},    {&kNotify, 1},        {&kLockLease, 1}};
   for (const auto& [sql, params] : statements)
     if (auto ok = w.Prepare(*sql, params, "prepare a statement"); !ok)
       return {Pipelined::kFailed, ok.error()};
@@ -478,7 +478,8 @@ PostgresStore::Impl::Pipelined PostgresStore::Impl::Pipeline(
     if (!checked[i]) continue;
     const Pending& p = batch[i];
     const TaskCommit& c = p.commit;
-    if (DropsLease(c)) send(kLockLease, Params().Add(c.Record().task.id), true, "lock a lease", false);
+    if (DropsLease(c))
+      send(kLockLease, Params().Add(c.Record().task.id), true, "lock a lease", false);
     send(TaskSql(c), TaskParams(p), true, "write a task", true);
     for (size_t first = 0; first < c.events.size(); first += kEventsPerStatement) {
       const size_t n = std::min(kEventsPerStatement, c.events.size() - first);
@@ -533,7 +534,8 @@ core::Result<void> PostgresStore::Impl::Apply(Pending& p, bool& aborted) {
   };
   const Params task = TaskParams(p);
   if (DropsLease(c)) {
-    auto locked = sql(w.Exec(kLockLease, Params().Add(r.task.id), "lock the lease of run " + r.task.id));
+    auto locked =
+        sql(w.Exec(kLockLease, Params().Add(r.task.id), "lock the lease of run " + r.task.id));
     if (!locked) return std::move(locked).error();
   }
   auto made = sql(w.Exec(TaskSql(c), task, "write task " + r.task.id));

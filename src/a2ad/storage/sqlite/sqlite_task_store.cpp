@@ -184,8 +184,7 @@ core::Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::
   if (auto writable = sqlite::ProbeWritable(db); !writable) return std::move(writable).error();
   // When the WAL restarts after a burst, its file is cut back to this size instead of keeping
   // the burst's size on disk.
-  if (auto limited = db.Exec("PRAGMA journal_size_limit=67108864", "limit the WAL file");
-      !limited)
+  if (auto limited = db.Exec("PRAGMA journal_size_limit=67108864", "limit the WAL file"); !limited)
     return std::move(limited).error();
   // What the writer connection really runs with (PRAGMA synchronous reads back 1 or 2).
   std::string synchronous = "unknown";

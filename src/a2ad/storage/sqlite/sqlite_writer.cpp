@@ -86,8 +86,8 @@ int SqliteTaskStore::Impl::OnWalCommit(void* self, sqlite3* db, const char*, int
   if (static_cast<size_t>(wal_pages) >= kWalRestartFactor * threshold) {
     if (!impl->checkpoint_pending_.exchange(true)) {
       int total = 0, copied = 0;
-      const int rc = sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &total,
-                                               &copied);
+      const int rc =
+          sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &total, &copied);
       impl->checkpoint_backfilled_ = rc == SQLITE_OK ? copied : 0;
       impl->checkpoint_pending_ = false;
     }
