@@ -20,9 +20,14 @@ core::Result<std::unique_ptr<PushSetup>> OpenPush(const Config& config, storage:
       std::make_unique<push::PushService>(*setup->store, tasks, *egress.push_guard, clock, ids);
   setup->service->SetWebhookGuard(*egress.webhook_guard);
   PushSetup* raw = setup.get();  // the worker exists once Start() ran, before any commit
-  setup->task_store = std::make_unique<push::WakingTaskStore>(tasks, [raw] {
-    if (raw->worker) raw->worker->WakeUp();
-  });
+  setup->task_store = std::make_unique<push::WakingTaskStore>(
+      tasks,
+      [raw] {
+        if (raw->worker) raw->worker->WakeUp();
+      },
+      [raw](const std::string& task_id, const std::vector<std::string>& config_ids) {
+        raw->service->Confirm(task_id, config_ids);
+      });
   if (auto warmed = setup->service->WarmCache(); !warmed) return std::move(warmed).error();
   return setup;
 }

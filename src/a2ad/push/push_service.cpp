@@ -86,7 +86,7 @@ PushService::PushService(storage::PushStore& store, storage::TaskStore& tasks,
 Result<void> PushService::WarmCache() {
   auto all = store_.AllConfigs();
   if (!all) return std::move(all).error();
-  for (const auto& r : *all) CachePut(r.task_id, r.config);
+  for (const auto& r : *all) CachePut(r.task_id, r.config, /*stored=*/true);
   auto hooks = store_.AllWebhooks();
   if (!hooks) return std::move(hooks).error();
   std::lock_guard lock(mu_);
@@ -98,12 +98,41 @@ Result<void> PushService::WarmCache() {
 }
 
 void PushService::Refresh(const std::string& task_id) {
-  // Added to what is cached, never replacing it: a config this process cached from a commit
-  // still in flight is not in the store yet. (A config deleted through another replica is
-  // still pushed to by this one until it restarts.)
+  uint64_t began = 0;
+  {
+    std::lock_guard lock(mu_);
+    began = stored_gen_;
+  }
   auto configs = store_.ListConfigs(task_id);
   if (!configs) return;  // kept as it was; the next refresh tries again
-  for (const auto& r : *configs) CachePut(task_id, r.config);
+  std::lock_guard lock(mu_);
+  auto& list = cache_[task_id];
+  // What this process learned after the read began (a commit in flight, or confirmed since)
+  // is newer than the read and stays as it is.
+  auto newer = [began](const CachedConfig& c) { return c.stored_at == 0 || c.stored_at > began; };
+  std::erase_if(list, [&](const CachedConfig& c) {
+    // Deleted by another replica: known stored before the read, and not in it.
+    return !newer(c) && std::none_of(configs->begin(), configs->end(),
+                                     [&](const auto& r) { return r.config.id == c.id; });
+  });
+  for (const auto& r : *configs) {
+    auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.id == r.config.id; });
+    CachedConfig entry{r.config.id, r.config.url, r.config.wire_version, ++stored_gen_};
+    if (it == list.end())
+      list.push_back(std::move(entry));
+    else if (!newer(*it))
+      *it = std::move(entry);
+  }
+  if (list.empty()) cache_.erase(task_id);
+}
+
+void PushService::Confirm(const std::string& task_id, const std::vector<std::string>& config_ids) {
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(task_id);
+  if (it == cache_.end()) return;
+  for (auto& c : it->second)
+    if (std::find(config_ids.begin(), config_ids.end(), c.id) != config_ids.end())
+      c.stored_at = ++stored_gen_;
 }
 
 void PushService::RefreshWebhooks() {
@@ -205,10 +234,11 @@ std::vector<storage::WebhookRecord> PushService::ListWebhooks(const std::string&
   return out;
 }
 
-void PushService::CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c) {
+void PushService::CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c,
+                           bool stored) {
   std::lock_guard lock(mu_);
   auto& list = cache_[task_id];
-  CachedConfig entry{c.id, c.url, c.wire_version};
+  CachedConfig entry{c.id, c.url, c.wire_version, stored ? ++stored_gen_ : 0};
   auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.id == c.id; });
   if (it != list.end())
     *it = std::move(entry);
@@ -266,7 +296,7 @@ asio::awaitable<Result<protocol::PushNotificationConfig>> PushService::SetConfig
   if (auto put = store_.PutConfig(rec); !put) co_return std::move(put).error();
   if (auto now = tasks_.Get(task_id);
       now && now.value() && !protocol::IsTerminal(now.value()->task.status.state))
-    CachePut(task_id, config);  // a terminal task produces no more pushes
+    CachePut(task_id, config, /*stored=*/true);  // a terminal task produces no more pushes
   co_return config;
 }
 
@@ -309,7 +339,7 @@ void PushService::OnCommit(const storage::TaskRecord* previous, storage::TaskCom
   // A task that was terminal already produces no more pushes: its configs are stored, not
   // cached. (A commit that ends the task with a config, inline or set, pushes that end.)
   if (!(previous && protocol::IsTerminal(previous->task.status.state)))
-    for (const auto& c : commit.push_configs) CachePut(task_id, c.config);
+    for (const auto& c : commit.push_configs) CachePut(task_id, c.config, /*stored=*/false);
   AddWebhookRows(commit);
   const TaskState now = commit.Record().task.status.state;
   // A pause (the pause extension) is notified too: the task stays working, but a caller waits

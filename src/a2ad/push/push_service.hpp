@@ -82,9 +82,13 @@ class PushService {
 
   /// Loads every stored config into the cache. Call once before serving.
   core::Result<void> WarmCache();
-  /// Several replicas: `task_id`'s configs read again from the store and added to the cache
-  /// (another replica may have set one), and every webhook (RefreshWebhooks). Blocking.
+  /// Several replicas: `task_id`'s configs read again from the store (another replica may
+  /// have set or deleted one). A cached config missing from the store is forgotten if it was
+  /// known to be stored before the read began (read, or Confirm-ed); one from a commit still
+  /// in flight is kept. Blocking.
   void Refresh(const std::string& task_id);
+  /// The commit that wrote `config_ids` of `task_id` is durable (WakingTaskStore). Never blocks.
+  void Confirm(const std::string& task_id, const std::vector<std::string>& config_ids);
   void RefreshWebhooks();
 
   /// Vets a config (URL guard, authentication) and fills a missing id with `task_id`.
@@ -146,10 +150,13 @@ class PushService {
     std::string id;
     std::string url;
     std::string wire_version;
+    uint64_t stored_at = 0;  // stored_gen_ when known to be in the store; 0: in flight
   };
   core::Result<void> RequireTask(const std::string& task_id);
   void AddWebhookRows(storage::TaskCommit& commit);
-  void CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c);
+  /// `stored`: read from the store (or written to it) rather than cached from a commit.
+  void CachePut(const std::string& task_id, const protocol::PushNotificationConfig& c,
+                bool stored);
 
   storage::PushStore& store_;
   storage::TaskStore& tasks_;
@@ -161,6 +168,7 @@ class PushService {
   ConfigWriter write_config_;
   mutable std::mutex mu_;
   std::map<std::string, std::vector<CachedConfig>, std::less<>> cache_;  // task id -> configs
+  uint64_t stored_gen_ = 0;  // guarded by mu_: counts what was learned to be stored
   std::map<std::string, storage::WebhookRecord> webhooks_;  // id -> subscription (no secret)
 };
 

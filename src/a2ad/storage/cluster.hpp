@@ -16,9 +16,11 @@
 // replicas spread them.
 //
 // Change feed. Every commit batch notifies the task ids and sequences it wrote; Listen calls
-// `on_commit` on its own thread for each (commits of this process too), and `on_resync` after
-// the listening connection was lost and made again (something may have been missed) and every
-// `resync_every` as a safety net.
+// `on_commit` on its own thread for each commit of another process, and `on_resync` after the
+// listening connection was lost and made again (something may have been missed), every
+// `resync_every` as a safety net, and when another process changed what lives beside every
+// task (a webhook). A push config deleted by another process comes as `on_commit(task, -1)`:
+// the task did not move, what lives beside it did.
 //
 // Thread safety: every member may be called from any thread.
 #include <chrono>

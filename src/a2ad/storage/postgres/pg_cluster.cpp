@@ -192,6 +192,10 @@ void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_com
             const size_t end = payload.find('\n');
             std::string_view line = payload.substr(0, end);
             payload = end == std::string_view::npos ? std::string_view() : payload.substr(end + 1);
+            if (line == "*") {  // a change beside every task (a webhook): read all again
+              on_resync();
+              continue;
+            }
             const size_t space = line.rfind(' ');
             int64_t seq = 0;
             if (space == std::string_view::npos ||

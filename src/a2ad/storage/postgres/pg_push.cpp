@@ -135,13 +135,24 @@ core::Result<std::vector<PushConfigRecord>> PostgresStore::ListConfigs(std::stri
   });
 }
 
+// A deletion is announced on the change feed in its own transaction (storage/cluster.hpp), so
+// a replica that caches the task's configs forgets this one at once: "<task id> -1" (a change
+// beside the task; its sequence stays) for a config, "*" (read everything again) for a
+// webhook, which belongs to no task. The writing holder's own feed skips it ("@<holder>").
+std::string PostgresStore::FeedLine(std::string_view line) const {
+  return "@" + impl_->opts_.lease_holder + "\n" + std::string(line);
+}
+
 core::Result<bool> PostgresStore::DeleteConfig(std::string_view task_id,
                                                std::string_view config_id) {
-  static const std::string sql = "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2";
+  static const std::string sql =
+      "WITH d AS (DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2 RETURNING 1)"
+      " SELECT pg_notify('a2ad_feed', $3) FROM d";
+  const std::string line = FeedLine(std::string(task_id) + " -1");
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<bool> {
-    auto done = c.Exec(sql, Params().Add(task_id).Add(config_id), "delete a push config");
+    auto done = c.Exec(sql, Params().Add(task_id).Add(config_id).Add(line), "delete a push config");
     if (!done) return std::move(done).error();
-    return done->Affected() > 0;
+    return done->size() > 0;
   });
 }
 
@@ -255,14 +266,14 @@ core::Result<std::vector<OutboxRow>> PostgresStore::ListDead(size_t limit) {
 
 core::Result<void> PostgresStore::PutWebhook(const WebhookRecord& r) {
   static const std::string sql =
-      "INSERT INTO push_webhooks(id, tenant_id, url, events, secret, created_at_ms)"
-      " VALUES ($1, $2, $3, $4, $5, $6)";
+      "WITH w AS (INSERT INTO push_webhooks(id, tenant_id, url, events, secret, created_at_ms)"
+      " VALUES ($1, $2, $3, $4, $5, $6) RETURNING 1) SELECT pg_notify('a2ad_feed', $7) FROM w";
   std::string events;
   for (const auto& e : r.events) events += (events.empty() ? "" : ",") + e;
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<void> {
     auto put = c.Exec(sql,
                       Params().Add(r.id).Add(r.tenant_id).Add(r.url).Add(events).Add(r.secret).Add(
-                          r.created_at_ms),
+                          r.created_at_ms).Add(FeedLine("*")),
                       "insert webhook " + r.id);
     if (!put) return std::move(put).error();
     return core::Ok{};
@@ -280,11 +291,13 @@ core::Result<std::optional<WebhookRecord>> PostgresStore::GetWebhook(std::string
 }
 
 core::Result<bool> PostgresStore::DeleteWebhook(std::string_view id) {
-  static const std::string sql = "DELETE FROM push_webhooks WHERE id = $1";
+  static const std::string sql =
+      "WITH d AS (DELETE FROM push_webhooks WHERE id = $1 RETURNING 1)"
+      " SELECT pg_notify('a2ad_feed', $2) FROM d";
   return impl_->WithReader([&](pg::Connection& c) -> core::Result<bool> {
-    auto done = c.Exec(sql, Params().Add(id), "delete a webhook");
+    auto done = c.Exec(sql, Params().Add(id).Add(FeedLine("*")), "delete a webhook");
     if (!done) return std::move(done).error();
-    return done->Affected() > 0;
+    return done->size() > 0;
   });
 }
 

@@ -170,6 +170,8 @@ class PostgresStore final : public TaskStore, public PushStore {
 
  private:
   explicit PostgresStore(std::unique_ptr<Impl> impl);
+  /// A change-feed payload of this process: `line` after the "@<holder>" its feed skips.
+  std::string FeedLine(std::string_view line) const;
   std::unique_ptr<Impl> impl_;
 };
 
