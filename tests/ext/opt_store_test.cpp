@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <set>
+#include <thread>
 
 #include "a2ad/storage/postgres/pg_backend.hpp"
 #include "a2ad/storage/sqlite/sqlite_backend.hpp"
@@ -85,9 +87,13 @@ class OptStoreTest : public ::testing::Test {
   }
   // An objective "o" with one plan "p" of `n` tasks t0.. (each depending on the one before),
   // naming skill `skill` ("" : none), executing or not.
-  void Seed(int n, const std::string& skill = "", bool execute = false) {
+  // An objective `oid` with one plan of `n` tasks, each depending on the one before ("o":
+  // plan "p", tasks "t0", "t1", ...; another: "<oid>-p", "<oid>-t0", ...).
+  void Seed(int n, const std::string& skill = "", bool execute = false,
+            const std::string& oid = "o") {
+    const std::string prefix = oid == "o" ? "" : oid + "-";
     Objective o;
-    o.id = "o";
+    o.id = oid;
     o.tenant = "t";
     o.owner = "me";
     o.name = "o";
@@ -102,13 +108,16 @@ class OptStoreTest : public ::testing::Test {
       t.skill = skill;
       if (i > 0) t.dependencies = {"task-" + std::to_string(i - 1)};
       spec.tasks.push_back(t);
-      ids.push_back("t" + std::to_string(i));
+      ids.push_back(prefix + "t" + std::to_string(i));
     }
     auto added = Await(
         io_,
         store_->Update(
-            "t", OptStore::By::kObjective, "o",
-            [spec, ids](Objective& ob) { return AddPlan(ob, spec, "p", ids, Limits{}, 1); }, 1));
+            "t", OptStore::By::kObjective, oid,
+            [spec, ids, plan = prefix + "p"](Objective& ob) {
+              return AddPlan(ob, spec, plan, ids, Limits{}, 1);
+            },
+            1));
     ASSERT_TRUE(added) << added.error().message;
   }
   Objective Get() {
@@ -260,7 +269,7 @@ TYPED_TEST(OptStoreTest, ObjectivesListNewestFirstByPagesAndByStatus) {
 
 TYPED_TEST(OptStoreTest, TheOutboxAsksForARunWhenItsTaskBecomesDueAndOnlyThen) {
   this->Seed(2, "work", true);
-  auto pending = Await(this->io_, this->store_->PendingActions(10));
+  auto pending = Await(this->io_, this->store_->ClaimActions("me", 1000, 10));
   ASSERT_TRUE(pending) << pending.error().message;
   ASSERT_EQ(pending->size(), 1u);  // t0 only: t1 waits for it
   const RunAction a = pending->front();
@@ -277,7 +286,7 @@ TYPED_TEST(OptStoreTest, TheOutboxAsksForARunWhenItsTaskBecomesDueAndOnlyThen) {
   // A start that cannot be made fails its task, and its dependent with it.
   auto done = Await(this->io_, this->store_->ActionDone(a, std::string("no such workflow"), 5));
   ASSERT_TRUE(done) << done.error().message;
-  EXPECT_TRUE(Await(this->io_, this->store_->PendingActions(10))->empty());
+  EXPECT_TRUE(Await(this->io_, this->store_->ClaimActions("me", 1000, 10))->empty());
   Objective after = this->Get();
   EXPECT_EQ(FindTask(after, "t0")->status, S::kFailed);
   EXPECT_EQ(FindTask(after, "t0")->error, "no such workflow");
@@ -285,16 +294,71 @@ TYPED_TEST(OptStoreTest, TheOutboxAsksForARunWhenItsTaskBecomesDueAndOnlyThen) {
   EXPECT_EQ(after.status, ObjectiveStatus::kFailed);
 }
 
+// Several replicas: an outbox row is handed to one claimant at a time; its own claimant gets
+// it again (renewed), another only once the claim expired.
+TYPED_TEST(OptStoreTest, AnOutboxRowIsClaimedByOneReplicaUntilItsClaimExpires) {
+  this->Seed(1, "work", true);
+  auto claim = [&](const std::string& who, int64_t now) {
+    auto got = Await(this->io_, this->store_->ClaimActions(who, now, 10));
+    EXPECT_TRUE(got) << got.error().message;
+    return got ? got->size() : 0u;
+  };
+  EXPECT_EQ(claim("r0", 1000), 1u);
+  EXPECT_EQ(claim("r1", 1000), 0u);
+  EXPECT_EQ(claim("r1", 1000 + OptStore::kClaimMs - 1), 0u);
+  EXPECT_EQ(claim("r0", 2000), 1u);  // renewed: until 2000 + kClaimMs
+  EXPECT_EQ(claim("r1", 1000 + OptStore::kClaimMs), 0u);
+  EXPECT_EQ(claim("r1", 2000 + OptStore::kClaimMs), 1u);  // expired: taken over
+  EXPECT_EQ(claim("r0", 2000 + OptStore::kClaimMs), 0u);
+}
+
+// Claims raced from many threads (on PostgreSQL, two replicas: two backends, each with its
+// own writer, on one database): each row handed out once.
+TYPED_TEST(OptStoreTest, RacedClaimsHandEachRowToOneClaimant) {
+  for (int i = 0; i < 6; ++i) this->Seed(1, "work", true, "o" + std::to_string(i));
+  std::unique_ptr<storage::Backend> other_db;
+  std::unique_ptr<OptStore> other;
+  if constexpr (std::is_same_v<TypeParam, OnPostgres>) {
+    auto db = this->backend_.Open();
+    ASSERT_TRUE(db) << db.error().message;
+    other_db = std::move(db).value();
+    other = std::make_unique<OptStore>(*other_db, Limits{});
+  }
+  OptStore* stores[2] = {this->store_.get(), other ? other.get() : this->store_.get()};
+  std::vector<std::string> runs[4];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      asio::io_context io;
+      for (int round = 0; round < 3; ++round) {
+        auto got = Await(io, stores[t % 2]->ClaimActions("r" + std::to_string(t), 1000, 2));
+        ASSERT_TRUE(got) << got.error().message;
+        for (const auto& a : *got) runs[t].push_back(a.run_id);
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> all;
+  size_t handed = 0;
+  for (const auto& r : runs) {
+    all.insert(r.begin(), r.end());
+    handed += std::set<std::string>(r.begin(), r.end()).size();
+  }
+  EXPECT_EQ(all.size(), 6u);
+  EXPECT_EQ(handed, 6u);  // no run handed to two claimants
+  other.reset();
+  if (other_db) other_db->Close();
+}
+
 TYPED_TEST(OptStoreTest, EndingTheObjectiveTakesBackItsStartsAndAsksToCancelThem) {
   this->Seed(1, "work", true);
-  ASSERT_EQ(Await(this->io_, this->store_->PendingActions(10))->size(), 1u);
+  ASSERT_EQ(Await(this->io_, this->store_->ClaimActions("me", 1000, 10))->size(), 1u);
   auto canceled = Await(
       this->io_,
       this->store_->Update(
           "t", OptStore::By::kObjective, "o",
           [](Objective& ob) { return SetObjectiveStatus(ob, ObjectiveStatus::kCanceled, 6); }, 6));
   ASSERT_TRUE(canceled) << canceled.error().message;
-  auto pending = Await(this->io_, this->store_->PendingActions(10));
+  auto pending = Await(this->io_, this->store_->ClaimActions("me", 1000, 10));
   ASSERT_EQ(pending->size(), 1u);
   EXPECT_EQ(pending->front().kind, RunAction::Kind::kCancel);
   EXPECT_EQ(pending->front().run_id, RunIdFor("t0"));

@@ -24,6 +24,7 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
   asio::any_io_executor io;
   const core::Clock& clock;
   std::chrono::milliseconds sweep;
+  const std::string claimant;  // OptStore::Claimant()
   asio::strand<asio::any_io_executor> strand;
   asio::steady_timer timer;
   bool woken = false;  // on the strand
@@ -38,6 +39,7 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
         io(ex),
         clock(c),
         sweep(every),
+        claimant(s.Claimant()),
         strand(asio::make_strand(ex)),
         timer(strand) {}
 
@@ -55,7 +57,7 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
   asio::awaitable<void> Loop() {
     auto self = shared_from_this();
     while (!stopping) {
-      auto pending = co_await store.PendingActions(kBatch);
+      auto pending = co_await store.ClaimActions(claimant, clock.NowMs(), kBatch);
       if (!pending) {
         core::LogWarn("opt: the run outbox could not be read: " + pending.error().message);
       } else {

@@ -11,6 +11,9 @@
 //     opt_actions     the outbox of runs to start or cancel (OptRunner), read in the order its
 //                     rows were written (`ORDER BY rowid`: SQLite's own row ids, a column of
 //                     that name on PostgreSQL)
+//   version 2
+//     opt_actions     + claimed_by, claim_expires_ms: the replica working a row and until when
+//                     (OptStore::ClaimActions), so several replicas do not work one row at once
 // Steps are frozen once released: a change is a new step, on every engine.
 //
 // Thread safety: plain values.

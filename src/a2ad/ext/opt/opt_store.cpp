@@ -10,6 +10,7 @@
 #include "a2ad/ext/opt/opt_rows.hpp"
 #include "a2ad/ext/opt/opt_schema.hpp"
 #include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/storage/cluster.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -197,27 +198,59 @@ Result<std::pair<Objective, int64_t>> OptStore::Snapshot(const std::string& tena
   return std::make_pair(std::move(found->objective), found->last_sequence);
 }
 
-asio::awaitable<Result<std::vector<RunAction>>> OptStore::PendingActions(size_t limit) {
-  return reads_->Run([this, limit]() -> Result<std::vector<RunAction>> {
-    std::vector<RunAction> out;
-    auto read = db_.Read([&](Tx& tx) -> Result<void> {
-      // rowid: the order the rows were written in (opt_schema.hpp).
-      auto r = rows::Exec(tx, "read the outbox",
-                          "SELECT run_id, kind, objective_id, plan_task_id, request FROM "
-                          "opt_actions ORDER BY rowid LIMIT $1",
-                          {static_cast<int64_t>(limit)});
-      if (!r) return std::move(r).error();
-      for (int i = 0; i < r->size(); ++i) {
-        auto a = ActionFrom(r->Text(i, 0), r->Text(i, 1), r->Text(i, 2), r->Text(i, 3),
-                            r->Text(i, 4));
-        if (!a) return std::move(a).error();
-        out.push_back(std::move(a).value());
-      }
-      return {};
-    });
-    if (!read) return std::move(read).error();
-    return out;
-  });
+std::string OptStore::Claimant() const {
+  const storage::Cluster* cluster = db_.Replicas();
+  return cluster ? cluster->replica_id() : "local";
+}
+
+asio::awaitable<Result<std::vector<RunAction>>> OptStore::ClaimActions(std::string claimant,
+                                                                       int64_t now_ms,
+                                                                       size_t limit) {
+  using Sig = void(Result<std::vector<RunAction>>);
+  return asio::async_initiate<const asio::use_awaitable_t<>&, Sig>(
+      [this, claimant = std::move(claimant), now_ms, limit](auto handler) {
+        auto ex = asio::get_associated_executor(handler);
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        auto out = std::make_shared<std::vector<RunAction>>();
+        const int64_t until = now_ms + kClaimMs;
+        db_.Write(
+            [claimant, now_ms, until, limit, out](Tx& tx) -> Result<void> {
+              // The claim condition is repeated outside the sub-select: on PostgreSQL a row
+              // another replica claimed while this statement waited for it is re-checked
+              // against it, and left alone. rowid: the order the rows were written in.
+              auto claimed = rows::Exec(
+                  tx, "claim outbox rows",
+                  "UPDATE opt_actions SET claimed_by = $1, claim_expires_ms = $2"
+                  " WHERE (claimed_by IS NULL OR claimed_by = $1 OR claim_expires_ms <= $3)"
+                  " AND rowid IN (SELECT rowid FROM opt_actions WHERE claimed_by IS NULL"
+                  " OR claimed_by = $1 OR claim_expires_ms <= $3 ORDER BY rowid LIMIT $4)",
+                  {claimant, until, now_ms, static_cast<int64_t>(limit)});
+              if (!claimed) return std::move(claimed).error();
+              if (claimed->Affected() == 0) return {};
+              auto r = rows::Exec(tx, "read the claimed outbox rows",
+                                  "SELECT run_id, kind, objective_id, plan_task_id, request FROM"
+                                  " opt_actions WHERE claimed_by = $1 AND claim_expires_ms = $2"
+                                  " ORDER BY rowid",
+                                  {claimant, until});
+              if (!r) return std::move(r).error();
+              for (int i = 0; i < r->size(); ++i) {
+                auto a = ActionFrom(r->Text(i, 0), r->Text(i, 1), r->Text(i, 2), r->Text(i, 3),
+                                    r->Text(i, 4));
+                if (!a) return std::move(a).error();
+                out->push_back(std::move(a).value());
+              }
+              return {};
+            },
+            [h, ex, out](Result<void> r) {
+              asio::post(ex, [h, out, r = std::move(r)]() mutable {
+                if (r)
+                  std::move (*h)(Result<std::vector<RunAction>>(std::move(*out)));
+                else
+                  std::move (*h)(Result<std::vector<RunAction>>(std::move(r).error()));
+              });
+            });
+      },
+      asio::use_awaitable);
 }
 
 asio::awaitable<Result<OptStore::Written>> OptStore::ActionDone(RunAction a,

@@ -152,8 +152,18 @@ class OptStore {
   core::Result<std::pair<Objective, int64_t>> Snapshot(const std::string& tenant,
                                                        const std::string& id);
 
-  /// The outbox: up to `limit` runs to start or cancel, oldest first.
-  boost::asio::awaitable<core::Result<std::vector<RunAction>>> PendingActions(size_t limit);
+  /// The outbox: up to `limit` runs to start or cancel, oldest first, claimed for
+  /// `claimant` until now_ms + kClaimMs: rows nobody claimed, `claimant`'s own (renewed) and
+  /// claims that expired. Another claimant is not handed a row while its claim runs, so
+  /// several replicas work each row once (a row worked twice is still one run: its run id is
+  /// fixed, and a cancel is idempotent). A write, ordered with the task commits.
+  boost::asio::awaitable<core::Result<std::vector<RunAction>>> ClaimActions(std::string claimant,
+                                                                            int64_t now_ms,
+                                                                            size_t limit);
+  static constexpr int64_t kClaimMs = 30000;
+  /// Who this process claims as: its replica id on an engine shared by replicas
+  /// (Backend::Replicas()), "local" otherwise. A restarted replica takes its claims back.
+  std::string Claimant() const;
   /// Removes `a` from the outbox; with `failed` (a start that cannot be made: why), its plan
   /// task fails with that reason, in the same transaction.
   boost::asio::awaitable<core::Result<Written>> ActionDone(RunAction a,

@@ -56,8 +56,14 @@ CREATE TABLE opt_actions (
 );
 )sql";
 
+// Version 2: outbox rows are claimed (opt_schema.hpp).
+constexpr const char* kV2 = R"sql(
+ALTER TABLE opt_actions ADD COLUMN claimed_by text COLLATE "C",
+  ADD COLUMN claim_expires_ms bigint NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
-std::vector<storage::Migration> PostgresSchema() { return {{1, kV1}}; }
+std::vector<storage::Migration> PostgresSchema() { return {{1, kV1}, {2, kV2}}; }
 
 }  // namespace a2ad::ext::opt
