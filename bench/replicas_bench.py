@@ -91,8 +91,8 @@ def pct(xs, p):
 
 
 class Cluster:
-    def __init__(self, binary, ttl_ms, tmp):
-        self.binary, self.ttl_ms, self.tmp = binary, ttl_ms, tmp
+    def __init__(self, binary, ttl_ms, tmp, extra=()):
+        self.binary, self.ttl_ms, self.tmp, self.extra = binary, ttl_ms, tmp, list(extra)
         self.url = subprocess.check_output(
             ["bash", os.path.join(ROOT, "scripts/pg-scratch.sh"), "start", os.path.join(tmp, "pg")],
             text=True, stderr=subprocess.DEVNULL).strip()
@@ -106,7 +106,7 @@ class Cluster:
             [self.binary, "serve", "--database-url", self.url, "--listen", f"127.0.0.1:{port}",
              "--data-dir", os.path.join(self.tmp, name), "--replica-id", name,
              "--lease-ttl-ms", str(self.ttl_ms), "--workflows-dir",
-             os.path.join(ROOT, "workflows"), "--conformance-fixtures"],
+             os.path.join(ROOT, "workflows"), "--conformance-fixtures"] + self.extra,
             stdout=log, stderr=log)
         for _ in range(300):
             try:
