@@ -175,6 +175,39 @@ TEST_F(Replicas, AGatedRunSentToOneIsReadStreamedAndAnsweredOnOthers) {
             std::string::npos);
 }
 
+// Taking a run's lease (an answered gate here) is a database round trip made off the I/O
+// threads: while it waits, on a lock another session holds on the lease, the replica (one I/O
+// thread) answers everyone else at once, and the run goes on once the lock is gone.
+TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
+  Serve(0, kLeaseTtlMs, {"--threads", "1"});
+  HttpClient r0 = Client(0);
+  auto gate = r0.Rpc("message/send", json::object{{"message", Message("held-1", json::array{Text("go")}, "",
+                                                                      "conformance-approval")}});
+  ASSERT_EQ(gate.at("result").at("status").at("state"), "input-required") << gate;
+  const std::string id(gate.at("result").at("id").as_string());
+  std::thread blocker([&] {  // holds the lease's key (inserted or updated) for 3 s, then undoes it
+    test::PgQuery(url_, "BEGIN; INSERT INTO run_leases(task_id, holder, epoch) VALUES ('" + id +
+                            "', 'blocker', 100) ON CONFLICT (task_id) DO UPDATE SET epoch ="
+                            " run_leases.epoch; SELECT pg_sleep(3); ROLLBACK");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::thread answer([&] {
+    HttpClient c = Client(0);
+    c.Rpc("message/send",
+          json::object{{"configuration", json::object{{"blocking", false}}},
+                       {"message", Message("held-1-answer", json::array{Data({{"action", "accept"}})}, id)}});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its lease is being taken now
+  const auto asked = Clock::now();
+  auto card = r0.Request("GET", "/.well-known/agent-card.json");
+  const auto waited = Clock::now() - asked;
+  EXPECT_EQ(card.status, 200);
+  EXPECT_LT(waited, std::chrono::milliseconds(1500)) << "the I/O thread waited for the lease";
+  answer.join();
+  blocker.join();
+  EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed") << Log(0);
+}
+
 // A rolling restart: each replica in turn gets SIGTERM while it executes runs, and starts
 // again. Its leases are given up at once (the lease here is 30 s: only leaving explains a
 // takeover within seconds), every run completes, each step once.

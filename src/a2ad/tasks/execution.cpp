@@ -11,6 +11,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/tasks/pause.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -131,27 +132,54 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
                    "'; not executed");
     return;
   }
-  // Several replicas: the run is executed here from now on; an execution elsewhere is fenced
-  // off (its next commit is refused). A database that cannot be reached leaves the run to
-  // whoever holds it, or to a takeover.
-  if (options_.cluster && lease_epoch == 0) {
-    auto taken = options_.cluster->Acquire(rec->task.id);
-    if (!taken) {  // tried again once the database answers (RedriveIfStopped takes it then)
-      core::LogWarn("run " + rec->task.id + " not executed yet: " + taken.error().message);
-      if (accepting_) RedriveLater(slot, epoch ? *epoch : slot->epoch.load(), 0, skill_id, 0);
-      return;
-    }
-    lease_epoch = taken.value();
-    if (options_.refresh_task) options_.refresh_task(rec->task.id);  // set on another replica?
-  }
-  NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
   const uint64_t in_epoch = epoch ? *epoch : slot->epoch.load();
+  // Several replicas: the run is executed here from now on; an execution elsewhere is fenced
+  // off (its next commit is refused). The lease is taken off the I/O thread; the execution
+  // counts from now (a drain waits for it, a redrive leaves the run to it).
+  if (options_.cluster && lease_epoch == 0) {
+    ++running_;
+    ++slot->executions;
+    const auto io = slot->io;  // (read before the move below)
+    asio::co_spawn(io, TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch),
+                   asio::detached);
+    return;
+  }
+  Launch(*it->second, std::move(slot), std::move(rec), message, skill_id, in_epoch, lease_epoch,
+         false);
+}
+
+asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slot, RecordPtr rec,
+                                                       protocol::Message message,
+                                                       std::string skill_id, uint64_t in_epoch) {
+  const std::string& id = rec->task.id;
+  auto taken = co_await reads_->Run([this, &id]() -> Result<int64_t> {
+    auto lease = options_.cluster->Acquire(id);
+    if (lease && options_.refresh_task) options_.refresh_task(id);  // set on another replica?
+    return lease;
+  });
+  if (!taken) {  // tried again once the database answers (RedriveIfStopped takes it then)
+    --slot->executions;
+    --running_;
+    core::LogWarn("run " + id + " not executed yet: " + taken.error().message);
+    if (accepting_) RedriveLater(slot, in_epoch, 0, skill_id, 0);
+    co_return;
+  }
+  Launch(*executors_.at(skill_id), std::move(slot), std::move(rec), message, skill_id, in_epoch,
+         taken.value(), true);
+}
+
+void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
+                         const protocol::Message& message, const std::string& skill_id,
+                         uint64_t in_epoch, int64_t lease_epoch, bool counted) {
+  NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
   auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
                                        lease_epoch);
-  ++running_;
-  ++slot->executions;
+  if (!counted) {
+    ++running_;
+    ++slot->executions;
+  }
   asio::co_spawn(
-      asio::make_strand(io_), it->second->Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
+      asio::make_strand(io_), executor.Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
         --slot->executions;
         if (ep) {
           std::string what = "unknown exception";
