@@ -6,7 +6,10 @@
 // idempotent send raced on two replicas makes one task. Through HAProxy too, with the recipe
 // of the README (scripts/cluster-demo.sh).
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "http_client.hpp"
+#include "pause_fixture.hpp"
 #include "pg_cluster.hpp"
 #include "sse_client.hpp"
 #include "test_paths.hpp"
@@ -206,6 +210,81 @@ TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
   answer.join();
   blocker.join();
   EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed") << Log(0);
+}
+
+// A peer's push reaches a replica that does not execute the run it is for (the push URL names
+// the balancer; here r1): the nudge goes on the feed to r0, which executes it, and wakes the
+// node at once. Its pollMs is 60 s: without the nudge the run would sleep a minute.
+TEST_F(Replicas, APeersPushToAnotherReplicaWakesTheRunWhereItExecutes) {
+  using pause_test::Node;
+  using pause_test::Workflow;
+  for (const char* d : {"peer", "peer-wf", "wf"}) fs::create_directories(dir_ / d);
+  auto write = [](const fs::path& dir, const json::object& w) {
+    std::ofstream(dir / (std::string(w.at("id").as_string()) + ".json")) << json::serialize(w);
+  };
+  write(dir_ / "peer-wf",
+        Workflow("peer-slow", json::array{Node("wait", "core.delay", {{"delayMs", 1500}}),
+                                          Node("done", "core.noop", {})}));
+  write(dir_ / "wf", Workflow("call-push",
+                              json::array{Node("call", "core.a2a.invoke",
+                                               {{"skill", "peer-slow"},
+                                                {"mode", "push"},
+                                                {"pollMs", 60000}}),
+                                          Node("end", "core.noop", {})}));
+  const std::vector<std::string> egress{"--egress-allowlist", "127.0.0.1", "--egress-allow-http"};
+  std::vector<std::string> peer_args{"--workflows-dir", (dir_ / "peer-wf").string()};
+  peer_args.insert(peer_args.end(), egress.begin(), egress.end());
+  servers_.push_back(ServerProcess::Start(testing::A2adBinary(), (dir_ / "peer").string(),
+                                          peer_args, (dir_ / "peer.log").string()));
+  const uint16_t peer_port = servers_.back().port;
+  auto replica = [&](const std::string& name, std::vector<std::string> more) {
+    std::vector<std::string> args{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
+                                  std::to_string(kLeaseTtlMs), "--workflows-dir",
+                                  (dir_ / "wf").string(), "--a2a-peer",
+                                  "default=http://127.0.0.1:" + std::to_string(peer_port)};
+    args.insert(args.end(), egress.begin(), egress.end());
+    args.insert(args.end(), more.begin(), more.end());
+    servers_.push_back(ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), args,
+                                            (dir_ / (name + ".log")).string()));
+    return servers_.back().port;
+  };
+  const uint16_t r1 = replica("r1", {});
+  // (r0 says its public URL where it says it serves: its own port is chosen here.)
+  const uint16_t r0 = [] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    uint16_t port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+    ::close(fd);
+    return port;
+  }();
+  ASSERT_NE(r0, 0);
+  replica("r0", {"--listen", "127.0.0.1:" + std::to_string(r0), "--public-url",
+                 "http://127.0.0.1:" + std::to_string(r1)});
+  ASSERT_EQ(servers_.back().pid > 0, true);
+  HttpClient c0("127.0.0.1", r0);
+  const auto started = Clock::now();
+  auto r = c0.Request("POST", "/v1/runs", R"({"workflowId":"call-push","inputs":{}})",
+                      {{"Content-Type", "application/json"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string id(r.Json().at("runId").as_string());
+  std::string status;
+  while (Clock::now() - started < std::chrono::seconds(20)) {
+    status = std::string(c0.Request("GET", "/v1/runs/" + id).Json().at("status").as_string());
+    if (status == "completed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(status, "completed") << Log(0);
+  // r0 executed it; r1 received the peer's push.
+  EXPECT_NE(Log(0).find("run completed task=" + id), std::string::npos) << Log(0);
+  EXPECT_NE(Log(1).find("route=/v1/a2a/peer-push status=200"), std::string::npos) << Log(1);
+  const json::value run = c0.Request("GET", "/v1/runs/" + id).Json();
+  EXPECT_EQ(run.at("nodeStates").at("call").at("effect").at("heardVia"), "push") << run;
 }
 
 // A rolling restart: each replica in turn gets SIGTERM while it executes runs, and starts

@@ -138,25 +138,31 @@ TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
   EXPECT_EQ(again->front().from, "");
 }
 
-TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndSkipsItsOwn) {
+TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndNudgesAndSkipsItsOwn) {
   const std::string url = test::FreshPgDatabase();
   Replica a(url, "a"), b(url, "b");
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::pair<std::string, int64_t>> seen;
   int resyncs = 0;
-  a.cluster->Listen(
-      [&](const std::string& id, int64_t seq) {
-        std::lock_guard lock(mu);
-        seen.emplace_back(id, seq);
-        cv.notify_all();
-      },
-      [&] {
-        std::lock_guard lock(mu);
-        ++resyncs;
-        cv.notify_all();
-      },
-      1h);
+  std::vector<std::pair<std::string, std::string>> nudges;
+  Cluster::Feed feed;
+  feed.on_commit = [&](const std::string& id, int64_t seq) {
+    std::lock_guard lock(mu);
+    seen.emplace_back(id, seq);
+    cv.notify_all();
+  };
+  feed.on_resync = [&] {
+    std::lock_guard lock(mu);
+    ++resyncs;
+    cv.notify_all();
+  };
+  feed.on_nudge = [&](const std::string& id, const std::string& key) {
+    std::lock_guard lock(mu);
+    nudges.emplace_back(id, key);
+    cv.notify_all();
+  };
+  a.cluster->Listen(std::move(feed), 1h);
   {
     std::unique_lock lock(mu);  // listening (its first resync) before anything is written
     ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return resyncs > 0; }));
@@ -172,6 +178,17 @@ TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndSkipsItsOwn) {
   lock.lock();
   const std::vector<std::pair<std::string, int64_t>> want{{"other", 0}, {"other", 3}};
   EXPECT_EQ(seen, want);
+  lock.unlock();
+  // A nudge handed on by another holder arrives (a key with spaces intact); its own does not.
+  ASSERT_TRUE(IsOk(a.cluster->Nudge("own", "mine")));
+  ASSERT_TRUE(IsOk(b.cluster->Nudge("other", "peer-push node 1")));
+  lock.lock();
+  ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return !nudges.empty(); }));
+  lock.unlock();
+  std::this_thread::sleep_for(200ms);
+  lock.lock();
+  const std::vector<std::pair<std::string, std::string>> nudged{{"other", "peer-push node 1"}};
+  EXPECT_EQ(nudges, nudged);
   lock.unlock();
   a.cluster->Stop();
 }

@@ -68,12 +68,16 @@ ReplicaWork::ReplicaWork(storage::Cluster& cluster, tasks::TaskService& service,
 
 core::Result<void> ReplicaWork::Start() {
   if (auto ok = cluster_.Heartbeat(); !ok) return std::move(ok).error();
-  cluster_.Listen(
-      [this](const std::string& id, int64_t seq) {
-        FeedCommits().Add({});
-        service_.ObserveCommit(id, seq);
-      },
-      [this] { service_.Resync(); }, std::chrono::milliseconds(5000));
+  storage::Cluster::Feed feed;
+  feed.on_commit = [this](const std::string& id, int64_t seq) {
+    FeedCommits().Add({});
+    service_.ObserveCommit(id, seq);
+  };
+  feed.on_resync = [this] { service_.Resync(); };
+  feed.on_nudge = [this](const std::string& id, const std::string& key) {
+    service_.Nudge(id, key, /*forward=*/false);
+  };
+  cluster_.Listen(std::move(feed), std::chrono::milliseconds(5000));
   if (auto unleased = cluster_.AdoptUnleased(); !unleased)
     core::LogWarn("replica: leasing unleased runs: " + unleased.error().message);
   else if (unleased.value() > 0)

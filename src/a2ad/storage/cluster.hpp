@@ -20,7 +20,9 @@
 // listening connection was lost and made again (something may have been missed), every
 // `resync_every` as a safety net, and when another process changed what lives beside every
 // task (a webhook). A push config deleted by another process comes as `on_commit(task, -1)`:
-// the task did not move, what lives beside it did.
+// the task did not move, what lives beside it did. Nudge goes out on the feed too, to
+// `on_nudge` of every other process (a peer's push reached one replica; the run it wakes may
+// execute on another).
 //
 // Thread safety: every member may be called from any thread.
 #include <chrono>
@@ -64,9 +66,16 @@ class Cluster {
   virtual core::Result<int64_t> AdoptUnleased() = 0;
   /// The leases this process holds (metrics).
   virtual core::Result<int64_t> LeasesHeld() = 0;
+  /// What the change feed hands on (Listen), on its thread.
+  struct Feed {
+    std::function<void(const std::string& task_id, int64_t sequence)> on_commit;
+    std::function<void()> on_resync;
+    std::function<void(const std::string& task_id, const std::string& key)> on_nudge;
+  };
   /// Starts the change feed's thread; Stop ends it. Once.
-  virtual void Listen(std::function<void(const std::string& task_id, int64_t sequence)> on_commit,
-                      std::function<void()> on_resync, std::chrono::milliseconds resync_every) = 0;
+  virtual void Listen(Feed feed, std::chrono::milliseconds resync_every) = 0;
+  /// Hands (task_id, key) to every other process's Feed::on_nudge. Blocking (one statement).
+  virtual core::Result<void> Nudge(const std::string& task_id, const std::string& key) = 0;
   virtual void Stop() = 0;
 };
 

@@ -286,9 +286,10 @@ class TaskService {
                                                                    ResolveRequest req);
 
   /// Ends the sleeps of `task_id`'s execution made with SleepUntilNudged(.., key) (a peer's
-  /// push for the node that follows it: it looks at the peer's task again). Nothing when
-  /// the run is not executing here or sleeps under no such key. Thread-safe.
-  void Nudge(const std::string& task_id, const std::string& key);
+  /// push for the node that follows it: it looks at the peer's task again). When the run
+  /// sleeps under no such key here, and `forward` (several replicas), the nudge goes to the
+  /// other replicas (Cluster::Nudge, off this thread). Thread-safe; never blocks.
+  void Nudge(const std::string& task_id, const std::string& key, bool forward = true);
 
   /// Cancels a run (and, depth first, its unfinished child runs with reason
   /// "parent-cancelled"). Same results as CancelTask.
@@ -468,6 +469,8 @@ class TaskService {
                                                         protocol::SendMessageRequest& req,
                                                         std::shared_ptr<Subscription> attach,
                                                         bool first_steps_inline = false);
+
+  boost::asio::awaitable<void> ForwardNudge(std::string task_id, std::string key);
 
   // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
   // (Slot::Supersede); unset: the current one.

@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <utility>
 
+#include "a2ad/core/log.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/signal.hpp"
@@ -101,12 +102,30 @@ std::shared_ptr<TaskService::Slot> TaskService::Find(const std::string& task_id)
   return it == slots_.end() ? nullptr : it->second.lock();
 }
 
-void TaskService::Nudge(const std::string& task_id, const std::string& key) {
-  auto slot = Find(task_id);
-  if (!slot) return;
-  std::lock_guard lock(slot->sleep_mu);
-  for (auto& [k, signal] : slot->nudgeable)
-    if (k == key) signal->Fire();
+void TaskService::Nudge(const std::string& task_id, const std::string& key, bool forward) {
+  bool woke = false;
+  if (auto slot = Find(task_id)) {
+    std::lock_guard lock(slot->sleep_mu);
+    for (auto& [k, signal] : slot->nudgeable)
+      if (k == key) {
+        signal->Fire();
+        woke = true;
+      }
+  }
+  if (woke || !forward || !options_.cluster) return;
+  // Several replicas: the run may sleep on another one.
+  asio::co_spawn(io_, ForwardNudge(task_id, key), asio::detached);
+}
+
+asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string key) {
+  auto sent = co_await reads_->Run([this, &task_id, &key]() -> Result<bool> {
+    auto r = options_.cluster->Nudge(task_id, key);
+    if (!r) return std::move(r).error();
+    return true;
+  });
+  if (!sent)
+    core::LogWarn("nudge of run " + task_id + " not handed to the other replicas (it wakes at its "
+                  "next timer): " + sent.error().message);
 }
 
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(

@@ -141,13 +141,19 @@ core::Result<int64_t> PgCluster::LeasesHeld() {
   return r->Int(0, 0);
 }
 
-void PgCluster::Listen(std::function<void(const std::string&, int64_t)> on_commit,
-                       std::function<void()> on_resync, std::chrono::milliseconds resync_every) {
-  feed_ = std::thread([this, on_commit = std::move(on_commit), on_resync = std::move(on_resync),
-                       resync_every]() mutable {
+void PgCluster::Listen(Feed feed, std::chrono::milliseconds resync_every) {
+  feed_ = std::thread([this, feed = std::move(feed), resync_every] {
     core::SetThreadName("a2ad-feed");
-    FeedLoop(std::move(on_commit), std::move(on_resync), resync_every);
+    FeedLoop(feed, resync_every);
   });
+}
+
+// A feed line "~<task id>\t<key>" (the writing holder's own feed skips it: "@<holder>").
+core::Result<void> PgCluster::Nudge(const std::string& task_id, const std::string& key) {
+  auto r = Exec("SELECT pg_notify('a2ad_feed', $1)",
+                pg::Params().Add("@" + holder_ + "\n~" + task_id + "\t" + key), "hand a nudge on");
+  if (!r) return std::move(r).error();
+  return core::Ok{};
 }
 
 void PgCluster::Stop() {
@@ -155,8 +161,7 @@ void PgCluster::Stop() {
   if (feed_.joinable()) feed_.join();
 }
 
-void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_commit,
-                         std::function<void()> on_resync, std::chrono::milliseconds resync_every) {
+void PgCluster::FeedLoop(const Feed& feed, std::chrono::milliseconds resync_every) {
   using Clock = std::chrono::steady_clock;
   bool warned = false;
   while (!stop_) {
@@ -174,7 +179,7 @@ void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_com
     warned = false;
     std::unique_ptr<pg::Connection> conn = std::move(opened).value();
     PGconn* c = conn->handle();
-    on_resync();  // whatever was committed while nobody listened
+    feed.on_resync();  // whatever was committed while nobody listened
     auto last_resync = Clock::now();
     while (!stop_) {
       pollfd fd{PQsocket(c), POLLIN, 0};
@@ -192,8 +197,15 @@ void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_com
             const size_t end = payload.find('\n');
             std::string_view line = payload.substr(0, end);
             payload = end == std::string_view::npos ? std::string_view() : payload.substr(end + 1);
+            if (line.empty()) continue;
             if (line == "*") {  // a change beside every task (a webhook): read all again
-              on_resync();
+              feed.on_resync();
+              continue;
+            }
+            if (line.front() == '~') {  // a nudge: "~<task id>\t<key>"
+              const size_t tab = line.find('\t');
+              if (tab != std::string_view::npos && feed.on_nudge)
+                feed.on_nudge(std::string(line.substr(1, tab - 1)), std::string(line.substr(tab + 1)));
               continue;
             }
             const size_t space = line.rfind(' ');
@@ -202,7 +214,7 @@ void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_com
                 std::from_chars(line.data() + space + 1, line.data() + line.size(), seq).ec !=
                     std::errc())
               continue;
-            on_commit(std::string(line.substr(0, space)), seq);
+            feed.on_commit(std::string(line.substr(0, space)), seq);
           }
           PQfreemem(n);
         }
@@ -211,7 +223,7 @@ void PgCluster::FeedLoop(std::function<void(const std::string&, int64_t)> on_com
       }
       if (PQstatus(c) != CONNECTION_OK) break;
       if (Clock::now() - last_resync >= resync_every) {
-        on_resync();
+        feed.on_resync();
         last_resync = Clock::now();
       }
     }

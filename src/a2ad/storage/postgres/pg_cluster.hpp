@@ -45,14 +45,13 @@ class PgCluster final : public Cluster {
   core::Result<void> Leave() override;
   core::Result<int64_t> AdoptUnleased() override;
   core::Result<int64_t> LeasesHeld() override;
-  void Listen(std::function<void(const std::string&, int64_t)> on_commit,
-              std::function<void()> on_resync, std::chrono::milliseconds resync_every) override;
+  void Listen(Feed feed, std::chrono::milliseconds resync_every) override;
+  core::Result<void> Nudge(const std::string& task_id, const std::string& key) override;
   void Stop() override;
 
  private:
   core::Result<pg::Rows> Exec(const char* sql, const pg::Params& params, const char* what);
-  void FeedLoop(std::function<void(const std::string&, int64_t)> on_commit,
-                std::function<void()> on_resync, std::chrono::milliseconds resync_every);
+  void FeedLoop(const Feed& feed, std::chrono::milliseconds resync_every);
 
   const std::string url_;
   const ClusterOptions options_;
