@@ -28,6 +28,7 @@
 #include "pg_cluster.hpp"
 #include "sse_client.hpp"
 #include "test_paths.hpp"
+#include "webhook_receiver.hpp"
 
 namespace a2ad {
 namespace {
@@ -79,6 +80,15 @@ class Replicas : public ::testing::Test {
     servers_[i] = ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), args,
                                        (dir_ / (name + ".log")).string());
     return servers_[i];
+  }
+  // A replica named `name` (its log `name`.log) with `args` after the cluster's flags; its port.
+  uint16_t ServeNamed(const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> all{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
+                                 std::to_string(kLeaseTtlMs)};
+    all.insert(all.end(), args.begin(), args.end());
+    servers_.push_back(ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), all,
+                                            (dir_ / (name + ".log")).string()));
+    return servers_.back().port;
   }
   HttpClient Client(size_t i) { return HttpClient("127.0.0.1", servers_[i].port); }
   std::string Log(size_t i) {
@@ -238,15 +248,11 @@ TEST_F(Replicas, APeersPushToAnotherReplicaWakesTheRunWhereItExecutes) {
                                           peer_args, (dir_ / "peer.log").string()));
   const uint16_t peer_port = servers_.back().port;
   auto replica = [&](const std::string& name, std::vector<std::string> more) {
-    std::vector<std::string> args{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
-                                  std::to_string(kLeaseTtlMs), "--workflows-dir",
-                                  (dir_ / "wf").string(), "--a2a-peer",
+    std::vector<std::string> args{"--workflows-dir", (dir_ / "wf").string(), "--a2a-peer",
                                   "default=http://127.0.0.1:" + std::to_string(peer_port)};
     args.insert(args.end(), egress.begin(), egress.end());
     args.insert(args.end(), more.begin(), more.end());
-    servers_.push_back(ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), args,
-                                            (dir_ / (name + ".log")).string()));
-    return servers_.back().port;
+    return ServeNamed(name, std::move(args));
   };
   const uint16_t r1 = replica("r1", {});
   // (r0 says its public URL where it says it serves: its own port is chosen here.)
@@ -285,6 +291,44 @@ TEST_F(Replicas, APeersPushToAnotherReplicaWakesTheRunWhereItExecutes) {
   EXPECT_NE(Log(1).find("route=/v1/a2a/peer-push status=200"), std::string::npos) << Log(1);
   const json::value run = c0.Request("GET", "/v1/runs/" + id).Json();
   EXPECT_EQ(run.at("nodeStates").at("call").at("effect").at("heardVia"), "push") << run;
+}
+
+// The effect fence: a replica frozen (SIGSTOP) between two attempts of an HTTP call loses the
+// run to another, which calls again from the start; thawed, the frozen one asks whether it
+// still holds the run before its next attempt, and stops. The API sees the first replica's
+// one attempt and the second's four, never a third party's attempt after the takeover.
+TEST_F(Replicas, AFrozenReplicaThawedBetweenRetriesDoesNotCallAgain) {
+  testing::WebhookReceiver api;
+  api.SetDefaultStatus(503);
+  fs::create_directories(dir_ / "wf");
+  std::ofstream(dir_ / "wf" / "call-api.json") << json::serialize(pause_test::Workflow(
+      "call-api", json::array{pause_test::Node(
+                      "http", "core.http",
+                      {{"url", api.Url("/api")},
+                       {"method", "POST"},
+                       {"retry", json::object{{"maxAttempts", 4}, {"backoffMs", 2000}}}})}));
+  const std::vector<std::string> args{"--workflows-dir", (dir_ / "wf").string(),
+                                      "--egress-allowlist", "127.0.0.1", "--egress-allow-http"};
+  const uint16_t r0 = ServeNamed("r0", args);
+  ServeNamed("r1", args);
+  const int frozen = servers_[0].pid;
+  HttpClient c0("127.0.0.1", r0);
+  auto r = c0.Request("POST", "/v1/runs", R"({"workflowId":"call-api","inputs":{}})",
+                      {{"Content-Type", "application/json"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string id(r.Json().at("runId").as_string());
+  ASSERT_EQ(api.WaitFor(1, std::chrono::seconds(10)), 1u);  // r0's first attempt
+  ::kill(frozen, SIGSTOP);  // in its 2 s backoff
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past the 1.5 s lease
+  ::kill(frozen, SIGCONT);  // its backoff is over: it would attempt again now
+  HttpClient c1 = Client(1);
+  EXPECT_EQ(AwaitState(c1, id, "failed", std::chrono::seconds(40)), "failed") << Log(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // (r0's next backoff, if any)
+  EXPECT_EQ(api.count(), 5u) << "r0 1 + r1 4 attempts\n" << Log(0);
+  EXPECT_NE(Log(0).find("was taken over by another replica; this execution stops"),
+            std::string::npos)
+      << Log(0);
+  for (auto& server : servers_) server.Kill(SIGKILL);  // (their pooled connections, before `api` goes)
 }
 
 // A rolling restart: each replica in turn gets SIGTERM while it executes runs, and starts

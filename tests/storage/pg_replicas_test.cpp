@@ -50,6 +50,8 @@ TEST(PgReplicas, ACommitOfAnEpochThatMovedOnIsRefused) {
   create.take_lease = true;
   ASSERT_TRUE(IsOk(CommitSync(*a.store, create)));
   // a executes at epoch 1.
+  EXPECT_TRUE(a.cluster->Holds("run-1", 1).value());
+  EXPECT_FALSE(b.cluster->Holds("run-1", 1).value());
   TaskCommit step = Append(create.record, protocol::TaskState::kWorking, 2000);
   step.fence_epoch = 1;
   ASSERT_TRUE(IsOk(CommitSync(*a.store, step)));
@@ -57,6 +59,9 @@ TEST(PgReplicas, ACommitOfAnEpochThatMovedOnIsRefused) {
   auto taken = b.cluster->Acquire("run-1");
   ASSERT_TRUE(IsOk(taken));
   EXPECT_EQ(taken.value(), 2);
+  // a, about to call out, learns it lost the run (the effect fence).
+  EXPECT_FALSE(a.cluster->Holds("run-1", 1).value());
+  EXPECT_TRUE(b.cluster->Holds("run-1", 2).value());
   TaskCommit late = Append(step.record, protocol::TaskState::kWorking, 3000);
   late.fence_epoch = 1;
   auto refused = CommitSync(*a.store, late);

@@ -44,8 +44,13 @@ int64_t NowMs() {
       .count();
 }
 
+// A wait between attempts (or polls): false ends the call, when the run was cancelled or
+// superseded meanwhile, or taken over by another replica (the next attempt is its).
 asio::awaitable<bool> SleepFor(tasks::ExecutionContext& ctx, std::chrono::milliseconds d) {
-  co_return co_await ctx.SleepUntil(NowMs() + d.count());
+  const bool slept = co_await ctx.SleepUntil(NowMs() + d.count());
+  if (!slept) co_return false;
+  const bool held = co_await ctx.HoldsRun();
+  co_return held;
 }
 
 client::RetryPolicy RetryOf(const json::object& spec) {

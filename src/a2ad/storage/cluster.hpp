@@ -50,6 +50,9 @@ class Cluster {
   virtual core::Result<void> Heartbeat() = 0;
   /// Takes `task_id`'s lease whoever holds it; returns the new epoch.
   virtual core::Result<int64_t> Acquire(const std::string& task_id) = 0;
+  /// Whether this process still holds `task_id`'s lease at `epoch` (an execution about to
+  /// call out of the host: a call made after the run was taken over would be made twice).
+  virtual core::Result<bool> Holds(const std::string& task_id, int64_t epoch) = 0;
   /// Takes up to `limit` orphaned leases.
   virtual core::Result<std::vector<Claimed>> ClaimOrphans(size_t limit) = 0;
   /// Gives `task_id`'s lease up if this process still holds it at `epoch` (a run that needs

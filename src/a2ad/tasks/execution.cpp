@@ -97,6 +97,23 @@ class TaskService::Context final : public ExecutionContext {
     }
     co_return !cancel_requested();
   }
+  asio::awaitable<bool> HoldsRun() override {
+    if (lease_epoch_ == 0 || !svc_.options_.cluster) co_return true;
+    const std::string& id = slot_->task_id;
+    const int64_t lease = lease_epoch_;
+    storage::Cluster* cluster = svc_.options_.cluster;
+    auto ask = [cluster, &id, lease]() -> Result<bool> { return cluster->Holds(id, lease); };
+    auto held = co_await svc_.reads_->Run(ask);
+    if (!held) {  // the database cannot say: stop, and execute the run again once it can
+      store_failed_ = true;
+      co_return false;
+    }
+    if (!held.value())
+      core::LogInfo("run " + id + ": its lease (epoch " + std::to_string(lease) +
+                    ") was taken over by another replica; this execution stops before calling "
+                    "out");
+    co_return held.value();
+  }
   /// A cancel, or a newer execution (Slot::Supersede): stop.
   bool cancel_requested() const override {
     return slot_->cancel_requested.load() || slot_->epoch.load() != epoch_;

@@ -58,6 +58,12 @@ class ExecutionContext {
       std::vector<EventDraft> step) = 0;
   /// True once a cancel was requested; executors check it between steps.
   virtual bool cancel_requested() const = 0;
+  /// Several replicas: whether this execution still holds the run (its lease was not taken
+  /// over while it was frozen or cut off), asked of the database. Executors ask it before a
+  /// call out of the host (and before each retry): false means stop, the run is executed
+  /// elsewhere, or (the database cannot be read) it is executed again here later. One
+  /// process holding every run: true.
+  virtual boost::asio::awaitable<bool> HoldsRun() { co_return true; }
   /// The context the server's own work for this run acts with (RunCallContext of its
   /// record): child runs, interrupt timeouts, re-reads go through TaskService with it, so
   /// they stay in the run's tenant whoever triggered this execution.

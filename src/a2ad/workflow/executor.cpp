@@ -165,6 +165,9 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         begin_step(&n, n.id);
         json::object spec = d.effect;  // the call's parent span rides along (not logged)
         spec["traceparent"] = step->Context();
+        // Several replicas: a run taken over meanwhile is called out for by its new holder.
+        const bool held = co_await ctx->HoldsRun();
+        if (!held) co_return;
         json::object result = co_await effects_->Run(*ctx, n.id, spec);
         if (result.contains("interrupted")) {  // cancelled or superseded: decide again
           auto fresh = co_await service_.GetRecord(ctx->call_context(), run_id);

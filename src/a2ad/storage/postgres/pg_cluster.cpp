@@ -88,6 +88,13 @@ core::Result<int64_t> PgCluster::Acquire(const std::string& task_id) {
   return r->Int(0, 0);
 }
 
+core::Result<bool> PgCluster::Holds(const std::string& task_id, int64_t epoch) {
+  auto r = Exec("SELECT 1 FROM run_leases WHERE task_id = $1 AND holder = $2 AND epoch = $3",
+                pg::Params().Add(task_id).Add(holder_).Add(epoch), "check a run's lease");
+  if (!r) return std::move(r).error();
+  return r->size() > 0;
+}
+
 core::Result<std::vector<Cluster::Claimed>> PgCluster::ClaimOrphans(size_t limit) {
   auto r = Exec(kClaimOrphans,
                 pg::Params().Add(holder_).Add(options_.replica_id).Add(static_cast<int64_t>(limit)),
