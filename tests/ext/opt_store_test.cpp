@@ -110,14 +110,12 @@ class OptStoreTest : public ::testing::Test {
       spec.tasks.push_back(t);
       ids.push_back(prefix + "t" + std::to_string(i));
     }
-    auto added = Await(
-        io_,
-        store_->Update(
-            "t", OptStore::By::kObjective, oid,
-            [spec, ids, plan = prefix + "p"](Objective& ob) {
-              return AddPlan(ob, spec, plan, ids, Limits{}, 1);
-            },
-            1));
+    auto added = Await(io_, store_->Update(
+                                "t", OptStore::By::kObjective, oid,
+                                [spec, ids, plan = prefix + "p"](Objective& ob) {
+                                  return AddPlan(ob, spec, plan, ids, Limits{}, 1);
+                                },
+                                1));
     ASSERT_TRUE(added) << added.error().message;
   }
   Objective Get() {

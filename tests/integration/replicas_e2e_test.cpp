@@ -5,8 +5,8 @@
 // commits are refused); a cancel on another replica stops the run where it executes; an
 // idempotent send raced on two replicas makes one task. Through HAProxy too, with the recipe
 // of the README (scripts/cluster-demo.sh).
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -83,8 +83,9 @@ class Replicas : public ::testing::Test {
   }
   // A replica named `name` (its log `name`.log) with `args` after the cluster's flags; its port.
   uint16_t ServeNamed(const std::string& name, std::vector<std::string> args) {
-    std::vector<std::string> all{"--database-url", url_, "--replica-id", name, "--lease-ttl-ms",
-                                 std::to_string(kLeaseTtlMs)};
+    std::vector<std::string> all{"--database-url", url_,
+                                 "--replica-id",   name,
+                                 "--lease-ttl-ms", std::to_string(kLeaseTtlMs)};
     all.insert(all.end(), args.begin(), args.end());
     servers_.push_back(ServerProcess::Start(testing::A2adBinary(), (dir_ / name).string(), all,
                                             (dir_ / (name + ".log")).string()));
@@ -195,8 +196,9 @@ TEST_F(Replicas, AGatedRunSentToOneIsReadStreamedAndAnsweredOnOthers) {
 TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
   Serve(0, kLeaseTtlMs, {"--threads", "1"});
   HttpClient r0 = Client(0);
-  auto gate = r0.Rpc("message/send", json::object{{"message", Message("held-1", json::array{Text("go")}, "",
-                                                                      "conformance-approval")}});
+  auto gate =
+      r0.Rpc("message/send", json::object{{"message", Message("held-1", json::array{Text("go")}, "",
+                                                              "conformance-approval")}});
   ASSERT_EQ(gate.at("result").at("status").at("state"), "input-required") << gate;
   const std::string id(gate.at("result").at("id").as_string());
   std::thread blocker([&] {  // holds the lease's key (inserted or updated) for 3 s, then undoes it
@@ -209,7 +211,8 @@ TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
     HttpClient c = Client(0);
     c.Rpc("message/send",
           json::object{{"configuration", json::object{{"blocking", false}}},
-                       {"message", Message("held-1-answer", json::array{Data({{"action", "accept"}})}, id)}});
+                       {"message",
+                        Message("held-1-answer", json::array{Data({{"action", "accept"}})}, id)}});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its lease is being taken now
   const auto asked = Clock::now();
@@ -235,12 +238,11 @@ TEST_F(Replicas, APeersPushToAnotherReplicaWakesTheRunWhereItExecutes) {
   write(dir_ / "peer-wf",
         Workflow("peer-slow", json::array{Node("wait", "core.delay", {{"delayMs", 1500}}),
                                           Node("done", "core.noop", {})}));
-  write(dir_ / "wf", Workflow("call-push",
-                              json::array{Node("call", "core.a2a.invoke",
-                                               {{"skill", "peer-slow"},
-                                                {"mode", "push"},
-                                                {"pollMs", 60000}}),
-                                          Node("end", "core.noop", {})}));
+  write(dir_ / "wf",
+        Workflow("call-push",
+                 json::array{Node("call", "core.a2a.invoke",
+                                  {{"skill", "peer-slow"}, {"mode", "push"}, {"pollMs", 60000}}),
+                             Node("end", "core.noop", {})}));
   const std::vector<std::string> egress{"--egress-allowlist", "127.0.0.1", "--egress-allow-http"};
   std::vector<std::string> peer_args{"--workflows-dir", (dir_ / "peer-wf").string()};
   peer_args.insert(peer_args.end(), egress.begin(), egress.end());
@@ -317,8 +319,8 @@ TEST_F(Replicas, AFrozenReplicaThawedBetweenRetriesDoesNotCallAgain) {
                       {{"Content-Type", "application/json"}});
   ASSERT_EQ(r.status, 201) << r.body;
   const std::string id(r.Json().at("runId").as_string());
-  ASSERT_EQ(api.WaitFor(1, std::chrono::seconds(10)), 1u);  // r0's first attempt
-  ::kill(frozen, SIGSTOP);  // in its 2 s backoff
+  ASSERT_EQ(api.WaitFor(1, std::chrono::seconds(10)), 1u);       // r0's first attempt
+  ::kill(frozen, SIGSTOP);                                       // in its 2 s backoff
   std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past the 1.5 s lease
   ::kill(frozen, SIGCONT);  // its backoff is over: it would attempt again now
   HttpClient c1 = Client(1);
@@ -328,7 +330,8 @@ TEST_F(Replicas, AFrozenReplicaThawedBetweenRetriesDoesNotCallAgain) {
   EXPECT_NE(Log(0).find("was taken over by another replica; this execution stops"),
             std::string::npos)
       << Log(0);
-  for (auto& server : servers_) server.Kill(SIGKILL);  // (their pooled connections, before `api` goes)
+  for (auto& server : servers_)
+    server.Kill(SIGKILL);  // (their pooled connections, before `api` goes)
 }
 
 // A rolling restart: each replica in turn gets SIGTERM while it executes runs, and starts

@@ -157,8 +157,9 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
     ++running_;
     ++slot->executions;
     const auto io = slot->io;  // (read before the move below)
-    asio::co_spawn(io, TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch),
-                   asio::detached);
+    asio::co_spawn(
+        io, TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch),
+        asio::detached);
     return;
   }
   Launch(*it->second, std::move(slot), std::move(rec), message, skill_id, in_epoch, lease_epoch,

@@ -124,8 +124,10 @@ asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string
     return true;
   });
   if (!sent)
-    core::LogWarn("nudge of run " + task_id + " not handed to the other replicas (it wakes at its "
-                  "next timer): " + sent.error().message);
+    core::LogWarn("nudge of run " + task_id +
+                  " not handed to the other replicas (it wakes at its "
+                  "next timer): " +
+                  sent.error().message);
 }
 
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(

@@ -11,8 +11,8 @@
 // The runs start in the objective's tenant as its owner, with contextId = the objective's id
 // and the opt/v1/* keys in their task's metadata. Rows are worked concurrently (independent
 // tasks start together); a row in flight is not taken again, and rows are claimed
-// (OptStore::ClaimActions) so another replica does not work them meanwhile. The outbox is read when woken
-// (OptStore's listener) and every few seconds besides (a transient failure is retried then).
+// (OptStore::ClaimActions) so another replica does not work them meanwhile. The outbox is read when
+// woken (OptStore's listener) and every few seconds besides (a transient failure is retried then).
 //
 // Thread safety: Wake may be called from any thread; Start and Stop from the app's thread.
 #include <boost/asio/any_io_executor.hpp>

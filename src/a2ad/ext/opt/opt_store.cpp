@@ -10,8 +10,8 @@
 #include "a2ad/ext/opt/opt_rows.hpp"
 #include "a2ad/ext/opt/opt_schema.hpp"
 #include "a2ad/protocol/json_parse.hpp"
-#include "a2ad/storage/cluster.hpp"
 #include "a2ad/protocol/json_util.hpp"
+#include "a2ad/storage/cluster.hpp"
 #include "a2ad/storage/page_cursor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 

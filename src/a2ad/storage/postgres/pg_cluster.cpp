@@ -212,7 +212,8 @@ void PgCluster::FeedLoop(const Feed& feed, std::chrono::milliseconds resync_ever
             if (line.front() == '~') {  // a nudge: "~<task id>\t<key>"
               const size_t tab = line.find('\t');
               if (tab != std::string_view::npos && feed.on_nudge)
-                feed.on_nudge(std::string(line.substr(1, tab - 1)), std::string(line.substr(tab + 1)));
+                feed.on_nudge(std::string(line.substr(1, tab - 1)),
+                              std::string(line.substr(tab + 1)));
               continue;
             }
             const size_t space = line.rfind(' ');
