@@ -140,6 +140,18 @@ class Replicas : public ::testing::Test {
                                          "", "ticker")}});
     return std::string(r.at("result").at("id").as_string());
   }
+  // Sets the push config "hook" (a closed port) of task `id` through `c`; the answer.
+  static json::value SetHook(HttpClient& c, const std::string& id) {
+    return c.Rpc("tasks/pushNotificationConfig/set",
+                 json::object{{"taskId", id},
+                              {"pushNotificationConfig",
+                               json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
+  }
+  // How many outbox rows task `task` has for config or webhook `target`.
+  std::string OutboxRows(const std::string& task, const std::string& target) {
+    return test::PgQuery(url_, "SELECT count(*) FROM push_outbox WHERE task_id = '" + task +
+                                   "' AND target_id = '" + target + "'");
+  }
   static size_t Chunks(const json::object& task) {
     if (!task.contains("artifacts") || task.at("artifacts").as_array().empty()) return 0;
     return task.at("artifacts").at(0).at("parts").as_array().size();
@@ -500,18 +512,11 @@ TEST_F(Replicas, APushConfigSetOnOneReplicaIsPushedByTheOneExecuting) {
   HttpClient r0 = Client(0), r1 = Client(1);
   const std::string id = StartTicker(r0, "pushed", 10, 100);
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  auto set =
-      r1.Rpc("tasks/pushNotificationConfig/set",
-             json::object{{"taskId", id},
-                          {"pushNotificationConfig",
-                           json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
+  auto set = SetHook(r1, id);
   ASSERT_TRUE(set.as_object().contains("result")) << set;
   EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
   // The run's completion was pushed (a row of the outbox, whatever its delivery's fate).
-  EXPECT_NE(test::PgQuery(url_, "SELECT count(*) FROM push_outbox WHERE task_id = '" + id +
-                                    "' AND target_id = 'hook'"),
-            "0")
-      << Log(0);
+  EXPECT_NE(OutboxRows(id, "hook"), "0") << Log(0);
 }
 
 // A push config or webhook deleted (or a webhook registered) through one replica is known to
@@ -523,25 +528,17 @@ TEST_F(Replicas, APushConfigOrWebhookChangedOnOneReplicaIsKnownToTheOneExecuting
                                       "--webhook-allowlist",  "127.0.0.1/32"};
   Serve(0, kLeaseTtlMs, push), Serve(1, kLeaseTtlMs, push);
   HttpClient r0 = Client(0), r1 = Client(1);
-  auto rows = [&](const std::string& task, const std::string& target) {
-    return test::PgQuery(url_, "SELECT count(*) FROM push_outbox WHERE task_id = '" + task +
-                                   "' AND target_id = '" + target + "'");
-  };
   // A config set, then deleted, through r1 while r0 executes: r0's completion pushes nothing
   // to it (it used to make a row, dead-lettered at delivery as "deleted").
   const std::string id = StartTicker(r0, "unpushed", 12, 100);
-  auto set =
-      r1.Rpc("tasks/pushNotificationConfig/set",
-             json::object{{"taskId", id},
-                          {"pushNotificationConfig",
-                           json::object{{"id", "hook"}, {"url", "http://127.0.0.1:9/hook"}}}});
+  auto set = SetHook(r1, id);
   ASSERT_TRUE(set.as_object().contains("result")) << set;
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // r0 reads it (the feed)
   auto del = r1.Rpc("tasks/pushNotificationConfig/delete",
                     json::object{{"id", id}, {"pushNotificationConfigId", "hook"}});
   ASSERT_TRUE(del.as_object().contains("result")) << del;
   EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
-  EXPECT_EQ(rows(id, "hook"), "0") << Log(0);
+  EXPECT_EQ(OutboxRows(id, "hook"), "0") << Log(0);
 
   // A webhook registered through r1: a run r0 executes right after pushes to it; deleted
   // through r1: the next run r0 executes does not. (Each well within the 5 s resync.)
@@ -551,12 +548,12 @@ TEST_F(Replicas, APushConfigOrWebhookChangedOnOneReplicaIsKnownToTheOneExecuting
   const std::string hook_id(hook.Json().at("webhookId").as_string());
   const std::string first = StartTicker(r0, "webhooked", 2, 50);
   EXPECT_EQ(AwaitState(r0, first, "completed", std::chrono::seconds(5)), "completed");
-  EXPECT_NE(rows(first, hook_id), "0") << Log(0);
+  EXPECT_NE(OutboxRows(first, hook_id), "0") << Log(0);
   ASSERT_EQ(r1.Request("DELETE", "/v1/webhooks/" + hook_id).status, 204);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const std::string second = StartTicker(r0, "unwebhooked", 2, 50);
   EXPECT_EQ(AwaitState(r0, second, "completed", std::chrono::seconds(5)), "completed");
-  EXPECT_EQ(rows(second, hook_id), "0") << Log(0);
+  EXPECT_EQ(OutboxRows(second, hook_id), "0") << Log(0);
 }
 
 TEST_F(Replicas, AnIdempotentSendRacedOnTwoReplicasMakesOneTask) {
