@@ -143,6 +143,32 @@ TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
   EXPECT_EQ(again->front().from, "");
 }
 
+// The claim on an ended run's leftover work (resending its peers' cancels at a start): one
+// live replica at a time, this one's own claim not taken twice, a dead one's taken over.
+TEST(PgReplicas, AnIdleRunIsClaimedByOneLiveReplicaAtATime) {
+  const std::string url = test::FreshPgDatabase();
+  Replica a(url, "a", 1000ms), b(url, "b");
+  for (const char* id : {"run-x", "run-y"}) ASSERT_TRUE(IsOk(CommitSync(*a.store, Create(id))));
+  auto first = a.cluster->ClaimIdle("run-x");
+  ASSERT_TRUE(IsOk(first));
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ(**first, 1);
+  EXPECT_FALSE(b.cluster->ClaimIdle("run-x")->has_value());  // a lives: left alone
+  EXPECT_FALSE(a.cluster->ClaimIdle("run-x")->has_value());  // nor claimed twice by a
+  ASSERT_TRUE(a.cluster->Release("run-x", 1).ok());
+  auto again = b.cluster->ClaimIdle("run-x");  // given up: anyone's
+  ASSERT_TRUE(IsOk(again));
+  ASSERT_TRUE(again->has_value());
+  EXPECT_EQ(**again, 1);
+  ASSERT_TRUE(IsOk(a.cluster->ClaimIdle("run-y")));
+  std::this_thread::sleep_for(1100ms);  // a stops renewing: its claim expires with it
+  auto taken = b.cluster->ClaimIdle("run-y");
+  ASSERT_TRUE(IsOk(taken));
+  ASSERT_TRUE(taken->has_value());
+  EXPECT_EQ(**taken, 2);
+  EXPECT_FALSE(a.cluster->ClaimIdle("run-y")->has_value());
+}
+
 TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndNudgesAndSkipsItsOwn) {
   const std::string url = test::FreshPgDatabase();
   Replica a(url, "a"), b(url, "b");

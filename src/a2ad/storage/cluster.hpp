@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ class Cluster {
   /// Whether this process still holds `task_id`'s lease at `epoch` (an execution about to
   /// call out of the host: a call made after the run was taken over would be made twice).
   virtual core::Result<bool> Holds(const std::string& task_id, int64_t epoch) = 0;
+  /// Takes `task_id`'s lease unless a live process (this one included) holds it; returns the
+  /// new epoch, or nothing when it is held. A claim on work beside a run that ended (the
+  /// resent cancels of its peers' tasks), which lasts while this process lives: Release it.
+  virtual core::Result<std::optional<int64_t>> ClaimIdle(const std::string& task_id) = 0;
   /// Takes up to `limit` orphaned leases.
   virtual core::Result<std::vector<Claimed>> ClaimOrphans(size_t limit) = 0;
   /// Gives `task_id`'s lease up if this process still holds it at `epoch` (a run that needs

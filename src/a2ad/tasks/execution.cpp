@@ -260,6 +260,24 @@ asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, 
   StartExecution(slot, rec, *trigger, skill_id, epoch, lease_epoch);
 }
 
+namespace {
+
+// Executor::AfterCancel, then the claim on the ended run given up (on a worker thread: a
+// database round trip).
+asio::awaitable<void> ResendCancels(Executor* ex, RecordPtr rec, storage::Cluster* cluster,
+                                    ReadExecutor* reads, std::optional<int64_t> claim) {
+  co_await ex->AfterCancel(rec);
+  if (!claim) co_return;
+  const std::string id = rec->task.id;
+  const int64_t epoch = *claim;
+  Result<void> released = co_await reads->Run([cluster, &id, epoch] {
+    return cluster->Release(id, epoch);
+  });
+  if (!released) core::LogWarn("run " + id + ": giving its claim up: " + released.error().message);
+}
+
+}  // namespace
+
 Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   // Collect first, then start: a started execution changes the states being listed.
   std::vector<storage::TaskRecord> unfinished;
@@ -307,12 +325,28 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   for (;;) {
     auto page = store_.List(q);
     if (!page) return std::move(page).error();
-    for (auto& rec : page->records)
-      if (Executor* ex = ExecutorFor(rec.skill_id)) {
-        ++running_;  // drained at shutdown like an execution
-        asio::co_spawn(io_, ex->AfterCancel(std::make_shared<const storage::TaskRecord>(rec)),
-                       [this](std::exception_ptr) { --running_; });
+    for (auto& rec : page->records) {
+      Executor* ex = ExecutorFor(rec.skill_id);
+      if (!ex) continue;
+      // Several replicas starting at once: one resends a run's cancels at a time; the claim
+      // (the ended run's lease) lasts while its replica lives and is given up after.
+      std::optional<int64_t> claim;
+      if (storage::Cluster* cluster = options_.cluster) {
+        auto got = cluster->ClaimIdle(rec.task.id);
+        if (!got) {
+          core::LogWarn("recovery: task " + rec.task.id +
+                        ": its peers' cancels are not resent here: " + got.error().message);
+          continue;
+        }
+        if (!got.value()) continue;  // another live replica is resending them
+        claim = got.value();
       }
+      ++running_;  // drained at shutdown like an execution
+      asio::co_spawn(io_,
+                     ResendCancels(ex, std::make_shared<const storage::TaskRecord>(rec),
+                                   options_.cluster, reads_.get(), claim),
+                     [this](std::exception_ptr) { --running_; });
+    }
     if (page->next_page_token.empty()) break;
     q.page_token = page->next_page_token;
   }

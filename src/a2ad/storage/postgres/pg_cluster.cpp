@@ -30,6 +30,15 @@ constexpr const char* kClaimOrphans =
     " LIMIT $3 FOR UPDATE SKIP LOCKED)"
     " UPDATE run_leases l SET holder = $1, epoch = l.epoch + 1 FROM orphan o"
     " WHERE l.task_id = o.task_id RETURNING l.task_id, l.epoch, o.holder";
+// A lease nobody alive holds: the same test as kClaimOrphans's, plus a holder never
+// registered (a process that died before its first heartbeat).
+constexpr const char* kClaimIdle =
+    "INSERT INTO run_leases(task_id, holder, epoch) VALUES ($1, $2, 1) ON CONFLICT (task_id)"
+    " DO UPDATE SET holder = excluded.holder, epoch = run_leases.epoch + 1"
+    " WHERE run_leases.holder = '' OR run_leases.holder NOT IN (SELECT r.holder FROM replicas r"
+    "   WHERE r.expires_at >= clock_timestamp() AND NOT (r.replica_id = $3 AND r.started_at <"
+    "     (SELECT me.started_at FROM replicas me WHERE me.holder = $2)))"
+    " RETURNING epoch";
 constexpr int kConnectTimeoutStatementMs = 5000;
 }  // namespace
 
@@ -93,6 +102,14 @@ core::Result<bool> PgCluster::Holds(const std::string& task_id, int64_t epoch) {
                 pg::Params().Add(task_id).Add(holder_).Add(epoch), "check a run's lease");
   if (!r) return std::move(r).error();
   return r->size() > 0;
+}
+
+core::Result<std::optional<int64_t>> PgCluster::ClaimIdle(const std::string& task_id) {
+  auto r = Exec(kClaimIdle, pg::Params().Add(task_id).Add(holder_).Add(options_.replica_id),
+                "claim an idle run");
+  if (!r) return std::move(r).error();
+  if (r->size() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(r->Int(0, 0));
 }
 
 core::Result<std::vector<Cluster::Claimed>> PgCluster::ClaimOrphans(size_t limit) {

@@ -40,6 +40,7 @@ class PgCluster final : public Cluster {
   core::Result<void> Heartbeat() override;
   core::Result<int64_t> Acquire(const std::string& task_id) override;
   core::Result<bool> Holds(const std::string& task_id, int64_t epoch) override;
+  core::Result<std::optional<int64_t>> ClaimIdle(const std::string& task_id) override;
   core::Result<std::vector<Claimed>> ClaimOrphans(size_t limit) override;
   core::Result<void> Release(const std::string& task_id, int64_t epoch) override;
   core::Result<void> Abandon(const std::string& task_id, int64_t epoch) override;
