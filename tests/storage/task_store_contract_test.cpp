@@ -312,6 +312,29 @@ TYPED_TEST(TaskStoreContractTest, ListFiltersByContextStateAndUpdatedAfterInclus
   EXPECT_EQ(list("ctx-b", TaskState::kWorking, 201), V{});
 }
 
+TYPED_TEST(TaskStoreContractTest, ListFiltersBySkill) {
+  for (int i = 0; i < 7; ++i) {
+    TaskCommit c = Create("s" + std::to_string(i), "ctx-s", TaskState::kWorking, 100 + i);
+    c.record.skill_id = i % 3 == 0 ? "long-delay" : "campaign-brief";
+    ASSERT_TRUE(IsOk(CommitSync(this->store(), c)));
+  }
+  TaskQuery q;
+  q.skill_id = "long-delay";
+  q.page_size = 2;
+  TaskPage first = this->MustList(q);
+  EXPECT_EQ(first.total_size, 3);
+  EXPECT_EQ(Ids(first.records), (std::vector<std::string>{"s6", "s3"}));
+  q.page_token = first.next_page_token;
+  EXPECT_EQ(Ids(this->MustList(q).records), std::vector<std::string>{"s0"});
+  q = {};
+  q.skill_id = "campaign-brief";
+  q.state = TaskState::kWorking;
+  q.page_size = 100;
+  EXPECT_EQ(this->MustList(q).total_size, 4);
+  q.skill_id = "none";
+  EXPECT_EQ(this->MustList(q).total_size, 0);
+}
+
 TYPED_TEST(TaskStoreContractTest, ListPaginationWalksEveryMatchExactlyOnce) {
   // 23 tasks with many equal timestamps, so the cursor must break ties by id.
   for (int i = 0; i < 23; ++i) {

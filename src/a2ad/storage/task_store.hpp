@@ -113,6 +113,7 @@ struct TaskQuery {
   bool all_tenants = false;
   std::string owner;                         // empty: any
   std::string context_id;                    // empty: any
+  std::string skill_id;                      // empty: any (the workflow, a console's filter)
   std::optional<protocol::TaskState> state;  // nullopt: any
   std::optional<int64_t> updated_at_or_after_ms;
   int32_t page_size = 50;  // caller validates 1..100

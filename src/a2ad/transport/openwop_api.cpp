@@ -25,14 +25,6 @@ using core::ErrorCode;
 
 namespace {
 
-// A run status of OpenWOP's RunSnapshot (and a2ad's paused).
-bool KnownRunStatus(std::string_view s) {
-  for (const char* k : {"pending", "running", "paused", "waiting-approval", "waiting-input",
-                        "waiting-external", "completed", "failed", "cancelled"})
-    if (s == k) return true;
-  return false;
-}
-
 // Key-sorted serialization: the request digest must not depend on key order.
 void Canonical(const json::value& v, std::string& out) {
   if (v.is_object()) {
@@ -410,41 +402,6 @@ asio::awaitable<HttpResponse> OpenwopApi::GetRun(const CallContext& ctx, const s
   if (!rec.value() || rec.value()->run.empty())
     co_return ErrorResponse(404, "not_found", "no run '" + id + "'");
   co_return Json(200, PublicRunSnapshot(*rec.value()));
-}
-
-asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const HttpRequest& r) {
-  auto q = QueryParams(r.target);
-  storage::TaskQuery tq;
-  if (q.count("pageSize")) {
-    const std::optional<int64_t> size = QueryInt(q["pageSize"]);
-    if (!size || *size < 1 || *size > 100)
-      co_return ErrorResponse(400, "validation_error", "pageSize: expected 1..100");
-    tq.page_size = static_cast<int>(*size);
-  }
-  tq.page_token = q["pageToken"];
-  if (const std::string& st = q["status"]; !st.empty() && !KnownRunStatus(st))
-    co_return ErrorResponse(400, "validation_error",
-                            "status: '" + st +
-                                "' is not a run status (pending, running, paused, "
-                                "waiting-approval, waiting-input, waiting-external, completed, "
-                                "failed, cancelled)");
-  auto page = co_await service_.ListRecords(ctx, tq);
-  if (!page) co_return ErrorResponse(page.error());
-  json::array runs;
-  for (const auto& rec : page->records) {
-    if (rec.run.empty()) continue;
-    if (!q["workflowId"].empty() && rec.skill_id != q["workflowId"]) continue;
-    if (!q["status"].empty() && Str(rec.run, "status") != q["status"]) continue;
-    runs.push_back(PublicRunSnapshot(rec));
-  }
-  json::object out{{"runs", std::move(runs)}};
-  if (!page->next_page_token.empty()) out["nextPageToken"] = page->next_page_token;
-  if (page->unreadable.empty()) co_return Json(200, out);
-  // Damaged records are left out, and said so (the store logged them; `a2ad doctor`).
-  out["skippedUnreadable"] = page->unreadable.size();
-  auto resp = Json(200, out);
-  resp.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page->unreadable.size()));
-  co_return resp;
 }
 
 namespace {

@@ -1,8 +1,11 @@
+// The listing reads of the REST surface. GET /v1/runs: the caller's runs, newest change
+// first, filtered in the store (workflow, A2A state, context, changed since) and counted;
 // GET /v1/inbox: the tasks of the caller's tenant that wait on a person and that the caller
 // may answer (an approver's queue; issue 35), newest first; GET /v1/me: who the caller is
 // (principal, tenant, scopes), for a console or a CLI to show only what the caller can do.
 #include <algorithm>
 #include <boost/json.hpp>
+#include <charconv>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -47,7 +50,93 @@ json::object Item(const storage::TaskRecord& rec, bool with_token) {
   return item;
 }
 
+// A run status of OpenWOP's RunSnapshot (and a2ad's paused).
+bool KnownRunStatus(std::string_view s) {
+  for (const char* k : {"pending", "running", "paused", "waiting-approval", "waiting-input",
+                        "waiting-external", "completed", "failed", "cancelled"})
+    if (s == k) return true;
+  return false;
+}
+
+// An A2A task state by its v0.3 name ("input-required"), the `state` filter.
+std::optional<protocol::TaskState> TaskStateNamed(std::string_view s) {
+  using S = protocol::TaskState;
+  for (const auto& [name, state] :
+       {std::pair{"submitted", S::kSubmitted}, {"working", S::kWorking},
+        {"input-required", S::kInputRequired}, {"auth-required", S::kAuthRequired},
+        {"completed", S::kCompleted}, {"failed", S::kFailed}, {"canceled", S::kCanceled},
+        {"rejected", S::kRejected}})
+    if (s == name) return state;
+  return std::nullopt;
+}
+
+// The store query of GET /v1/runs's parameters, or the refusal of the first bad one.
+core::Result<storage::TaskQuery> RunsQuery(std::map<std::string, std::string>& q) {
+  auto bad = [](std::string message) {
+    return core::Error(core::ErrorCode::kInvalidParams, std::move(message));
+  };
+  storage::TaskQuery tq;
+  if (q.count("pageSize")) {
+    int64_t size = 0;
+    const std::string& text = q["pageSize"];
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+    if (ec != std::errc() || end != text.data() + text.size() || size < 1 || size > 100)
+      return bad("pageSize: expected 1..100");
+    tq.page_size = static_cast<int>(size);
+  }
+  tq.page_token = q["pageToken"];
+  tq.skill_id = q["workflowId"];
+  tq.context_id = q["contextId"];
+  if (const std::string& st = q["status"]; !st.empty() && !KnownRunStatus(st))
+    return bad("status: '" + st +
+               "' is not a run status (pending, running, paused, waiting-approval, "
+               "waiting-input, waiting-external, completed, failed, cancelled)");
+  if (const std::string& st = q["state"]; !st.empty()) {
+    tq.state = TaskStateNamed(st);
+    if (!tq.state)
+      return bad("state: '" + st +
+                 "' is not a task state (submitted, working, input-required, auth-required, "
+                 "completed, failed, canceled, rejected)");
+  }
+  if (const std::string& since = q["updatedSince"]; !since.empty()) {
+    int64_t ms = 0;
+    if (!core::ParseTimestamp(since, ms))
+      return bad("updatedSince: expected an RFC 3339 timestamp (2026-11-28T10:00:00Z)");
+    tq.updated_at_or_after_ms = ms;
+  }
+  return tq;
+}
+
+// GET /v1/runs's answer (outside the coroutine: GCC 12 and braced json initializers).
+HttpResponse RunsAnswer(const storage::TaskPage& page, const std::string& status) {
+  json::array runs;
+  for (const auto& rec : page.records) {
+    if (rec.run.empty()) continue;
+    if (!status.empty() && Str(rec.run, "status") != status) continue;
+    json::object run = PublicRunSnapshot(rec);
+    run["updatedAt"] = core::FormatTimestamp(rec.updated_at_ms);
+    runs.push_back(std::move(run));
+  }
+  json::object out{{"runs", std::move(runs)}, {"totalSize", page.total_size}};
+  if (!page.next_page_token.empty()) out["nextPageToken"] = page.next_page_token;
+  if (!page.unreadable.empty())  // left out, and said so (the store logged them; a2ad doctor)
+    out["skippedUnreadable"] = page.unreadable.size();
+  HttpResponse resp = JsonResponse(200, protocol::SerializeJson(out));
+  if (!page.unreadable.empty())
+    resp.headers.emplace_back(kSkippedUnreadableHeader, std::to_string(page.unreadable.size()));
+  return resp;
+}
+
 }  // namespace
+
+asio::awaitable<HttpResponse> OpenwopApi::ListRuns(const CallContext& ctx, const HttpRequest& r) {
+  auto q = QueryParams(r.target);
+  auto tq = RunsQuery(q);
+  if (!tq) co_return ErrorResponse(400, "validation_error", tq.error().message);
+  auto page = co_await service_.ListRecords(ctx, tq.value());
+  if (!page) co_return ErrorResponse(page.error());
+  co_return RunsAnswer(page.value(), q["status"]);
+}
 
 asio::awaitable<HttpResponse> OpenwopApi::Inbox(const CallContext& ctx, const HttpRequest& r) {
   int64_t limit = 50;

@@ -107,6 +107,7 @@ core::Result<TaskPage> MemoryTaskStore::List(const TaskQuery& query) {
     if (!query.all_tenants && r.tenant != query.tenant) continue;
     if (!query.owner.empty() && r.owner != query.owner) continue;
     if (!query.context_id.empty() && r.task.context_id != query.context_id) continue;
+    if (!query.skill_id.empty() && r.skill_id != query.skill_id) continue;
     if (query.state && r.task.status.state != *query.state) continue;
     if (query.updated_at_or_after_ms && r.updated_at_ms < *query.updated_at_or_after_ms) continue;
     matches.push_back(&r);

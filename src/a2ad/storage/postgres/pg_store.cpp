@@ -198,6 +198,10 @@ core::Result<TaskPage> PostgresStore::List(const TaskQuery& query) {
     where += " AND context_id = " + next();
     params.Add(query.context_id);
   }
+  if (!query.skill_id.empty()) {
+    where += " AND skill_id = " + next();
+    params.Add(query.skill_id);
+  }
   if (query.state) {
     where += " AND state = " + next();
     params.Add(static_cast<int64_t>(*query.state));

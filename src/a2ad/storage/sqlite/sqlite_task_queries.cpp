@@ -96,6 +96,7 @@ std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count) {
   if (!query.all_tenants) add("tenant = :tenant");
   if (!query.owner.empty()) add("owner = :owner");
   if (!query.context_id.empty()) add("context_id = :ctx");
+  if (!query.skill_id.empty()) add("skill_id = :skill");
   if (query.state) add("state = :state");
   if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
   if (count) return "SELECT count(*) FROM tasks" + where;
@@ -165,6 +166,7 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
     if (!query.all_tenants) stmt.Bind(":tenant", query.tenant);
     if (!query.owner.empty()) stmt.Bind(":owner", query.owner);
     if (!query.context_id.empty()) stmt.Bind(":ctx", query.context_id);
+    if (!query.skill_id.empty()) stmt.Bind(":skill", query.skill_id);
     if (query.state) stmt.Bind(":state", static_cast<int64_t>(*query.state));
     if (query.updated_at_or_after_ms) stmt.Bind(":after", *query.updated_at_or_after_ms);
   };
