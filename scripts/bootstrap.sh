@@ -4,7 +4,7 @@
 #   scripts/bootstrap.sh
 #
 # Idempotent: Debian packages are installed only when missing (apt-get update runs only then),
-# and `npm ci` runs in tests/interop and tests/browser only when node_modules is missing or older
+# and `npm ci` runs in console, tests/interop and tests/browser only when node_modules is missing or older
 # than the lockfile.
 # Uses sudo only when not running as root.
 set -euo pipefail
@@ -70,7 +70,7 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 1
 fi
 
-for npm_dir in tests/interop tests/browser; do
+for npm_dir in console tests/interop tests/browser; do
   dir="$repo_root/$npm_dir"
   [[ -f "$dir/package-lock.json" ]] || continue
   # npm ci writes node_modules/.package-lock.json; it is older than the lockfile after a change.

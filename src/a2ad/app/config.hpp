@@ -88,6 +88,9 @@ struct Config {
   // conformance suite's workflows and test seams); off: only the workflows of the directory.
   bool conformance_fixtures = false;
 
+  // The operator console at /console/ (transport/console_routes.hpp); --no-console: off.
+  bool console = true;
+
   // The OPT extension's limits (ext/opt; docs/OPT.md), declared in the card.
   int opt_max_plans_per_objective = 20;
   int opt_max_tasks_per_plan = 100;

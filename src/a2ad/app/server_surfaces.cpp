@@ -102,6 +102,7 @@ int SurfacesStep(Server& s, Component& self) {
   router.SetAuthenticator(s.authenticator.get());
   router.SetReadiness(MakeReadinessProbe(*s.backend, s.health, config.data_dir));
   router.SetCors(std::move(*s.cors));
+  if (s.config.console) router.EnableConsole();
   router.SetMetrics(SetUpMetrics(*s.backend, A2AD_VERSION));
   router.AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath), [&s](const transport::HttpRequest& r) {

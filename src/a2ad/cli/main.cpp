@@ -175,6 +175,10 @@ int main(int argc, char** argv) {
       ->envname("A2AD_DEFAULT_SKILL")
       ->capture_default_str();
   serve
+      ->add_flag("!--no-console", config.console,
+                 "do not serve the operator console at /console/ (served by default)")
+      ->envname("A2AD_NO_CONSOLE");
+  serve
       ->add_flag("--conformance-fixtures", config.conformance_fixtures,
                  "also serve the OpenWOP conformance fixtures of <workflows-dir>/conformance/ "
                  "(the conformance suite's workflows); off by default")

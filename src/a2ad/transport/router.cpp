@@ -10,6 +10,7 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
+#include "a2ad/transport/console_routes.hpp"
 #include "a2ad/transport/error_body.hpp"
 #include "a2ad/transport/http_server.hpp"
 
@@ -347,6 +348,8 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
     std::pair<bool, json::object> probed = co_await readiness_();
     co_return ReadinessResponse(probed.first, std::move(probed.second));
   }
+  if (console_)  // public files, like the card: the page calls the API with its credential
+    if (auto r = ServeConsole(request)) co_return std::move(*r);
   for (const auto& [route, receive] : self_authenticating_)
     if (path == route) co_return receive(request);
   // Every route below but discovery and the JWKS needs a credential once keys exist.

@@ -90,6 +90,8 @@ class Router {
   void SetMetrics(std::function<boost::asio::awaitable<std::string>()> source);
   /// CORS for browser pages of the policy's origins (cors.hpp). Call before serving.
   void SetCors(CorsPolicy cors) { cors_ = std::move(cors); }
+  /// GET /console/...: the operator console (console_routes.hpp); off until called.
+  void EnableConsole() { console_ = true; }
   /// The A2A operation table the bindings serve (for the gRPC binding).
   const OperationTable& operations() const { return jsonrpc_.operations(); }
   /// See JsonRpcHandler::DisableStreaming. Call before serving.
@@ -143,6 +145,7 @@ class Router {
   std::function<bool()> secured_now_;
   std::shared_ptr<ExtendedCard> extended_card_ = std::make_shared<ExtendedCard>();
   bool v10_only_ = false;
+  bool console_ = false;
   std::string last_modified_;  // when the cards were made (they do not change while serving)
   std::unique_ptr<PushRoutes> push_routes_;
   std::unique_ptr<SampleSeams> sample_seams_;

@@ -1,0 +1,225 @@
+// The operator console (issue 33) in a real browser: Debian's chromium, driven by
+// playwright-core, against a2ad serving /console/ with API keys of two tenants. An operator
+// signs in, starts a campaign-brief run from the Workflows page, sees it appear in another
+// tab's task list without a reload, opens it, is refused an ill-typed edit next to the field,
+// approves it and watches the timeline reach the end; pauses and resumes a long-delay run. A
+// key of another tenant sees none of it; a read-only key sees no action. No request leaves
+// for another origin, no Content-Security-Policy violation is reported, and axe-core finds no
+// violation on any page. Screenshots of each page go to $A2AD_SCREENSHOTS.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { resolveBinary, startServer } from '../interop/server.mjs';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const WORKFLOWS = path.resolve(here, '..', '..', 'workflows');
+const SHOTS = process.env.A2AD_SCREENSHOTS ?? path.join(os.tmpdir(), 'a2ad-console-screens');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const WAIT = 20_000;
+
+let browser;
+let server;
+let dataDir;
+const keys = {};
+const offOrigin = []; // requests to anything but the server
+const cspViolations = [];
+
+function makeKey(tenant, scopes, name) {
+  return execFileSync(resolveBinary(), ['keys', 'create', '--data-dir', dataDir, '--tenant', tenant,
+    '--scopes', scopes, '--name', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM} (scripts/bootstrap.sh installs chromium)`);
+  const playwright = await import('playwright-core');
+  browser = await playwright.chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  await mkdir(SHOTS, { recursive: true });
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'a2ad-console-'));
+  const all = 'tasks:read,tasks:write,runs:read,runs:write,interrupts:resolve,push:manage';
+  keys.ops = makeKey('acme', all, 'operator');
+  keys.viewer = makeKey('acme', 'tasks:read,runs:read', 'viewer');
+  keys.other = makeKey('globex', all, 'other-operator');
+  server = await startServer({ dataDir, workflowsDir: WORKFLOWS });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+// A tab of its own (sessionStorage is per tab), watching every request and CSP report.
+async function tab() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const origin = new URL(server.baseUrl).origin;
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(`${origin}/`) && !u.startsWith('data:')) offOrigin.push(u);
+  });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  return page;
+}
+
+async function signIn(page, key, at = '/console/') {
+  await page.goto(`${server.baseUrl}${at}`);
+  const form = page.getByRole('form', { name: 'Sign in' });
+  await form.getByRole('textbox', { name: 'API key' }).fill(key);
+  await form.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Console' }).waitFor({ timeout: WAIT });
+}
+
+// axe-core's violations on the page as it is now (run in the page through the DevTools
+// protocol, which the page's CSP does not govern), and a screenshot.
+async function check(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join('; ')})`);
+  });
+  assert.deepEqual(violations, [], `axe on ${name}`);
+}
+
+const taskIdOf = (page) => decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+
+test('an operator runs, answers, pauses and resumes tasks from the console; other keys see what they may', async () => {
+  const list = await tab();
+  await signIn(list, keys.ops, '/console/tasks');
+  const table = list.getByRole('table', { name: 'Tasks' });
+  await table.waitFor();
+  await check(list, 'tasks-empty');
+
+  // Start a campaign-brief run from the Workflows page (another tab).
+  const work = await tab();
+  await signIn(work, keys.ops);
+  await work.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Workflows' }).click();
+  await work.getByRole('table', { name: 'Workflows' }).getByRole('link', { name: 'campaign-brief' }).click();
+  await work.getByRole('heading', { name: /Workflow campaign-brief/ }).waitFor();
+  await check(work, 'workflow');
+  const start = work.getByRole('form', { name: 'Start a run' });
+  await start.getByLabel(/prompt/).fill('Brief for the Acme launch');
+  await start.getByRole('button', { name: 'Start run' }).click();
+  await work.waitForURL(/\/console\/tasks\/[^/]+$/, { timeout: WAIT });
+  const briefId = taskIdOf(work);
+
+  // The first tab's list shows it without a reload.
+  await table.getByRole('link', { name: briefId }).waitFor({ timeout: WAIT });
+  await table.getByRole('link', { name: briefId }).click();
+  await list.getByRole('heading', { name: new RegExp(briefId) }).waitFor();
+
+  // The gate's form: an ill-typed edit is refused next to its field; accept approves.
+  const answer = list.getByRole('form', { name: 'Answer' });
+  await answer.waitFor({ timeout: WAIT });
+  for (const action of ['accept', 'reject', 'refine', 'edit-accept', 'ask'])
+    assert.equal(await answer.getByRole('button', { name: action, exact: true }).count(), 1, action);
+  await check(list, 'task-waiting');
+  await answer.getByLabel(/editedArtifactData/).fill('"just a string"');
+  await answer.getByRole('button', { name: 'edit-accept', exact: true }).click();
+  const refusal = answer.getByRole('alert');
+  await refusal.waitFor();
+  assert.match(await refusal.innerText(), /editedArtifactData: expected an object/);
+  assert.equal(await answer.getByLabel(/editedArtifactData/).getAttribute('aria-invalid'), 'true');
+  await answer.getByLabel(/editedArtifactData/).fill('');
+  await answer.getByLabel('Feedback').fill('Looks right');
+  // Keyboard only: the action is reached and pressed without the mouse.
+  await answer.getByRole('button', { name: 'accept', exact: true }).focus();
+  await list.keyboard.press('Enter');
+  const timeline = list.getByRole('region', { name: 'Timeline' });
+  await timeline.getByText('run.completed', { exact: true }).waitFor({ timeout: WAIT });
+  await list.getByText('completed', { exact: true }).first().waitFor();
+  assert.equal(await list.getByRole('form', { name: 'Answer' }).count(), 0);
+  assert.equal(await list.getByRole('button', { name: 'Cancel task' }).count(), 0); // it is over
+  await check(list, 'task-completed');
+
+  // A long-delay run: pause it (choosing the mode), then resume it.
+  await work.goto(`${server.baseUrl}/console/workflows/long-delay`);
+  await work.getByRole('form', { name: 'Start a run' }).getByRole('button', { name: 'Start run' }).click();
+  await work.waitForURL(/\/console\/tasks\/[^/]+$/, { timeout: WAIT });
+  const delayId = taskIdOf(work);
+  await work.getByRole('region', { name: 'Timeline' }).getByText('node.started', { exact: true }).waitFor({ timeout: WAIT });
+  await work.getByLabel('Pause mode').selectOption('interrupt_immediate');
+  await work.getByRole('button', { name: 'Pause' }).click();
+  await work.getByRole('button', { name: 'Resume' }).waitFor({ timeout: WAIT });
+  await work.getByRole('region', { name: 'Timeline' }).getByText('run.paused', { exact: true }).waitFor({ timeout: WAIT });
+  await check(work, 'task-paused');
+  await work.getByRole('button', { name: 'Resume' }).click();
+  await work.getByRole('button', { name: 'Pause' }).waitFor({ timeout: WAIT });
+  await work.getByRole('region', { name: 'Timeline' }).getByText('run.resumed', { exact: true }).waitFor({ timeout: WAIT });
+
+  // The list filtered by skill, from the URL (a shared link): only the long-delay run.
+  await list.goto(`${server.baseUrl}/console/tasks?workflowId=long-delay`);
+  await table.getByRole('link', { name: delayId }).waitFor({ timeout: WAIT });
+  assert.equal(await table.getByRole('link', { name: briefId }).count(), 0);
+  await check(list, 'tasks-filtered');
+
+  // Another tenant's operator: none of these tasks, and neither task's page.
+  const other = await tab();
+  await signIn(other, keys.other, '/console/tasks');
+  await other.getByRole('status').filter({ hasText: 'task(s)' }).waitFor();
+  assert.match(await other.getByRole('status').filter({ hasText: 'task(s)' }).innerText(), /^0 task/);
+  for (const id of [briefId, delayId]) {
+    await other.goto(`${server.baseUrl}/console/tasks/${id}`);
+    await other.getByRole('alert').waitFor({ timeout: WAIT });
+    assert.equal(await other.getByRole('button', { name: 'Cancel task' }).count(), 0);
+  }
+
+  // A read-only key: the tasks, and no action it cannot take.
+  const viewer = await tab();
+  await signIn(viewer, keys.viewer, `/console/tasks/${delayId}`);
+  await viewer.getByRole('heading', { name: new RegExp(delayId) }).waitFor({ timeout: WAIT });
+  await viewer.getByRole('region', { name: 'Timeline' }).getByText('run.resumed', { exact: true }).waitFor({ timeout: WAIT });
+  for (const name of ['Cancel task', 'Pause', 'Resume'])
+    assert.equal(await viewer.getByRole('button', { name, exact: true }).count(), 0, name);
+  await viewer.goto(`${server.baseUrl}/console/workflows/long-delay`);
+  await viewer.getByRole('heading', { name: /Workflow long-delay/ }).waitFor();
+  assert.equal(await viewer.getByRole('form', { name: 'Start a run' }).count(), 0);
+  await viewer.goto(`${server.baseUrl}/console/tasks`);
+  await viewer.getByRole('table', { name: 'Tasks' }).getByRole('link', { name: delayId }).waitFor({ timeout: WAIT });
+  assert.equal(await viewer.getByRole('button', { name: /Cancel \d+ matching/ }).count(), 0);
+
+  // The other pages, each checked.
+  for (const [at, heading, name] of [['/console/health', 'Health', 'health'],
+    ['/console/objectives', 'Objectives', 'objectives'], ['/console/workflows', 'Workflows', 'workflows']]) {
+    await work.goto(`${server.baseUrl}${at}`);
+    await work.getByRole('heading', { name: heading, exact: true }).waitFor();
+    await check(work, name);
+  }
+  // The credential is in the tab, never in a URL.
+  assert.ok(!work.url().includes(keys.ops));
+
+  // Cancel the long-delay run from its page.
+  await work.goto(`${server.baseUrl}/console/tasks/${delayId}`);
+  await work.getByRole('button', { name: 'Cancel task' }).click();
+  await work.getByRole('region', { name: 'Timeline' }).getByText('run.cancelled', { exact: true }).waitFor({ timeout: WAIT });
+
+  assert.deepEqual(offOrigin, [], 'requests to another origin');
+  assert.deepEqual(cspViolations, [], 'Content-Security-Policy violations');
+});
+
+test('the sign-in page refuses a key the server does not know, and says so', async () => {
+  const page = await tab();
+  await page.goto(`${server.baseUrl}/console/`);
+  const form = page.getByRole('form', { name: 'Sign in' });
+  await check(page, 'sign-in');
+  await form.getByRole('textbox', { name: 'API key' }).fill('a2ad_not_a_real_key');
+  await form.getByRole('button', { name: 'Sign in' }).click();
+  await form.getByRole('alert').waitFor();
+  assert.equal(await page.getByRole('navigation', { name: 'Console' }).count(), 0);
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+});
