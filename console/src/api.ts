@@ -128,17 +128,19 @@ export async function stream(
     const { value, done } = await reader.read();
     if (done) return;
     buffer += value;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl).replace(/\r$/, '');
-      buffer = buffer.slice(nl + 1);
+    const end = buffer.lastIndexOf('\n');
+    if (end < 0) continue;
+    const lines = buffer.slice(0, end).split('\n');
+    buffer = buffer.slice(end + 1);
+    for (const raw of lines) {
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
       if (line === '') {
         if (current.data !== '') onEvent(current);
         current = { id: current.id, event: 'message', data: '' };
       } else if (!line.startsWith(':')) {
         const colon = line.indexOf(':');
         const name = colon < 0 ? line : line.slice(0, colon);
-        const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        const val = colon < 0 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
         if (name === 'data') current.data += (current.data ? '\n' : '') + val;
         else if (name === 'event') current.event = val;
         else if (name === 'id') current.id = val;

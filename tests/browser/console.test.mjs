@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,7 +51,19 @@ before(async () => {
   keys.ops = makeKey('acme', all, 'operator');
   keys.viewer = makeKey('acme', 'tasks:read,runs:read', 'viewer');
   keys.other = makeKey('globex', all, 'other-operator');
-  server = await startServer({ dataDir, workflowsDir: WORKFLOWS });
+  // The bundled workflows, and a survey whose question has a constraint only the server checks.
+  const workflows = path.join(dataDir, 'workflows');
+  await cp(WORKFLOWS, workflows, { recursive: true });
+  await writeFile(path.join(workflows, 'survey.json'), JSON.stringify({
+    id: 'survey', name: 'Survey', version: '1.0.0', description: 'Asks how many seats.', metadata: { tags: ['test'] },
+    triggers: [{ id: 'manual', type: 'manual', enabled: true }], variables: [], settings: { timeout: 0 },
+    nodes: [{ id: 'ask', typeId: 'core.clarificationGate', name: 'Ask', position: { x: 0, y: 0 }, inputs: {},
+      config: { questions: [
+        { id: 'seats', question: 'How many seats?', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        { id: 'region', question: 'Which region?', schema: { enum: ['eu', 'us'] } }] } }],
+    edges: [],
+  }));
+  server = await startServer({ dataDir, workflowsDir: workflows });
 });
 
 after(async () => {
@@ -193,6 +205,40 @@ test('an operator runs, answers, pauses and resumes tasks from the console; othe
   await viewer.getByRole('table', { name: 'Tasks' }).getByRole('link', { name: delayId }).waitFor({ timeout: WAIT });
   assert.equal(await viewer.getByRole('button', { name: /Cancel \d+ matching/ }).count(), 0);
 
+  // A clarification: one field per question, typed; the server's refusal (a bound only it
+  // checks) is shown next to the field it names, and a good answer completes the run.
+  await work.goto(`${server.baseUrl}/console/workflows/survey`);
+  await work.getByRole('form', { name: 'Start a run' }).getByRole('button', { name: 'Start run' }).click();
+  await work.waitForURL(/\/console\/tasks\/[^/]+$/, { timeout: WAIT });
+  const survey = work.getByRole('form', { name: 'Answer' });
+  await survey.waitFor({ timeout: WAIT });
+  await survey.getByLabel(/How many seats/).fill('9000');
+  await survey.getByLabel(/Which region/).selectOption('eu');
+  await survey.getByRole('button', { name: 'Answer' }).click();
+  const tooMany = survey.getByRole('alert');
+  await tooMany.waitFor({ timeout: WAIT });
+  assert.match(await tooMany.innerText(), /500/);
+  assert.equal(await survey.getByLabel(/How many seats/).getAttribute('aria-invalid'), 'true');
+  await check(work, 'task-clarification-refused');
+  await survey.getByLabel(/How many seats/).fill('12');
+  await survey.getByRole('button', { name: 'Answer' }).click();
+  await work.getByRole('region', { name: 'Timeline' }).getByText('run.completed', { exact: true }).waitFor({ timeout: WAIT });
+
+  // An objective (the OPT extension) and its page.
+  const objective = await fetch(`${server.baseUrl}/a2a/rest/objectives`, {
+    method: 'POST',
+    headers: { 'X-API-Key': keys.ops, 'Content-Type': 'application/json', 'A2A-Version': '1.0',
+      'A2A-Extensions': 'https://github.com/zeroasterisk/a2a-opt/v1' },
+    body: JSON.stringify({ name: 'Q3 launch' }),
+  }).then((r) => r.json());
+  const objectiveId = objective.objective?.id ?? objective.id;
+  assert.ok(objectiveId, JSON.stringify(objective));
+  await work.goto(`${server.baseUrl}/console/objectives`);
+  await work.getByRole('table', { name: 'Objectives' }).getByRole('link', { name: objectiveId }).click();
+  await work.getByRole('heading', { name: new RegExp(objectiveId) }).waitFor();
+  await work.getByText('Q3 launch').waitFor();
+  await check(work, 'objective');
+
   // The other pages, each checked.
   for (const [at, heading, name] of [['/console/health', 'Health', 'health'],
     ['/console/objectives', 'Objectives', 'objectives'], ['/console/workflows', 'Workflows', 'workflows']]) {
@@ -207,6 +253,23 @@ test('an operator runs, answers, pauses and resumes tasks from the console; othe
   await work.goto(`${server.baseUrl}/console/tasks/${delayId}`);
   await work.getByRole('button', { name: 'Cancel task' }).click();
   await work.getByRole('region', { name: 'Timeline' }).getByText('run.cancelled', { exact: true }).waitFor({ timeout: WAIT });
+
+  // Bulk: three more long-delay runs, filtered, cancelled together after the count is shown.
+  for (let i = 0; i < 3; i++)
+    await fetch(`${server.baseUrl}/v1/runs`, {
+      method: 'POST',
+      headers: { 'X-API-Key': keys.ops, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ workflowId: 'long-delay', inputs: {} }),
+    });
+  await work.goto(`${server.baseUrl}/console/tasks?workflowId=long-delay&state=working`);
+  const bulkCancel = work.getByRole('button', { name: 'Cancel 3 matching' });
+  await bulkCancel.waitFor({ timeout: WAIT });
+  let asked = '';
+  work.once('dialog', (d) => { asked = d.message(); void d.accept(); });
+  await bulkCancel.click();
+  await work.getByRole('status').filter({ hasText: 'cancel: 3 done, 0 refused' }).waitFor({ timeout: WAIT });
+  assert.match(asked, /Cancel 3 task/);
+  await work.getByRole('status').filter({ hasText: /^0 task/ }).waitFor({ timeout: WAIT });
 
   assert.deepEqual(offOrigin, [], 'requests to another origin');
   assert.deepEqual(cspViolations, [], 'Content-Security-Policy violations');

@@ -131,6 +131,12 @@ def check_operations(out):
     assert re.search(r"^a2ad backup: .*: 1 task\(s\)", out, re.M), out
 
 
+def check_console(out):
+    got = lines(out)
+    assert "1 waiting-approval" in got, out
+    assert any(l.lower().startswith("content-security-policy: default-src 'none'") for l in got), out
+
+
 def check_postgres(out):
     assert "3|1" in lines(out), out
 
@@ -151,6 +157,7 @@ CHECKS = {
     "Approvals that need several people": check_quorum,
     "Check the agent card's signature": check_card,
     "Health, metrics and backups": check_operations,
+    "Watch and act in the operator console": check_console,
     "Serve from PostgreSQL": check_postgres,
     "Several replicas behind a load balancer": check_replicas,
 }

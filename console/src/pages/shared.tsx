@@ -1,15 +1,18 @@
 // Pieces several pages draw: a state's badge, a value's raw JSON one click away, and a
 // workflow drawn as a graph with each node's state.
+import { useState } from 'preact/hooks';
 
 export function StateBadge({ state }: { state: string }) {
   return <span class={`badge state-${state.replace(/[^a-z-]/g, '')}`}>{state}</span>;
 }
 
+/** A value's JSON one click away, written only once opened (a timeline has thousands). */
 export function Raw({ value, label = 'Raw JSON' }: { value: unknown; label?: string }) {
+  const [open, setOpen] = useState(false);
   return (
-    <details class="raw">
+    <details class="raw" onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
       <summary>{label}</summary>
-      <pre>{JSON.stringify(value, null, 2)}</pre>
+      {open && <pre>{JSON.stringify(value, null, 2)}</pre>}
     </details>
   );
 }

@@ -8,6 +8,7 @@ import { api, ApiError, can, stream, type Me } from '../api';
 import { follow, href } from '../route';
 import { AnswerForm } from './answer';
 import { Graph, Raw, StateBadge, type WorkflowDef } from './shared';
+import { Timeline, type RunEvent } from './timeline';
 
 type Obj = Record<string, unknown>;
 type Snapshot = {
@@ -29,7 +30,6 @@ type A2aTask = {
   history?: Array<{ messageId: string; role: string; parts?: Part[] }>;
   metadata?: Obj & { pause?: Obj & { resumeToken?: string }; openwop?: Obj };
 };
-type RunEvent = { sequence?: number; type?: string; nodeId?: string; at?: string; timestamp?: string } & Obj;
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -83,6 +83,7 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
     // The timeline: every event of the run's log, live; resumed after a dropped connection
     // from the last one seen.
     const abort = new AbortController();
+    const arrived: RunEvent[] = [];
     let last = '';
     const follow = async () => {
       for (let attempt = 0; !abort.signal.aborted && attempt < 50; attempt++) {
@@ -92,11 +93,16 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
             (e) => {
               last = e.id || last;
               try {
-                const doc = JSON.parse(e.data) as RunEvent;
-                setEvents((prev) => [...prev, doc]);
+                arrived.push(JSON.parse(e.data) as RunEvent);
               } catch {
-                /* a keep-alive or a non-JSON frame */
+                return; // a keep-alive or a non-JSON frame
               }
+              // The events of a frame are drawn together (a replay brings thousands at once).
+              if (arrived.length === 1)
+                requestAnimationFrame(() => {
+                  const batch = arrived.splice(0);
+                  setEvents((prev) => prev.concat(batch));
+                });
               refreshSoon();
             },
             abort.signal,
@@ -248,20 +254,7 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
           <Graph def={def} states={snap.nodeStates} />
         </section>
       )}
-      <section aria-label="Timeline" class="timeline">
-        <h2>Timeline</h2>
-        <ol>
-          {events.map((e) => (
-            <li key={e.sequence}>
-              <span class="seq">#{e.sequence}</span> <strong>{e.type}</strong>
-              {e.nodeId && <span> · {e.nodeId}</span>}
-              <span class="at"> {String(e.at ?? e.timestamp ?? '')}</span>
-              <Raw value={e} />
-            </li>
-          ))}
-        </ol>
-        {events.length === 0 && <p>No events yet.</p>}
-      </section>
+      <Timeline events={events} />
       <section aria-label="Inputs">
         <h2>Inputs</h2>
         <pre>{JSON.stringify(snap.variables ?? {}, null, 2)}</pre>
