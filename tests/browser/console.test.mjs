@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import http from 'node:http';
 
 import { resolveBinary, startServer } from '../interop/server.mjs';
 
@@ -27,6 +28,9 @@ const WAIT = 20_000;
 
 let browser;
 let server;
+let receiver;
+let accepting = false;
+const received = [];
 let dataDir;
 const keys = {};
 const offOrigin = []; // requests to anything but the server
@@ -63,12 +67,25 @@ before(async () => {
         { id: 'region', question: 'Which region?', schema: { enum: ['eu', 'us'] } }] } }],
     edges: [],
   }));
-  server = await startServer({ dataDir, workflowsDir: workflows });
+  // A webhook that refuses until told otherwise: its deliveries are dead-lettered at once.
+  receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.push(req.url);
+      res.writeHead(accepting ? 200 : 503).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  server = await startServer({
+    dataDir, workflowsDir: workflows,
+    args: ['--push-allow-http', '--push-allowlist', '127.0.0.1/32', '--push-max-attempts', '1'],
+  });
 });
 
 after(async () => {
   await browser?.close();
   await server?.stop();
+  receiver?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -249,10 +266,31 @@ test('an operator runs, answers, pauses and resumes tasks from the console; othe
   // The credential is in the tab, never in a URL.
   assert.ok(!work.url().includes(keys.ops));
 
-  // Cancel the long-delay run from its page.
+  // Cancel the long-delay run from its page; its push to the refusing webhook is
+  // dead-lettered, and sent again from the page once the webhook accepts.
+  const pushConfig = await fetch(`${server.baseUrl}/a2a/rest/tasks/${delayId}/pushNotificationConfigs`, {
+    method: 'POST',
+    headers: { 'X-API-Key': keys.ops, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+    body: JSON.stringify({ url: `http://127.0.0.1:${receiver.address().port}/hook` }),
+  });
+  assert.equal(pushConfig.status, 200, await pushConfig.text());
   await work.goto(`${server.baseUrl}/console/tasks/${delayId}`);
   await work.getByRole('button', { name: 'Cancel task' }).click();
   await work.getByRole('region', { name: 'Timeline' }).getByText('run.cancelled', { exact: true }).waitFor({ timeout: WAIT });
+  const deliveries = work.getByRole('table', { name: 'Deliveries' });
+  const retry = deliveries.getByRole('button', { name: /^Retry delivery / });
+  for (let i = 0; i < 40 && (await retry.count()) === 0; i++) {
+    await work.waitForTimeout(250);
+    await work.reload();
+    await work.getByRole('heading', { name: new RegExp(delayId) }).waitFor();
+  }
+  await retry.waitFor({ timeout: WAIT });
+  await check(work, 'task-dead-letter');
+  const refused = received.length;
+  accepting = true;
+  await retry.click();
+  await deliveries.getByText('delivered', { exact: true }).waitFor({ timeout: WAIT });
+  assert.equal(received.length, refused + 1);
 
   // Bulk: three more long-delay runs, filtered, cancelled together after the count is shown.
   for (let i = 0; i < 3; i++)

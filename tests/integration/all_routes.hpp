@@ -125,6 +125,7 @@ inline std::vector<Route> AllRoutes(const std::string& t) {
            {"GET", "/v1/host/sample/a2a/tasks/" + t, ""},
            {"GET", "/v1/push/deliveries?taskId=" + t, ""},
            {"GET", "/v1/push/dead-letters", ""},
+           {"POST", "/v1/push/deliveries/retry", R"({"taskId":")" + t + R"(","eventId":"e1"})"},
            {"POST", "/v1/host/sample/a2a/tasks/push-config",
             R"({"taskId":")" + t + R"(","url":"https://example.com/h"})"},
            {"POST", "/v1/webhooks",

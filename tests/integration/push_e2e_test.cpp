@@ -336,6 +336,35 @@ TEST_F(PushE2E, ExhaustedDeliveriesAreDeadLetteredAndListed) {
   EXPECT_EQ(c.Request("GET", "/v1/push/dead-letters?limit=0").status, 400);
   EXPECT_EQ(c.Request("GET", "/v1/push/deliveries").status, 400);
   EXPECT_EQ(c.Request("GET", "/v1/push/deliveries?taskId=nope").status, 404);
+
+  // Sent again once the receiver is back: due at once, the attempts counted afresh.
+  const std::string id(dead.at("eventId").as_string());
+  auto retry = [&](const std::string& task, const std::string& delivery) {
+    return c.Request("POST", "/v1/push/deliveries/retry",
+                     R"({"taskId":")" + task + R"(","eventId":")" + delivery + R"("})",
+                     {{"Content-Type", "application/json"}});
+  };
+  rx.SetDefaultStatus(200);
+  auto again = retry(task_id, id);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.Json().at("state"), "pending");
+  EXPECT_EQ(again.Json().at("attempts"), 0);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Deliveries(task_id).at("deliveries").as_array();
+    return d.size() == 1 && d[0].at("state") == "delivered";
+  })) << json::serialize(Deliveries(task_id));
+  EXPECT_EQ(rx.count(), 3u);  // 503, 503, then the retry's 200
+  EXPECT_EQ(Deliveries(task_id).at("deliveries").at(0).at("attempts"), 1);
+  EXPECT_TRUE(c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").as_array().empty());
+  // Only a dead letter is sent again; the ids must name a delivery of a task of the caller.
+  auto delivered = retry(task_id, id);
+  EXPECT_EQ(delivered.status, 409) << delivered.body;
+  auto unknown = retry(task_id, "no-such-delivery");
+  EXPECT_EQ(unknown.status, 400) << unknown.body;
+  EXPECT_EQ(unknown.Json().at("details").at("field"), "eventId");
+  EXPECT_EQ(retry("no-such-task", id).status, 404);
+  EXPECT_EQ(c.Request("GET", "/v1/push/deliveries/retry").status, 405);
+  EXPECT_EQ(rx.count(), 3u);
 }
 
 TEST_F(PushE2E, ASlowWebhookDoesNotHoldBackOthers) {

@@ -31,6 +31,8 @@ type A2aTask = {
   metadata?: Obj & { pause?: Obj & { resumeToken?: string }; openwop?: Obj };
 };
 
+type Delivery = { eventId: string; kind: string; url: string; state: string; attempts: number; lastError?: string };
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 function PartView({ part }: { part: Part }) {
@@ -48,6 +50,7 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
   const [def, setDef] = useState<WorkflowDef | null>(null);
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [pushes, setPushes] = useState<unknown[] | null>(null);
+  const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
   const [error, setError] = useState('');
   const [acting, setActing] = useState('');
   const [mode, setMode] = useState('finish_step');
@@ -63,6 +66,9 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
     api<A2aTask>(`/a2a/rest/tasks/${encodeURIComponent(id)}?historyLength=20`)
       .then(setTask)
       .catch(() => undefined);
+    api<{ deliveries: Delivery[] }>(`/v1/push/deliveries?taskId=${encodeURIComponent(id)}`)
+      .then((d) => setDeliveries(d.deliveries))
+      .catch(() => setDeliveries(null));
   };
   const refreshSoon = () => {
     if (pending.current !== undefined) return;
@@ -119,6 +125,14 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
     void follow();
     return () => abort.abort();
   }, [id]);
+
+  // A delivery on its way (a retry, say) is followed until it is delivered or dead.
+  const inFlight = (deliveries ?? []).some((d) => d.state === 'pending');
+  useEffect(() => {
+    if (!inFlight) return;
+    const t = setTimeout(load, 1000);
+    return () => clearTimeout(t);
+  }, [inFlight, deliveries]);
 
   useEffect(() => {
     if (!snap?.workflowId) return;
@@ -300,8 +314,43 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
         </ol>
       </section>
       <section aria-label="Push configs">
-        <h2>Push configs</h2>
-        {pushes === null ? <p>Not readable with this credential.</p> : pushes.length === 0 ? <p>None.</p> : <Raw value={pushes} label="Configs" />}
+        <h2>Push configs and deliveries</h2>
+        {pushes === null ? <p>Not readable with this credential.</p> : pushes.length === 0 ? <p>No push config.</p> : <Raw value={pushes} label="Configs" />}
+        {deliveries && deliveries.length > 0 && (
+          <table aria-label="Deliveries">
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">To</th>
+                <th scope="col">State</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <tr>
+                  <td>{d.eventId}</td>
+                  <td>{d.url}</td>
+                  <td>
+                    <StateBadge state={d.state} />
+                    {d.state === 'dead' && (
+                      <button
+                        type="button"
+                        aria-label={`Retry delivery ${d.eventId}`}
+                        onClick={() => act('Retry', '/v1/push/deliveries/retry', { taskId: id, eventId: d.eventId })}
+                      >
+                        Retry
+                      </button>
+                    )}
+                  </td>
+                  <td>{d.attempts}</td>
+                  <td>{d.lastError ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </section>
       <Raw value={{ snapshot: snap, task }} label="Raw snapshot and task" />
     </section>

@@ -415,4 +415,31 @@ Result<std::vector<storage::OutboxRow>> PushService::Deliveries(const std::strin
   return rows;
 }
 
+Result<storage::OutboxRow> PushService::Retry(const std::string& task_id,
+                                              const std::string& delivery_id) {
+  if (auto known = RequireTask(task_id); !known) return std::move(known).error();
+  auto rows = store_.ListOutbox(task_id);
+  if (!rows) return std::move(rows).error();
+  auto it = std::find_if(rows->begin(), rows->end(),
+                         [&](const storage::OutboxRow& r) { return r.id == delivery_id; });
+  if (it == rows->end())
+    return core::Error(core::ErrorCode::kInvalidParams,
+                       "eventId: task " + task_id + " has no delivery '" + delivery_id + "'",
+                       {{"field", "eventId"}});
+  if (it->state != storage::OutboxState::kDead)
+    return core::Error(core::ErrorCode::kConflict,
+                       "delivery '" + delivery_id + "' is not dead-lettered (it is " +
+                           (it->state == storage::OutboxState::kPending ? "pending" : "delivered") +
+                           "): only a dead letter is sent again");
+  storage::OutboxRow row = *it;
+  row.state = storage::OutboxState::kPending;
+  row.attempts = 0;
+  row.next_attempt_at_ms = clock_.NowMs();
+  row.finished_at_ms = 0;
+  if (auto ok = store_.UpdateOutbox(row); !ok) return std::move(ok).error();
+  WakeUp();
+  row.body.clear();  // observability, not content
+  return row;
+}
+
 }  // namespace a2ad::push

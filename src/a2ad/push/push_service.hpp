@@ -145,6 +145,12 @@ class PushService {
   /// The outbox rows of a task (delivery state, attempts, dead letters). kTaskNotFound.
   core::Result<std::vector<storage::OutboxRow>> Deliveries(const std::string& task_id);
 
+  /// A dead-lettered delivery of `task_id` sent again: due now, its attempts counted afresh
+  /// (the retry schedule starts over), the worker woken. Returns the row as it is now (its
+  /// body cleared). kTaskNotFound; kInvalidParams (field eventId): no such delivery of the
+  /// task; kConflict: the delivery is not dead-lettered (pending or delivered).
+  core::Result<storage::OutboxRow> Retry(const std::string& task_id, const std::string& delivery_id);
+
  private:
   struct CachedConfig {
     std::string id;

@@ -109,7 +109,8 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
   const bool sample = sample_seam_ && path == "/v1/host/sample/a2a/tasks/push-config";
   const bool deliveries = path == "/v1/push/deliveries";
   const bool dead = path == "/v1/push/dead-letters";
-  if (!webhooks && !sample && !deliveries && !dead) co_return std::nullopt;
+  const bool retry = path == "/v1/push/deliveries/retry";
+  if (!webhooks && !sample && !deliveries && !dead && !retry) co_return std::nullopt;
   const auto ctx = CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
   if (auto denied = RequireScope(ctx, dead ? kScopeAdmin : kScopePushManage))
     co_return WithScopeChallenge(RestErrorResponse(*denied), *denied);
@@ -122,6 +123,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
       if (!rec.value()) co_return RestErrorResponse(UnknownTask(task_id));
     }
   }
+  if (retry) co_return co_await Retry(ctx, request);
   if (sample) {
     if (request.method != "POST") {
       auto r = Error(405, "method_not_allowed", "use POST");
@@ -157,6 +159,33 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
     return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));
   }
   return std::nullopt;  // dead letters: DeadLetters
+}
+
+// POST /v1/push/deliveries/retry {taskId, eventId}: a dead letter of the caller's task
+// sent again (PushService::Retry); another tenant's task is an unknown one.
+boost::asio::awaitable<HttpResponse> PushRoutes::Retry(const protocol::CallContext& ctx,
+                                                       const HttpRequest& request) {
+  if (request.method != "POST") {
+    auto r = Error(405, "method_not_allowed", "use POST");
+    r.headers.emplace_back("Allow", "POST");
+    co_return r;
+  }
+  auto parsed = protocol::ParseJsonObject(request.body, "body");
+  if (!parsed) co_return RestErrorResponse(parsed.error());
+  std::string ids[2];
+  const char* names[2] = {"taskId", "eventId"};
+  for (int i = 0; i < 2; ++i) {
+    const json::value* v = parsed->if_contains(names[i]);
+    if (!v || !v->is_string() || v->get_string().empty())
+      co_return Error(400, "validation_error", std::string(names[i]) + ": required, a string");
+    ids[i] = std::string(v->get_string());
+  }
+  auto rec = co_await tasks_.GetRecord(ctx, ids[0]);
+  if (!rec) co_return RestErrorResponse(rec.error());
+  if (!rec.value()) co_return RestErrorResponse(UnknownTask(ids[0]));
+  auto row = service_.Retry(ids[0], ids[1]);
+  if (!row) co_return RestErrorResponse(row.error());
+  co_return JsonResponse(200, protocol::SerializeJson(RowJson(row.value())));
 }
 
 // The dead letters an admin sees are its own tenant's: rows of tasks it can see and of its

@@ -4,6 +4,10 @@
 //   GET /v1/push/deliveries?taskId=ID       the task's outbox rows: state (pending,
 //                                           delivered, dead), attempts, last error, times
 //   GET /v1/push/dead-letters?limit=N       dead-lettered deliveries, newest first (N <= 500)
+//   POST /v1/push/deliveries/retry {taskId, eventId}
+//                                           a dead letter sent again: due now, attempts
+//                                           afresh; 400 (field eventId) unknown, 409 not
+//                                           dead-lettered
 //   POST /v1/host/sample/a2a/tasks/push-config {taskId, url, token?, tokenFingerprint?}
 //                                           (only with EnableSampleSeam)
 //                                           the OpenWOP conformance seam (DIGEST §2.5): the
@@ -54,6 +58,8 @@ class PushRoutes {
   boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
   std::optional<HttpResponse> HandleSync(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Retry(const protocol::CallContext& ctx,
+                                             const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> DeadLetters(const protocol::CallContext& ctx,
                                                    const HttpRequest& request);
   push::PushService& service_;
