@@ -172,8 +172,9 @@ test('an operator runs, answers, pauses and resumes tasks from the console; othe
   const timeline = list.getByRole('region', { name: 'Timeline' });
   await timeline.getByText('run.completed', { exact: true }).waitFor({ timeout: WAIT });
   await list.getByText('completed', { exact: true }).first().waitFor();
-  assert.equal(await list.getByRole('form', { name: 'Answer' }).count(), 0);
-  assert.equal(await list.getByRole('button', { name: 'Cancel task' }).count(), 0); // it is over
+  // Once the page has read the run's end: no gate, no action (it is over).
+  await list.getByRole('form', { name: 'Answer' }).waitFor({ state: 'detached', timeout: WAIT });
+  await list.getByRole('button', { name: 'Cancel task' }).waitFor({ state: 'detached', timeout: WAIT });
   await check(list, 'task-completed');
 
   // A long-delay run: pause it (choosing the mode), then resume it.
@@ -237,6 +238,20 @@ test('an operator runs, answers, pauses and resumes tasks from the console; othe
   assert.match(await tooMany.innerText(), /500/);
   assert.equal(await survey.getByLabel(/How many seats/).getAttribute('aria-invalid'), 'true');
   await check(work, 'task-clarification-refused');
+  // Asked for, the runs waiting on a person lead the list, ahead of a newer one.
+  const surveyId = taskIdOf(work);
+  const newer = await fetch(`${server.baseUrl}/v1/runs`, {
+    method: 'POST',
+    headers: { 'X-API-Key': keys.ops, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ workflowId: 'await-event', inputs: {} }),
+  }).then((r) => r.json());
+  await list.goto(`${server.baseUrl}/console/tasks`);
+  await table.getByRole('link', { name: newer.runId }).waitFor({ timeout: WAIT });
+  assert.equal(await table.getByRole('link').first().innerText(), newer.runId);
+  await list.getByLabel('Waiting on a person first').check();
+  await list.waitForURL(/waitingFirst=1/);
+  await list.waitForFunction((id) => document.querySelector('table[aria-label="Tasks"] tbody a')?.textContent === id, surveyId, { timeout: WAIT });
+  await check(list, 'tasks-waiting-first');
   await survey.getByLabel(/How many seats/).fill('12');
   await survey.getByRole('button', { name: 'Answer' }).click();
   await work.getByRole('region', { name: 'Timeline' }).getByText('run.completed', { exact: true }).waitFor({ timeout: WAIT });

@@ -20,6 +20,7 @@ type Snapshot = {
   interrupt?: { nodeId: string; kind: string; data?: Obj };
   metadata?: Obj;
   error?: Obj;
+  parentRunId?: string;
 };
 type Part = { text?: string; data?: unknown; url?: string; raw?: string };
 type A2aTask = {
@@ -173,7 +174,7 @@ export function TaskPage({ me, id }: { me: Me; id: string }) {
   const over = TERMINAL.has(snap.status);
   const writer = can(me, 'tasks:write');
   const openwop = (task?.metadata?.openwop ?? {}) as Obj;
-  const parent = (openwop.callerRunId ?? openwop.parentRunId) as string | undefined;
+  const parent = (snap.parentRunId ?? openwop.callerRunId) as string | undefined;
   const children = Object.entries(snap.nodeStates ?? {})
     .map(([node, st]) => {
       const effect = (st.effect ?? {}) as Obj;

@@ -29,7 +29,7 @@ export type RunRow = {
 };
 type RunPage = { runs: RunRow[]; totalSize: number; nextPageToken?: string };
 
-const FILTERS = ['state', 'workflowId', 'contextId', 'updatedSince'] as const;
+const FILTERS = ['state', 'workflowId', 'contextId', 'updatedSince'] as const; // server-side
 
 // An RFC 3339 instant as a datetime-local input shows it (this machine's time zone).
 function localInput(iso: string | null): string {
@@ -48,6 +48,8 @@ function runsPath(query: URLSearchParams, extra: Record<string, string>): string
 
 export function TasksPage({ me, query }: { me: Me; query: URLSearchParams }) {
   const [page, setPage] = useState<RunPage | null>(null);
+  const [waiting, setWaiting] = useState<RunRow[]>([]);
+  const waitingFirst = query.get('waitingFirst') === '1' && !query.get('state');
   const [error, setError] = useState('');
   const [tokens, setTokens] = useState<string[]>(['']); // the cursor of each page seen
   const [counts, setCounts] = useState<Record<string, number>>({});
@@ -70,6 +72,12 @@ export function TasksPage({ me, query }: { me: Me; query: URLSearchParams }) {
           setError('');
         })
         .catch((e) => setError(e instanceof ApiError ? e.message : String(e)));
+      // Asked for: the runs waiting on a person (the other filters apply) lead the first page.
+      if (waitingFirst && !token)
+        api<RunPage>(runsPath(query, { state: 'input-required', pageSize: '50' }))
+          .then((p) => setWaiting(p.runs))
+          .catch(() => setWaiting([]));
+      else setWaiting([]);
     },
     2000,
     [key, token],
@@ -165,9 +173,15 @@ export function TasksPage({ me, query }: { me: Me; query: URLSearchParams }) {
             }}
           />
         </label>
-        <button type="button" onClick={() => setFilter('state', 'input-required')}>
-          Waiting on a person
-        </button>
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={waitingFirst}
+            disabled={!!query.get('state')}
+            onChange={(e) => setFilter('waitingFirst', (e.target as HTMLInputElement).checked ? '1' : '')}
+          />
+          Waiting on a person first
+        </label>
       </form>
       <ul class="counts" aria-label="Count per state">
         {STATES.map((s) => (
@@ -209,7 +223,7 @@ export function TasksPage({ me, query }: { me: Me; query: URLSearchParams }) {
           </tr>
         </thead>
         <tbody>
-          {(page?.runs ?? []).map((r) => (
+          {[...waiting, ...(page?.runs ?? []).filter((r) => !waiting.some((w) => w.runId === r.runId))].map((r) => (
             <tr key={r.runId}>
               <td>
                 <a href={href('tasks', r.runId)} onClick={follow}>
