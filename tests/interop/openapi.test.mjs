@@ -59,6 +59,8 @@ const ROUTES = [
   'POST /v1/runs/{runId}/interrupts/{nodeId}', 'POST /v1/runs/{runId}/approvals/{nodeId}',
   'POST /v1/events',
   'GET /v1/inbox', 'GET /v1/me',
+  // The operator console (console_routes.cpp).
+  'GET /console', 'GET /console/{path}', 'HEAD /console/{path}',
   'GET /v1/interrupts/{token}', 'POST /v1/interrupts/{token}',
   'GET /v1/interrupts/{token}/resolve', 'POST /v1/interrupts/{token}/resolve',
   'GET /v1/a2a/tasks/{taskId}', 'GET /v1/host/sample/a2a/tasks/{taskId}',
@@ -66,7 +68,7 @@ const ROUTES = [
   'POST /v1/host/sample/test/surface', 'POST /v1/host/sample/test/idempotency/concurrent-claim',
   // Push routes.
   'POST /v1/webhooks', 'DELETE /v1/webhooks/{webhookId}',
-  'GET /v1/push/deliveries', 'HEAD /v1/push/deliveries',
+  'GET /v1/push/deliveries', 'HEAD /v1/push/deliveries', 'POST /v1/push/deliveries/retry',
   'GET /v1/push/dead-letters', 'HEAD /v1/push/dead-letters',
   // A2A HTTP+JSON 1.0.
   ...a2aRestRoutes('/a2a/rest', true),
