@@ -5,7 +5,8 @@
 // approves it and watches the timeline reach the end; pauses and resumes a long-delay run. A
 // key of another tenant sees none of it; a read-only key sees no action. No request leaves
 // for another origin, no Content-Security-Policy violation is reported, and axe-core finds no
-// violation on any page. Screenshots of each page go to $A2AD_SCREENSHOTS.
+// violation on any page. A server without keys needs no sign-in. Screenshots of each page
+// go to $A2AD_SCREENSHOTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -338,4 +339,20 @@ test('the sign-in page refuses a key the server does not know, and says so', asy
   await form.getByRole('alert').waitFor();
   assert.equal(await page.getByRole('navigation', { name: 'Console' }).count(), 0);
   assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+});
+
+test('a development server without keys needs no sign-in', async () => {
+  const open = await startServer({ workflowsDir: WORKFLOWS });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${open.baseUrl}/console/workflows`);
+    await page.getByRole('table', { name: 'Workflows' }).getByRole('link', { name: 'long-delay' }).waitFor({ timeout: WAIT });
+    assert.equal(await page.getByRole('form', { name: 'Sign in' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0);
+    assert.match(await page.getByRole('banner').innerText(), /default \/ anonymous/);
+    await context.close();
+  } finally {
+    await open.stop();
+  }
 });
