@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -141,6 +142,47 @@ TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
   EXPECT_EQ(again->front().task_id, one.task_id);
   EXPECT_EQ(again->front().epoch, one.epoch + 1);
   EXPECT_EQ(again->front().from, "");
+}
+
+// POST /v1/events on any replica: the runs paused until an event are found by the indexed
+// column each commit writes (waits_for_event), and found again after a migration from a
+// schema without it (the runs paused then are read once).
+TEST(PgReplicas, TheRunsPausedUntilAnEventAreFoundByItsName) {
+  const std::string url = test::FreshPgDatabase();
+  auto paused_until = [](const std::string& event) {
+    return boost::json::parse(R"({"status":"paused","pause":{"conditions":{"onEvent":")" +
+                              event + R"("}}})")
+        .as_object();
+  };
+  {
+    Replica a(url, "a");
+    TaskCommit waits = Create("run-w", "ctx", protocol::TaskState::kWorking);
+    waits.record.run = paused_until("build.done");
+    TaskCommit other = Create("run-o", "ctx", protocol::TaskState::kWorking);
+    other.record.run = paused_until("deploy.done");
+    TaskCommit running = Create("run-r", "ctx", protocol::TaskState::kWorking);
+    running.record.run = boost::json::parse(R"({"status":"running"})").as_object();
+    for (auto* c : {&waits, &other, &running}) ASSERT_TRUE(IsOk(CommitSync(*a.store, *c)));
+    auto found = a.store->UnfinishedRunsWaitingFor(kDefaultTenant, "build.done");
+    ASSERT_TRUE(IsOk(found));
+    ASSERT_TRUE(found->has_value());
+    EXPECT_EQ(**found, std::vector<std::string>{"run-w"});
+    EXPECT_TRUE(a.store->UnfinishedRunsWaitingFor("another-tenant", "build.done")->value().empty());
+    // Resumed: no longer found.
+    TaskCommit resumed = Append(waits.record, protocol::TaskState::kWorking, 2000);
+    resumed.record.run = boost::json::parse(R"({"status":"running"})").as_object();
+    ASSERT_TRUE(IsOk(CommitSync(*a.store, resumed)));
+    EXPECT_TRUE(a.store->UnfinishedRunsWaitingFor(kDefaultTenant, "build.done")->value().empty());
+  }
+  // A database of the schema before the column: its paused runs are read at the migration.
+  test::PgQuery(url, "DROP INDEX tasks_waiting_on_event");
+  test::PgQuery(url, "ALTER TABLE tasks DROP COLUMN waits_for_event");
+  test::PgQuery(url, "DELETE FROM a2ad_schema WHERE component = 'core' AND version = 4");
+  test::PgQuery(url, "UPDATE tasks SET run = 'not json {' WHERE id = 'run-r'");  // damaged
+  Replica again(url, "a");
+  auto found = again.store->UnfinishedRunsWaitingFor(kDefaultTenant, "deploy.done");
+  ASSERT_TRUE(IsOk(found));
+  EXPECT_EQ(found->value(), std::vector<std::string>{"run-o"});
 }
 
 // The claim on an ended run's leftover work (resending its peers' cancels at a start): one

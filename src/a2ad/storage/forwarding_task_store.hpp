@@ -31,9 +31,9 @@ class ForwardingTaskStore : public TaskStore {
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override {
     return inner_.PruneEvents(terminal_before_ms);
   }
-  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsContaining(
-      std::string_view tenant, std::string_view needle) override {
-    return inner_.UnfinishedRunsContaining(tenant, needle);
+  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
+      std::string_view tenant, std::string_view name) override {
+    return inner_.UnfinishedRunsWaitingFor(tenant, name);
   }
   void Close() override { inner_.Close(); }
 

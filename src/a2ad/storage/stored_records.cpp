@@ -52,4 +52,19 @@ core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, i
   return std::move(v).value();
 }
 
+std::string_view EventAwaited(const boost::json::object& run) {
+  auto str = [](const boost::json::object& o, std::string_view key) -> std::string_view {
+    const boost::json::value* v = o.if_contains(key);
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+  };
+  auto obj = [](const boost::json::object& o, std::string_view key) {
+    const boost::json::value* v = o.if_contains(key);
+    return v && v->is_object() ? &v->get_object() : nullptr;
+  };
+  if (str(run, "status") != "paused") return {};
+  const boost::json::object* pause = obj(run, "pause");
+  const boost::json::object* conditions = pause ? obj(*pause, "conditions") : nullptr;
+  return conditions ? str(*conditions, "onEvent") : std::string_view();
+}
+
 }  // namespace a2ad::storage

@@ -32,6 +32,11 @@ struct StoredTask {
 /// The record a row stores; kDataCorrupt when a column does not read.
 core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
 
+/// The event a stored run is paused until (its open pause's `conditions.onEvent`: `status`
+/// "paused" and `pause.conditions.onEvent` a string); "" when none. The one reading of it:
+/// the PostgreSQL writer indexes it (waits_for_event), the task service follows it.
+std::string_view EventAwaited(const boost::json::object& run);
+
 /// The payload of a `task_events` row; kDataCorrupt (taskId, sequence) when it does not read.
 core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,
                                                      std::string_view payload);

@@ -187,12 +187,12 @@ class TaskStore {
   /// timer, not request handlers); must not be called from a `done` callback.
   virtual core::Result<size_t> PruneEvents(int64_t terminal_before_ms) = 0;
 
-  /// Several replicas (cluster.hpp): ids of `tenant`'s unfinished tasks whose stored run text
-  /// contains `needle` (a pre-filter: the caller checks each record), so that any replica can
-  /// find the runs a posted event resumes. nullopt: the engine has one process, which keeps
-  /// its own index (the default). Blocks the caller.
-  virtual core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsContaining(
-      std::string_view /*tenant*/, std::string_view /*needle*/) {
+  /// Several replicas (cluster.hpp): ids of `tenant`'s unfinished tasks whose run is paused
+  /// until the event `name` (TaskRecord::WaitsForEvent, indexed by the engine; the caller
+  /// checks each record), so that any replica finds the runs a posted event resumes. nullopt:
+  /// the engine has one process, which keeps its own index (the default). Blocks the caller.
+  virtual core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
+      std::string_view /*tenant*/, std::string_view /*name*/) {
     return std::optional<std::vector<std::string>>{};
   }
 

@@ -10,6 +10,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -198,9 +199,7 @@ void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& re
 }
 
 void TaskService::NoteEventWait(const storage::TaskRecord& rec) {
-  const json::object* p = OpenPause(rec.run);
-  if (!p) return;
-  const std::string_view name = Str(ObjOr(*p, "conditions"), "onEvent");
+  const std::string_view name = storage::EventAwaited(rec.run);
   if (name.empty()) return;
   std::lock_guard lock(event_waits_mu_);
   event_waits_[rec.tenant + "\n" + std::string(name)].insert(rec.task.id);
@@ -368,23 +367,15 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
 // (Not in the coroutine: GCC 12 mis-compiles some temporaries inside coroutines.)
 Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& tenant,
                                                              const std::string& name) {
-  // By text first (the run's stored JSON holds `"onEvent":<name>`; a name JSON escapes is
-  // looked for by the key alone), then each record checked as NoteEventWait reads it.
-  const std::string quoted = protocol::SerializeJson(json::value(json::string(name)));
-  const bool plain = quoted.size() == name.size() + 2 &&
-                     std::all_of(name.begin(), name.end(),
-                                 [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });
-  std::string needle = "\"onEvent\"";
-  if (plain) needle += ":" + quoted;
-  auto ids = store_.UnfinishedRunsContaining(tenant, needle);
+  // By the store's index first, then each record checked as NoteEventWait reads it.
+  auto ids = store_.UnfinishedRunsWaitingFor(tenant, name);
   if (!ids) return std::move(ids).error();
   std::vector<std::string> waiting;
   if (!ids.value()) return waiting;
   for (const auto& id : *ids.value()) {
     auto rec = store_.Get(id);
     if (!rec || !rec.value() || rec.value()->tenant != tenant) continue;
-    const json::object* p = OpenPause(rec.value()->run);
-    if (p && Str(ObjOr(*p, "conditions"), "onEvent") == name) waiting.push_back(id);
+    if (storage::EventAwaited(rec.value()->run) == name) waiting.push_back(id);
   }
   return waiting;
 }

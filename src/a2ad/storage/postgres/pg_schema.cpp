@@ -139,6 +139,27 @@ INSERT INTO run_leases(task_id, holder, epoch)
 ALTER TABLE push_outbox ADD COLUMN claimed_by text COLLATE "C",
   ADD COLUMN claim_expires_ms bigint NOT NULL DEFAULT 0;
 )sql",
+      // 4: the event a run is paused until (stored_records.hpp EventAwaited, written with
+      // every commit), indexed, so that POST /v1/events on any replica reads the runs waiting
+      // for that event and not every unfinished run of the tenant. The runs paused now are
+      // read once here; a run whose stored text does not read (a2ad doctor) is left out.
+      R"sql(
+ALTER TABLE tasks ADD COLUMN waits_for_event text COLLATE "C";
+DO $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT id, run FROM tasks
+           WHERE state NOT IN (3, 4, 5, 7) AND strpos(run, '"onEvent"') > 0 LOOP
+    BEGIN
+      UPDATE tasks SET waits_for_event = r.run::jsonb #>> '{pause,conditions,onEvent}'
+        WHERE id = r.id AND r.run::jsonb ->> 'status' = 'paused';
+    EXCEPTION WHEN others THEN NULL;
+    END;
+  END LOOP;
+END $$;
+CREATE INDEX tasks_waiting_on_event ON tasks(tenant, waits_for_event)
+  WHERE waits_for_event IS NOT NULL;
+)sql",
   };
   return steps;
 }

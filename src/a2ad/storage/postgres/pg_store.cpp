@@ -392,14 +392,15 @@ PostgresStore::PoolStats PostgresStore::Pool() const {
   return s;
 }
 
-core::Result<std::optional<std::vector<std::string>>> PostgresStore::UnfinishedRunsContaining(
-    std::string_view tenant, std::string_view needle) {
+core::Result<std::optional<std::vector<std::string>>> PostgresStore::UnfinishedRunsWaitingFor(
+    std::string_view tenant, std::string_view name) {
+  // The partial index tasks_waiting_on_event (schema step 4).
   static const std::string sql =
-      "SELECT id FROM tasks WHERE tenant = $1 AND state NOT IN (3, 4, 5, 7)"
-      " AND strpos(run, $2) > 0 ORDER BY id LIMIT 10000";
+      "SELECT id FROM tasks WHERE tenant = $1 AND waits_for_event = $2"
+      " AND state NOT IN (3, 4, 5, 7) ORDER BY id LIMIT 10000";
   return impl_->WithReader(
       [&](pg::Connection& c) -> core::Result<std::optional<std::vector<std::string>>> {
-        auto rows = c.Exec(sql, pg::Params().Add(tenant).Add(needle), "find runs by their run");
+        auto rows = c.Exec(sql, pg::Params().Add(tenant).Add(name), "find the runs waiting for an event");
         if (!rows) return std::move(rows).error();
         std::vector<std::string> ids;
         ids.reserve(static_cast<size_t>(rows->size()));

@@ -112,8 +112,8 @@ class PostgresStore final : public TaskStore, public PushStore {
   /// PostgresOptions::prune_batch_tasks tasks each, on a reader connection (commits go on
   /// meanwhile; each task's row is locked while its events are deleted).
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
-  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsContaining(
-      std::string_view tenant, std::string_view needle) override;
+  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
+      std::string_view tenant, std::string_view name) override;
   void Close() override;
 
   // PushStore.
