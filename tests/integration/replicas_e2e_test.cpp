@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <map>
 #include <sstream>
 #include <string>
@@ -501,6 +502,52 @@ TEST_F(Replicas, ADatabaseOutageUnderLoadLosesNothing) {
       EXPECT_EQ(CountType(log, "run.completed"), 1u) << id;
     }
   }
+}
+
+// The pools exhausted: every connection of both replicas stuck behind a lock on the tasks
+// table for 3 s (twice the lease TTL), with more requests waiting than the pools hold. The
+// heartbeats go on (another table), so no run changes hands; the probes are answered; once
+// the lock goes every request is answered and every run completes, each tick once.
+TEST_F(Replicas, EveryConnectionStuckBehindALockLosesNothing) {
+  Serve(0), Serve(1);
+  constexpr int kTicks = 15;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    HttpClient c = Client(i % 2);
+    ids.push_back(StartTicker(c, "stuck-" + std::to_string(i), kTicks, 100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::thread lock([&] {
+    test::PgQuery(url_, "BEGIN; LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE;"
+                        " SELECT pg_sleep(3); COMMIT");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::atomic<int> answered{0};
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 12; ++i)
+    readers.emplace_back([&, i] {
+      HttpClient c = Client(static_cast<size_t>(i % 2));
+      if (c.Request("GET", "/v1/runs/" + ids[static_cast<size_t>(i) % ids.size()]).status == 200)
+        ++answered;
+    });
+  for (size_t s = 0; s < 2; ++s) {
+    HttpClient c = Client(s);
+    EXPECT_EQ(c.Request("GET", "/healthz").status, 200) << "replica " << s;
+  }
+  lock.join();
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(answered.load(), 12);
+  HttpClient r1 = Client(1);
+  for (const auto& id : ids) {
+    EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(30)), "completed") << id;
+    EXPECT_EQ(Chunks(Task(r1, id)), static_cast<size_t>(kTicks)) << id;
+    const json::array log = Events(r1, id);
+    for (size_t i = 0; i < log.size(); ++i)
+      EXPECT_EQ(log[i].at("sequence").to_number<int64_t>(), static_cast<int64_t>(i));
+    EXPECT_EQ(CountType(log, "run.completed"), 1u) << id;
+  }
+  for (size_t s = 0; s < 2; ++s)
+    EXPECT_EQ(Log(s).find("takeover"), std::string::npos) << "replica " << s << ": " << Log(s);
 }
 
 // A push config set through one replica for a run executing on another is the executing
