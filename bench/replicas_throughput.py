@@ -8,7 +8,9 @@ One throwaway PostgreSQL (scripts/pg-scratch.sh) for the whole run. For each cel
 HAProxy balancing them round robin as scripts/cluster-demo.sh does; bench/loadgen sends v1.0
 `SendMessage` (echo, blocking) with C connections, each message new. Cells alternate within a
 round, so a slow spell of the machine does not fall on one of them. Prints a markdown table of
-medians (req/s, p50, p99) and the ratio to one replica behind the balancer. The machine's
+medians (req/s, p50, p99), the ratio to one replica behind the balancer, and the CPU each
+request took in the replicas, in PostgreSQL and in HAProxy (from /proc, over the load and its
+1 s warm-up, divided by the requests of both at the measured rate). The machine's
 cores are shared by the loader, HAProxy, PostgreSQL and every replica: on a small VM more
 replicas cannot mean more throughput, only what the cluster costs. Loopback only.
 """
@@ -65,6 +67,28 @@ backend replicas
     raise RuntimeError("haproxy did not start")
 
 
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pids):
+    """User plus system CPU seconds of `pids` (those gone count 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / CLK
+
+
+def postgres_pids():
+    """Every process of the throwaway PostgreSQL (the postmaster and its backends)."""
+    out = subprocess.run(["pgrep", "-f", "^postgres"], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
 def load(port, conns, seconds, tag, tmp):
     body = os.path.join(tmp, f"body-{tag}.json")
     with open(body, "w") as f:
@@ -89,7 +113,14 @@ def cell(c, n, balanced, conns, seconds, tag, tmp):
         port = ports[0]
         if balanced:
             lb, port = haproxy(tmp, ports)
-        return load(port, conns, seconds, tag, tmp)
+        groups = {"a2ad": [c.procs[name].pid for name in names], "pg": postgres_pids(),
+                  "lb": [lb.pid] if lb else []}
+        before = {k: cpu_s(v) for k, v in groups.items()}
+        rps, p50, p99 = load(port, conns, seconds, tag, tmp)
+        groups["pg"] = sorted(set(groups["pg"]) | set(postgres_pids()))
+        requests = rps * (seconds + 1) / 1000  # thousands, the warm-up included
+        per_k = {k: (cpu_s(v) - before[k]) * 1000 / requests for k, v in groups.items()}
+        return rps, p50, p99, per_k["a2ad"], per_k["pg"], per_k["lb"]
     finally:
         if lb:
             lb.kill()
@@ -120,20 +151,20 @@ def main():
                 got = cell(c, n, balanced, a.connections, a.seconds, f"x{rnd}c{i}", tmp)
                 seen[name].append(got)
                 print(f"round {rnd + 1}  {name:22} req/s {got[0]:8.0f}  p50 {got[1]:.2f} ms  "
-                      f"p99 {got[2]:.2f} ms", file=sys.stderr)
+                      f"p99 {got[2]:.2f} ms  CPU ms/1k a2ad {got[3]:.0f} pg {got[4]:.0f} "
+                      f"haproxy {got[5]:.0f}", file=sys.stderr)
     finally:
         c.close()
         shutil.rmtree(tmp, ignore_errors=True)
     base = statistics.median(x[0] for x in seen["1 replica, HAProxy"])
     print(f"| c={a.connections}, medians of {a.rounds} | req/s | vs 1 behind HAProxy | "
-          "p50 ms | p99 ms |")
-    print("|---|---|---|---|---|")
+          "p50 ms | p99 ms | CPU ms per 1k: replicas | PostgreSQL | HAProxy |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, _, _ in cells:
         xs = seen[name]
-        rps = statistics.median(x[0] for x in xs)
-        print(f"| {name} | {rps:.0f} | {rps / base:.2f} | "
-              f"{statistics.median(x[1] for x in xs):.2f} | "
-              f"{statistics.median(x[2] for x in xs):.2f} |")
+        med = [statistics.median(x[i] for x in xs) for i in range(6)]
+        print(f"| {name} | {med[0]:.0f} | {med[0] / base:.2f} | {med[1]:.2f} | {med[2]:.2f} | "
+              f"{med[3]:.0f} | {med[4]:.0f} | {med[5]:.0f} |")
 
 
 if __name__ == "__main__":
