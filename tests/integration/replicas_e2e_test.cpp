@@ -550,6 +550,33 @@ TEST_F(Replicas, EveryConnectionStuckBehindALockLosesNothing) {
     EXPECT_EQ(Log(s).find("takeover"), std::string::npos) << "replica " << s << ": " << Log(s);
 }
 
+// A rolling deploy: the run's skill is served by no replica left alive. The one that finds
+// the orphan gives it back at every look, and says so once; a replica that serves the skill
+// takes it and executes it.
+TEST_F(Replicas, ARunNoReplicaServesIsGivenBackQuietlyUntilOneDoes) {
+  Serve(0);
+  HttpClient r0 = Client(0);
+  auto sent = r0.Request("POST", "/v1/runs", R"({"workflowId":"long-delay","inputs":{}})",
+                         {{"Content-Type", "application/json"}});
+  ASSERT_EQ(sent.status, 201) << sent.body;
+  const std::string id(sent.Json().at("runId").as_string());
+  servers_[0].Kill(SIGKILL);
+  fs::create_directories(dir_ / "no-workflows");
+  ServeNamed("r1", {"--workflows-dir", (dir_ / "no-workflows").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kLeaseTtlMs));  // several looks
+  const std::string log = Log(1);
+  size_t said = 0;
+  for (size_t at = log.find("is not served here"); at != std::string::npos;
+       at = log.find("is not served here", at + 1))
+    ++said;
+  EXPECT_EQ(said, 1u) << log;
+  ServeNamed("r2", {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < until && Log(2).find("takeover: run " + id) == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(Log(2).find("takeover: run " + id), std::string::npos) << Log(2);
+}
+
 // A push config set through one replica for a run executing on another is the executing
 // replica's to push by (it reads what the other set when the feed brings the commit).
 TEST_F(Replicas, APushConfigSetOnOneReplicaIsPushedByTheOneExecuting) {

@@ -8,6 +8,9 @@
 // build on is read again, and an execution whose run was ended elsewhere (a cancel) stops.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <mutex>
+#include <string>
+#include <unordered_set>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/tasks/read_executor.hpp"
@@ -92,6 +95,20 @@ asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot, bool reco
   }
 }
 
+namespace {
+
+// Whether this process gives `task_id` up for the first time (a bounded memory: it forgets
+// everything past 10,000 runs, and then says them once more).
+bool FirstTimeGivenUp(const std::string& task_id) {
+  static std::mutex mu;
+  static std::unordered_set<std::string> said;
+  std::lock_guard lock(mu);
+  if (said.size() >= 10000) said.clear();
+  return said.insert(task_id).second;
+}
+
+}  // namespace
+
 size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed) {
   size_t started = 0;
   for (const auto& c : claimed) {
@@ -114,8 +131,11 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
     // A run parked at a gate whose executor keeps nothing armed needs no execution until it
     // is answered (the replica answering it takes it then): the lease stays here.
     if (!ex) {  // a skill this replica does not serve (a rolling deploy): for one that does
-      core::LogWarn("takeover of run " + c.task_id + ": skill '" + rec->skill_id +
-                    "' is not served here; given up for another replica");
+      const std::string why = "takeover of run " + c.task_id + ": skill '" + rec->skill_id +
+                              "' is not served here; given up for another replica";
+      // While no replica serves it, the run comes back at every look: said once per process.
+      if (FirstTimeGivenUp(c.task_id)) core::LogWarn(why + " (said once)");
+      else core::LogDebug(why);
       (void)options_.cluster->Abandon(c.task_id, c.epoch);
       continue;
     }
