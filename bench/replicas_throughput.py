@@ -10,7 +10,8 @@ HAProxy balancing them round robin as scripts/cluster-demo.sh does; bench/loadge
 round, so a slow spell of the machine does not fall on one of them. Prints a markdown table of
 medians (req/s, p50, p99), the ratio to one replica behind the balancer, and the CPU each
 request took in the replicas, in PostgreSQL and in HAProxy (from /proc, over the load and its
-1 s warm-up, divided by the requests of both at the measured rate). The machine's
+1 s warm-up, divided by the requests of both at the measured rate), and the transactions
+PostgreSQL committed per request (pg_stat_database; the heartbeats and claims included). The machine's
 cores are shared by the loader, HAProxy, PostgreSQL and every replica: on a small VM more
 replicas cannot mean more throughput, only what the cluster costs. Loopback only.
 """
@@ -89,6 +90,16 @@ def postgres_pids():
     return [int(x) for x in out.split()]
 
 
+def commits(url):
+    """Transactions committed in the database so far (pg_stat_database: flushed lazily, so
+    read after a pause)."""
+    out = subprocess.run(["psql", url, "-Atc", "SELECT pg_stat_force_next_flush();"
+                          " SELECT xact_commit FROM pg_stat_database"
+                          " WHERE datname = current_database()"],
+                         capture_output=True, text=True).stdout.split()
+    return int(out[-1]) if out else 0
+
+
 def load(port, conns, seconds, tag, tmp):
     body = os.path.join(tmp, f"body-{tag}.json")
     with open(body, "w") as f:
@@ -116,11 +127,13 @@ def cell(c, n, balanced, conns, seconds, tag, tmp):
         groups = {"a2ad": [c.procs[name].pid for name in names], "pg": postgres_pids(),
                   "lb": [lb.pid] if lb else []}
         before = {k: cpu_s(v) for k, v in groups.items()}
+        xacts = commits(c.url)
         rps, p50, p99 = load(port, conns, seconds, tag, tmp)
+        xacts = commits(c.url) - xacts
         groups["pg"] = sorted(set(groups["pg"]) | set(postgres_pids()))
         requests = rps * (seconds + 1) / 1000  # thousands, the warm-up included
         per_k = {k: (cpu_s(v) - before[k]) * 1000 / requests for k, v in groups.items()}
-        return rps, p50, p99, per_k["a2ad"], per_k["pg"], per_k["lb"]
+        return rps, p50, p99, per_k["a2ad"], per_k["pg"], per_k["lb"], xacts / (requests * 1000)
     finally:
         if lb:
             lb.kill()
@@ -152,19 +165,20 @@ def main():
                 seen[name].append(got)
                 print(f"round {rnd + 1}  {name:22} req/s {got[0]:8.0f}  p50 {got[1]:.2f} ms  "
                       f"p99 {got[2]:.2f} ms  CPU ms/1k a2ad {got[3]:.0f} pg {got[4]:.0f} "
-                      f"haproxy {got[5]:.0f}", file=sys.stderr)
+                      f"haproxy {got[5]:.0f}  commits/request {got[6]:.2f}", file=sys.stderr)
     finally:
         c.close()
         shutil.rmtree(tmp, ignore_errors=True)
     base = statistics.median(x[0] for x in seen["1 replica, HAProxy"])
     print(f"| c={a.connections}, medians of {a.rounds} | req/s | vs 1 behind HAProxy | "
-          "p50 ms | p99 ms | CPU ms per 1k: replicas | PostgreSQL | HAProxy |")
-    print("|---|---|---|---|---|---|---|---|")
+          "p50 ms | p99 ms | CPU ms per 1k: replicas | PostgreSQL | HAProxy | "
+          "PostgreSQL commits per request |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, _, _ in cells:
         xs = seen[name]
-        med = [statistics.median(x[i] for x in xs) for i in range(6)]
+        med = [statistics.median(x[i] for x in xs) for i in range(7)]
         print(f"| {name} | {med[0]:.0f} | {med[0] / base:.2f} | {med[1]:.2f} | {med[2]:.2f} | "
-              f"{med[3]:.0f} | {med[4]:.0f} | {med[5]:.0f} |")
+              f"{med[3]:.0f} | {med[4]:.0f} | {med[5]:.0f} | {med[6]:.2f} |")
 
 
 if __name__ == "__main__":
