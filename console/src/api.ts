@@ -82,6 +82,17 @@ async function refusal(r: Response): Promise<ApiError> {
   return new ApiError(r.status, 'http_error', `${r.status} ${r.statusText}`);
 }
 
+/** The event the page hears when the server refuses the tab's credential (revoked, expired):
+ * the console asks to sign in again. */
+export const SIGNED_OUT = 'a2ad:signed-out';
+
+async function refused(r: Response): Promise<ApiError> {
+  const e = await refusal(r);
+  if (r.status === 401 && loadCredential())
+    dispatchEvent(new CustomEvent(SIGNED_OUT, { detail: e.message }));
+  return e;
+}
+
 export async function api<T>(
   path: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
@@ -95,7 +106,7 @@ export async function api<T>(
     signal: init.signal,
     cache: 'no-store',
   });
-  if (!r.ok) throw await refusal(r);
+  if (!r.ok) throw await refused(r);
   const text = await r.text();
   return (text ? JSON.parse(text) : {}) as T;
 }
@@ -120,7 +131,7 @@ export async function stream(
   const extra: Record<string, string> = { Accept: 'text/event-stream' };
   if (lastEventId) extra['Last-Event-ID'] = lastEventId;
   const r = await fetch(path, { headers: headers(extra), signal, cache: 'no-store' });
-  if (!r.ok || !r.body) throw await refusal(r);
+  if (!r.ok || !r.body) throw await refused(r);
   const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let current: SseEvent = { id: '', event: 'message', data: '' };

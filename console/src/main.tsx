@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError, loadCredential, saveCredential, type Credential, type Me } from './api';
+import { api, ApiError, loadCredential, saveCredential, SIGNED_OUT, type Credential, type Me } from './api';
 import { HealthPage } from './pages/health';
 import { ObjectivePage, ObjectivesPage } from './pages/objectives';
 import { TaskPage } from './pages/task';
@@ -111,6 +111,15 @@ function App() {
         saveCredential(null);
         setState('signin');
       });
+    // The credential refused later (revoked, expired): sign in again, saying why.
+    const onSignedOut = (e: Event) => {
+      saveCredential(null);
+      setProblem(`Signed out: ${(e as CustomEvent<string>).detail}`);
+      setMe(null);
+      setState('signin');
+    };
+    addEventListener(SIGNED_OUT, onSignedOut);
+    return () => removeEventListener(SIGNED_OUT, onSignedOut);
   }, []);
   if (state === 'loading') return <p class="loading">Loading…</p>;
   if (state === 'signin' || !me)

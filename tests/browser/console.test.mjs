@@ -341,6 +341,20 @@ test('the sign-in page refuses a key the server does not know, and says so', asy
   assert.equal(await page.evaluate(() => sessionStorage.length), 0);
 });
 
+test('a key revoked while its tab is open is asked for again, and the tab forgets it', async () => {
+  const temp = makeKey('acme', 'tasks:read,runs:read', 'temporary');
+  const page = await tab();
+  await signIn(page, temp, '/console/workflows');
+  await page.getByRole('table', { name: 'Workflows' }).waitFor();
+  const id = (await page.getByRole('banner').innerText()).match(/acme \/ (\S+)/)[1];
+  execFileSync(resolveBinary(), ['keys', 'revoke', '--data-dir', dataDir, id], { stdio: 'ignore' });
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Tasks' }).click();
+  const form = page.getByRole('form', { name: 'Sign in' });
+  await form.waitFor({ timeout: WAIT });
+  assert.match(await form.getByRole('alert').innerText(), /^Signed out: /);
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+});
+
 test('a development server without keys needs no sign-in', async () => {
   const open = await startServer({ workflowsDir: WORKFLOWS });
   try {
