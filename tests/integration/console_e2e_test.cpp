@@ -123,6 +123,13 @@ TEST_F(Console, ThePageAndItsAssetsAreServedWithAStrictPolicy) {
   auto head = client_->Request("HEAD", "/console/");
   EXPECT_EQ(head.status, 200);
   EXPECT_TRUE(head.body.empty());
+
+  // Every path is the page, but one label of the metrics: a client cannot grow them.
+  for (int i = 0; i < 5; ++i) Get("/console/made-up-" + std::to_string(i));
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find(R"(a2ad_http_requests_total{operation="console",status="200"})"),
+            std::string::npos);
+  EXPECT_EQ(metrics.find("made-up"), std::string::npos);
 }
 
 TEST_F(Console, IsPublicWhileTheApiNeedsAKeyAndOffWithNoConsole) {

@@ -34,11 +34,7 @@ void Secure(HttpResponse& r) {
   r.headers.emplace_back("X-Frame-Options", "DENY");
 }
 
-}  // namespace
-
-std::optional<HttpResponse> ServeConsole(const HttpRequest& request) {
-  const std::string_view path = request.Path();
-  if (path != "/console" && !path.starts_with("/console/")) return std::nullopt;
+HttpResponse Answer(const HttpRequest& request, std::string_view path) {
   if (request.method != "GET" && request.method != "HEAD") {
     auto r = RestErrorResponse(405, "method_not_allowed", "the console is read with GET");
     r.headers.emplace_back("Allow", "GET, HEAD");
@@ -68,6 +64,18 @@ std::optional<HttpResponse> ServeConsole(const HttpRequest& request) {
   r.headers.emplace_back("Cache-Control", asset->immutable ? "public, max-age=31536000, immutable"
                                                            : "no-cache");
   Secure(r);
+  return r;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> ServeConsole(const HttpRequest& request) {
+  const std::string_view path = request.Path();
+  if (path != "/console" && !path.starts_with("/console/")) return std::nullopt;
+  HttpResponse r = Answer(request, path);
+  // One label for every path under /console/ (any path is the page: a label per path would
+  // let a client grow the metrics without bound).
+  r.log_operation = "console";
   return r;
 }
 
