@@ -36,9 +36,7 @@ void Secure(HttpResponse& r) {
 
 HttpResponse Answer(const HttpRequest& request, std::string_view path) {
   if (request.method != "GET" && request.method != "HEAD") {
-    auto r = RestErrorResponse(405, "method_not_allowed", "the console is read with GET");
-    r.headers.emplace_back("Allow", "GET, HEAD");
-    return r;
+    return MethodNotAllowed("GET, HEAD", "the console is read with GET");
   }
   if (ConsoleAssets().empty())
     return RestErrorResponse(404, "not_found", "this a2ad was built without the console");

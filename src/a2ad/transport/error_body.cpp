@@ -107,4 +107,11 @@ HttpResponse RestErrorResponse(int status, std::string_view code, std::string me
   return JsonResponse(status, protocol::SerializeJson(body));
 }
 
+HttpResponse MethodNotAllowed(std::string_view allow, std::string message) {
+  if (message.empty()) message = "use " + std::string(allow);
+  HttpResponse r = RestErrorResponse(405, "method_not_allowed", std::move(message));
+  r.headers.emplace_back("Allow", std::string(allow));
+  return r;
+}
+
 }  // namespace a2ad::transport

@@ -175,13 +175,8 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
   const CallContext ctx = Caller(r);
   const auto seg = Split(path);
   const std::string& m = r.method;
-  auto method_not_allowed = [](std::string allow) {
-    auto resp = ErrorResponse(405, "method_not_allowed", "use " + allow);
-    resp.headers.emplace_back("Allow", allow);
-    return resp;
-  };
   if (path == "/.well-known/openwop") {
-    if (m != "GET" && m != "HEAD") co_return method_not_allowed("GET");
+    if (m != "GET" && m != "HEAD") co_return MethodNotAllowed("GET");
     if (r.principal && r.principal->authenticated) {  // the caller's scoped view
       HttpResponse scoped =
           JsonResponse(200, protocol::SerializeJson(ScopedDiscovery(discovery_, ctx)));
@@ -207,52 +202,52 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
     if (auto denied = RequireScope(ctx, *scope))
       co_return WithScopeChallenge(ErrorResponse(*denied), *denied);
   if (seg.size() == 2 && seg[1] == "inbox") {
-    if (m != "GET") co_return method_not_allowed("GET");
+    if (m != "GET") co_return MethodNotAllowed("GET");
     co_return co_await Inbox(ctx, r);
   }
   if (seg.size() == 2 && seg[1] == "me") {  // any caller, no scope
-    if (m != "GET") co_return method_not_allowed("GET");
+    if (m != "GET") co_return MethodNotAllowed("GET");
     co_return Me(ctx);
   }
   if (seg.size() == 2 && seg[1] == "openapi.json") {
-    if (m != "GET") co_return method_not_allowed("GET");
+    if (m != "GET") co_return MethodNotAllowed("GET");
     std::call_once(openapi_once_, [this] { openapi_body_ = OpenApi(options_); });
     co_return JsonResponse(200, openapi_body_);
   }
   if (seg.size() >= 2 && seg[1] == "workflows" && seg.size() <= 3) {
-    if (m != "GET") co_return method_not_allowed("GET");
+    if (m != "GET") co_return MethodNotAllowed("GET");
     co_return Workflows(seg.size() == 3 ? seg[2] : "");
   }
   if (seg.size() >= 2 && seg[1] == "runs") {
     if (seg.size() == 2) {
       if (m == "POST") co_return co_await CreateRun(ctx, r);
       if (m == "GET") co_return co_await ListRuns(ctx, r);
-      co_return method_not_allowed("GET, POST");
+      co_return MethodNotAllowed("GET, POST");
     }
     const std::string& id = seg[2];
     if (seg.size() == 3) {
-      if (m != "GET") co_return method_not_allowed("GET");
+      if (m != "GET") co_return MethodNotAllowed("GET");
       co_return co_await GetRun(ctx, id);
     }
     if (seg.size() == 4 && seg[3] == "cancel") {
-      if (m != "POST") co_return method_not_allowed("POST");
+      if (m != "POST") co_return MethodNotAllowed("POST");
       co_return co_await CancelRun(ctx, id, r);
     }
     if (seg.size() == 4 && seg[3] == "events") {
-      if (m != "GET") co_return method_not_allowed("GET");
+      if (m != "GET") co_return MethodNotAllowed("GET");
       co_return co_await Events(ctx, id, r);
     }
     if (seg.size() == 5 && seg[3] == "events" && seg[4] == "poll") {
-      if (m != "GET") co_return method_not_allowed("GET");
+      if (m != "GET") co_return MethodNotAllowed("GET");
       co_return co_await Poll(ctx, id, r);
     }
     if (seg.size() == 5 && (seg[3] == "interrupts" || seg[3] == "approvals")) {
-      if (m != "POST") co_return method_not_allowed("POST");
+      if (m != "POST") co_return MethodNotAllowed("POST");
       co_return co_await ResolveAtNode(ctx, id, seg[4], r);
     }
   }
   if (seg.size() == 2 && seg[1] == "events") {
-    if (m != "POST") co_return method_not_allowed("POST");
+    if (m != "POST") co_return MethodNotAllowed("POST");
     co_return co_await PostEvent(ctx, r);
   }
   if (seg.size() >= 3 && seg[1] == "interrupts" && seg.size() <= 4) {
@@ -263,7 +258,7 @@ asio::awaitable<std::optional<HttpResponse>> OpenwopApi::Handle(const HttpReques
                            seg[2] == "sample" && seg[3] == "a2a" && seg[4] == "tasks";
   if (sample_task && seg[5] == "start" && m == "POST") co_return co_await StartScenario(ctx, r);
   if ((seg.size() == 4 && seg[1] == "a2a" && seg[2] == "tasks") || sample_task) {
-    if (m != "GET") co_return method_not_allowed("GET");
+    if (m != "GET") co_return MethodNotAllowed("GET");
     co_return co_await TaskState(ctx, seg.back());
   }
   co_return std::nullopt;
@@ -668,9 +663,7 @@ asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const CallContext& ctx,
 asio::awaitable<HttpResponse> OpenwopApi::Token(const CallContext& ctx, const std::string& token,
                                                 const HttpRequest& r) {
   if (r.method != "GET" && r.method != "POST") {
-    auto resp = ErrorResponse(405, "method_not_allowed", "use GET or POST");
-    resp.headers.emplace_back("Allow", "GET, POST");
-    co_return resp;
+    co_return MethodNotAllowed("GET, POST", "use GET or POST");
   }
   auto claims =
       verifier_ ? verifier_(token)

@@ -126,9 +126,7 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
   if (retry) co_return co_await Retry(ctx, request);
   if (sample) {
     if (request.method != "POST") {
-      auto r = Error(405, "method_not_allowed", "use POST");
-      r.headers.emplace_back("Allow", "POST");
-      co_return r;
+      co_return MethodNotAllowed("POST");
     }
     co_return co_await SamplePushConfig(request);
   }
@@ -144,9 +142,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
   const bool dead = path == "/v1/push/dead-letters";
   if (!deliveries && !dead) return std::nullopt;
   if (request.method != "GET" && request.method != "HEAD") {
-    auto r = Error(405, "method_not_allowed", "use GET");
-    r.headers.emplace_back("Allow", "GET, HEAD");
-    return r;
+    return MethodNotAllowed("GET, HEAD", "use GET");
   }
   if (deliveries) {
     std::string task_id = request.Query("taskId");
@@ -166,9 +162,7 @@ std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
 boost::asio::awaitable<HttpResponse> PushRoutes::Retry(const protocol::CallContext& ctx,
                                                        const HttpRequest& request) {
   if (request.method != "POST") {
-    auto r = Error(405, "method_not_allowed", "use POST");
-    r.headers.emplace_back("Allow", "POST");
-    co_return r;
+    co_return MethodNotAllowed("POST");
   }
   auto parsed = protocol::ParseJsonObject(request.body, "body");
   if (!parsed) co_return RestErrorResponse(parsed.error());
@@ -226,9 +220,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
   std::string_view path = request.Path();
   if (path == "/v1/webhooks") {
     if (request.method != "POST") {
-      auto r = Error(405, "method_not_allowed", "use POST to register a webhook");
-      r.headers.emplace_back("Allow", "POST");
-      co_return r;
+      co_return MethodNotAllowed("POST", "use POST to register a webhook");
     }
     auto parsed = protocol::ParseJsonObject(request.body, "body");
     if (!parsed) co_return RestErrorResponse(parsed.error());
@@ -250,9 +242,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
     co_return RegisteredResponse(made.value());
   }
   if (request.method != "DELETE") {
-    auto r = Error(405, "method_not_allowed", "use DELETE /v1/webhooks/{id}");
-    r.headers.emplace_back("Allow", "DELETE");
-    co_return r;
+    co_return MethodNotAllowed("DELETE", "use DELETE /v1/webhooks/{id}");
   }
   std::string id(path.substr(std::string_view("/v1/webhooks/").size()));
   if (id.empty() || id.find('/') != std::string::npos)

@@ -319,17 +319,13 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
   if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
       path == "/v1/a2a/agent.json") {
     if (request.method != "GET" && request.method != "HEAD") {
-      auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
-      r.headers.emplace_back("Allow", "GET, HEAD");
-      co_return r;
+      co_return MethodNotAllowed("GET, HEAD", "use GET");
     }
     co_return Card(request);
   }
   if ((path == "/healthz" || path == "/readyz" || (path == "/metrics" && metrics_)) &&
       request.method != "GET" && request.method != "HEAD") {
-    auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
-    r.headers.emplace_back("Allow", "GET, HEAD");
-    co_return r;
+    co_return MethodNotAllowed("GET, HEAD", "use GET");
   }
   if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
   if (path == "/metrics" && metrics_) {
@@ -376,17 +372,13 @@ asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string&
   if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
                                 path.starts_with(jsonrpc_path_) && path.back() == '/')) {
     if (request.method != "POST") {
-      auto r = RestErrorResponse(405, "method_not_allowed", "the A2A JSON-RPC endpoint takes POST");
-      r.headers.emplace_back("Allow", "POST");
-      co_return r;
+      co_return MethodNotAllowed("POST", "the A2A JSON-RPC endpoint takes POST");
     }
     co_return co_await jsonrpc_.Handle(std::move(request));
   }
   if (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty())) {
     if (request.method != "GET" && request.method != "HEAD") {
-      auto r = RestErrorResponse(405, "method_not_allowed", "use GET");
-      r.headers.emplace_back("Allow", "GET, HEAD");
-      co_return r;
+      co_return MethodNotAllowed("GET, HEAD", "use GET");
     }
     co_return Jwks();
   }

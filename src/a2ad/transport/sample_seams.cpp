@@ -41,9 +41,7 @@ asio::awaitable<std::optional<HttpResponse>> SampleSeams::Handle(const HttpReque
   const std::string_view path = request.Path();
   if (path != kSurface && path != kClaim) co_return std::nullopt;
   if (request.method != "POST") {
-    auto r = RestErrorResponse(405, "method_not_allowed", "use POST");
-    r.headers.emplace_back("Allow", "POST");
-    co_return r;
+    co_return MethodNotAllowed("POST");
   }
   const auto ctx = CallerContext(request, protocol::Binding::kOpenwop, protocol::WireVersion::kV10);
   if (auto denied = RequireScope(ctx, path == kSurface ? kScopeAdmin : kScopeRunsWrite))
