@@ -187,9 +187,9 @@ class TaskStore {
   /// timer, not request handlers); must not be called from a `done` callback.
   virtual core::Result<size_t> PruneEvents(int64_t terminal_before_ms) = 0;
 
-  /// Several replicas (cluster.hpp): ids of `tenant`'s unfinished tasks whose run is paused
-  /// until the event `name` (TaskRecord::WaitsForEvent, indexed by the engine; the caller
-  /// checks each record), so that any replica finds the runs a posted event resumes. nullopt:
+  /// Several replicas (cluster.hpp): ids of `tenant`'s unfinished tasks whose run, as last
+  /// committed, is paused until the event `name` (stored_records.hpp EventAwaited, indexed by
+  /// the engine), so that any replica finds the runs a posted event resumes. nullopt:
   /// the engine has one process, which keeps its own index (the default). Blocks the caller.
   virtual core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
       std::string_view /*tenant*/, std::string_view /*name*/) {

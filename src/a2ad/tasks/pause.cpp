@@ -367,17 +367,12 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
 // (Not in the coroutine: GCC 12 mis-compiles some temporaries inside coroutines.)
 Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& tenant,
                                                              const std::string& name) {
-  // By the store's index first, then each record checked as NoteEventWait reads it.
+  // The store's index holds exactly what NoteEventWait reads (storage::EventAwaited, written
+  // with each commit); ResumeTask checks each run again under its lock.
   auto ids = store_.UnfinishedRunsWaitingFor(tenant, name);
   if (!ids) return std::move(ids).error();
-  std::vector<std::string> waiting;
-  if (!ids.value()) return waiting;
-  for (const auto& id : *ids.value()) {
-    auto rec = store_.Get(id);
-    if (!rec || !rec.value() || rec.value()->tenant != tenant) continue;
-    if (storage::EventAwaited(rec.value()->run) == name) waiting.push_back(id);
-  }
-  return waiting;
+  if (!ids.value()) return std::vector<std::string>{};
+  return std::move(*ids.value());
 }
 
 asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const CallContext& ctx,
