@@ -177,12 +177,58 @@ TEST(PgReplicas, TheRunsPausedUntilAnEventAreFoundByItsName) {
   // A database of the schema before the column: its paused runs are read at the migration.
   test::PgQuery(url, "DROP INDEX tasks_waiting_on_event");
   test::PgQuery(url, "ALTER TABLE tasks DROP COLUMN waits_for_event");
-  test::PgQuery(url, "DELETE FROM a2ad_schema WHERE component = 'core' AND version = 4");
+  test::PgQuery(url, "DROP INDEX tasks_runnable");  // and step 5's column
+  test::PgQuery(url, "DROP INDEX tasks_wake");
+  test::PgQuery(url, "ALTER TABLE tasks DROP COLUMN wake_at_ms");
+  test::PgQuery(url, "DELETE FROM a2ad_schema WHERE component = 'core' AND version >= 4");
   test::PgQuery(url, "UPDATE tasks SET run = 'not json {' WHERE id = 'run-r'");  // damaged
   Replica again(url, "a");
   auto found = again.store->UnfinishedRunsWaitingFor(kDefaultTenant, "deploy.done");
   ASSERT_TRUE(IsOk(found));
   EXPECT_EQ(found->value(), std::vector<std::string>{"run-o"});
+  // Step 5 read the same runs: paused (parked, no time: not listed), resumed and damaged
+  // (not parked: listed for a restart).
+  auto runnable = again.store->ListRunnable("", 100);
+  ASSERT_TRUE(IsOk(runnable));
+  ASSERT_EQ(runnable->records.size(), 1u);
+  EXPECT_EQ(runnable->records.front().task.id, "run-w");
+  EXPECT_EQ(runnable->unreadable, std::vector<std::string>{"run-r"});
+}
+
+// Step 5 reads the wake times of the runs unfinished at the upgrade, as the writer does
+// (stored_records.hpp ParkedUntil); each replica's wake timer reads only the runs it leases.
+TEST(PgReplicas, TheWakeTimesAreReadAtTheUpgradeAndByTheirLeaseHolder) {
+  const std::string url = test::FreshPgDatabase();
+  {
+    Replica a(url, "a");
+    TaskCommit gate = Create("run-g", "ctx", protocol::TaskState::kInputRequired);
+    gate.record.run = boost::json::parse(
+        R"({"status":"waiting-input","interrupt":{"expiresAt":5000}})").as_object();
+    TaskCommit paused = Create("run-p", "ctx", protocol::TaskState::kWorking);
+    paused.record.run = boost::json::parse(
+        R"({"status":"paused","pause":{"triggerAtMs":9000,"timeoutAtMs":7000}})").as_object();
+    for (auto* c : {&gate, &paused}) ASSERT_TRUE(IsOk(CommitSync(*a.store, *c)));
+    ASSERT_TRUE(IsOk(a.cluster->Heartbeat()));
+    ASSERT_TRUE(IsOk(a.cluster->Acquire("run-p")));
+    auto mine = a.store->ListWakes(0, "", 10, a.cluster->holder());
+    ASSERT_TRUE(IsOk(mine));
+    ASSERT_EQ(mine->size(), 1u);
+    EXPECT_EQ(mine->front().task_id, "run-p");
+    EXPECT_TRUE(a.store->ListWakes(0, "", 10, "someone-else")->empty());
+  }
+  test::PgQuery(url, "DROP INDEX tasks_runnable");
+  test::PgQuery(url, "DROP INDEX tasks_wake");
+  test::PgQuery(url, "ALTER TABLE tasks DROP COLUMN wake_at_ms");
+  test::PgQuery(url, "DELETE FROM a2ad_schema WHERE component = 'core' AND version = 5");
+  Replica again(url, "a");
+  auto wakes = again.store->ListWakes(0, "", 10, "");
+  ASSERT_TRUE(IsOk(wakes));
+  ASSERT_EQ(wakes->size(), 2u);
+  EXPECT_EQ((*wakes)[0].task_id, "run-g");
+  EXPECT_EQ((*wakes)[0].at_ms, 5000);
+  EXPECT_EQ((*wakes)[1].task_id, "run-p");
+  EXPECT_EQ((*wakes)[1].at_ms, 7000);
+  EXPECT_TRUE(again.store->ListRunnable("", 10)->records.empty());
 }
 
 // The claim on an ended run's leftover work (resending its peers' cancels at a start): one

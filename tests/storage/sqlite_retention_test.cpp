@@ -250,6 +250,7 @@ TEST_F(SqliteTaskStoreTest, Version1DatabaseIsUpgradedOnOpenAndPrunable) {
   {
     // Back to exactly what schema version 1 wrote.
     RawDb raw(path_);
+    raw.DropVersion9();
     raw.Exec("DROP INDEX tasks_by_tenant_state");  // schema version 6
     raw.Exec("DROP INDEX tasks_by_updated");
     raw.Exec("DROP INDEX tasks_by_context");

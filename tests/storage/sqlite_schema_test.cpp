@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <boost/json/parse.hpp>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +28,55 @@ using storage_test::MustOpen;
 using storage_test::RawDb;
 using storage_test::SqliteTaskStoreTest;
 
+// ---- schema version 9 ---------------------------------------------------------------------
+
+// The runs unfinished at the upgrade are read once by the step (SQLite's JSON functions): the
+// same answers as the writer's reading (stored_records.hpp ParkedUntil, EventAwaited), and a
+// row whose run text does not read neither stops the upgrade nor counts as parked.
+TEST_F(SqliteTaskStoreTest, Version8DatabaseGetsItsParkedRunsReadOnOpen) {
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"a-running", R"({"status":"running"})"},
+      {"b-gate", R"({"status":"waiting-input","interrupt":{"interruptId":"i"}})"},
+      {"c-timed", R"({"status":"waiting-approval","interrupt":{"expiresAt":5000}})"},
+      {"d-child", R"({"status":"waiting-input","waitingOn":{"childRunId":"x"}})"},
+      {"e-paused", R"({"status":"paused","pause":{"triggerAtMs":9000,"timeoutAtMs":7000.0}})"},
+      {"f-event", R"({"status":"paused","pause":{"conditions":{"onEvent":"ci.done"}}})"},
+      {"g-damaged", R"({"status":"running"})"},
+  };
+  {
+    auto store = MustOpen(path_);
+    ASSERT_NE(store, nullptr);
+    for (const auto& [id, run] : runs) {
+      TaskCommit c = Create(id, "ctx", TaskState::kWorking);
+      c.record.run = boost::json::parse(run).as_object();
+      ASSERT_TRUE(IsOk(CommitSync(*store, std::move(c))));
+    }
+  }
+  {
+    RawDb raw(path_);
+    raw.DropVersion9();
+    raw.Exec("UPDATE tasks SET run = 'not json {' WHERE id = 'g-damaged'");
+    raw.Exec("DELETE FROM schema_migrations WHERE version > 8");
+  }
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  auto runnable = store->ListRunnable("", 100);
+  ASSERT_TRUE(IsOk(runnable));
+  std::vector<std::string> ids = runnable->unreadable;
+  for (const auto& r : runnable->records) ids.push_back(r.task.id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"a-running", "d-child", "g-damaged"}));
+  auto wakes = store->ListWakes(0, "", 100, "");
+  ASSERT_TRUE(IsOk(wakes));
+  ASSERT_EQ(wakes->size(), 2u);
+  EXPECT_EQ((*wakes)[0].task_id, "c-timed");
+  EXPECT_EQ((*wakes)[0].at_ms, 5000);
+  EXPECT_EQ((*wakes)[1].task_id, "e-paused");
+  EXPECT_EQ((*wakes)[1].at_ms, 7000);
+  EXPECT_EQ(store->UnfinishedRunsWaitingFor(kDefaultTenant, "ci.done")->value(),
+            std::vector<std::string>{"f-event"});
+}
+
 // ---- schema version 6 ---------------------------------------------------------------------
 
 TEST_F(SqliteTaskStoreTest, Version5DatabaseGetsTenantsAndOwnersOnOpen) {
@@ -38,6 +91,7 @@ TEST_F(SqliteTaskStoreTest, Version5DatabaseGetsTenantsAndOwnersOnOpen) {
   {
     // Back to exactly what schema version 5 had.
     RawDb raw(path_);
+    raw.DropVersion9();
     raw.Exec("DROP INDEX tasks_by_tenant_state");
     raw.Exec("DROP INDEX tasks_by_updated");
     raw.Exec("DROP INDEX tasks_by_context");
@@ -56,7 +110,7 @@ TEST_F(SqliteTaskStoreTest, Version5DatabaseGetsTenantsAndOwnersOnOpen) {
   ASSERT_NE(store, nullptr);
   {
     RawDb raw(path_);
-    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 8);
+    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 9);
     EXPECT_EQ(raw.Int("SELECT count(*) FROM tasks WHERE tenant = 'default' AND owner = "
                       "'anonymous'"),
               1);

@@ -47,6 +47,17 @@ class RawDb {
     sqlite3_finalize(stmt);
     return v;
   }
+  /// Back to what schema version 8 had (version 9: the parked runs' columns and indexes).
+  void DropVersion9() {
+    for (const char* sql : {"DROP INDEX tasks_runnable", "DROP INDEX tasks_wake",
+                            "DROP INDEX tasks_waiting_on_event",
+                            "ALTER TABLE tasks DROP COLUMN wake_at_ms",
+                            "ALTER TABLE tasks DROP COLUMN waits_for_event",
+                            "DROP INDEX tasks_prunable",
+                            "CREATE INDEX tasks_prunable ON tasks(updated_at_ms) WHERE state IN "
+                            "(3, 4, 5, 7) AND pruned_through < last_sequence"})
+      Exec(sql);
+  }
   std::vector<std::string> Column(const std::string& sql, int column) {
     sqlite3_stmt* stmt = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;

@@ -7,10 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/storage/postgres/postgres_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
-#include "pg_cluster.hpp"
+#include "task_store_backends.hpp"
 #include "task_store_fixtures.hpp"
 
 namespace a2ad::storage {
@@ -24,34 +21,8 @@ using storage_test::Ids;
 using storage_test::IsOk;
 using V = std::vector<std::string>;
 
-struct MemoryBackend {
-  std::unique_ptr<TaskStore> Make() { return std::make_unique<MemoryTaskStore>(); }
-};
-
-struct SqliteBackend {
-  storage_test::TempDir dir;
-  std::unique_ptr<TaskStore> Make() {
-    auto opened = SqliteTaskStore::Open(dir.File("tasks.db"));
-    if (!opened) {
-      ADD_FAILURE() << opened.error().message;
-      return nullptr;
-    }
-    return std::move(opened).value();
-  }
-};
-
-// A new database of the suite's throwaway PostgreSQL cluster for every test.
-struct PostgresBackend {
-  std::unique_ptr<TaskStore> Make() {
-    PostgresOptions opts;
-    auto opened = PostgresStore::Open(test::FreshPgDatabase(), opts);
-    if (!opened) {
-      ADD_FAILURE() << opened.error().message;
-      return nullptr;
-    }
-    return std::move(opened).value();
-  }
-};
+using storage_test::BackendNames;
+using storage_test::Backends;
 
 template <class Backend>
 class TaskStoreTenantTest : public ::testing::Test {
@@ -102,17 +73,7 @@ class TaskStoreTenantTest : public ::testing::Test {
   std::unique_ptr<TaskStore> store_;
 };
 
-class BackendNames {
- public:
-  template <class T>
-  static std::string GetName(int) {
-    if constexpr (std::is_same_v<T, MemoryBackend>) return "Memory";
-    if constexpr (std::is_same_v<T, PostgresBackend>) return "Postgres";
-    return "Sqlite";
-  }
-};
 
-using Backends = ::testing::Types<MemoryBackend, SqliteBackend, PostgresBackend>;
 TYPED_TEST_SUITE(TaskStoreTenantTest, Backends, BackendNames);
 
 TYPED_TEST(TaskStoreTenantTest, ARecordWithoutATenantIsTheDefaultTenantsAnonymousOne) {

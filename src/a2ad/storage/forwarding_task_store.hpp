@@ -35,6 +35,13 @@ class ForwardingTaskStore : public TaskStore {
       std::string_view tenant, std::string_view name) override {
     return inner_.UnfinishedRunsWaitingFor(tenant, name);
   }
+  core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit) override {
+    return inner_.ListRunnable(after_id, limit);
+  }
+  core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                            size_t limit, std::string_view holder) override {
+    return inner_.ListWakes(after_ms, after_id, limit, holder);
+  }
   void Close() override { inner_.Close(); }
 
  protected:

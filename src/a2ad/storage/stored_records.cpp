@@ -1,12 +1,29 @@
 #include "a2ad/storage/stored_records.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "a2ad/protocol/json_parse.hpp"
+#include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::storage {
 namespace {
+
+const boost::json::object* ObjectAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::string_view StringAt(const boost::json::object& o, std::string_view key) {
+  const boost::json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+// A positive integer at `key` (a time in epoch ms), else 0.
+int64_t TimeAt(const boost::json::object* o, std::string_view key) {
+  return o ? std::max<int64_t>(protocol::IntOr(*o, key, 0), 0) : 0;
+}
 
 core::Error Unreadable(std::string_view task_id, std::string what) {
   return core::Error(core::ErrorCode::kDataCorrupt,
@@ -53,18 +70,24 @@ core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, i
 }
 
 std::string_view EventAwaited(const boost::json::object& run) {
-  auto str = [](const boost::json::object& o, std::string_view key) -> std::string_view {
-    const boost::json::value* v = o.if_contains(key);
-    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-  };
-  auto obj = [](const boost::json::object& o, std::string_view key) {
-    const boost::json::value* v = o.if_contains(key);
-    return v && v->is_object() ? &v->get_object() : nullptr;
-  };
-  if (str(run, "status") != "paused") return {};
-  const boost::json::object* pause = obj(run, "pause");
-  const boost::json::object* conditions = pause ? obj(*pause, "conditions") : nullptr;
-  return conditions ? str(*conditions, "onEvent") : std::string_view();
+  if (StringAt(run, "status") != "paused") return {};
+  const boost::json::object* pause = ObjectAt(run, "pause");
+  const boost::json::object* conditions = pause ? ObjectAt(*pause, "conditions") : nullptr;
+  return conditions ? StringAt(*conditions, "onEvent") : std::string_view();
+}
+
+std::optional<int64_t> ParkedUntil(const boost::json::object& run) {
+  const std::string_view status = StringAt(run, "status");
+  if (status == "paused") {
+    const boost::json::object* pause = ObjectAt(run, "pause");
+    const int64_t trigger = TimeAt(pause, "triggerAtMs");
+    const int64_t timeout = TimeAt(pause, "timeoutAtMs");
+    if (trigger > 0 && timeout > 0) return std::min(trigger, timeout);
+    return trigger > 0 ? trigger : timeout;
+  }
+  if (status.starts_with("waiting-") && !run.contains("waitingOn"))
+    return TimeAt(ObjectAt(run, "interrupt"), "expiresAt");
+  return std::nullopt;
 }
 
 }  // namespace a2ad::storage

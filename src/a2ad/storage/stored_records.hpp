@@ -7,6 +7,7 @@
 // Thread safety: pure functions.
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "a2ad/core/result.hpp"
@@ -36,6 +37,16 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
 /// "paused" and `pause.conditions.onEvent` a string); "" when none. The one reading of it:
 /// the PostgreSQL writer indexes it (waits_for_event), the task service follows it.
 std::string_view EventAwaited(const boost::json::object& run);
+
+/// Whether a stored run is parked, and until when: nullopt when it is not (an unfinished run
+/// that is not parked needs an execution); 0 when it waits with no time set (for an answer, a
+/// resume or an event); else the epoch ms at which it must be woken (its interrupt's
+/// `expiresAt`, or the earlier of its open pause's `triggerAtMs` and `timeoutAtMs`). Parked:
+/// `status` "paused", or "waiting-..." without `waitingOn` (a run waiting for its child's gate
+/// is not: it follows the child). The one reading of it: both SQL writers store it
+/// (`tasks.wake_at_ms`: recovery starts no execution for a parked run, and the task service's
+/// wake timer reads the due ones), and the workflow engine plans with it.
+std::optional<int64_t> ParkedUntil(const boost::json::object& run);
 
 /// The payload of a `task_events` row; kDataCorrupt (taskId, sequence) when it does not read.
 core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,

@@ -132,6 +132,12 @@ struct TaskPage {
   std::vector<std::string> unreadable;
 };
 
+/// A parked run's wake time (stored_records.hpp ParkedUntil, `tasks.wake_at_ms`).
+struct Wake {
+  std::string task_id;
+  int64_t at_ms = 0;
+};
+
 class TaskStore {
  public:
   virtual ~TaskStore() = default;
@@ -187,14 +193,29 @@ class TaskStore {
   /// timer, not request handlers); must not be called from a `done` callback.
   virtual core::Result<size_t> PruneEvents(int64_t terminal_before_ms) = 0;
 
-  /// Several replicas (cluster.hpp): ids of `tenant`'s unfinished tasks whose run, as last
-  /// committed, is paused until the event `name` (stored_records.hpp EventAwaited, indexed by
-  /// the engine), so that any replica finds the runs a posted event resumes. nullopt:
-  /// the engine has one process, which keeps its own index (the default). Blocks the caller.
+  /// Ids of `tenant`'s unfinished tasks whose run, as last committed, is paused until the
+  /// event `name` (stored_records.hpp EventAwaited, indexed by the SQL stores), so that a
+  /// posted event finds the runs it resumes whether or not an execution (on any replica)
+  /// holds them. nullopt: the store keeps no such index (the engine's own then serves).
+  /// Blocks the caller.
   virtual core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
       std::string_view /*tenant*/, std::string_view /*name*/) {
     return std::optional<std::vector<std::string>>{};
   }
+
+  /// The unfinished tasks of every tenant that are not parked (stored_records.hpp
+  /// ParkedUntil: none is stored for them), by id after `after_id` ("" from the first), up to
+  /// `limit` rows: what needs an execution after a restart. A parked run is not listed, so a
+  /// restart costs the runs in flight, not the runs waiting. next_page_token is the last id
+  /// read when more may follow (the next call's `after_id`), else "". Blocks the caller.
+  virtual core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit) = 0;
+
+  /// The parked runs with a wake time (ParkedUntil > 0), ordered by (time, id), after
+  /// (`after_ms`, `after_id`), up to `limit`. `holder` non-empty (several replicas): only the
+  /// runs whose lease that process holds (cluster.hpp); a store without leases ignores it.
+  /// Blocks the caller.
+  virtual core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                                    size_t limit, std::string_view holder) = 0;
 
   /// Waits for every commit already accepted to finish, then refuses new ones
   /// (kUnavailable). Idempotent. Called once on shutdown. Reads after Close() return

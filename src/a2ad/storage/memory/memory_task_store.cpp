@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <iterator>
+#include <tuple>
 
 #include "a2ad/storage/commit_check.hpp"
 #include "a2ad/storage/page_cursor.hpp"
+#include "a2ad/storage/stored_records.hpp"
 
 namespace a2ad::storage {
 namespace {
@@ -152,6 +154,55 @@ core::Result<std::vector<protocol::RunEvent>> MemoryTaskStore::ReadEvents(std::s
     out.push_back(entry.events[i]);
   }
   return out;
+}
+
+core::Result<std::optional<std::vector<std::string>>> MemoryTaskStore::UnfinishedRunsWaitingFor(
+    std::string_view tenant, std::string_view name) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<std::string> ids;
+  for (const auto& [id, entry] : tasks_) {
+    const TaskRecord& r = entry.record;
+    if (r.tenant == tenant && !protocol::IsTerminal(r.task.status.state) &&
+        EventAwaited(r.run) == name)
+      ids.push_back(id);
+  }
+  return std::optional<std::vector<std::string>>(std::move(ids));
+}
+
+core::Result<TaskPage> MemoryTaskStore::ListRunnable(std::string_view after_id, size_t limit) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  TaskPage page;
+  for (auto it = tasks_.upper_bound(after_id); it != tasks_.end(); ++it) {
+    const TaskRecord& r = it->second.record;
+    if (protocol::IsTerminal(r.task.status.state) || ParkedUntil(r.run)) continue;
+    if (page.records.size() == limit) {
+      page.next_page_token = page.records.back().task.id;
+      break;
+    }
+    page.records.push_back(r);
+  }
+  return page;
+}
+
+core::Result<std::vector<Wake>> MemoryTaskStore::ListWakes(int64_t after_ms,
+                                                           std::string_view after_id,
+                                                           size_t limit, std::string_view) {
+  std::lock_guard lock(mu_);
+  if (closed_) return Closed();
+  std::vector<Wake> wakes;
+  for (const auto& [id, entry] : tasks_) {
+    const TaskRecord& r = entry.record;
+    if (protocol::IsTerminal(r.task.status.state)) continue;
+    const int64_t at = ParkedUntil(r.run).value_or(0);
+    if (at > 0 && std::tie(at, id) > std::tie(after_ms, after_id)) wakes.push_back({id, at});
+  }
+  std::sort(wakes.begin(), wakes.end(), [](const Wake& a, const Wake& b) {
+    return std::tie(a.at_ms, a.task_id) < std::tie(b.at_ms, b.task_id);
+  });
+  if (wakes.size() > limit) wakes.resize(limit);
+  return wakes;
 }
 
 core::Result<size_t> MemoryTaskStore::PruneEvents(int64_t terminal_before_ms) {

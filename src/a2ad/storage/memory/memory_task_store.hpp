@@ -32,6 +32,11 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
                                                            int64_t after_sequence,
                                                            size_t limit) override;
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
+  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
+      std::string_view tenant, std::string_view name) override;
+  core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit) override;
+  core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                            size_t limit, std::string_view holder) override;
   void Close() override;
 
   // PushStore

@@ -160,6 +160,40 @@ END $$;
 CREATE INDEX tasks_waiting_on_event ON tasks(tenant, waits_for_event)
   WHERE waits_for_event IS NOT NULL;
 )sql",
+      // 5: whether a run is parked, and until when (stored_records.hpp ParkedUntil, written
+      // with every commit): NULL for a run that is not parked, 0 for one parked with no time,
+      // else when it must be woken. A start lists only the unfinished runs not parked
+      // (tasks_runnable), the wake timer reads the timed ones (tasks_wake). The runs
+      // unfinished now are read once here; a run whose text does not read keeps NULL.
+      R"sql(
+ALTER TABLE tasks ADD COLUMN wake_at_ms bigint;
+DO $$
+DECLARE r record; j jsonb; t bigint; o bigint;
+BEGIN
+  FOR r IN SELECT id, run FROM tasks WHERE state NOT IN (3, 4, 5, 7) LOOP
+    BEGIN
+      j := r.run::jsonb;
+      IF jsonb_typeof(j) <> 'object' THEN CONTINUE; END IF;
+      IF j ->> 'status' = 'paused' THEN
+        t := CASE WHEN jsonb_typeof(j #> '{pause,triggerAtMs}') = 'number'
+                  THEN greatest(trunc((j #>> '{pause,triggerAtMs}')::numeric)::bigint, 0) ELSE 0 END;
+        o := CASE WHEN jsonb_typeof(j #> '{pause,timeoutAtMs}') = 'number'
+                  THEN greatest(trunc((j #>> '{pause,timeoutAtMs}')::numeric)::bigint, 0) ELSE 0 END;
+        UPDATE tasks SET wake_at_ms = CASE WHEN t > 0 AND o > 0 THEN least(t, o)
+                                           ELSE greatest(t, o) END WHERE id = r.id;
+      ELSIF left(j ->> 'status', 8) = 'waiting-' AND NOT (j ? 'waitingOn') THEN
+        UPDATE tasks SET wake_at_ms =
+          CASE WHEN jsonb_typeof(j #> '{interrupt,expiresAt}') = 'number'
+               THEN greatest(trunc((j #>> '{interrupt,expiresAt}')::numeric)::bigint, 0) ELSE 0 END
+          WHERE id = r.id;
+      END IF;
+    EXCEPTION WHEN others THEN NULL;
+    END;
+  END LOOP;
+END $$;
+CREATE INDEX tasks_runnable ON tasks(id) WHERE wake_at_ms IS NULL AND state NOT IN (3, 4, 5, 7);
+CREATE INDEX tasks_wake ON tasks(wake_at_ms, id) WHERE wake_at_ms > 0;
+)sql",
   };
   return steps;
 }

@@ -409,4 +409,55 @@ core::Result<std::optional<std::vector<std::string>>> PostgresStore::UnfinishedR
       });
 }
 
+
+core::Result<TaskPage> PostgresStore::ListRunnable(std::string_view after_id, size_t limit) {
+  // The partial index tasks_runnable (schema step 5): the runs in flight, not the parked.
+  static const std::string sql = std::string(kTaskColumns) +
+                                 " WHERE wake_at_ms IS NULL AND state NOT IN (3, 4, 5, 7)"
+                                 " AND id > $1 ORDER BY id LIMIT $2";
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<TaskPage> {
+    auto rows = c.Exec(sql, pg::Params().Add(after_id).Add(static_cast<int64_t>(limit)),
+                       "list the runs to start");
+    if (!rows) return std::move(rows).error();
+    TaskPage page;
+    for (int i = 0; i < rows->size(); ++i) {
+      auto r = ReadTask(*rows, i);
+      if (r) {
+        page.records.push_back(std::move(r).value());
+      } else {
+        core::LogWarn("task store: " + r.error().message);
+        page.unreadable.emplace_back(rows->Text(i, 0));
+      }
+    }
+    if (limit > 0 && static_cast<size_t>(rows->size()) == limit)
+      page.next_page_token = std::string(rows->Text(rows->size() - 1, 0));
+    return page;
+  });
+}
+
+core::Result<std::vector<Wake>> PostgresStore::ListWakes(int64_t after_ms,
+                                                         std::string_view after_id, size_t limit,
+                                                         std::string_view holder) {
+  // The partial index tasks_wake (schema step 5); with a holder, only the runs it leases.
+  static const std::string any =
+      "SELECT id, wake_at_ms FROM tasks WHERE wake_at_ms > 0 AND (wake_at_ms, id) > ($1, $2)"
+      " ORDER BY wake_at_ms, id LIMIT $3";
+  static const std::string held =
+      "SELECT t.id, t.wake_at_ms FROM tasks t WHERE t.wake_at_ms > 0"
+      " AND (t.wake_at_ms, t.id) > ($1, $2) AND EXISTS (SELECT 1 FROM run_leases l"
+      " WHERE l.task_id = t.id AND l.holder = $4) ORDER BY t.wake_at_ms, t.id LIMIT $3";
+  pg::Params params;
+  params.Add(after_ms).Add(after_id).Add(static_cast<int64_t>(limit));
+  if (!holder.empty()) params.Add(holder);
+  return impl_->WithReader([&](pg::Connection& c) -> core::Result<std::vector<Wake>> {
+    auto rows = c.Exec(holder.empty() ? any : held, params, "list the parked runs' wake times");
+    if (!rows) return std::move(rows).error();
+    std::vector<Wake> wakes;
+    wakes.reserve(static_cast<size_t>(rows->size()));
+    for (int i = 0; i < rows->size(); ++i)
+      wakes.push_back(Wake{std::string(rows->Text(i, 0)), rows->Int(i, 1)});
+    return wakes;
+  });
+}
+
 }  // namespace a2ad::storage

@@ -30,21 +30,21 @@ using pg::Params;
 
 const std::string kInsertTask =
     "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
-    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner, waits_for_event)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner, waits_for_event,"
+    " wake_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
     " ON CONFLICT DO NOTHING";
 // The sequence check: a writer whose expected sequence is not the stored one changes nothing.
 const std::string kUpdateTask =
     "UPDATE tasks SET context_id = $2, state = $3, skill_id = $4, created_at_ms = $5,"
     " updated_at_ms = $6, last_sequence = $7, snapshot = $8, run = $9, a2a_state = $10,"
-    " dedup_key = CASE WHEN $12 THEN NULL ELSE dedup_key END, waits_for_event = $13"
-    " WHERE id = $1 AND last_sequence = $11";
+    " dedup_key = CASE WHEN $12 THEN NULL ELSE dedup_key END, waits_for_event = $13,"
+    " wake_at_ms = $14 WHERE id = $1 AND last_sequence = $11";
 // An execution's commit (TaskCommit::fence_epoch): also refused once its lease's epoch moved
 // on. FOR SHARE: a takeover (which moves the epoch) waits for a commit in flight, and a commit
 // after it sees the new epoch, so no commit of an older epoch lands after a takeover.
 const std::string kUpdateTaskFenced =
     kUpdateTask +
-    " AND EXISTS (SELECT 1 FROM run_leases WHERE task_id = $1 AND epoch = $14 FOR SHARE)";
+    " AND EXISTS (SELECT 1 FROM run_leases WHERE task_id = $1 AND epoch = $15 FOR SHARE)";
 // Leases (cluster.hpp): the creating commit takes the run's, the commit that ends it drops it.
 const std::string kTakeLease =
     "INSERT INTO run_leases(task_id, holder, epoch) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING";
@@ -391,7 +391,14 @@ Params TaskParams(const PostgresStore::Impl::Pending& p) {
     q.AddOrNull(r.dedup_key).Add(r.tenant).Add(r.owner);
   else
     q.Add(c.expected_last_sequence).Add(c.releases_dedup_key);
-  q.AddOrNull(EventAwaited(r.run));  // indexed: the runs a posted event resumes
+  // Indexed: the runs a posted event resumes, what a restart starts again, when a parked run
+  // wakes (stored_records.hpp).
+  const bool unfinished = !protocol::IsTerminal(r.task.status.state);
+  q.AddOrNull(unfinished ? EventAwaited(r.run) : std::string_view());
+  if (std::optional<int64_t> wake = unfinished ? ParkedUntil(r.run) : std::nullopt)
+    q.Add(*wake);
+  else
+    q.Null();
   if (c.expected_last_sequence != -1 && c.fence_epoch > 0) q.Add(c.fence_epoch);
   return q;
 }

@@ -153,6 +153,47 @@ constexpr const char* kV8 = R"sql(
 ALTER TABLE push_outbox ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Schema version 9 — parked runs (stored_records.hpp ParkedUntil and EventAwaited, written with
+// every commit): `wake_at_ms` is NULL for a run that is not parked, 0 for one parked with no
+// time, else when it must be woken; `waits_for_event` the event a paused run waits for. A
+// restart lists only the unfinished runs that are not parked (tasks_runnable, a partial index
+// of the runs in flight), the wake timer reads the parked runs' times (tasks_wake) and a posted
+// event the runs waiting for it (tasks_waiting_on_event). The rows of runs unfinished now are
+// read once here (the same reading in SQL); a row whose run text does not read keeps NULL.
+// The terminal states are compared, never listed: a partial index whose WHERE holds an IN
+// list costs an ephemeral table on every row written (tasks_prunable is rewritten so).
+constexpr const char* kV9 = R"sql(
+ALTER TABLE tasks ADD COLUMN wake_at_ms INTEGER;
+ALTER TABLE tasks ADD COLUMN waits_for_event TEXT;
+UPDATE tasks SET
+  wake_at_ms = CASE
+    WHEN json_extract(run, '$.status') = 'paused' THEN (
+      SELECT CASE WHEN t > 0 AND o > 0 THEN min(t, o) ELSE max(t, o) END FROM (SELECT
+        CASE WHEN json_type(run, '$.pause.triggerAtMs') IN ('integer', 'real')
+             THEN max(CAST(json_extract(run, '$.pause.triggerAtMs') AS INTEGER), 0) ELSE 0 END AS t,
+        CASE WHEN json_type(run, '$.pause.timeoutAtMs') IN ('integer', 'real')
+             THEN max(CAST(json_extract(run, '$.pause.timeoutAtMs') AS INTEGER), 0) ELSE 0 END AS o))
+    WHEN substr(json_extract(run, '$.status'), 1, 8) = 'waiting-'
+         AND json_type(run, '$.waitingOn') IS NULL THEN
+      CASE WHEN json_type(run, '$.interrupt.expiresAt') IN ('integer', 'real')
+           THEN max(CAST(json_extract(run, '$.interrupt.expiresAt') AS INTEGER), 0) ELSE 0 END
+  END,
+  waits_for_event = CASE
+    WHEN json_extract(run, '$.status') = 'paused'
+         AND json_type(run, '$.pause.conditions.onEvent') = 'text'
+    THEN json_extract(run, '$.pause.conditions.onEvent') END
+  WHERE state NOT IN (3, 4, 5, 7) AND json_valid(run) AND json_type(run) = 'object'
+    AND json_type(run, '$.status') = 'text';
+CREATE INDEX tasks_runnable ON tasks(id)
+  WHERE wake_at_ms IS NULL AND NOT (state BETWEEN 3 AND 5 OR state = 7);
+DROP INDEX tasks_prunable;
+CREATE INDEX tasks_prunable ON tasks(updated_at_ms)
+  WHERE (state BETWEEN 3 AND 5 OR state = 7) AND pruned_through < last_sequence;
+CREATE INDEX tasks_wake ON tasks(wake_at_ms, id) WHERE wake_at_ms > 0;
+CREATE INDEX tasks_waiting_on_event ON tasks(tenant, waits_for_event)
+  WHERE waits_for_event IS NOT NULL;
+)sql";
+
 constexpr const char* kCreateComponentMigrationsTable =
     "CREATE TABLE IF NOT EXISTS component_migrations ("
     "  component TEXT NOT NULL,"
@@ -248,7 +289,7 @@ core::Result<int> Apply(Connection& db, const Ledger& ledger, const std::vector<
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8},
+      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8}, {9, kV9},
   };
   return kMigrations;
 }

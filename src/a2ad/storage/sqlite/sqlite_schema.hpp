@@ -65,6 +65,18 @@
 //     created_at_ms, expires_at_ms (0: never), revoked_at_ms (0: not revoked))
 //     WITHOUT ROWID, STRICT. Only the SHA-256 of a key's secret is stored.
 //
+// Version 8: push_outbox.traceparent (the run's trace, for the delivery's span).
+//
+// Version 9 (parked runs, stored_records.hpp ParkedUntil / EventAwaited, written with every
+//   commit): tasks.wake_at_ms INTEGER (NULL: not parked; 0: parked with no time; else when
+//   to wake it), tasks.waits_for_event TEXT. Partial indexes: tasks_runnable(id) of the
+//   unfinished runs not parked (what a restart starts again: TaskStore::ListRunnable),
+//   tasks_wake(wake_at_ms, id) of the timed ones (ListWakes), tasks_waiting_on_event(tenant,
+//   waits_for_event) (UnfinishedRunsWaitingFor). The runs unfinished at the upgrade are read
+//   once by the step itself (SQLite's JSON functions). tasks_prunable is rewritten with the
+//   same terms as tasks_runnable (comparisons, not an IN list: a partial index's IN list made
+//   SQLite build an ephemeral table for every row it wrote, about 15,000 instructions).
+//
 // Extensions keep their own tables through per-component migrations
 // (sqlite_migration.hpp, MigrateComponent below), applied after these.
 //
@@ -81,14 +93,14 @@
 
 namespace a2ad::storage::sqlite {
 
-/// The prune candidates (schema version 2): terminal tasks with events left and
-/// updated_at_ms < ?1, oldest first, at most ?2. Forced onto tasks_prunable (the planner
-/// would otherwise pick tasks_by_state and visit every old terminal task); its WHERE must
-/// repeat the index's verbatim for SQLite to accept the index.
+/// The prune candidates (schema version 2, its index rewritten by version 9): terminal tasks
+/// with events left and updated_at_ms < ?1, oldest first, at most ?2. Forced onto
+/// tasks_prunable (the planner would otherwise pick tasks_by_state and visit every old
+/// terminal task); its WHERE must repeat the index's verbatim for SQLite to accept the index.
 inline constexpr const char* kSelectPrunableTasks =
     "SELECT id, pruned_through, last_sequence FROM tasks INDEXED BY tasks_prunable"
-    " WHERE state IN (3, 4, 5, 7) AND pruned_through < last_sequence AND updated_at_ms < ?1"
-    " ORDER BY updated_at_ms LIMIT ?2";
+    " WHERE (state BETWEEN 3 AND 5 OR state = 7) AND pruned_through < last_sequence"
+    " AND updated_at_ms < ?1 ORDER BY updated_at_ms LIMIT ?2";
 
 /// The ordered migrations: Migrations()[i].version == i + 1.
 const std::vector<Migration>& Migrations();

@@ -1,10 +1,12 @@
-// SqliteTaskStore's reads: Get, FindByDedupKey, List and ReadEvents, each on a connection
+// SqliteTaskStore's reads: Get, FindByDedupKey, List, ReadEvents and the recovery scans
+// (ListRunnable, ListWakes, WaitingOnEvent), each on a connection
 // borrowed from the reader pool, on the calling thread. A stored row that does not read is
 // quarantined in place (Quarantined). See sqlite_task_store.hpp ("Reads").
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <climits>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -36,6 +38,18 @@ constexpr const char* kSelectTask =
 constexpr const char* kSelectByDedupKey =
     "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
     " dedup_key, tenant, owner FROM tasks WHERE tenant = ?1 AND dedup_key = ?2";
+// Partial indexes of schema version 9: each WHERE repeats its index's verbatim.
+constexpr const char* kSelectRunnable =
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
+    " dedup_key, tenant, owner FROM tasks INDEXED BY tasks_runnable"
+    " WHERE wake_at_ms IS NULL AND NOT (state BETWEEN 3 AND 5 OR state = 7) AND id > ?1"
+    " ORDER BY id LIMIT ?2";
+constexpr const char* kSelectWakes =
+    "SELECT id, wake_at_ms FROM tasks INDEXED BY tasks_wake WHERE wake_at_ms > 0"
+    " AND (wake_at_ms, id) > (?1, ?2) ORDER BY wake_at_ms, id LIMIT ?3";
+constexpr const char* kSelectWaitingOnEvent =
+    "SELECT id FROM tasks INDEXED BY tasks_waiting_on_event"
+    " WHERE tenant = ?1 AND waits_for_event = ?2 AND waits_for_event IS NOT NULL";
 constexpr const char* kSelectEvents =
     "SELECT sequence, event_id, type, node_id, timestamp_ms, payload FROM task_events"
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
@@ -227,6 +241,79 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
   }
   if (auto committed = txn.Commit(); !committed) return std::move(committed).error();
   return page;
+}
+
+core::Result<TaskPage> SqliteTaskStore::Impl::ListRunnable(std::string_view after_id,
+                                                           size_t limit) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectRunnable);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, after_id);
+  select.Bind(2, static_cast<int64_t>(std::min<size_t>(limit, INT32_MAX)));
+  TaskPage page;
+  size_t rows = 0;  // read, readable or not
+  std::string last_id;
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return db.Fail("list the runs to start", rc);
+    ++rows;
+    last_id = std::string(select.Text(0));
+    auto record = ReadRecord(select);
+    if (!record) {
+      page.unreadable.push_back(last_id);
+      (void)Quarantined(std::move(record).error());
+      continue;
+    }
+    page.records.push_back(std::move(record).value());
+  }
+  if (rows == limit && limit > 0) page.next_page_token = std::move(last_id);
+  return page;
+}
+
+core::Result<std::vector<Wake>> SqliteTaskStore::Impl::ListWakes(int64_t after_ms,
+                                                                 std::string_view after_id,
+                                                                 size_t limit) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectWakes);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, after_ms);
+  select.Bind(2, after_id);
+  select.Bind(3, static_cast<int64_t>(std::min<size_t>(limit, INT32_MAX)));
+  std::vector<Wake> wakes;
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return db.Fail("list the parked runs' wake times", rc);
+    wakes.push_back(Wake{std::string(select.Text(0)), select.Int(1)});
+  }
+  return wakes;
+}
+
+core::Result<std::vector<std::string>> SqliteTaskStore::Impl::WaitingOnEvent(
+    std::string_view tenant, std::string_view name) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectWaitingOnEvent);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  select.Bind(1, tenant);
+  select.Bind(2, name);
+  std::vector<std::string> ids;
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return db.Fail("list the runs waiting for an event", rc);
+    ids.emplace_back(select.Text(0));
+  }
+  return ids;
 }
 
 core::Result<std::vector<protocol::RunEvent>> SqliteTaskStore::Impl::ReadEvents(

@@ -269,6 +269,23 @@ core::Result<size_t> SqliteTaskStore::PruneEvents(int64_t terminal_before_ms) {
   return impl_->PruneEvents(terminal_before_ms);
 }
 
+core::Result<std::optional<std::vector<std::string>>> SqliteTaskStore::UnfinishedRunsWaitingFor(
+    std::string_view tenant, std::string_view name) {
+  auto ids = impl_->WaitingOnEvent(tenant, name);
+  if (!ids) return std::move(ids).error();
+  return std::optional<std::vector<std::string>>(std::move(ids).value());
+}
+
+core::Result<TaskPage> SqliteTaskStore::ListRunnable(std::string_view after_id, size_t limit) {
+  return impl_->ListRunnable(after_id, limit);
+}
+
+core::Result<std::vector<Wake>> SqliteTaskStore::ListWakes(int64_t after_ms,
+                                                           std::string_view after_id,
+                                                           size_t limit, std::string_view) {
+  return impl_->ListWakes(after_ms, after_id, limit);
+}
+
 void SqliteTaskStore::Close() { impl_->Close(); }
 
 }  // namespace a2ad::storage

@@ -162,6 +162,11 @@ class SqliteTaskStore final : public TaskStore {
   /// after its current batch and returns kUnavailable. Called on the writer thread (from a
   /// commit callback): kInternal, since waiting would deadlock.
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms) override;
+  core::Result<std::optional<std::vector<std::string>>> UnfinishedRunsWaitingFor(
+      std::string_view tenant, std::string_view name) override;
+  core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit) override;
+  core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                            size_t limit, std::string_view holder) override;
   /// Drains the queue (every accepted commit is applied and its callback run), stops the
   /// writer thread, waits for in-flight reads, and closes every connection.
   void Close() override;

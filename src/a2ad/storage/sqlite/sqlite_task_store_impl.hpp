@@ -84,6 +84,11 @@ class SqliteTaskStore::Impl {
   core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                          std::string_view key);
   core::Result<TaskPage> List(const TaskQuery& query);
+  core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit);
+  core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                            size_t limit);
+  core::Result<std::vector<std::string>> WaitingOnEvent(std::string_view tenant,
+                                                        std::string_view name);
   core::Result<std::vector<protocol::RunEvent>> ReadEvents(std::string_view task_id,
                                                            int64_t after_sequence, size_t limit);
   core::Result<size_t> PruneEvents(int64_t terminal_before_ms);
@@ -114,6 +119,8 @@ class SqliteTaskStore::Impl {
   struct Pending {
     std::string text;
     Span id, context_id, skill_id, dedup_key, tenant, owner, snapshot, run, a2a_state;
+    Span waits_for_event;              // empty: NULL (stored_records.hpp EventAwaited)
+    std::optional<int64_t> wake_at_ms;  // nullopt: NULL (stored_records.hpp ParkedUntil)
     int64_t state = 0;
     int64_t created_at_ms = 0;
     int64_t updated_at_ms = 0;

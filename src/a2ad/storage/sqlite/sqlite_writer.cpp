@@ -24,6 +24,7 @@
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_sql.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
+#include "a2ad/storage/stored_records.hpp"
 
 namespace a2ad::storage {
 namespace {
@@ -38,12 +39,12 @@ using sqlite::Stmt;
 constexpr const char* kSelectLastSequence = "SELECT last_sequence FROM tasks WHERE id = ?1";
 constexpr const char* kInsertTask =
     "INSERT INTO tasks(id, context_id, state, skill_id, created_at_ms, updated_at_ms,"
-    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    " last_sequence, snapshot, run, a2a_state, dedup_key, tenant, owner, wake_at_ms,"
+    " waits_for_event) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 constexpr const char* kUpdateTask =
     "UPDATE tasks SET context_id = ?2, state = ?3, skill_id = ?4, created_at_ms = ?5,"
-    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10"
-    " WHERE id = ?1 AND last_sequence = ?11";
+    " updated_at_ms = ?6, last_sequence = ?7, snapshot = ?8, run = ?9, a2a_state = ?10,"
+    " wake_at_ms = ?14, waits_for_event = ?15 WHERE id = ?1 AND last_sequence = ?11";
 constexpr const char* kReleaseDedupKey = "UPDATE tasks SET dedup_key = NULL WHERE id = ?1";
 // The retention window of an idempotency key ended (TaskCommit::dedup_takeover_before_ms).
 constexpr const char* kTakeOverDedupKey =
@@ -161,6 +162,11 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.snapshot = p.Appended([&] { protocol::v10::AppendTaskJson(p.text, r.task); });
     p.run = p.Appended([&] { json.Object(r.run); });
     p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
+    // Indexed: what a restart starts again, when a parked run wakes, what a posted event finds.
+    if (!protocol::IsTerminal(r.task.status.state)) {
+      p.wake_at_ms = ParkedUntil(r.run);
+      p.waits_for_event = p.Append(EventAwaited(r.run));
+    }
     p.state = static_cast<int64_t>(r.task.status.state);
     p.created_at_ms = r.created_at_ms;
     p.updated_at_ms = r.updated_at_ms;
@@ -423,6 +429,14 @@ core::Result<void> SqliteTaskStore::Impl::WriteCommit(Pending& p, bool& wrote) {
     } else {
       write.Bind(11, p.expected_last_sequence);
     }
+    if (p.wake_at_ms)
+      write.Bind(14, *p.wake_at_ms);
+    else
+      write.BindNull(14);
+    if (p.waits_for_event.size == 0)
+      write.BindNull(15);
+    else
+      write.BindStatic(15, p.View(p.waits_for_event));
     int rc = write.Step();
     if (creating && rc == SQLITE_CONSTRAINT_UNIQUE && p.dedup_takeover_before_ms > 0) {
       // The key's holder may be past the retention window: it gives the key back, and the
