@@ -30,6 +30,7 @@ std::function<void(size_t, double)> StoreBatchObserver() {
 }
 
 std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::Backend& db,
+                                                            const tasks::TaskService& service,
                                                             const std::string& version) {
   auto& info = Metrics().Family("a2ad_build_info", Type::kGauge,
                                 "The a2ad build serving (its version label); always 1.", {"version"});
@@ -47,6 +48,13 @@ std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::Backend& db,
                                   "Push outbox rows waiting to be delivered (pending) or given up "
                                   "(dead), read at scrape time.",
                                   {"state"});
+  auto& running = Metrics().Family(
+      "a2ad_executions_running", Type::kGauge,
+      "Runs this process is executing now, read at scrape time; a run parked at a gate or a "
+      "pause holds none (its answer, resume or wake time starts one).");
+  Metrics().OnScrape([&service, &running] {
+    running.Set({}, static_cast<double>(service.running_executions()));
+  });
   // Series that exist from the start, at zero (one that appears later confuses rate()).
   transport::StreamsOpen().Set({}, 0);
   for (const char* outcome : {"delivered", "failed", "dead"}) push::PushAttempts().Add({outcome}, 0);

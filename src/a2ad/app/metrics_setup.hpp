@@ -21,13 +21,15 @@
 #include <string>
 
 #include "a2ad/storage/backend.hpp"
+#include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::app {
 
-/// Declares the families, registers the database gauges over `db` (outliving the endpoint;
-/// on PostgreSQL also its connection pool's) and returns the /metrics body's source.
+/// Declares the families, registers the database gauges over `db` and the executions of
+/// `service` (both outliving the endpoint; on PostgreSQL also its connection pool's) and
+/// returns the /metrics body's source.
 std::function<boost::asio::awaitable<std::string>()> SetUpMetrics(
-    storage::Backend& db, const std::string& version);
+    storage::Backend& db, const tasks::TaskService& service, const std::string& version);
 
 /// The store's batch observer (BackendOptions::batch_observer, before the store is opened).
 std::function<void(size_t, double)> StoreBatchObserver();

@@ -103,7 +103,7 @@ int SurfacesStep(Server& s, Component& self) {
   router.SetReadiness(MakeReadinessProbe(*s.backend, s.health, config.data_dir));
   router.SetCors(std::move(*s.cors));
   if (s.config.console) router.EnableConsole();
-  router.SetMetrics(SetUpMetrics(*s.backend, A2AD_VERSION));
+  router.SetMetrics(SetUpMetrics(*s.backend, *s.service, A2AD_VERSION));
   router.AddSelfAuthenticatingRoute(
       std::string(kPeerPushPath), [&s](const transport::HttpRequest& r) {
         return s.calls->peer_push.Receive(*s.service, r, s.clock.NowMs());
@@ -193,6 +193,8 @@ int WorkStep(Server& s, Component& self) {
   self.start = [&s]() -> core::Result<void> {
     const Config& config = s.config;
     s.push->Start(s.io->get_executor(), config, s.clock, *s.ids, s.card.base_url);
+    // Parked runs are woken at their times (a gate's timeout, a pause's timer) by one timer.
+    s.service->StartWakes();
     // With several replicas the runs are adopted by their leases instead (ReplicasStep).
     auto recovered = s.service->RecoverUnfinished(s.backend->Replicas() == nullptr);
     if (!recovered)

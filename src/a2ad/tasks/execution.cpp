@@ -62,10 +62,7 @@ class TaskService::Context final : public ExecutionContext {
       return std::nullopt;
     };
     auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
-    if (r)
-      svc_.NoteEventWait(*r.value());
-    else
-      NoteFailure(r.error());
+    if (!r) NoteFailure(r.error());
     co_return r;
   }
   asio::awaitable<bool> SleepUntil(int64_t epoch_ms) override {
@@ -73,6 +70,9 @@ class TaskService::Context final : public ExecutionContext {
   }
   asio::awaitable<bool> SleepUntilNudged(int64_t epoch_ms, std::string key) override {
     return Sleep(epoch_ms, std::move(key));
+  }
+  bool WakeLater(int64_t epoch_ms) override {
+    return epoch_ms > svc_.clock_.NowMs() && svc_.NoteWake(epoch_ms);
   }
   asio::awaitable<bool> Sleep(int64_t epoch_ms, std::optional<std::string> key) {
     auto signal = std::make_shared<Signal>();
@@ -189,7 +189,6 @@ asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slo
 void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
                          const protocol::Message& message, const std::string& skill_id,
                          uint64_t in_epoch, int64_t lease_epoch, bool counted) {
-  NoteEventWait(*rec);  // a run created, recovered or resumed paused until an event
   auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
                                        lease_epoch);
   if (!counted) {
@@ -279,37 +278,31 @@ asio::awaitable<void> ResendCancels(Executor* ex, RecordPtr rec, storage::Cluste
 }  // namespace
 
 Result<size_t> TaskService::RecoverUnfinished(bool runs) {
-  // Collect first, then start: a started execution changes the states being listed.
+  // The runs in flight (a parked run is not listed: it needs no execution until it is
+  // answered, resumed or due). Collected first, then started: a started run creates child
+  // runs, which the listing must not find and start a second time.
   std::vector<storage::TaskRecord> unfinished;
   // Without `runs`, none: the runs are adopted by their leases (several replicas).
-  const std::vector<TaskState> states =
-      runs ? std::vector<TaskState>{TaskState::kSubmitted, TaskState::kWorking,
-                                    TaskState::kInputRequired, TaskState::kAuthRequired}
-           : std::vector<TaskState>{};
-  for (TaskState state : states) {
-    const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
-    storage::TaskQuery q;
-    q.all_tenants = true;  // each run then acts with its own context (Context::call_context)
-    q.state = state;
-    q.page_size = 100;
-    for (;;) {
-      auto page = store_.List(q);
-      if (!page) return std::move(page).error();
-      for (const auto& id : page->unreadable)  // the store logged why; the rest recovers
-        core::LogWarn("recovery: task " + id + " is skipped: its stored record does not read");
-      for (auto& rec : page->records) {
-        Executor* ex = ExecutorFor(rec.skill_id);
-        if (parked && (!ex || !ex->RecoversParked())) continue;
-        unfinished.push_back(std::move(rec));
-      }
-      if (page->next_page_token.empty()) break;
-      q.page_token = page->next_page_token;
-    }
+  for (std::string after; runs;) {
+    auto page = store_.ListRunnable(after, 256);
+    if (!page) return std::move(page).error();
+    for (const auto& id : page->unreadable)  // the store logged why; the rest recovers
+      core::LogWarn("recovery: task " + id + " is skipped: its stored record does not read");
+    for (auto& rec : page->records) unfinished.push_back(std::move(rec));
+    if (page->next_page_token.empty()) break;
+    after = std::move(page->next_page_token);
   }
   size_t n = 0;
   for (const auto& rec : unfinished) {
     const protocol::Message* trigger = LastUserMessage(rec.task);
-    if (!trigger) continue;
+    const Executor* ex = ExecutorFor(rec.skill_id);
+    if (!trigger || !ex) continue;
+    // Waiting for its caller (the listing found no gate in its run: a skill that parks
+    // without one) and its skill keeps nothing armed: nothing to start.
+    const TaskState state = rec.task.status.state;
+    if ((state == TaskState::kInputRequired || state == TaskState::kAuthRequired) &&
+        !ex->WakesParked())
+      continue;
     StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
                    rec.skill_id);
     ++n;

@@ -50,6 +50,14 @@ class ExecutionContext {
   /// SleepUntil that TaskService::Nudge(task_id, `key`) also ends early (true): a peer's
   /// push telling a node that waits on it to look again. Only sleeps under that key wake.
   virtual boost::asio::awaitable<bool> SleepUntilNudged(int64_t epoch_ms, std::string key) = 0;
+  /// A run parked until `epoch_ms` (its committed record says so: storage::ParkedUntil):
+  /// true when the service wakes it then (its wake timer starts a new execution), so this
+  /// execution returns now and holds nothing while the run waits; false (the time is due
+  /// already, or the context has no timer): SleepUntil it here.
+  virtual bool WakeLater(int64_t epoch_ms) {
+    (void)epoch_ms;
+    return false;
+  }
   /// Appends `step` to the task's log and updates its snapshot in one transaction; completes
   /// once durable. Returns the new snapshot. Errors: kUnsupportedOperation when the step's
   /// state change is not allowed (e.g. the task was canceled meanwhile: stop executing),
@@ -175,10 +183,11 @@ class Executor {
   /// starts nothing). Default false: such a message is refused (-32004, "not waiting for
   /// input"), since a workflow reads input only at its gates.
   virtual bool TakesMessagesWhileWorking() const { return false; }
-  /// True if executions must also be started for tasks parked at an interrupt after a
-  /// restart (to re-arm interrupt timeouts). Such an execution returns at once when there is
-  /// nothing to wait for.
-  virtual bool RecoversParked() const { return false; }
+  /// True if a run of this skill parked with a wake time (storage::ParkedUntil: a gate's
+  /// timeout, a pause's timer) is executed at that time by the service's wake timer, which
+  /// reads the times from the store: after a restart, a takeover or a park alike. No
+  /// execution is held while it waits. Default false: nothing wakes a parked run.
+  virtual bool WakesParked() const { return false; }
   /// True only for the built-in conformance agent: a first message's messageId stops being a
   /// retry once its sender addresses the task (the A2A conformance kit reuses one messageId
   /// for every task it creates). Every other skill keeps the retry for the idempotency

@@ -145,17 +145,6 @@ std::string PausedStateName(const json::object& pause) {
   return Str(pause, "initiatedBy") == "agent" ? "paused-by-agent" : "paused-by-client";
 }
 
-int64_t PauseWakeAt(const json::object& run) {
-  const json::object* p = OpenPause(run);
-  if (!p) return 0;
-  int64_t at = 0;
-  for (const char* k : {"triggerAtMs", "timeoutAtMs"}) {
-    const int64_t t = IntOr(*p, k, 0);
-    if (t > 0 && (at == 0 || t < at)) at = t;
-  }
-  return at;
-}
-
 bool PauseAdmits(const json::object& run, const std::vector<EventDraft>& step) {
   const json::object* p = OpenPause(run);
   if (!p) return true;
@@ -196,13 +185,6 @@ void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& re
   if (protocol::IsTerminal(rec->task.status.state)) return;
   const protocol::Message* m = LastUserMessage(rec->task);
   StartExecution(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
-}
-
-void TaskService::NoteEventWait(const storage::TaskRecord& rec) {
-  const std::string_view name = storage::EventAwaited(rec.run);
-  if (name.empty()) return;
-  std::lock_guard lock(event_waits_mu_);
-  event_waits_[rec.tenant + "\n" + std::string(name)].insert(rec.task.id);
 }
 
 asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx,
@@ -260,7 +242,6 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (repeated) co_return rec;
-  NoteEventWait(*rec);
   // The step in flight stops now (interrupt_immediate; an agent pause parks at once); a new
   // execution sleeps until the pause's timers, if it has any.
   if (req.mode == kInterruptImmediate) Redrive(slot, rec);
@@ -367,8 +348,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
 // (Not in the coroutine: GCC 12 mis-compiles some temporaries inside coroutines.)
 Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& tenant,
                                                              const std::string& name) {
-  // The store's index holds exactly what NoteEventWait reads (storage::EventAwaited, written
-  // with each commit); ResumeTask checks each run again under its lock.
+  // The store's index holds what storage::EventAwaited reads, written with each commit;
+  // ResumeTask checks each run again under its lock. A store without one: none.
   auto ids = store_.UnfinishedRunsWaitingFor(tenant, name);
   if (!ids) return std::move(ids).error();
   if (!ids.value()) return std::vector<std::string>{};
@@ -380,24 +361,13 @@ asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const C
                                                                          json::value payload) {
   if (name.empty() || name.size() > kMaxEventName)
     co_return Invalid("name", "expected an event name (1 to 256 characters)");
-  const std::string key = ctx.principal.tenant + "\n" + name;
-  std::vector<std::string> candidates;
-  {
-    std::lock_guard lock(event_waits_mu_);
-    if (auto it = event_waits_.find(key); it != event_waits_.end())
-      candidates.assign(it->second.begin(), it->second.end());
-  }
-  // Several replicas: the runs waiting for it may be paused on any of them; the store finds
-  // them (RunsWaitingFor, off the I/O threads).
-  if (options_.cluster) {
-    const std::string& tenant = ctx.principal.tenant;
-    auto found =
-        co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
-    if (!found) co_return std::move(found).error();
-    for (auto& id : found.value())
-      if (std::find(candidates.begin(), candidates.end(), id) == candidates.end())
-        candidates.push_back(std::move(id));
-  }
+  // The runs waiting for it may be parked with no execution, or held by another replica:
+  // the store finds them (RunsWaitingFor, off the I/O threads).
+  const std::string& tenant = ctx.principal.tenant;
+  auto found =
+      co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
+  if (!found) co_return std::move(found).error();
+  const std::vector<std::string>& candidates = found.value();
   std::vector<std::string> resumed;
   for (const auto& id : candidates) {
     ResumeTaskRequest r;
@@ -406,17 +376,7 @@ asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const C
     r.input = payload;
     r.cause = std::string(kExternalEvent);
     auto done = co_await ResumeTask(ctx, std::move(r));
-    if (done) {
-      resumed.push_back(id);
-    } else if (done.error().code != ErrorCode::kTaskNotPausable &&
-               done.error().code != ErrorCode::kTaskNotFound) {
-      continue;  // a store failure: the run still waits, the index keeps it
-    }
-    std::lock_guard lock(event_waits_mu_);
-    if (auto it = event_waits_.find(key); it != event_waits_.end()) {
-      it->second.erase(id);
-      if (it->second.empty()) event_waits_.erase(it);
-    }
+    if (done) resumed.push_back(id);  // else not waiting (any more), or a store failure
   }
   co_return resumed;
 }

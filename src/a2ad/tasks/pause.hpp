@@ -98,8 +98,6 @@ boost::json::object PauseEntry(const PauseEntryFields& fields);
 const boost::json::object* OpenPause(const boost::json::object& run);
 /// "paused-by-client" | "paused-by-agent" for an open pause.
 std::string PausedStateName(const boost::json::object& pause);
-/// The earliest timer of the open pause (trigger, timeout); 0 when none.
-int64_t PauseWakeAt(const boost::json::object& run);
 
 /// Whether an executor step may commit while the run is paused: in finish_step the step that
 /// ends the node in flight (node.completed with its artifact and variables); in

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
@@ -122,14 +123,11 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
     auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
     const TaskState state = rec->task.status.state;
     Executor* ex = ExecutorFor(rec->skill_id);
-    const bool parked = state == TaskState::kInputRequired || state == TaskState::kAuthRequired;
     const protocol::Message* trigger = LastUserMessage(rec->task);
     if (protocol::IsTerminal(state)) {
       (void)options_.cluster->Release(c.task_id, c.epoch);
       continue;
     }
-    // A run parked at a gate whose executor keeps nothing armed needs no execution until it
-    // is answered (the replica answering it takes it then): the lease stays here.
     if (!ex) {  // a skill this replica does not serve (a rolling deploy): for one that does
       const std::string why = "takeover of run " + c.task_id + ": skill '" + rec->skill_id +
                               "' is not served here; given up for another replica";
@@ -139,7 +137,15 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
       (void)options_.cluster->Abandon(c.task_id, c.epoch);
       continue;
     }
-    if ((parked && !ex->RecoversParked()) || !trigger) continue;
+    if (!trigger) continue;
+    // Parked: no execution until it is answered (the replica answering it takes it then) or
+    // due; the lease stays here. The wake timer here reads the times of the runs leased here;
+    // one due already is started now (the timer may have looked past its time).
+    if (std::optional<int64_t> until = storage::ParkedUntil(rec->run)) {
+      const bool timed = *until > 0 && ex->WakesParked();
+      if (timed && *until > clock_.NowMs()) NoteWake(*until);
+      if (!timed || *until > clock_.NowMs()) continue;
+    }
     core::LogInfo("takeover: run " + c.task_id + " of replica " +
                   (c.from.empty() ? std::string("(none)") : c.from) + " is executed by " +
                   options_.cluster->holder() + " from its last committed step (lease epoch " +

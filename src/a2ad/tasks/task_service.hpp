@@ -355,15 +355,19 @@ class TaskService {
 
   // ---- the server's own work (execution.cpp) ------------------------------------------------
 
-  /// Starts the execution of every task of every tenant found `submitted` or `working` (and
-  /// parked ones whose executor asks for it), each acting with its own run's context; and
-  /// spawns Executor::AfterCancel again for every task cancelled within
+  /// Starts the execution of every unfinished run of every tenant that is not
+  /// parked (TaskStore::ListRunnable), each acting with its own run's context; and spawns
+  /// Executor::AfterCancel again for every task cancelled within
   /// options.after_cancel_recovery (at least once: what it stops outside the host may be
   /// asked again). Call once, after a restart, before serving: it blocks on store reads (not
-  /// on an I/O thread). Returns how many were re-driven.
+  /// on an I/O thread). Returns how many were re-driven. A parked run costs nothing here.
   /// With `runs` false, only the AfterCancel part (several replicas: the runs are adopted by
   /// leases instead, Adopt).
   core::Result<size_t> RecoverUnfinished(bool runs = true);
+  /// A run is parked until `at_ms` (a commit of this process, or a run adopted here): the
+  /// wake timer looks at the store again by then. Any thread. False while no timer runs
+  /// (StartWakes): the caller then waits for the time itself.
+  bool NoteWake(int64_t at_ms);
 
   // ---- several replicas (replicas.cpp; storage/cluster.hpp) ---------------------------------
 
@@ -378,8 +382,15 @@ class TaskService {
   /// on an I/O thread. Returns how many executions started.
   size_t Adopt(const std::vector<storage::Cluster::Claimed>& claimed);
 
-  /// Refuses new sends from now on (kUnavailable).
-  void StopAccepting() { accepting_ = false; }
+  /// Refuses new sends from now on (kUnavailable), and ends the wake timer.
+  void StopAccepting();
+
+  /// Starts the wake timer (wakes.cpp): a run parked with a wake time (a gate's timeout, a
+  /// pause's timer) holds no execution while it waits; the timer reads the due runs from the
+  /// store and starts them, overdue ones at once. The server starts it before recovery; until
+  /// then (and in tests that never start it) a parked execution waits for its time itself.
+  /// Once; it runs until StopAccepting.
+  void StartWakes();
 
   // ---- observability and tests ---------------------------------------------------------------
 
@@ -393,6 +404,7 @@ class TaskService {
 
  private:
   struct Slot;  // the per-task state of the writer (task_writer.hpp)
+  struct Wakes;  // the wake timer's state (wakes.cpp)
   class Context;
   struct Accepted;
   /// Checked under the task's lock against its newest state before a step is applied;
@@ -472,6 +484,14 @@ class TaskService {
 
   boost::asio::awaitable<void> ForwardNudge(std::string task_id, std::string key);
 
+  // The wake timer (wakes.cpp): one per process, reading the parked runs' wake times from the
+  // store in order (TaskStore::ListWakes) and starting the due runs' executions.
+  boost::asio::awaitable<void> WakeLoop(std::shared_ptr<Wakes> w);
+  /// Starts the execution of a run whose wake time is due. An error: the store could not
+  /// be read (the timer tries again).
+  boost::asio::awaitable<core::Result<void>> WakeRun(std::shared_ptr<Wakes> w,
+                                                     std::string task_id);
+
   // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
   // (Slot::Supersede); unset: the current one.
   // `lease_epoch`: the run's lease (storage/cluster.hpp) when the caller holds it (its
@@ -497,11 +517,10 @@ class TaskService {
                                                 int64_t lease_epoch, std::string skill_id,
                                                 int attempt);
   // Pausing (pause.cpp): supersede the run's execution and start a new one from `rec`
-  // (unless terminal); index a pause that waits for an event.
+  // (unless terminal).
   void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);
-  void NoteEventWait(const storage::TaskRecord& rec);
-  /// Several replicas: `tenant`'s runs paused until event `name`, found in the store.
-  /// Blocking (the read executor).
+  /// `tenant`'s runs paused until event `name`, found in the store. Blocking (the read
+  /// executor).
   core::Result<std::vector<std::string>> RunsWaitingFor(const std::string& tenant,
                                                         const std::string& name);
 
@@ -524,10 +543,8 @@ class TaskService {
   std::atomic<size_t> running_{0};
   std::mutex slots_mu_;
   std::unordered_map<std::string, std::weak_ptr<Slot>> slots_;
-  // Paused runs waiting for an event, by "tenant\nname" (rebuilt by recovery; a stale id is
-  // dropped when PostEvent finds its run no longer waiting).
-  std::mutex event_waits_mu_;
-  std::unordered_map<std::string, std::set<std::string>> event_waits_;
+  // The wake timer (wakes.cpp): on its strand.
+  std::shared_ptr<Wakes> wakes_;
   // Last member: destroyed (joined) first, while everything its reads use still exists.
   std::unique_ptr<ReadExecutor> reads_;
 };

@@ -128,7 +128,9 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         }
         break;
       case Decision::Kind::kParked: {
-        if (d.wake_at <= 0) co_return;  // nothing to time out: the answer starts a new run
+        // Nothing to time out (the answer starts a new execution), or the service's wake
+        // timer starts one at the time: nothing is held while the run waits.
+        if (d.wake_at <= 0 || ctx->WakeLater(d.wake_at)) co_return;
         if (tasks::RunStatus(rec->run) == "paused") {
           // A pause's timer (trigger, timeout): the service decides what fired, under the
           // run's lock; a resume meanwhile wins (the handle no longer matches).

@@ -3,8 +3,8 @@
 // tasks/executor.hpp). One WorkflowExecutor per loaded workflow; it is stateless between
 // steps: every decision is taken by Plan (plan.hpp, pure) from the run snapshot
 // (TaskRecord::run, the fold of the log), so a restart re-drives a run from its last committed
-// step and never repeats one (RecoversParked: parked runs are re-driven too, to re-arm their
-// interrupt timeouts).
+// step and never repeats one. A run parked at a gate or a pause holds no execution: its answer
+// starts one, and so does the service's wake timer at its timeout (WakesParked).
 //
 // A step is load -> decide (Plan) -> carry out -> commit. Carrying out is this file's only
 // I/O, and its only use of TaskService: calling out through the EffectRunner (effects.hpp),
@@ -55,7 +55,7 @@ class WorkflowExecutor final : public tasks::Executor {
                                           const tasks::ResolveRequest& request) override;
   /// kInvalidParams naming the required variables (without default) missing from `inputs`.
   std::optional<core::Error> CheckInputs(const boost::json::object& inputs) const override;
-  bool RecoversParked() const override { return true; }
+  bool WakesParked() const override { return true; }
   /// The node in flight of a cancelled run: its kind's CancelEffect, through the runner.
   boost::asio::awaitable<void> AfterCancel(std::shared_ptr<const storage::TaskRecord> rec) override;
   /// Pause extension: which node is in flight and what `mode` does to it (tasks/pause.hpp):

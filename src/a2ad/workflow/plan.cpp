@@ -1,9 +1,12 @@
 #include "a2ad/workflow/plan.hpp"
 
+#include "a2ad/storage/stored_records.hpp"
+
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/workflow/graph.hpp"
@@ -46,14 +49,11 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
                                        {"engineVersion", "1"}}));
     return d;
   }
-  if (status == "paused") {  // until resumed, or its first timer (tasks/pause.hpp)
+  // Paused (until resumed, or its first timer: tasks/pause.hpp), or at a gate (until answered,
+  // or its timeout): the store's reading, so the run is woken when its row says.
+  if (std::optional<int64_t> until = storage::ParkedUntil(run)) {
     d.kind = Decision::Kind::kParked;
-    d.wake_at = tasks::PauseWakeAt(run);
-    return d;
-  }
-  if (status.starts_with("waiting-") && !run.contains("waitingOn")) {
-    d.kind = Decision::Kind::kParked;
-    d.wake_at = IntOr(ObjOr(run, "interrupt"), "expiresAt", 0);
+    d.wake_at = *until;
     return d;
   }
   // Run-duration cap (settings.timeout).
