@@ -9,6 +9,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/push_service.hpp"
 #include "a2ad/push/signer.hpp"
+#include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/a2a_operations.hpp"
 #include "a2ad/transport/auth.hpp"
@@ -103,6 +104,12 @@ HttpResponse RegisteredResponse(const push::WebhookRegistration& w) {
 }
 }  // namespace
 
+PushRoutes::PushRoutes(push::PushService& service, storage::PushStore& store,
+                       tasks::TaskService& tasks)
+    : service_(service), store_(store), tasks_(tasks), reads_(std::make_unique<tasks::ReadExecutor>(1)) {}
+
+PushRoutes::~PushRoutes() = default;
+
 boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const HttpRequest& request) {
   std::string_view path = request.Path();
   const bool webhooks = path == "/v1/webhooks" || path.rfind("/v1/webhooks/", 0) == 0;
@@ -131,30 +138,23 @@ boost::asio::awaitable<std::optional<HttpResponse>> PushRoutes::Handle(const Htt
     co_return co_await SamplePushConfig(request);
   }
   if (webhooks) co_return co_await Webhooks(request);
-  if (dead && (request.method == "GET" || request.method == "HEAD"))
-    co_return co_await DeadLetters(ctx, request);
-  co_return HandleSync(request);
+  if (request.method != "GET" && request.method != "HEAD")
+    co_return MethodNotAllowed("GET, HEAD", "use GET");
+  if (dead) co_return co_await DeadLetters(ctx, request);
+  co_return co_await Deliveries(request);
 }
 
-std::optional<HttpResponse> PushRoutes::HandleSync(const HttpRequest& request) {
-  std::string_view path = request.Path();
-  const bool deliveries = path == "/v1/push/deliveries";
-  const bool dead = path == "/v1/push/dead-letters";
-  if (!deliveries && !dead) return std::nullopt;
-  if (request.method != "GET" && request.method != "HEAD") {
-    return MethodNotAllowed("GET, HEAD", "use GET");
-  }
-  if (deliveries) {
-    std::string task_id = request.Query("taskId");
-    if (task_id.empty())
-      return Error(400, "validation_error", "query parameter taskId is required");
-    auto rows = service_.Deliveries(task_id);
-    if (!rows) return RestErrorResponse(rows.error());  // ClientFacing (error_body.hpp)
-    json::array out;
-    for (const auto& row : rows.value()) out.push_back(RowJson(row));
-    return JsonResponse(200, protocol::SerializeJson(json::object{{"deliveries", std::move(out)}}));
-  }
-  return std::nullopt;  // dead letters: DeadLetters
+boost::asio::awaitable<HttpResponse> PushRoutes::Deliveries(const HttpRequest& request) {
+  const std::string task_id = request.Query("taskId");
+  if (task_id.empty())
+    co_return Error(400, "validation_error", "query parameter taskId is required");
+  auto rows = co_await reads_->Run([this, &task_id] { return service_.Deliveries(task_id); });
+  if (!rows) co_return RestErrorResponse(rows.error());  // ClientFacing (error_body.hpp)
+  json::array out;
+  for (const auto& row : rows.value()) out.push_back(RowJson(row));
+  json::object body;
+  body["deliveries"] = std::move(out);
+  co_return JsonResponse(200, protocol::SerializeJson(body));
 }
 
 // POST /v1/push/deliveries/retry {taskId, eventId}: a dead letter of the caller's task
@@ -177,7 +177,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Retry(const protocol::CallConte
   auto rec = co_await tasks_.GetRecord(ctx, ids[0]);
   if (!rec) co_return RestErrorResponse(rec.error());
   if (!rec.value()) co_return RestErrorResponse(UnknownTask(ids[0]));
-  auto row = service_.Retry(ids[0], ids[1]);
+  auto row = co_await reads_->Run([this, &ids] { return service_.Retry(ids[0], ids[1]); });
   if (!row) co_return RestErrorResponse(row.error());
   co_return JsonResponse(200, protocol::SerializeJson(RowJson(row.value())));
 }
@@ -194,7 +194,7 @@ boost::asio::awaitable<HttpResponse> PushRoutes::DeadLetters(const protocol::Cal
       co_return Error(400, "validation_error", "limit: expected an integer 1..500");
     limit = std::stoul(text);
   }
-  auto rows = store_.ListDead(limit);
+  auto rows = co_await reads_->Run([this, limit] { return store_.ListDead(limit); });
   if (!rows) co_return RestErrorResponse(rows.error());
   std::set<std::string> own_hooks;
   for (const auto& w : service_.ListWebhooks(ctx.tenant())) own_hooks.insert(w.id);
@@ -252,7 +252,8 @@ boost::asio::awaitable<HttpResponse> PushRoutes::Webhooks(const HttpRequest& req
   if (const std::string named = request.Query("tenantId");
       !named.empty() && named != caller_tenant)
     co_return Error(403, "forbidden", "tenantId: the tenant comes from the credential");
-  auto deleted = service_.DeleteWebhook(id, caller_tenant);
+  auto deleted =
+      co_await reads_->Run([this, &id, &caller_tenant] { return service_.DeleteWebhook(id, caller_tenant); });
   if (!deleted) {
     // Another tenant's subscription: not found (no enumeration).
     if (deleted.error().code == core::ErrorCode::kUnsupportedOperation)

@@ -27,7 +27,10 @@
 // tenantId is 403), deleted only if it is its own (another tenant's is 404), a task of another
 // tenant is unknown (the push-config seam: 404; deliveries: none).
 // Bodies are never shown (they are what was sent; the task is the place for content).
+// Every store call runs on the routes' own read thread, never on an I/O thread (a database
+// round trip there would hold up the other requests of that thread).
 #include <boost/asio/awaitable.hpp>
+#include <memory>
 #include <optional>
 
 #include "a2ad/transport/http_types.hpp"
@@ -39,6 +42,7 @@ namespace a2ad::storage {
 class PushStore;
 }
 namespace a2ad::tasks {
+class ReadExecutor;
 class TaskService;
 }
 
@@ -47,8 +51,8 @@ namespace a2ad::transport {
 class PushRoutes {
  public:
   /// `tasks` says which tasks a caller may see.
-  PushRoutes(push::PushService& service, storage::PushStore& store, tasks::TaskService& tasks)
-      : service_(service), store_(store), tasks_(tasks) {}
+  PushRoutes(push::PushService& service, storage::PushStore& store, tasks::TaskService& tasks);
+  ~PushRoutes();
   /// The response, or nullopt when `request` is not one of these routes.
   boost::asio::awaitable<std::optional<HttpResponse>> Handle(const HttpRequest& request);
   /// Serves the push-config seam (off by default: --conformance-fixtures turns it on).
@@ -57,7 +61,7 @@ class PushRoutes {
  private:
   boost::asio::awaitable<HttpResponse> SamplePushConfig(const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> Webhooks(const HttpRequest& request);
-  std::optional<HttpResponse> HandleSync(const HttpRequest& request);
+  boost::asio::awaitable<HttpResponse> Deliveries(const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> Retry(const protocol::CallContext& ctx,
                                              const HttpRequest& request);
   boost::asio::awaitable<HttpResponse> DeadLetters(const protocol::CallContext& ctx,
@@ -66,6 +70,7 @@ class PushRoutes {
   storage::PushStore& store_;
   tasks::TaskService& tasks_;
   bool sample_seam_ = false;
+  std::unique_ptr<tasks::ReadExecutor> reads_;  // last: joined first
 };
 
 }  // namespace a2ad::transport
