@@ -11,6 +11,7 @@ naming no input is refused, as the page says, with exit status 1.
 """
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def main():
     assert "refused" in refused.stdout and "nodes[0].config.template" in refused.stdout, refused
     assert "{{reason}} names no input of the node" in refused.stdout, refused.stdout
     assert "ok     expense-claim" in refused.stdout, "the good file still loads"
+    shutil.rmtree(work, ignore_errors=True)
     print("docs/WORKFLOWS.md: every block ran and said what the page says")
 
 
