@@ -61,4 +61,21 @@ class BackendNames {
 
 using Backends = ::testing::Types<MemoryBackend, SqliteBackend, PostgresBackend>;
 
+/// A suite's fixture: a store of `Backend` per test, closed after it.
+template <class Backend>
+class BackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = backend_.Make();
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    if (store_) store_->Close();
+  }
+  TaskStore& store() { return *store_; }
+
+  Backend backend_;  // outlives store_ (the SQLite temp dir is removed after Close)
+  std::unique_ptr<TaskStore> store_;
+};
+
 }  // namespace a2ad::storage::storage_test

@@ -29,17 +29,10 @@ using storage_test::BackendNames;
 using storage_test::Backends;
 
 template <class Backend>
-class TaskStoreContractTest : public ::testing::Test {
+class TaskStoreContractTest : public storage_test::BackendTest<Backend> {
  protected:
-  void SetUp() override {
-    store_ = backend_.Make();
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-  }
-
-  TaskStore& store() { return *store_; }
+  using storage_test::BackendTest<Backend>::store_;
+  using storage_test::BackendTest<Backend>::store;
 
   TaskRecord MustGet(const std::string& id) {
     auto got = store_->Get(id);
@@ -64,8 +57,6 @@ class TaskStoreContractTest : public ::testing::Test {
     return page.ok() ? *page : TaskPage{};
   }
 
-  Backend backend_;  // outlives store_ (the SQLite temp dir is removed after Close)
-  std::unique_ptr<TaskStore> store_;
 };
 
 

@@ -51,17 +51,10 @@ TEST(ParkedUntil, ReadsTheGateOrThePauseOfARun) {
 }
 
 template <class Backend>
-class ParkedRunsTest : public ::testing::Test {
+class ParkedRunsTest : public storage_test::BackendTest<Backend> {
  protected:
-  void SetUp() override {
-    store_ = backend_.Make();
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-  }
-  TaskStore& store() { return *store_; }
-
+  using storage_test::BackendTest<Backend>::store_;
+  using storage_test::BackendTest<Backend>::store;
   // Creates `id` in `state` with run snapshot `run`; returns the stored record.
   TaskRecord Make(const std::string& id, TaskState state, const char* run) {
     TaskCommit c = Create(id, "ctx", state);
@@ -88,8 +81,6 @@ class ParkedRunsTest : public ::testing::Test {
     return out;
   }
 
-  Backend backend_;
-  std::unique_ptr<TaskStore> store_;
 };
 
 TYPED_TEST_SUITE(ParkedRunsTest, Backends, BackendNames);

@@ -25,17 +25,10 @@ using storage_test::BackendNames;
 using storage_test::Backends;
 
 template <class Backend>
-class TaskStoreTenantTest : public ::testing::Test {
+class TaskStoreTenantTest : public storage_test::BackendTest<Backend> {
  protected:
-  void SetUp() override {
-    store_ = backend_.Make();
-    ASSERT_NE(store_, nullptr);
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-  }
-
-  TaskStore& store() { return *store_; }
+  using storage_test::BackendTest<Backend>::store_;
+  using storage_test::BackendTest<Backend>::store;
 
   // Creates `id` in `tenant`, owned by `owner`.
   void Make(const std::string& id, const std::string& tenant, const std::string& owner = "alice",
@@ -69,8 +62,6 @@ class TaskStoreTenantTest : public ::testing::Test {
     return q;
   }
 
-  Backend backend_;
-  std::unique_ptr<TaskStore> store_;
 };
 
 
