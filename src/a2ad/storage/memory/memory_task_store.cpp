@@ -196,7 +196,8 @@ core::Result<std::vector<Wake>> MemoryTaskStore::ListWakes(int64_t after_ms,
     const TaskRecord& r = entry.record;
     if (protocol::IsTerminal(r.task.status.state)) continue;
     const int64_t at = ParkedUntil(r.run).value_or(0);
-    if (at > 0 && std::tie(at, id) > std::tie(after_ms, after_id)) wakes.push_back({id, at});
+    const bool after = at > after_ms || (at == after_ms && std::string_view(id) > after_id);
+    if (at > 0 && after) wakes.push_back({id, at});
   }
   std::sort(wakes.begin(), wakes.end(), [](const Wake& a, const Wake& b) {
     return std::tie(a.at_ms, a.task_id) < std::tie(b.at_ms, b.task_id);
