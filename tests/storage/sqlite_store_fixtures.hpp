@@ -53,6 +53,9 @@ class RawDb {
                             "DROP INDEX tasks_waiting_on_event",
                             "ALTER TABLE tasks DROP COLUMN wake_at_ms",
                             "ALTER TABLE tasks DROP COLUMN waits_for_event",
+                            "DROP INDEX tasks_cancelled",
+                            "CREATE INDEX tasks_by_state ON tasks(state, updated_at_ms DESC, "
+                            "id DESC)",
                             "DROP INDEX tasks_prunable",
                             "CREATE INDEX tasks_prunable ON tasks(updated_at_ms) WHERE state IN "
                             "(3, 4, 5, 7) AND pruned_through < last_sequence"})

@@ -40,8 +40,8 @@ TEST_F(SqliteTaskStoreTest, OpenEnablesWalAndRecordsTheSchemaVersion) {
   EXPECT_GT(raw.Int("SELECT min(applied_at_ms) FROM schema_migrations"), 1600000000000);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE name IN "
                     "('tasks', 'task_events', 'tasks_by_updated', 'tasks_by_context',"
-                    " 'tasks_by_state', 'tasks_prunable')"),
-            6);
+                    " 'tasks_cancelled', 'tasks_prunable', 'tasks_runnable', 'tasks_wake')"),
+            8);
 }
 
 TEST_F(SqliteTaskStoreTest, MigrateCreatesAndIsIdempotent) {

@@ -162,6 +162,9 @@ ALTER TABLE push_outbox ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 // read once here (the same reading in SQL); a row whose run text does not read keeps NULL.
 // The terminal states are compared, never listed: a partial index whose WHERE holds an IN
 // list costs an ephemeral table on every row written (tasks_prunable is rewritten so).
+// tasks_by_state goes: it served the scans of every tenant, of which the restart's are now
+// tasks_runnable and tasks_cancelled (the cancels resent at a start); every task written fed
+// it (about 4% of a send's instructions).
 constexpr const char* kV9 = R"sql(
 ALTER TABLE tasks ADD COLUMN wake_at_ms INTEGER;
 ALTER TABLE tasks ADD COLUMN waits_for_event TEXT;
@@ -190,6 +193,8 @@ DROP INDEX tasks_prunable;
 CREATE INDEX tasks_prunable ON tasks(updated_at_ms)
   WHERE (state BETWEEN 3 AND 5 OR state = 7) AND pruned_through < last_sequence;
 CREATE INDEX tasks_wake ON tasks(wake_at_ms, id) WHERE wake_at_ms > 0;
+DROP INDEX tasks_by_state;
+CREATE INDEX tasks_cancelled ON tasks(updated_at_ms DESC, id DESC) WHERE state = 5;
 CREATE INDEX tasks_waiting_on_event ON tasks(tenant, waits_for_event)
   WHERE waits_for_event IS NOT NULL;
 )sql";

@@ -76,6 +76,8 @@
 //   once by the step itself (SQLite's JSON functions). tasks_prunable is rewritten with the
 //   same terms as tasks_runnable (comparisons, not an IN list: a partial index's IN list made
 //   SQLite build an ephemeral table for every row it wrote, about 15,000 instructions).
+//   tasks_by_state is dropped; tasks_cancelled(updated_at_ms DESC, id DESC) WHERE state = 5, the
+//   one scan of every tenant left (the cancels resent at a start, TaskQuery::all_tenants).
 //
 // Extensions keep their own tables through per-component migrations
 // (sqlite_migration.hpp, MigrateComponent below), applied after these.

@@ -101,7 +101,7 @@ namespace sqlite {
 std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count) {
   // One SQL text per filter combination, so each shape gets its own cached plan and the
   // planner sees plain equality/range terms it can serve from an index: the tenant leads
-  // every List index (schema version 6); a scan of every tenant uses tasks_by_state.
+  // every List index (schema version 6); a scan of every tenant by state names it literally.
   std::string where;
   auto add = [&where](const char* term) {
     where += where.empty() ? " WHERE " : " AND ";
@@ -111,7 +111,12 @@ std::string ListTasksSql(const TaskQuery& query, bool with_cursor, bool count) {
   if (!query.owner.empty()) add("owner = :owner");
   if (!query.context_id.empty()) add("context_id = :ctx");
   if (!query.skill_id.empty()) add("skill_id = :skill");
-  if (query.state) add("state = :state");
+  // Every tenant's (the server's own scans): the state as a literal, so that a partial index
+  // of it (tasks_cancelled) serves the scan.
+  std::string state_term;
+  if (query.state && query.all_tenants)
+    state_term = "state = " + std::to_string(static_cast<int>(*query.state));
+  if (query.state) add(query.all_tenants ? state_term.c_str() : "state = :state");
   if (query.updated_at_or_after_ms) add("updated_at_ms >= :after");
   if (count) return "SELECT count(*) FROM tasks" + where;
   if (with_cursor) add("(updated_at_ms, id) < (:cursor_updated, :cursor_id)");
@@ -181,7 +186,7 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
     if (!query.owner.empty()) stmt.Bind(":owner", query.owner);
     if (!query.context_id.empty()) stmt.Bind(":ctx", query.context_id);
     if (!query.skill_id.empty()) stmt.Bind(":skill", query.skill_id);
-    if (query.state) stmt.Bind(":state", static_cast<int64_t>(*query.state));
+    if (query.state && !query.all_tenants) stmt.Bind(":state", static_cast<int64_t>(*query.state));
     if (query.updated_at_or_after_ms) stmt.Bind(":after", *query.updated_at_or_after_ms);
   };
 
