@@ -136,6 +136,7 @@ struct TaskPage {
 struct Wake {
   std::string task_id;
   int64_t at_ms = 0;
+  int64_t lease_epoch = 0;  // listed for a lease holder: the epoch it holds the run's lease at
 };
 
 class TaskStore {
@@ -212,7 +213,9 @@ class TaskStore {
 
   /// The parked runs with a wake time (ParkedUntil > 0), ordered by (time, id), after
   /// (`after_ms`, `after_id`), up to `limit`. `holder` non-empty (several replicas): only the
-  /// runs whose lease that process holds (cluster.hpp); a store without leases ignores it.
+  /// runs whose lease that process holds (cluster.hpp), with the lease's epoch, so that their
+  /// executions run at that lease and never take it from a newer one; a store without leases
+  /// ignores it.
   /// Blocks the caller.
   virtual core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
                                                     size_t limit, std::string_view holder) = 0;

@@ -142,7 +142,8 @@ class TaskService::Context final : public ExecutionContext {
 
 void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
                                  const protocol::Message& message, const std::string& skill_id,
-                                 std::optional<uint64_t> epoch, int64_t lease_epoch) {
+                                 std::optional<uint64_t> epoch, int64_t lease_epoch,
+                                 std::shared_ptr<void> hold) {
   auto it = executors_.find(skill_id);
   if (it == executors_.end()) {
     core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
@@ -158,17 +159,20 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
     ++slot->executions;
     const auto io = slot->io;  // (read before the move below)
     asio::co_spawn(
-        io, TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch),
+        io,
+        TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch,
+                            std::move(hold)),
         asio::detached);
     return;
   }
   Launch(*it->second, std::move(slot), std::move(rec), message, skill_id, in_epoch, lease_epoch,
-         false);
+         false, std::move(hold));
 }
 
 asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slot, RecordPtr rec,
                                                        protocol::Message message,
-                                                       std::string skill_id, uint64_t in_epoch) {
+                                                       std::string skill_id, uint64_t in_epoch,
+                                                       std::shared_ptr<void> hold) {
   const std::string& id = rec->task.id;
   auto taken = co_await reads_->Run([this, &id]() -> Result<int64_t> {
     auto lease = options_.cluster->Acquire(id);
@@ -183,12 +187,13 @@ asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slo
     co_return;
   }
   Launch(*executors_.at(skill_id), std::move(slot), std::move(rec), message, skill_id, in_epoch,
-         taken.value(), true);
+         taken.value(), true, std::move(hold));
 }
 
 void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
                          const protocol::Message& message, const std::string& skill_id,
-                         uint64_t in_epoch, int64_t lease_epoch, bool counted) {
+                         uint64_t in_epoch, int64_t lease_epoch, bool counted,
+                         std::shared_ptr<void> hold) {
   auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
                                        lease_epoch);
   if (!counted) {
@@ -196,7 +201,9 @@ void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordP
     ++slot->executions;
   }
   asio::co_spawn(
-      asio::make_strand(io_), executor.Execute(ctx), [this, ctx, slot](std::exception_ptr ep) {
+      asio::make_strand(io_), executor.Execute(ctx),
+      [this, ctx, slot, hold = std::move(hold)](std::exception_ptr ep) {
+        (void)hold;  // released with this handler, once the execution ended
         --slot->executions;
         if (ep) {
           std::string what = "unknown exception";

@@ -143,8 +143,9 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
     // one due already is started now (the timer may have looked past its time).
     if (std::optional<int64_t> until = storage::ParkedUntil(rec->run)) {
       const bool timed = *until > 0 && ex->WakesParked();
-      if (timed && *until > clock_.NowMs()) NoteWake(*until);
-      if (!timed || *until > clock_.NowMs()) continue;
+      const bool due = timed && *until <= clock_.NowMs();
+      if (timed && !due) NoteWake(*until);
+      if (!due) continue;
     }
     core::LogInfo("takeover: run " + c.task_id + " of replica " +
                   (c.from.empty() ? std::string("(none)") : c.from) + " is executed by " +

@@ -80,7 +80,7 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
       [this](const std::string& id) { return ExecutorFor(id); });
 }
 
-TaskService::~TaskService() = default;
+TaskService::~TaskService() { StopWakes(); }  // the loop ends without touching this
 
 void TaskService::RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor) {
   executors_[info.id] = std::move(executor);

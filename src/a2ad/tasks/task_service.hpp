@@ -486,28 +486,30 @@ class TaskService {
 
   // The wake timer (wakes.cpp): one per process, reading the parked runs' wake times from the
   // store in order (TaskStore::ListWakes) and starting the due runs' executions.
+  void StopWakes();
   boost::asio::awaitable<void> WakeLoop(std::shared_ptr<Wakes> w);
   /// Starts the execution of a run whose wake time is due. An error: the store could not
   /// be read (the timer tries again).
   boost::asio::awaitable<core::Result<void>> WakeRun(std::shared_ptr<Wakes> w,
-                                                     std::string task_id);
+                                                     storage::Wake wake);
 
   // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
   // (Slot::Supersede); unset: the current one.
   // `lease_epoch`: the run's lease (storage/cluster.hpp) when the caller holds it (its
   // creating commit took it: 1); 0: taken here (with several replicas), on the read executor
   // (a database round trip is never made on an I/O thread), the execution starting after it.
+  // `hold` is kept until the execution ends (the wake timer counts its executions so).
   void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
                       const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt,
-                      int64_t lease_epoch = 0);
+                      int64_t lease_epoch = 0, std::shared_ptr<void> hold = {});
   boost::asio::awaitable<void> TakeLeaseThenLaunch(std::shared_ptr<Slot> slot, RecordPtr rec,
                                                    protocol::Message message, std::string skill_id,
-                                                   uint64_t in_epoch);
+                                                   uint64_t in_epoch, std::shared_ptr<void> hold);
   // StartExecution's end, the lease held: runs `executor`. `counted`: running_ and
   // slot->executions count this execution already (while its lease was being taken).
   void Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
               const protocol::Message& message, const std::string& skill_id, uint64_t in_epoch,
-              int64_t lease_epoch, bool counted);
+              int64_t lease_epoch, bool counted, std::shared_ptr<void> hold = {});
   // An execution that stopped because the store could not be reached is started again from
   // its last committed step, after 0.5 s, 1 s, ... (at most 30 s apart) while it cannot be,
   // unless another execution drives the run by then (execution.cpp).

@@ -443,9 +443,9 @@ core::Result<std::vector<Wake>> PostgresStore::ListWakes(int64_t after_ms,
       "SELECT id, wake_at_ms FROM tasks WHERE wake_at_ms > 0 AND (wake_at_ms, id) > ($1, $2)"
       " ORDER BY wake_at_ms, id LIMIT $3";
   static const std::string held =
-      "SELECT t.id, t.wake_at_ms FROM tasks t WHERE t.wake_at_ms > 0"
-      " AND (t.wake_at_ms, t.id) > ($1, $2) AND EXISTS (SELECT 1 FROM run_leases l"
-      " WHERE l.task_id = t.id AND l.holder = $4) ORDER BY t.wake_at_ms, t.id LIMIT $3";
+      "SELECT t.id, t.wake_at_ms, l.epoch FROM tasks t JOIN run_leases l ON l.task_id = t.id"
+      " WHERE t.wake_at_ms > 0 AND (t.wake_at_ms, t.id) > ($1, $2) AND l.holder = $4"
+      " ORDER BY t.wake_at_ms, t.id LIMIT $3";
   pg::Params params;
   params.Add(after_ms).Add(after_id).Add(static_cast<int64_t>(limit));
   if (!holder.empty()) params.Add(holder);
@@ -455,7 +455,8 @@ core::Result<std::vector<Wake>> PostgresStore::ListWakes(int64_t after_ms,
     std::vector<Wake> wakes;
     wakes.reserve(static_cast<size_t>(rows->size()));
     for (int i = 0; i < rows->size(); ++i)
-      wakes.push_back(Wake{std::string(rows->Text(i, 0)), rows->Int(i, 1)});
+      wakes.push_back(
+          Wake{std::string(rows->Text(i, 0)), rows->Int(i, 1), holder.empty() ? 0 : rows->Int(i, 2)});
     return wakes;
   });
 }
