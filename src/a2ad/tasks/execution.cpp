@@ -302,14 +302,7 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   size_t n = 0;
   for (const auto& rec : unfinished) {
     const protocol::Message* trigger = LastUserMessage(rec.task);
-    const Executor* ex = ExecutorFor(rec.skill_id);
-    if (!trigger || !ex) continue;
-    // Waiting for its caller (the listing found no gate in its run: a skill that parks
-    // without one) and its skill keeps nothing armed: nothing to start.
-    const TaskState state = rec.task.status.state;
-    if ((state == TaskState::kInputRequired || state == TaskState::kAuthRequired) &&
-        !ex->WakesParked())
-      continue;
+    if (!trigger || !ExecutorFor(rec.skill_id)) continue;
     StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
                    rec.skill_id);
     ++n;

@@ -71,6 +71,29 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row) {
   return DecodeStoredTask(stored);
 }
 
+// Runs `sql` on a connection borrowed from `readers`: `bind` binds its parameters, `row` reads
+// each row it returns (an error from it ends the read with that error). `what` names the
+// read in a failure.
+template <class Bind, class Row>
+core::Result<void> ReadRows(sqlite::ReaderPool& readers, const char* sql, const char* what,
+                            Bind&& bind, Row&& row) {
+  auto lease = readers.Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(sql);
+  if (!prepared) return std::move(prepared).error();
+  Stmt select(*prepared);
+  bind(select);
+  for (;;) {
+    const int rc = select.Step();
+    if (rc == SQLITE_DONE) return core::Ok{};
+    if (rc != SQLITE_ROW) return db.Fail(what, rc);
+    if (auto read = row(select); !read) return read;
+  }
+}
+
+int64_t Limit(size_t limit) { return static_cast<int64_t>(std::min<size_t>(limit, INT32_MAX)); }
+
 // An explicit read transaction, so several statements see one snapshot. Rolls back unless
 // committed.
 class ReadTransaction {
@@ -250,31 +273,28 @@ core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
 
 core::Result<TaskPage> SqliteTaskStore::Impl::ListRunnable(std::string_view after_id,
                                                            size_t limit) {
-  auto lease = readers_.Acquire();
-  if (!lease) return std::move(lease).error();
-  Connection& db = lease->connection();
-  auto prepared = db.Prepare(kSelectRunnable);
-  if (!prepared) return std::move(prepared).error();
-  Stmt select(*prepared);
-  select.Bind(1, after_id);
-  select.Bind(2, static_cast<int64_t>(std::min<size_t>(limit, INT32_MAX)));
   TaskPage page;
   size_t rows = 0;  // read, readable or not
   std::string last_id;
-  for (;;) {
-    const int rc = select.Step();
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return db.Fail("list the runs to start", rc);
-    ++rows;
-    last_id = std::string(select.Text(0));
-    auto record = ReadRecord(select);
-    if (!record) {
-      page.unreadable.push_back(last_id);
-      (void)Quarantined(std::move(record).error());
-      continue;
-    }
-    page.records.push_back(std::move(record).value());
-  }
+  auto read = ReadRows(
+      readers_, kSelectRunnable, "list the runs to start",
+      [&](Stmt& q) {
+        q.Bind(1, after_id);
+        q.Bind(2, Limit(limit));
+      },
+      [&](const Stmt& row) -> core::Result<void> {
+        ++rows;
+        last_id = std::string(row.Text(0));
+        auto record = ReadRecord(row);
+        if (!record) {  // skipped and said (the store quarantines it in place)
+          page.unreadable.push_back(last_id);
+          (void)Quarantined(std::move(record).error());
+          return core::Ok{};
+        }
+        page.records.push_back(std::move(record).value());
+        return core::Ok{};
+      });
+  if (!read) return std::move(read).error();
   if (rows == limit && limit > 0) page.next_page_token = std::move(last_id);
   return page;
 }
@@ -282,42 +302,36 @@ core::Result<TaskPage> SqliteTaskStore::Impl::ListRunnable(std::string_view afte
 core::Result<std::vector<Wake>> SqliteTaskStore::Impl::ListWakes(int64_t after_ms,
                                                                  std::string_view after_id,
                                                                  size_t limit) {
-  auto lease = readers_.Acquire();
-  if (!lease) return std::move(lease).error();
-  Connection& db = lease->connection();
-  auto prepared = db.Prepare(kSelectWakes);
-  if (!prepared) return std::move(prepared).error();
-  Stmt select(*prepared);
-  select.Bind(1, after_ms);
-  select.Bind(2, after_id);
-  select.Bind(3, static_cast<int64_t>(std::min<size_t>(limit, INT32_MAX)));
   std::vector<Wake> wakes;
-  for (;;) {
-    const int rc = select.Step();
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return db.Fail("list the parked runs' wake times", rc);
-    wakes.push_back(Wake{std::string(select.Text(0)), select.Int(1)});
-  }
+  auto read = ReadRows(
+      readers_, kSelectWakes, "list the parked runs' wake times",
+      [&](Stmt& q) {
+        q.Bind(1, after_ms);
+        q.Bind(2, after_id);
+        q.Bind(3, Limit(limit));
+      },
+      [&](const Stmt& row) -> core::Result<void> {
+        wakes.push_back(Wake{std::string(row.Text(0)), row.Int(1)});
+        return core::Ok{};
+      });
+  if (!read) return std::move(read).error();
   return wakes;
 }
 
 core::Result<std::vector<std::string>> SqliteTaskStore::Impl::WaitingOnEvent(
     std::string_view tenant, std::string_view name) {
-  auto lease = readers_.Acquire();
-  if (!lease) return std::move(lease).error();
-  Connection& db = lease->connection();
-  auto prepared = db.Prepare(kSelectWaitingOnEvent);
-  if (!prepared) return std::move(prepared).error();
-  Stmt select(*prepared);
-  select.Bind(1, tenant);
-  select.Bind(2, name);
   std::vector<std::string> ids;
-  for (;;) {
-    const int rc = select.Step();
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return db.Fail("list the runs waiting for an event", rc);
-    ids.emplace_back(select.Text(0));
-  }
+  auto read = ReadRows(
+      readers_, kSelectWaitingOnEvent, "list the runs waiting for an event",
+      [&](Stmt& q) {
+        q.Bind(1, tenant);
+        q.Bind(2, name);
+      },
+      [&](const Stmt& row) -> core::Result<void> {
+        ids.emplace_back(row.Text(0));
+        return core::Ok{};
+      });
+  if (!read) return std::move(read).error();
   return ids;
 }
 
