@@ -34,6 +34,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
@@ -73,7 +74,7 @@ core::Result<storage::TaskCommit> EchoTask(core::IdGenerator& ids, int64_t now_m
   json::object submitted;
   submitted["contextId"] = msg.context_id;
   submitted["skillId"] = "echo";
-  submitted["message"] = protocol::v10::MessageToJson(msg);
+  submitted["message"] = protocol::MessageToJson(msg);
   drafts.emplace_back(protocol::kEvTaskSubmitted, std::move(submitted));
   json::object started;
   started["workflowId"] = "echo";
@@ -82,7 +83,7 @@ core::Result<storage::TaskCommit> EchoTask(core::IdGenerator& ids, int64_t now_m
   json::object created;
   created["artifactId"] = artifact.artifact_id;
   created["artifactType"] = "a2a.artifact";
-  created["artifact"] = protocol::v10::ArtifactToJson(artifact);
+  created["artifact"] = protocol::ArtifactToJson(artifact);
   created["lastChunk"] = true;
   drafts.emplace_back(protocol::kEvArtifactCreated, std::move(created));
   json::object completed;

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
@@ -54,21 +55,21 @@ void RoundTripMessage(const protocol::Message& m, Encode encode, Decode decode,
 }
 
 void CheckTask(const protocol::Task& t) {
-  const std::string v10 = SerializeJson(protocol::v10::TaskToJson(t));
+  const std::string v10 = SerializeJson(protocol::TaskToJson(t));
   std::string v10_text;
-  protocol::v10::AppendTaskJson(v10_text, t);
+  protocol::AppendTask(v10_text, t, protocol::Wire::kV10);
   FUZZ_CHECK(v10_text == v10,
              "v10::AppendTaskJson differs from TaskToJson\n     " + v10_text + "\n     " + v10);
-  const std::string v03 = SerializeJson(protocol::v03::TaskToJson(t));
+  const std::string v03 = SerializeJson(protocol::TaskToJson(t, protocol::Wire::kV03));
   std::string v03_text;
-  protocol::v03::AppendTaskJson(v03_text, t);
+  protocol::AppendTask(v03_text, t, protocol::Wire::kV03);
   FUZZ_CHECK(v03_text == v03,
              "v03::AppendTaskJson differs from TaskToJson\n     " + v03_text + "\n     " + v03);
   Reparse(v03, "v03::TaskToJson");
   auto back = protocol::v10::TaskFromJson(Reparse(v10, "v10::TaskToJson"), "task");
   FUZZ_CHECK(back.ok(), "v10::TaskFromJson refuses v10::TaskToJson: " + back.error().message +
                             "\n     " + v10);
-  FUZZ_CHECK(SerializeJson(protocol::v10::TaskToJson(back.value())) == v10,
+  FUZZ_CHECK(SerializeJson(protocol::TaskToJson(back.value())) == v10,
              "v10 task decode(encode(t)) differs from t\n     " + v10);
 }
 
@@ -98,9 +99,9 @@ void CheckDecoders(const json::value& params) {
   (void)v10::ListTasksRequestFromJson(params);
   if (auto t = v10::TaskFromJson(params, "params")) CheckTask(t.value());
   if (auto a = v10::ArtifactFromJson(params, "params")) {
-    const std::string text = SerializeJson(v10::ArtifactToJson(a.value()));
+    const std::string text = SerializeJson(ArtifactToJson(a.value()));
     Reparse(text, "v10::ArtifactToJson");
-    Reparse(SerializeJson(v03::ArtifactToJson(a.value())), "v03::ArtifactToJson");
+    Reparse(SerializeJson(ArtifactToJson(a.value(), Wire::kV03)), "v03::ArtifactToJson");
   }
   if (auto c = v03::SetPushConfigParamsFromJson(params)) CheckPushConfig(c.value());
   if (auto c = v10::PushConfigFromJson(params, "params", true)) CheckPushConfig(c.value());

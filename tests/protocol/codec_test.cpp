@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -42,14 +43,14 @@ Message Sample() {
 
 TEST(Codec, V10MessageRoundTrips) {
   Message m = Sample();
-  auto back = v10::MessageFromJson(v10::MessageToJson(m), "m");
+  auto back = v10::MessageFromJson(MessageToJson(m), "m");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back.value(), m);
 }
 
 TEST(Codec, V03MessageRoundTrips) {
   Message m = Sample();
-  auto back = v03::MessageFromJson(v03::MessageToJson(m), "m");
+  auto back = v03::MessageFromJson(MessageToJson(m, Wire::kV03), "m");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back.value(), m);
 }
@@ -70,23 +71,23 @@ TEST(Codec, V10TaskRoundTripsThroughStorageForm) {
   a.metadata["k"] = 1;
   t.artifacts = {a};
   t.metadata["openwop"] = json::object{{"runId", "t1"}};
-  auto back = v10::TaskFromJson(v10::TaskToJson(t), "t");
+  auto back = v10::TaskFromJson(TaskToJson(t), "t");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back.value(), t);
 }
 
 TEST(Codec, NonObjectDataIsWrappedForV03) {
   Part p = Part::Data(json::array{1, "two"});
-  json::object o = v03::PartToJson(p);
+  json::object o = PartToJson(p, Wire::kV03);
   EXPECT_EQ(o.at("kind"), "data");
   EXPECT_EQ(o.at("data"), (json::object{{"value", json::array{1, "two"}}}));
 }
 
 TEST(Codec, StateNamesPerVersion) {
-  EXPECT_EQ(v03::TaskStateName(TaskState::kInputRequired), "input-required");
-  EXPECT_EQ(v03::TaskStateName(TaskState::kCanceled), "canceled");
-  EXPECT_EQ(v03::TaskStateName(TaskState::kUnspecified), "unknown");
-  EXPECT_EQ(v10::TaskStateName(TaskState::kAuthRequired), "TASK_STATE_AUTH_REQUIRED");
+  EXPECT_EQ(TaskStateLabel(TaskState::kInputRequired), "input-required");
+  EXPECT_EQ(TaskStateLabel(TaskState::kCanceled), "canceled");
+  EXPECT_EQ(TaskStateLabel(TaskState::kUnspecified), "unknown");
+  EXPECT_EQ(TaskStateName(TaskState::kAuthRequired, Wire::kV10), "TASK_STATE_AUTH_REQUIRED");
   TaskState s;
   ASSERT_TRUE(v10::ParseTaskState(json::value(6), s));
   EXPECT_EQ(s, TaskState::kInputRequired);
@@ -101,10 +102,10 @@ TEST(Codec, V03StreamEventsCarryKindAndFinal) {
   e.status_update.context_id = "c";
   e.status_update.status.state = TaskState::kCompleted;
   e.status_update.final = true;
-  json::object o = v03::StreamEventToJson(e);
+  json::object o = StreamEventToJson(e, Wire::kV03);
   EXPECT_EQ(o.at("kind"), "status-update");
   EXPECT_EQ(o.at("final"), true);
-  json::object w = v10::StreamEventToJson(e);
+  json::object w = StreamEventToJson(e);
   EXPECT_TRUE(w.contains("statusUpdate"));
   EXPECT_FALSE(w.at("statusUpdate").as_object().contains("final"));
 }

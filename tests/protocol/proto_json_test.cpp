@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 
@@ -53,21 +54,21 @@ Message SampleMessage() {
 }
 
 TEST(ProtoJson, MessageEncodesAsTheProtoSpellsIt) {
-  EXPECT_EQ(SerializeJson(MessageToJson(SampleMessage())),
+  EXPECT_EQ(SerializeJson(protocol::MessageToJson(SampleMessage(), Wire::kV03Proto)),
             R"({"messageId":"m1","contextId":"c1","taskId":"t1","role":"ROLE_USER","content":[)"
-            R"({"text":"hello"},{"file":{"fileWithBytes":"aGk=","mimeType":"text/plain",)"
-            R"("name":"hi.txt"}},{"file":{"fileWithUri":"https://example.com/doc.pdf"}},)"
+            R"({"text":"hello"},{"file":{"fileWithBytes":"aGk=","name":"hi.txt",)"
+            R"("mimeType":"text/plain"}},{"file":{"fileWithUri":"https://example.com/doc.pdf"}},)"
             R"({"data":{"data":{"k":[1,2]}},"metadata":{"note":"x"}}],)"
             R"("metadata":{"skillId":"echo"},"extensions":["https://example.com/ext/v1"]})");
 }
 
 TEST(ProtoJson, MessageRoundTripsButForWhatTheProtoLacks) {
   Message m = SampleMessage();
-  auto back = MessageFromJson(MessageToJson(m), "message");
+  auto back = MessageFromJson(protocol::MessageToJson(m, Wire::kV03Proto), "message");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back.value(), m);
   m.reference_task_ids = {"t0"};  // no field in the 0.3 proto: dropped
-  EXPECT_FALSE(MessageToJson(m).contains("referenceTaskIds"));
+  EXPECT_FALSE(protocol::MessageToJson(m, Wire::kV03Proto).contains("referenceTaskIds"));
 }
 
 TEST(ProtoJson, TaskStatesAndEventsAreCanonical) {
@@ -80,7 +81,7 @@ TEST(ProtoJson, TaskStatesAndEventsAreCanonical) {
   a.artifact_id = "a1";
   a.parts.push_back(Part::Data(json::value(7)));  // not an object: wrapped
   t.artifacts.push_back(a);
-  EXPECT_EQ(SerializeJson(TaskToJson(t)),
+  EXPECT_EQ(SerializeJson(protocol::TaskToJson(t, Wire::kV03Proto)),
             R"({"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELLED",)"
             R"("timestamp":"2026-01-01T00:00:00.000Z"},"artifacts":[{"artifactId":"a1",)"
             R"("parts":[{"data":{"data":{"value":7}}}]}]})");
@@ -90,25 +91,30 @@ TEST(ProtoJson, TaskStatesAndEventsAreCanonical) {
   e.status_update.task_id = "t1";
   e.status_update.context_id = "c1";
   e.status_update.status.state = TaskState::kWorking;
-  EXPECT_EQ(SerializeJson(StreamEventToJson(e)),
+  EXPECT_EQ(SerializeJson(protocol::StreamEventToJson(e, Wire::kV03Proto)),
             R"({"statusUpdate":{"taskId":"t1","contextId":"c1",)"
             R"("status":{"state":"TASK_STATE_WORKING"}}})")
       << "final=false is the proto default: left out";
   e.status_update.final = true;
-  EXPECT_TRUE(StreamEventToJson(e).at("statusUpdate").as_object().at("final").as_bool());
+  EXPECT_TRUE(protocol::StreamEventToJson(e, Wire::kV03Proto)
+                  .at("statusUpdate")
+                  .as_object()
+                  .at("final")
+                  .as_bool());
   e.kind = StreamEvent::Kind::kArtifactUpdate;
   e.artifact_update.task_id = "t1";
   e.artifact_update.context_id = "c1";
   e.artifact_update.artifact = a;
   e.artifact_update.last_chunk = true;
-  EXPECT_EQ(SerializeJson(StreamEventToJson(e)),
+  EXPECT_EQ(SerializeJson(protocol::StreamEventToJson(e, Wire::kV03Proto)),
             R"({"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a1",)"
             R"("parts":[{"data":{"data":{"value":7}}}]},"lastChunk":true}})");
   e.kind = StreamEvent::Kind::kMessage;
   e.message = SampleMessage();
-  EXPECT_TRUE(StreamEventToJson(e).contains("message"));
+  EXPECT_TRUE(protocol::StreamEventToJson(e, Wire::kV03Proto).contains("message"));
   for (int s = 0; s <= 8; ++s)
-    EXPECT_TRUE(TaskStateName(static_cast<TaskState>(s)).starts_with("TASK_STATE_"));
+    EXPECT_TRUE(protocol::TaskStateName(static_cast<TaskState>(s), Wire::kV03Proto)
+                    .starts_with("TASK_STATE_"));
 }
 
 TEST(ProtoJson, PushConfigIsNamedAndNeverCarriesCredentials) {

@@ -1,7 +1,8 @@
-// The direct task writers (v10/v03 AppendTaskJson) against the DOM builders they replace on
-// the hot path: the text must be byte-identical to boost::json::serialize(TaskToJson(t)),
-// except that bytes that are not UTF-8 are written as U+FFFD (json_text.hpp; Boost copies
-// them): the expectation is Boost's text of the DOM with those bytes replaced.
+// The encoder's two sinks (protocol/encode.hpp) against each other, on every wire: the text
+// (AppendTask, AppendStreamEvent) must be byte-identical to boost::json::serialize of the DOM
+// (TaskToJson, StreamEventToJson), except that bytes that are not UTF-8 are written as U+FFFD
+// (json_text.hpp; Boost copies them): the expectation is Boost's text of the DOM with those
+// bytes replaced. The shapes themselves are pinned by codec_test and proto_json_test.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -11,9 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::protocol {
 namespace {
@@ -85,26 +85,59 @@ std::string BoostString(std::string_view s) {
   return json::serialize(json::string_view(ReplaceIllFormedUtf8(s)));
 }
 
-std::string V10Dom(const Task& t) {
-  return json::serialize(Replaced(json::value(v10::TaskToJson(t))));
-}
-std::string V03Dom(const Task& t) {
-  return json::serialize(Replaced(json::value(v03::TaskToJson(t))));
-}
-std::string V10Text(const Task& t) {
-  std::string s;
-  v10::AppendTaskJson(s, t);
-  return s;
-}
-std::string V03Text(const Task& t) {
-  std::string s;
-  v03::AppendTaskJson(s, t);
-  return s;
+constexpr Wire kWires[] = {Wire::kV10, Wire::kV03, Wire::kV03Proto};
+const char* Named(Wire w) {
+  return w == Wire::kV10 ? "v1.0" : w == Wire::kV03 ? "v0.3" : "v0.3 proto";
 }
 
-void ExpectBothVersionsMatch(const Task& t, const std::string& label) {
-  EXPECT_EQ(V10Text(t), V10Dom(t)) << "v1.0: " << label;
-  EXPECT_EQ(V03Text(t), V03Dom(t)) << "v0.3: " << label;
+std::string Dom(const Task& t, Wire w) {
+  return json::serialize(Replaced(json::value(TaskToJson(t, w))));
+}
+std::string Text(const Task& t, Wire w) {
+  std::string s;
+  AppendTask(s, t, w);
+  return s;
+}
+std::string V10Dom(const Task& t) { return Dom(t, Wire::kV10); }
+std::string V03Dom(const Task& t) { return Dom(t, Wire::kV03); }
+std::string V10Text(const Task& t) { return Text(t, Wire::kV10); }
+std::string V03Text(const Task& t) { return Text(t, Wire::kV03); }
+
+void ExpectEveryWireMatches(const Task& t, const std::string& label) {
+  for (Wire w : kWires) EXPECT_EQ(Text(t, w), Dom(t, w)) << Named(w) << ": " << label;
+}
+
+// The stream events a task makes, each in both `final` forms.
+std::vector<StreamEvent> EventsOf(const Task& t) {
+  std::vector<StreamEvent> events(4);
+  events[0].kind = StreamEvent::Kind::kTask;
+  events[0].task = t;
+  events[1].kind = StreamEvent::Kind::kMessage;
+  events[1].message = t.status.message.value_or(Message{});
+  events[2].kind = StreamEvent::Kind::kStatusUpdate;
+  events[2].status_update.task_id = t.id;
+  events[2].status_update.context_id = t.context_id;
+  events[2].status_update.status = t.status;
+  events[2].status_update.final = IsTerminal(t.status.state);
+  events[2].status_update.metadata = t.metadata;
+  events[3].kind = StreamEvent::Kind::kArtifactUpdate;
+  events[3].artifact_update.task_id = t.id;
+  events[3].artifact_update.context_id = t.context_id;
+  if (!t.artifacts.empty()) events[3].artifact_update.artifact = t.artifacts.front();
+  events[3].artifact_update.append = t.history.size() % 2 == 1;
+  events[3].artifact_update.last_chunk = t.artifacts.size() % 2 == 1;
+  return events;
+}
+
+void ExpectEveryEventMatches(const Task& t, const std::string& label) {
+  for (const StreamEvent& e : EventsOf(t))
+    for (Wire w : kWires)
+      for (Final f : {Final::kAsProjected, Final::kNotFinal}) {
+        std::string text;
+        AppendStreamEvent(text, e, w, f);
+        EXPECT_EQ(text, json::serialize(Replaced(json::value(StreamEventToJson(e, w, f)))))
+            << Named(w) << ", event " << static_cast<int>(e.kind) << ": " << label;
+      }
 }
 
 // Every byte that needs care, in one string (valid UTF-8, so the text parses back).
@@ -393,7 +426,29 @@ std::vector<std::pair<std::string, Task>> HandPickedTasks() {
 }
 
 TEST(TaskJsonWriter, HandPickedTasksMatchTheDom) {
-  for (const auto& [label, t] : HandPickedTasks()) ExpectBothVersionsMatch(t, label);
+  for (const auto& [label, t] : HandPickedTasks()) {
+    ExpectEveryWireMatches(t, label);
+    ExpectEveryEventMatches(t, label);
+  }
+}
+
+TEST(TaskJsonWriter, FinalIsWrittenAsEachWireHasIt) {
+  StreamEvent e;
+  e.kind = StreamEvent::Kind::kStatusUpdate;
+  e.status_update.task_id = "t";
+  e.status_update.status.state = TaskState::kCompleted;
+  e.status_update.final = true;
+  auto final_of = [&](Wire w, Final f) -> json::value {
+    json::object o = StreamEventToJson(e, w, f);
+    const json::object& u = w == Wire::kV03 ? o : o.at("statusUpdate").as_object();
+    const json::value* v = u.if_contains("final");
+    return v ? *v : json::value("absent");
+  };
+  EXPECT_EQ(final_of(Wire::kV03, Final::kAsProjected), json::value(true));
+  EXPECT_EQ(final_of(Wire::kV03, Final::kNotFinal), json::value(false));
+  EXPECT_EQ(final_of(Wire::kV03Proto, Final::kAsProjected), json::value(true));
+  EXPECT_EQ(final_of(Wire::kV03Proto, Final::kNotFinal), json::value("absent"));
+  EXPECT_EQ(final_of(Wire::kV10, Final::kAsProjected), json::value("absent"));
 }
 
 TEST(TaskJsonWriter, EveryStateIsNamedAsTheDomNamesIt) {
@@ -405,10 +460,9 @@ TEST(TaskJsonWriter, EveryStateIsNamedAsTheDomNamesIt) {
     const std::string v03 = V03Text(t);
     EXPECT_EQ(v10, V10Dom(t));
     EXPECT_EQ(v03, V03Dom(t));
-    EXPECT_NE(v10.find('"' + std::string(v10::TaskStateName(t.status.state)) + '"'),
+    EXPECT_NE(v10.find('"' + std::string(TaskStateName(t.status.state, Wire::kV10)) + '"'),
               std::string::npos);
-    EXPECT_NE(v03.find('"' + std::string(v03::TaskStateName(t.status.state)) + '"'),
-              std::string::npos);
+    EXPECT_NE(v03.find('"' + std::string(TaskStateLabel(t.status.state)) + '"'), std::string::npos);
   }
 }
 
@@ -418,10 +472,10 @@ TEST(TaskJsonWriter, OutputParsesBackToTheDom) {
     json::error_code ec;
     json::value parsed = json::parse(V10Text(t), ec);
     ASSERT_FALSE(ec) << label << ": " << ec.message();
-    EXPECT_EQ(parsed, json::value(v10::TaskToJson(t))) << label;
+    EXPECT_EQ(parsed, json::value(TaskToJson(t))) << label;
     parsed = json::parse(V03Text(t), ec);
     ASSERT_FALSE(ec) << label << ": " << ec.message();
-    EXPECT_EQ(parsed, json::value(v03::TaskToJson(t))) << label;
+    EXPECT_EQ(parsed, json::value(TaskToJson(t, Wire::kV03))) << label;
   }
 }
 
@@ -429,10 +483,10 @@ TEST(TaskJsonWriter, AppendsWithoutClearing) {
   Task t = HandPickedTasks().back().second;
   std::string out = "{\"jsonrpc\":\"2.0\",\"result\":";
   const std::string prefix = out;
-  v10::AppendTaskJson(out, t);
+  AppendTask(out, t, Wire::kV10);
   EXPECT_EQ(out, prefix + V10Dom(t));
   out += "}|";
-  v03::AppendTaskJson(out, t);
+  AppendTask(out, t, Wire::kV03);
   EXPECT_EQ(out, prefix + V10Dom(t) + "}|" + V03Dom(t));
 }
 
@@ -563,19 +617,18 @@ class Gen {
 
 TEST(TaskJsonWriter, GeneratedTasksMatchTheDom) {
   Gen gen(20260101);
-  std::string v10_all = "[";
-  std::string v03_all = "[";
+  std::string all[3] = {"[", "[", "["};
   for (int i = 0; i < 200; ++i) {
     const Task t = gen.MakeTask();
-    const std::string v10 = V10Dom(t);
-    const std::string v03 = V03Dom(t);
-    ASSERT_EQ(V10Text(t), v10) << "v1.0, task " << i;
-    ASSERT_EQ(V03Text(t), v03) << "v0.3, task " << i;
-    // Appending task after task to one buffer gives the concatenation.
-    v10::AppendTaskJson(v10_all, t);
-    v03::AppendTaskJson(v03_all, t);
-    EXPECT_EQ(v10_all.substr(v10_all.size() - v10.size()), v10);
-    EXPECT_EQ(v03_all.substr(v03_all.size() - v03.size()), v03);
+    for (size_t k = 0; k < 3; ++k) {
+      const Wire w = kWires[k];
+      const std::string dom = Dom(t, w);
+      ASSERT_EQ(Text(t, w), dom) << Named(w) << ", task " << i;
+      // Appending task after task to one buffer gives the concatenation.
+      AppendTask(all[k], t, w);
+      EXPECT_EQ(all[k].substr(all[k].size() - dom.size()), dom);
+    }
+    ExpectEveryEventMatches(t, "task " + std::to_string(i));
   }
 }
 

@@ -15,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/push/delivery_worker.hpp"
 #include "a2ad/push/push_service.hpp"
@@ -53,7 +54,7 @@ class ApprovalGate final : public tasks::Executor {
     ask.role = protocol::Role::kAgent;
     ask.parts.push_back(protocol::Part::Text("secret question about the inputs"));
     s[1].payload["kind"] = "approval";
-    s[1].payload["message"] = protocol::v10::MessageToJson(ask);
+    s[1].payload["message"] = protocol::MessageToJson(ask);
     return s;
   }
   static std::vector<tasks::EventDraft> Finish() {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/executor.hpp"
 #include "a2ad/transport/http_types.hpp"
@@ -121,14 +122,14 @@ class GateExecutor final : public tasks::Executor {
       step.push_back({"run.started", "", {}});
       step.push_back({"node.suspended", "ask",
                       boost::json::object{{"kind", "clarification"},
-                                          {"message", protocol::v10::MessageToJson(ask)}}});
+                                          {"message", protocol::MessageToJson(ask)}}});
     } else if (ctx->task().status.state == protocol::TaskState::kWorking) {  // the reply came
       protocol::Artifact a;
       a.artifact_id = "answer";
       a.parts = ctx->message().parts;
       step.push_back({"node.resumed", "ask", {}});
       step.push_back({"artifact.created", "ask",
-                      boost::json::object{{"artifact", protocol::v10::ArtifactToJson(a)}}});
+                      boost::json::object{{"artifact", protocol::ArtifactToJson(a)}}});
       step.push_back({"run.completed", "", {}});
     }
     (void)co_await ctx->Commit(std::move(step));

@@ -8,6 +8,7 @@
 #include <boost/json/parse.hpp>
 
 #include "a2ad/ext/pause/pause_extension.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/run_projection.hpp"
@@ -136,7 +137,7 @@ TEST(PauseFold, PausedAndResumedInTheRunAndTheTask) {
   m.parts.push_back(protocol::Part::Text("hi"));
   ASSERT_TRUE(
       log.Add(protocol::kEvTaskSubmitted,
-              {{"contextId", "c1"}, {"skillId", "w"}, {"message", protocol::v10::MessageToJson(m)}})
+              {{"contextId", "c1"}, {"skillId", "w"}, {"message", protocol::MessageToJson(m)}})
           .ok());
   ASSERT_TRUE(log.Add(protocol::kEvRunStarted).ok());
   ASSERT_TRUE(log.Add(protocol::kEvNodeStarted, {{"nodeId", "wait"}}).ok());
@@ -184,25 +185,25 @@ TEST(PauseFold, PausedAndResumedInTheRunAndTheTask) {
 }
 
 TEST(PauseView, LiteralStatesForCallersOfTheExtension) {
-  using transport::WireShape;
+  using protocol::Wire;
   const json::value paused = json::parse(R"({"id":"t","status":{"state":"working"},
       "metadata":{"pause":{"state":"paused-by-agent","resumeToken":"h","reason":"r"}}})");
   json::value v03 = paused;
-  ext::pause::ShowPausedStates(v03, WireShape::kV03JsonRpc);
+  ext::pause::ShowPausedStates(v03, protocol::Wire::kV03);
   EXPECT_EQ(v03.at("status").at("state"), "paused-by-agent");
   EXPECT_FALSE(v03.at("status").as_object().contains("pause"));
   json::value v10 = json::object{{"statusUpdate", paused}};  // a 1.0 stream event
-  ext::pause::ShowPausedStates(v10, WireShape::kV10);
+  ext::pause::ShowPausedStates(v10, protocol::Wire::kV10);
   const json::value& st = v10.at("statusUpdate").at("status");
   EXPECT_EQ(st.at("state"), "TASK_STATE_PAUSED");
   EXPECT_EQ(st.at("pause").at("resumeToken"), "h");
   EXPECT_FALSE(st.at("pause").as_object().contains("state"));
   json::value list = json::object{{"tasks", json::array{paused, paused}}};  // ListTasks
-  ext::pause::ShowPausedStates(list, WireShape::kV10);
+  ext::pause::ShowPausedStates(list, protocol::Wire::kV10);
   EXPECT_EQ(list.at("tasks").at(1).at("status").at("state"), "TASK_STATE_PAUSED");
   json::value working = json::parse(R"({"status":{"state":"working"},"metadata":{}})");
   const json::value before = working;
-  ext::pause::ShowPausedStates(working, WireShape::kV03JsonRpc);
+  ext::pause::ShowPausedStates(working, protocol::Wire::kV03);
   EXPECT_EQ(working, before);  // nothing paused, nothing changed
 }
 

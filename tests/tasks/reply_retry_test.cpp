@@ -11,6 +11,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/forwarding_task_store.hpp"
@@ -526,7 +527,7 @@ TEST(AcceptedMessages, TheDigestIsOfThePartsInEitherWireVersionAndMemberOrder) {
   b.context_id = "other";  // not content
   b.metadata["trace"] = "t";
   EXPECT_EQ(MessageContentDigest(a), MessageContentDigest(b));
-  auto v03 = protocol::v03::MessageFromJson(protocol::v03::MessageToJson(a), "m");
+  auto v03 = protocol::v03::MessageFromJson(protocol::MessageToJson(a, protocol::Wire::kV03), "m");
   ASSERT_TRUE(v03.ok());
   EXPECT_EQ(MessageContentDigest(*v03), MessageContentDigest(a));
   protocol::Message c = a;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../workflow/harness.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 
@@ -156,7 +157,7 @@ std::vector<Delivery> Deliveries(const std::vector<protocol::RunEvent>& log) {
     Delivery d{e.type, "", ""};
     if (p && p->kind == protocol::StreamEvent::Kind::kStatusUpdate) {
       d.kind = "status";
-      d.state = protocol::v10::TaskStateName(p->status_update.status.state);
+      d.state = protocol::TaskStateName(p->status_update.status.state, protocol::Wire::kV10);
       if (p->status_update.status.state == S::kInputRequired) {
         const auto& md = p->status_update.metadata;
         EXPECT_EQ(md.at("openwop").at("interrupt").at("kind"), "approval");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
@@ -36,7 +37,7 @@ json::object UserMessage(const std::string& id, const std::string& text) {
   m.message_id = id;
   m.role = protocol::Role::kUser;
   m.parts.push_back(protocol::Part::Text(text));
-  return protocol::v10::MessageToJson(m);
+  return protocol::MessageToJson(m);
 }
 
 json::object Submitted() {
@@ -139,7 +140,7 @@ TEST(TaskProjection, ArtifactsAddReplaceAndAppend) {
     protocol::Artifact a;
     a.artifact_id = "a1";
     a.parts.push_back(protocol::Part::Text(text));
-    return protocol::v10::ArtifactToJson(a);
+    return protocol::ArtifactToJson(a);
   };
   Log log;
   ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
@@ -165,7 +166,7 @@ TEST(TaskProjection, EveryProjectedEventCarriesTheNextGeneration) {
   protocol::Artifact a;
   a.artifact_id = "a1";
   a.parts.push_back(protocol::Part::Text("x"));
-  const json::object artifact{{"artifact", protocol::v10::ArtifactToJson(a)}};
+  const json::object artifact{{"artifact", protocol::ArtifactToJson(a)}};
   Log log;
   ASSERT_TRUE(log.Add("a2a.task.submitted", Submitted()).ok());
   EXPECT_EQ(GenerationOf(log.rec.task), 1);
@@ -201,7 +202,7 @@ TEST(TaskProjection, EveryProjectedEventCarriesTheNextGeneration) {
   }
   EXPECT_EQ(carried, (std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8}));
   // The snapshot keeps it: a task read back from storage (v1.0 JSON) has the same generation.
-  auto stored = protocol::v10::TaskFromJson(protocol::v10::TaskToJson(log.rec.task), "t");
+  auto stored = protocol::v10::TaskFromJson(protocol::TaskToJson(log.rec.task), "t");
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(GenerationOf(*stored), 8);
 }

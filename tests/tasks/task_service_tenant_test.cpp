@@ -11,6 +11,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
@@ -339,7 +340,7 @@ TEST_F(TaskServiceTenantTest, TheServersOwnWorkActsWithTheRunsContext) {
   m.parts.push_back(protocol::Part::Text("go"));
   e.payload["contextId"] = "c";
   e.payload["skillId"] = "gate";
-  e.payload["message"] = protocol::v10::MessageToJson(m);
+  e.payload["message"] = protocol::MessageToJson(m);
   e.payload["tenant"] = "globex";
   e.payload["owner"] = "carol";
   e.timestamp_ms = 1;

@@ -14,6 +14,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
@@ -293,8 +294,7 @@ TEST_F(TaskServiceTest, RecoverUnfinishedReDrivesSubmittedTasks) {
   m.message_id = "m1";
   m.role = protocol::Role::kUser;
   m.parts.push_back(protocol::Part::Text("still here"));
-  e.payload = {
-      {"contextId", "c"}, {"skillId", "echo"}, {"message", protocol::v10::MessageToJson(m)}};
+  e.payload = {{"contextId", "c"}, {"skillId", "echo"}, {"message", protocol::MessageToJson(m)}};
   e.timestamp_ms = 1;
   ASSERT_TRUE(ApplyEvent(c.record, e).ok());
   c.events.push_back(e);

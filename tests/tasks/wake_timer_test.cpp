@@ -13,6 +13,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/stored_records.hpp"
@@ -80,9 +81,8 @@ class WakeTimerTest : public ::testing::Test {
     submitted.sequence = 0;
     submitted.type = protocol::kEvTaskSubmitted;
     submitted.timestamp_ms = 1;
-    submitted.payload = {{"contextId", "c"},
-                         {"skillId", "timed"},
-                         {"message", protocol::v10::MessageToJson(m)}};
+    submitted.payload = {
+        {"contextId", "c"}, {"skillId", "timed"}, {"message", protocol::MessageToJson(m)}};
     protocol::RunEvent asks = submitted;
     asks.event_id = id + "-1";
     asks.sequence = 1;
@@ -112,8 +112,7 @@ class WakeTimerTest : public ::testing::Test {
   static int64_t Now() { return core::SystemClock().NowMs(); }
 
   asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_ =
-      asio::make_work_guard(io_);
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::thread thread_;
   core::SystemClock clock_;
   std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);

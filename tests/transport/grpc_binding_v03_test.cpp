@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "a2a/v1/a2a.grpc.pb.h"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v03/proto_json.hpp"
@@ -373,8 +374,8 @@ TEST(ProtoJsonFitsTheProto, EveryEncodingParsesStrictly) {
     const auto st = google::protobuf::util::JsonStringToMessage(text, &into, strict);
     EXPECT_TRUE(st.ok()) << into.GetTypeName() << ": " << st.ToString() << "\n" << text;
   };
-  fits(v03::Message(), pj::MessageToJson(m));
-  fits(v03::Task(), pj::TaskToJson(t));
+  fits(v03::Message(), protocol::MessageToJson(m, protocol::Wire::kV03Proto));
+  fits(v03::Task(), protocol::TaskToJson(t, protocol::Wire::kV03Proto));
   protocol::StreamEvent e;
   for (auto kind :
        {protocol::StreamEvent::Kind::kTask, protocol::StreamEvent::Kind::kMessage,
@@ -384,7 +385,7 @@ TEST(ProtoJsonFitsTheProto, EveryEncodingParsesStrictly) {
     e.message = m;
     e.status_update = {"t1", "c1", t.status, json::object{{"k", "v"}}, true};
     e.artifact_update = {"t1", "c1", a, true, true, json::object{{"k", "v"}}};
-    fits(v03::StreamResponse(), pj::StreamEventToJson(e));
+    fits(v03::StreamResponse(), protocol::StreamEventToJson(e, protocol::Wire::kV03Proto));
   }
   protocol::PushNotificationConfig c;
   c.id = "c1";

@@ -15,6 +15,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
@@ -54,7 +55,7 @@ class ChunksExecutor final : public tasks::Executor {
       a.parts.push_back(protocol::Part::Text(std::to_string(i) + ":" + std::string(size_, 'x')));
       std::vector<tasks::EventDraft> step;
       step.push_back({"artifact.created", "gen",
-                      json::object{{"artifact", protocol::v10::ArtifactToJson(a)},
+                      json::object{{"artifact", protocol::ArtifactToJson(a)},
                                    {"append", i > 0},
                                    {"lastChunk", i + 1 == chunks_}}});
       if (!(co_await ctx->Commit(std::move(step))).ok()) co_return;
@@ -146,7 +147,8 @@ class StreamingTest : public ::testing::Test {
       auto applied = tasks::ApplyEvent(rec, e);
       EXPECT_TRUE(applied.ok()) << e.type << ": " << (applied.ok() ? "" : applied.error().message);
       if (auto ev = tasks::ProjectEvent(rec.task, e))
-        out.emplace_back(e.sequence, json::value(protocol::v03::StreamEventToJson(*ev)));
+        out.emplace_back(e.sequence,
+                         json::value(protocol::StreamEventToJson(*ev, protocol::Wire::kV03)));
     }
     return out;
   }

@@ -11,6 +11,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -92,7 +93,7 @@ inline json::object UserMessage(const std::string& text) {
   m.message_id = "m-user";
   m.role = protocol::Role::kUser;
   m.parts.push_back(protocol::Part::Text(text));
-  return protocol::v10::MessageToJson(m);
+  return protocol::MessageToJson(m);
 }
 
 // One run of one workflow: the record folded from everything committed so far.

@@ -45,7 +45,7 @@ void LogActivity(const storage::TaskRecord* previous, const storage::TaskCommit&
                {"skill", std::string_view(rec.skill_id)},
                {"kind", i ? protocol::Str(*i, "kind") : std::string_view()},
                {"node", i ? protocol::Str(*i, "nodeId") : std::string_view()},
-               {"state", protocol::v03::TaskStateName(now)},
+               {"state", protocol::TaskStateLabel(now)},
                {"tenant", tenant}});
     return;
   }
@@ -58,7 +58,7 @@ void LogActivity(const storage::TaskRecord* previous, const storage::TaskCommit&
   }
   if (protocol::IsTerminal(now)) {
     const json::object* error = Openwop(task, "error");
-    const std::string state(protocol::v03::TaskStateName(now));
+    const std::string state(protocol::TaskStateLabel(now));
     const LogLevel level = now == TaskState::kFailed ? LogLevel::kWarn : LogLevel::kInfo;
     core::Log(level, "run " + state,
               {{"task", std::string_view(task.id)},

@@ -70,7 +70,7 @@ std::function<asio::awaitable<std::string>()> SetUpMetrics(storage::Backend& db,
                         TaskState::kAuthRequired, TaskState::kCompleted, TaskState::kFailed,
                         TaskState::kCanceled, TaskState::kRejected}) {
       auto it = counts->tasks_by_state.find(static_cast<int64_t>(s));
-      tasks.Set({protocol::v03::TaskStateName(s)},
+      tasks.Set({protocol::TaskStateLabel(s)},
                 it == counts->tasks_by_state.end() ? 0.0 : static_cast<double>(it->second));
     }
     events.Set({}, static_cast<double>(counts->events));

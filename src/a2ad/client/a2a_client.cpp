@@ -4,6 +4,7 @@
 
 #include "a2ad/client/sse_reader.hpp"
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
@@ -81,10 +82,10 @@ json::object SendParams(const PeerCard& peer, const json::object& message, bool 
   json::object config;
   // Non-blocking: the node follows the task itself (and is logged as soon as it exists).
   if (peer.version == "1.0") {
-    p["message"] = protocol::v10::MessageToJson(m);
+    p["message"] = protocol::MessageToJson(m);
     if (!streaming) config["returnImmediately"] = true;
   } else {
-    p["message"] = protocol::v03::MessageToJson(m);
+    p["message"] = protocol::MessageToJson(m, protocol::Wire::kV03);
     if (!streaming) config["blocking"] = false;
   }
   if (!push.empty())

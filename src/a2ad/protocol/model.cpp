@@ -11,6 +11,13 @@ bool IsInterrupted(TaskState s) {
   return s == TaskState::kInputRequired || s == TaskState::kAuthRequired;
 }
 
+std::string_view TaskStateLabel(TaskState s) {
+  static constexpr std::string_view kLabels[] = {"unknown",        "submitted", "working",
+                                                 "completed",      "failed",    "canceled",
+                                                 "input-required", "rejected",  "auth-required"};
+  return kLabels[static_cast<int>(s)];
+}
+
 void TrimHistory(Task& task, const std::optional<int32_t>& history_length) {
   if (!history_length) return;
   size_t keep = static_cast<size_t>(*history_length < 0 ? 0 : *history_length);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace a2ad::protocol {
@@ -27,6 +28,9 @@ enum class TaskState {
 bool IsTerminal(TaskState s);
 /// input-required, auth-required: the task waits for the client (or out-of-band credentials).
 bool IsInterrupted(TaskState s);
+/// The state's lowercase-hyphen name ("input-required"; kUnspecified is "unknown"), as logs,
+/// metrics labels and error messages show it (and v0.3 JSON-RPC spells it).
+std::string_view TaskStateLabel(TaskState s);
 
 enum class Role { kUnspecified = 0, kUser = 1, kAgent = 2 };
 

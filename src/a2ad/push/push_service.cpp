@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
@@ -57,7 +58,7 @@ PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_ver
   }
   const int64_t ts = task.status.timestamp_ms;
   if (wire_version == "0.3") {
-    json::object status{{"state", protocol::v03::TaskStateName(task.status.state)}};
+    json::object status{{"state", protocol::TaskStateLabel(task.status.state)}};
     if (ts) status["timestamp"] = core::FormatTimestamp(ts);
     json::object ev{{"kind", "status-update"},
                     {"taskId", task.id},
@@ -68,7 +69,7 @@ PushBody BuildStatusBody(const protocol::Task& task, const std::string& wire_ver
                     {"metadata", std::move(metadata)}};
     return {protocol::SerializeJson(ev), "application/json"};
   }
-  json::object status{{"state", protocol::v10::TaskStateName(task.status.state)}};
+  json::object status{{"state", protocol::TaskStateName(task.status.state, protocol::Wire::kV10)}};
   if (ts) status["timestamp"] = core::FormatTimestamp(ts);
   json::object update{{"taskId", task.id},
                       {"contextId", task.context_id},

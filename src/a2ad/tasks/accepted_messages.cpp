@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
@@ -55,7 +56,7 @@ std::string MessageContentDigest(const json::value& message_json) {
 }
 
 std::string MessageContentDigest(const protocol::Message& message) {
-  return MessageContentDigest(json::value(protocol::v10::MessageToJson(message)));
+  return MessageContentDigest(json::value(protocol::MessageToJson(message)));
 }
 
 namespace {

@@ -174,9 +174,7 @@ Error NotPausable(const std::string& id, std::string why) {
   return Error(ErrorCode::kTaskNotPausable, "task " + id + " " + std::move(why), {{"taskId", id}});
 }
 
-std::string StateName(protocol::TaskState s) {
-  return std::string(protocol::v03::TaskStateName(s));
-}
+std::string StateName(protocol::TaskState s) { return std::string(protocol::TaskStateLabel(s)); }
 
 }  // namespace
 

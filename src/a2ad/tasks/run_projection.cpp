@@ -254,7 +254,7 @@ json::object A2ATaskStateOf(const protocol::Task& task, const json::object& run)
   s["taskId"] = task.id;
   s["runId"] = task.id;
   if (!task.context_id.empty()) s["contextId"] = task.context_id;
-  s["state"] = protocol::v03::TaskStateName(task.status.state);
+  s["state"] = protocol::TaskStateLabel(task.status.state);
   if (task.status.state == protocol::TaskState::kInputRequired) {
     // The schema knows two kinds; an external event or custom interrupt waits for input too.
     std::string_view kind;

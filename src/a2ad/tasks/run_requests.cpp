@@ -9,6 +9,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/trace.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"
@@ -71,7 +72,7 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
       co_return std::move(now.value()->task);
     TaskState s = now && now.value() ? now.value()->task.status.state : TaskState::kUnspecified;
     co_return Error(ErrorCode::kTaskNotCancelable,
-                    "task " + run_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                    "task " + run_id + " is " + std::string(protocol::TaskStateLabel(s)) +
                         " and can no longer be canceled",
                     {{"taskId", run_id}});
   }
@@ -122,7 +123,7 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
   msg.parts.push_back(protocol::Part::Data(req.inputs));
   json::object payload{{"contextId", msg.context_id},
                        {"skillId", req.skill_id},
-                       {"message", protocol::v10::MessageToJson(msg)},
+                       {"message", protocol::MessageToJson(msg)},
                        {"transport", req.transport},
                        {"tags", req.tags},
                        {"inputs", req.inputs}};

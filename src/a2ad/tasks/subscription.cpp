@@ -5,32 +5,20 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
-#include "a2ad/protocol/v03/proto_json.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/protocol/encode.hpp"
 
 namespace a2ad::tasks {
 namespace asio = boost::asio;
 
-const std::string& StreamItem::Json(int kind) const {
+const std::string& StreamItem::Json(protocol::Wire wire, protocol::Final final) const {
   if (!raw_json.empty()) return raw_json;
-  std::call_once(once_[kind], [&] {
-    if (kind == 0) {
-      json_[0] = protocol::SerializeJson(protocol::v10::StreamEventToJson(event));
-    } else if (kind == 1) {
-      json_[1] = protocol::SerializeJson(protocol::v03::StreamEventToJson(event));
-    } else if (kind == 3) {
-      json_[3] = protocol::SerializeJson(protocol::v03::proto_json::StreamEventToJson(event));
-    } else {
-      protocol::StreamEvent copy = event;
-      copy.status_update.final = false;
-      json_[kind] =
-          protocol::SerializeJson(kind == 2 ? protocol::v03::StreamEventToJson(copy)
-                                            : protocol::v03::proto_json::StreamEventToJson(copy));
-    }
-  });
-  return json_[kind];
+  // One slot per form: the v0.3 wires have `final`, v1.0 has not.
+  const size_t slot = wire == protocol::Wire::kV10
+                          ? 0
+                          : 1 + 2 * (static_cast<size_t>(wire) - 1) + static_cast<size_t>(final);
+  std::call_once(once_[slot],
+                 [&] { protocol::AppendStreamEvent(json_[slot], event, wire, final); });
+  return json_[slot];
 }
 
 std::function<void()> Subscription::TakeWaiterLocked() { return std::exchange(waiter_, nullptr); }

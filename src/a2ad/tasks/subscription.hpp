@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/storage/task_store.hpp"
@@ -38,17 +39,16 @@ struct StreamItem {
   /// OpenWOP's streamMode=values sends its run snapshot.
   std::shared_ptr<const storage::TaskRecord> record_after;
   /// An extension's own event (not a task's: the OPT extension's objective events), as the
-  /// JSON every wire form shows; when set, Json(kind) is this for every kind.
+  /// JSON every wire form shows; when set, Json() is this for every form.
   std::string raw_json;
 
-  /// Serialized JSON of the event for one wire form, computed once per item on demand.
-  /// kind: 0 = v1.0 StreamResponse, 1 = v0.3 JSON-RPC result as projected, 2 = the same with
-  /// final=false, 3 = v0.3 ProtoJSON StreamResponse (REST, gRPC; protocol/v03/proto_json.hpp)
-  /// as projected, 4 = the same with final=false.
-  const std::string& Json(int kind) const;
+  /// The event's JSON text in one wire's shape (protocol/encode.hpp), written once per item
+  /// and form on demand.
+  const std::string& Json(protocol::Wire wire,
+                          protocol::Final final = protocol::Final::kAsProjected) const;
 
  private:
-  mutable std::once_flag once_[5];
+  mutable std::once_flag once_[5];  // v1.0, then each v0.3 wire as projected and not final
   mutable std::string json_[5];
 };
 using StreamItemPtr = std::shared_ptr<const StreamItem>;

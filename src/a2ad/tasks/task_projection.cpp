@@ -101,8 +101,7 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
   Task& t = next.task;
   if (next.last_sequence != -1 && protocol::IsTerminal(t.status.state))
     return Error(ErrorCode::kUnsupportedOperation,
-                 "task " + t.id + " is " +
-                     std::string(protocol::v03::TaskStateName(t.status.state)) +
+                 "task " + t.id + " is " + std::string(protocol::TaskStateLabel(t.status.state)) +
                      " and takes no more events");
   std::optional<TaskState> new_state;
   std::optional<protocol::Message> status_message;
@@ -246,8 +245,8 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
     if (!CanTransition(t.status.state, *new_state))
       return Error(ErrorCode::kUnsupportedOperation,
                    std::string("task ") + t.id + " cannot move from " +
-                       std::string(protocol::v03::TaskStateName(t.status.state)) + " to " +
-                       std::string(protocol::v03::TaskStateName(*new_state)));
+                       std::string(protocol::TaskStateLabel(t.status.state)) + " to " +
+                       std::string(protocol::TaskStateLabel(*new_state)));
     t.status.state = *new_state;
     t.status.timestamp_ms = e.timestamp_ms;
     t.status.message.reset();

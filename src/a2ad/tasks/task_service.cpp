@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
@@ -258,7 +259,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   json::array tags{json::value("a2a:" + msg.message_id), json::value("a2a:" + msg.context_id)};
   json::object payload{{"contextId", msg.context_id},
                        {"skillId", skill_id},
-                       {"message", protocol::v10::MessageToJson(msg)},
+                       {"message", protocol::MessageToJson(msg)},
                        {"transport", "a2a"},
                        {"tags", std::move(tags)},
                        {"inputs", std::move(inputs)}};
@@ -381,7 +382,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
     TaskState s = current.task.status.state;
     if (protocol::IsTerminal(s))
       return Error(ErrorCode::kUnsupportedOperation,
-                   "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                   "task " + task_id + " is " + std::string(protocol::TaskStateLabel(s)) +
                        " and accepts no more messages; start a new task in the same context",
                    {{"taskId", task_id}});
     if (!protocol::IsInterrupted(s) && executor && executor->TakesMessagesWhileWorking()) {
@@ -397,7 +398,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
                    {{"taskId", task_id}, {"reason", "task_paused"}});
     if (!protocol::IsInterrupted(s))
       return Error(ErrorCode::kUnsupportedOperation,
-                   "task " + task_id + " is " + std::string(protocol::v03::TaskStateName(s)) +
+                   "task " + task_id + " is " + std::string(protocol::TaskStateLabel(s)) +
                        ", not waiting for input",
                    {{"taskId", task_id}});
     if (executor) {
@@ -421,7 +422,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
     if (push_record) slot->pending_push_configs.push_back(*push_record);  // under slot->mu
     return std::nullopt;
   };
-  json::object payload{{"message", protocol::v10::MessageToJson(msg)}, {"caller", caller}};
+  json::object payload{{"message", protocol::MessageToJson(msg)}, {"caller", caller}};
   auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
                                  false, accept_reply);
   if (!r) co_return std::move(r).error();

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/event_cursor.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
@@ -138,27 +139,16 @@ const Operation* OperationTable::Find(std::string_view name) const {
 
 namespace {
 
-/// A task result written straight as text (protocol::v*::AppendTaskJson): the same bytes as
-/// SerializeJson(TaskToJson(task)) without building the DOM. SendMessage wraps it in
+/// A task result written straight as text (protocol/encode.hpp). SendMessage wraps it in
 /// {"task": ...} (SendMessageResponse) in 1.0 and in the 0.3 proto; 0.3 JSON-RPC does not.
-OperationResult TaskResult(const protocol::Task& task, WireShape shape, bool is_send) {
+OperationResult TaskResult(const protocol::Task& task, protocol::Wire wire, bool is_send) {
   OperationResult r;
   r.task_id = task.id;
   std::string& out = r.result_json;
-  const bool wrap = is_send && shape != WireShape::kV03JsonRpc;
+  const bool wrap = is_send && wire != protocol::Wire::kV03;
   out.reserve(protocol::EstimateTaskJsonSize(task) + 16);
   if (wrap) out += "{\"task\":";
-  switch (shape) {
-    case WireShape::kV03JsonRpc:
-      protocol::v03::AppendTaskJson(out, task);
-      break;
-    case WireShape::kV03Proto:
-      out += protocol::SerializeJson(protocol::v03::proto_json::TaskToJson(task));
-      break;
-    case WireShape::kV10:
-      protocol::v10::AppendTaskJson(out, task);
-      break;
-  }
+  protocol::AppendTask(out, task, wire);
   if (wrap) out += "}";
   return r;
 }
@@ -168,12 +158,12 @@ template <class T>
 Result<T> DecodeAs(const OperationCall& call, Result<T> (*v03_rpc)(const json::value&),
                    Result<T> (*v03_proto)(const json::value&),
                    Result<T> (*v10)(const json::value&)) {
-  switch (ShapeOf(call.ctx)) {
-    case WireShape::kV03JsonRpc:
+  switch (WireOf(call.ctx)) {
+    case protocol::Wire::kV03:
       return v03_rpc(call.params);
-    case WireShape::kV03Proto:
+    case protocol::Wire::kV03Proto:
       return v03_proto(call.params);
-    case WireShape::kV10:
+    case protocol::Wire::kV10:
       break;
   }
   return v10(call.params);
@@ -249,21 +239,12 @@ Awaitable Refuse(Error e) { co_return e; }
 
 /// A Message as SendMessage's result: {"message": ...} in 1.0 and the 0.3 proto, the bare
 /// message in 0.3 JSON-RPC.
-OperationResult MessageResult(const protocol::Message& m, WireShape shape) {
+OperationResult MessageResult(const protocol::Message& m, protocol::Wire wire) {
   OperationResult r;
-  switch (shape) {
-    case WireShape::kV03JsonRpc:
-      r.result_json = protocol::SerializeJson(protocol::v03::MessageToJson(m));
-      break;
-    case WireShape::kV03Proto:
-      r.result_json = protocol::SerializeJson(
-          json::object{{"message", protocol::v03::proto_json::MessageToJson(m)}});
-      break;
-    case WireShape::kV10:
-      r.result_json =
-          protocol::SerializeJson(json::object{{"message", protocol::v10::MessageToJson(m)}});
-      break;
-  }
+  const bool wrap = wire != protocol::Wire::kV03;
+  if (wrap) r.result_json = "{\"message\":";
+  protocol::AppendMessage(r.result_json, m, wire);
+  if (wrap) r.result_json += "}";
   return r;
 }
 
@@ -296,10 +277,10 @@ Result<protocol::SendMessageRequest> DecodeSendRequest(const OperationCall& call
 Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
   auto req = DecodeSendRequest(call);
   if (!req) co_return std::move(req).error();
-  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, ShapeOf(call.ctx));
+  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, WireOf(call.ctx));
   auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), ShapeOf(call.ctx), true);
+  co_return TaskResult(task.value(), WireOf(call.ctx), true);
 }
 
 Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
@@ -339,7 +320,7 @@ Awaitable Get(tasks::TaskService* svc, const OperationCall& call) {
   req->current_generation = seen.value();
   auto task = co_await svc->GetTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), ShapeOf(call.ctx), false);
+  co_return TaskResult(task.value(), WireOf(call.ctx), false);
 }
 
 Awaitable List(tasks::TaskService* svc, const OperationCall& call) {
@@ -359,11 +340,11 @@ Awaitable Cancel(tasks::TaskService* svc, const OperationCall& call) {
   if (!req) co_return std::move(req).error();
   auto task = co_await svc->CancelTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), ShapeOf(call.ctx), false);
+  co_return TaskResult(task.value(), WireOf(call.ctx), false);
 }
 
 Awaitable Subscribe(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
-  auto task_id = ShapeOf(call.ctx) == WireShape::kV03Proto
+  auto task_id = WireOf(call.ctx) == protocol::Wire::kV03Proto
                      ? protocol::v03::proto_json::TaskSubscriptionFromJson(call.params)
                      : protocol::ReqString(call.params.get_object(), "params", "id");
   if (!task_id) co_return std::move(task_id).error();
@@ -516,14 +497,14 @@ void ExtendedCard::Set(const boost::json::object& v03, const boost::json::object
   v10_ = protocol::SerializeJson(v10);
 }
 
-std::string ExtendedCard::Body(WireShape shape) const {
+std::string ExtendedCard::Body(protocol::Wire shape) const {
   std::lock_guard lock(mu_);
   switch (shape) {
-    case WireShape::kV10:
+    case protocol::Wire::kV10:
       return v10_;
-    case WireShape::kV03JsonRpc:
+    case protocol::Wire::kV03:
       return v03_;
-    case WireShape::kV03Proto:
+    case protocol::Wire::kV03Proto:
       return proto03_;
   }
   return v10_;
@@ -533,7 +514,7 @@ void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard
   table.Replace("GetExtendedAgentCard", ParamsRule::kUnchecked,
                 [card](const OperationCall& c) -> boost::asio::awaitable<Result<OperationResult>> {
                   if (!c.ctx.principal.authenticated) co_return NotConfigured(c);
-                  std::string body = card->Body(ShapeOf(c.ctx));
+                  std::string body = card->Body(WireOf(c.ctx));
                   if (body.empty()) co_return NotConfigured(c);
                   OperationResult r;
                   r.result_json = std::move(body);

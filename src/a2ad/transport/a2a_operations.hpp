@@ -4,7 +4,7 @@
 // An Operation is transport-neutral: its names on each wire (the A2A 1.0 name, which is also
 // the gRPC method; the A2A 0.3 JSON-RPC name; the REST routes of 1.0 and 0.3), whether it
 // streams, the scope a caller needs, the extension that adds it, and a handler that takes the
-// decoded call (CallContext + params in the JSON shape of the call, WireShape) and returns the
+// decoded call (CallContext + params in the JSON shape of the call, protocol::Wire) and returns the
 // result as JSON text in that shape, or a stream to pump. A binding only frames: JSON-RPC
 // (jsonrpc_handler.cpp) looks a method up by name, checks the version and params, calls the
 // handler and wraps the result in its envelope; the REST bindings (a2a_rest.hpp, 1.0 and 0.3)
@@ -42,21 +42,21 @@ class PushService;
 
 namespace a2ad::transport {
 
-/// The JSON a call's params and result are in. A2A 1.0 has one (ProtoJSON of lf.a2a.v1, on
-/// every binding); A2A 0.3 has two: the JSON-RPC shapes of its types.ts (protocol/v03/
-/// codec.hpp) and, on its REST and gRPC bindings, the ProtoJSON of its proto a2a.v1
-/// (protocol/v03/proto_json.hpp; a 0.3 call on any binding but JSON-RPC). Semantics follow the
-/// version either way (v0.3: historyLength 0 is unlimited, a canceled task is not cancelable
-/// again, tasks/resubscribe of a finished task replays it).
-enum class WireShape { kV10, kV03JsonRpc, kV03Proto };
-inline WireShape ShapeOf(const protocol::CallContext& ctx) {
-  if (ctx.version == protocol::WireVersion::kV10) return WireShape::kV10;
-  return ctx.binding == protocol::Binding::kJsonRpc ? WireShape::kV03JsonRpc : WireShape::kV03Proto;
+/// The JSON a call's params and result are in (protocol/encode.hpp). A2A 1.0 has one
+/// (ProtoJSON of lf.a2a.v1, on every binding); A2A 0.3 has two: the JSON-RPC shapes of its
+/// types.ts (decoded by protocol/v03/codec.hpp) and, on its REST and gRPC bindings, the
+/// ProtoJSON of its proto a2a.v1 (protocol/v03/proto_json.hpp; a 0.3 call on any binding but
+/// JSON-RPC). Semantics follow the version either way (v0.3: historyLength 0 is unlimited, a
+/// canceled task is not cancelable again, tasks/resubscribe of a finished task replays it).
+inline protocol::Wire WireOf(const protocol::CallContext& ctx) {
+  if (ctx.version == protocol::WireVersion::kV10) return protocol::Wire::kV10;
+  return ctx.binding == protocol::Binding::kJsonRpc ? protocol::Wire::kV03
+                                                    : protocol::Wire::kV03Proto;
 }
 
 /// What a handler is given.
 struct OperationCall {
-  const protocol::CallContext& ctx;  // ShapeOf(ctx): the JSON of params and result
+  const protocol::CallContext& ctx;  // WireOf(ctx): the JSON of params and result
   const boost::json::value& params;  // an object, or null when the operation allows none
   /// The request's headers (gRPC: its metadata under the same names): Last-Event-ID and the
   /// A2A-*-Generation headers; nullptr for none.
@@ -154,7 +154,7 @@ class ExtendedCard {
   /// ({"schemes": {name: {"list": [...]}}}), which their SDKs read.
   void Set(const boost::json::object& v03, const boost::json::object& v10);
   /// The card (JSON text) for a call of `shape`; "" until Set.
-  std::string Body(WireShape shape) const;
+  std::string Body(protocol::Wire shape) const;
 
  private:
   mutable std::mutex mu_;
@@ -185,6 +185,13 @@ std::optional<core::Error> RequireV03(std::string_view version);
 /// never end one.
 inline bool EndsA2aStream(const tasks::StreamItem& item, bool close_on_interrupt) {
   return item.a2a && (item.terminal || (item.interrupted && close_on_interrupt));
+}
+/// How a v0.3 stream writes `item`'s `final`: false on a status update the stream goes on
+/// after (an interrupt seen by a subscribe), else as projected.
+inline protocol::Final StreamFinal(const tasks::StreamItem& item, bool stream_ends) {
+  return item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !stream_ends
+             ? protocol::Final::kNotFinal
+             : protocol::Final::kAsProjected;
 }
 /// True for a JSON request Content-Type (application/json, application/a2a+json, any
 /// parameters) or none (curl without -H).

@@ -144,7 +144,7 @@ SsePumpSpec RestStreamSpec(bool close_on_interrupt, std::chrono::milliseconds he
   spec.frame = [](const tasks::StreamItem& item) {
     std::string out;
     if (!item.a2a) return out;
-    const std::string& result = item.Json(0);
+    const std::string& result = item.Json(protocol::Wire::kV10);
     out.reserve(result.size() + 32);
     out.append("id: ").append(std::to_string(item.sequence));
     out.append("\ndata: ").append(result).append("\n\n");

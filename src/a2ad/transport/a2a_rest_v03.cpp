@@ -33,11 +33,8 @@ SsePumpSpec A2aRest03StreamSpec(bool close_on_interrupt, std::chrono::millisecon
   spec.frame = [closes](const tasks::StreamItem& item) {
     std::string out;
     if (!item.a2a) return out;
-    // 3: 0.3 ProtoJSON as projected; 4: the same with final=false, for a status update the
-    // stream goes on after (an interrupt on a subscribe).
-    const bool not_final =
-        item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item);
-    const std::string& result = item.Json(not_final ? 4 : 3);
+    const std::string& result =
+        item.Json(protocol::Wire::kV03Proto, StreamFinal(item, closes(item)));
     out.reserve(result.size() + 32);
     out.append("id: ").append(std::to_string(item.sequence));
     out.append("\ndata: ").append(result).append("\n\n");

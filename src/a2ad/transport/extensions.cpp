@@ -95,11 +95,11 @@ std::optional<core::Error> ExtensionRegistry::CheckRequired(
 
 std::function<void(std::string&)> ExtensionRegistry::ViewFor(
     const protocol::CallContext& ctx) const {
-  std::vector<const std::function<void(json::value&, WireShape)>*> views;
+  std::vector<const std::function<void(json::value&, protocol::Wire)>*> views;
   for (const auto& e : extensions_)
     if (e.view && ctx.Activated(e.uri)) views.push_back(&e.view);
   if (views.empty()) return {};
-  return [views = std::move(views), shape = ShapeOf(ctx)](std::string& text) {
+  return [views = std::move(views), shape = WireOf(ctx)](std::string& text) {
     auto parsed = protocol::ParseJson(text);
     if (!parsed) return;
     json::value v = std::move(parsed).value();

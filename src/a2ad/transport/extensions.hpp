@@ -41,7 +41,7 @@ struct Extension {
   std::vector<storage::ComponentMigrations> migrations;
   /// Rewrites a result or stream event (JSON of the call's shape) for a caller that activated
   /// the extension (e.g. a state only its callers can parse); unset: none.
-  std::function<void(boost::json::value&, WireShape)> view;
+  std::function<void(boost::json::value&, protocol::Wire)> view;
 };
 
 inline constexpr const char* kExtensionsHeader = "A2A-Extensions";

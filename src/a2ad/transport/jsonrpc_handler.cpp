@@ -73,13 +73,11 @@ SsePumpSpec RpcStreamSpec(WireVersion version, json::value rpc_id, bool close_on
   spec.frame = [version, id_json, closes, view = std::move(view)](const tasks::StreamItem& item) {
     std::string out;
     if (!item.a2a) return out;  // a log entry with no A2A projection (node.started, ...)
-    int kind = 0;
-    if (version == WireVersion::kV03)
-      kind =
-          (item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item)) ? 2 : 1;
+    const auto wire = version == WireVersion::kV03 ? protocol::Wire::kV03 : protocol::Wire::kV10;
+    const auto final = StreamFinal(item, closes(item));
     std::string viewed;  // an activated extension's view of the shared item (extensions.hpp)
-    if (view) view(viewed = item.Json(kind));
-    const std::string& result = view ? viewed : item.Json(kind);
+    if (view) view(viewed = item.Json(wire, final));
+    const std::string& result = view ? viewed : item.Json(wire, final);
     out.reserve(result.size() + id_json->size() + 64);
     out.append("id: ").append(std::to_string(item.sequence));
     out.append("\ndata: {\"jsonrpc\":\"2.0\",\"id\":").append(*id_json);

@@ -1,6 +1,6 @@
 // The push-config operations of both wire versions (WIRE.md §5, §11.2, §16):
 // tasks/pushNotificationConfig/{set,get,list,delete} and
-// {Create,Get,List,Delete}TaskPushNotificationConfig, in each WireShape (0.3 JSON-RPC, the
+// {Create,Get,List,Delete}TaskPushNotificationConfig, in each protocol::Wire (0.3 JSON-RPC, the
 // 0.3 proto's ProtoJSON on its REST and gRPC bindings, 1.0), decoded, served by
 // push::PushService, encoded. Unknown task: -32001; unknown config: -32001 too (A2A §3.1.8),
 // naming the config id; a refused URL: -32602 with the guard's reason. A task of another tenant than the
@@ -21,13 +21,13 @@ namespace {
 
 using Awaitable = asio::awaitable<Result<OperationResult>>;
 
-json::value ConfigJson(const protocol::PushNotificationConfig& c, WireShape shape) {
+json::value ConfigJson(const protocol::PushNotificationConfig& c, protocol::Wire shape) {
   switch (shape) {
-    case WireShape::kV03JsonRpc:
+    case protocol::Wire::kV03:
       return protocol::v03::TaskPushConfigToJson(c);
-    case WireShape::kV03Proto:
+    case protocol::Wire::kV03Proto:
       return protocol::v03::proto_json::TaskPushConfigToJson(c);
-    case WireShape::kV10:
+    case protocol::Wire::kV10:
       break;
   }
   return protocol::v10::TaskPushConfigToJson(c);
@@ -42,25 +42,25 @@ OperationResult Json(const json::value& result) {
 /// Get and Delete name one config, List a task (`id_required` false): in the 0.3 proto by
 /// resource name, elsewhere by members.
 Result<protocol::PushConfigRef> Ref(const OperationCall& call, bool id_required) {
-  switch (ShapeOf(call.ctx)) {
-    case WireShape::kV03JsonRpc:
+  switch (WireOf(call.ctx)) {
+    case protocol::Wire::kV03:
       return protocol::v03::PushConfigRefFromJson(call.params, id_required);
-    case WireShape::kV03Proto:
+    case protocol::Wire::kV03Proto:
       return id_required ? protocol::v03::proto_json::PushConfigNameFromJson(call.params)
                          : protocol::v03::proto_json::PushConfigParentFromJson(call.params);
-    case WireShape::kV10:
+    case protocol::Wire::kV10:
       break;
   }
   return protocol::v10::PushConfigRefFromJson(call.params, id_required);
 }
 
 Result<protocol::PushNotificationConfig> DecodeCreate(const OperationCall& call) {
-  switch (ShapeOf(call.ctx)) {
-    case WireShape::kV03JsonRpc:
+  switch (WireOf(call.ctx)) {
+    case protocol::Wire::kV03:
       return protocol::v03::SetPushConfigParamsFromJson(call.params);
-    case WireShape::kV03Proto:
+    case protocol::Wire::kV03Proto:
       return protocol::v03::proto_json::CreatePushConfigFromJson(call.params);
-    case WireShape::kV10:
+    case protocol::Wire::kV10:
       break;
   }
   return protocol::v10::PushConfigFromJson(call.params, "params", true);
@@ -93,19 +93,19 @@ Awaitable Create(Services s, const OperationCall& call) {
   if (auto e = co_await Invisible(s, call, cfg->task_id)) co_return std::move(*e);
   auto stored = co_await push->SetConfig(std::move(cfg).value());
   if (!stored) co_return std::move(stored).error();
-  co_return Json(ConfigJson(stored.value(), ShapeOf(call.ctx)));
+  co_return Json(ConfigJson(stored.value(), WireOf(call.ctx)));
 }
 
 // v0.3 JSON-RPC get may omit the config id (the config whose id is the task id); the others
 // name it.
 Awaitable Get(Services s, const OperationCall& call) {
   push::PushService* push = s.push;
-  auto ref = Ref(call, ShapeOf(call.ctx) != WireShape::kV03JsonRpc);
+  auto ref = Ref(call, WireOf(call.ctx) != protocol::Wire::kV03);
   if (!ref) co_return std::move(ref).error();
   if (auto e = co_await Invisible(s, call, ref->task_id)) co_return std::move(*e);
   auto got = push->GetConfig(ref->task_id, ref->config_id);
   if (!got) co_return std::move(got).error();
-  co_return Json(ConfigJson(got.value(), ShapeOf(call.ctx)));
+  co_return Json(ConfigJson(got.value(), WireOf(call.ctx)));
 }
 
 Awaitable Delete(Services s, const OperationCall& call) {
@@ -125,11 +125,11 @@ Awaitable List(Services s, const OperationCall& call) {
   if (auto e = co_await Invisible(s, call, ref->task_id)) co_return std::move(*e);
   auto list = push->ListConfigs(ref->task_id);
   if (!list) co_return std::move(list).error();
-  const WireShape shape = ShapeOf(call.ctx);
+  const protocol::Wire shape = WireOf(call.ctx);
   json::array configs;
   for (const auto& c : list.value()) configs.push_back(ConfigJson(c, shape));
-  if (shape == WireShape::kV03JsonRpc) co_return Json(configs);  // a bare array (§5)
-  if (shape == WireShape::kV03Proto)  // ListTaskPushNotificationConfigResponse, one page
+  if (shape == protocol::Wire::kV03) co_return Json(configs);  // a bare array (§5)
+  if (shape == protocol::Wire::kV03Proto)  // ListTaskPushNotificationConfigResponse, one page
     co_return Json(json::object{{"configs", std::move(configs)}});
   co_return Json(json::object{{"configs", std::move(configs)}, {"nextPageToken", ""}});
 }

@@ -3,6 +3,7 @@
 #include "a2ad/storage/stored_records.hpp"
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -122,7 +123,7 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
   d.events.push_back(Ev(protocol::kEvArtifactCreated, "",
                         json::object{{"artifactId", a.artifact_id},
                                      {"artifactType", "run.outputs"},
-                                     {"artifact", protocol::v10::ArtifactToJson(a)},
+                                     {"artifact", protocol::ArtifactToJson(a)},
                                      {"lastChunk", true}}));
   d.events.push_back(
       Ev(protocol::kEvRunCompleted, "", json::object{{"outputs", std::move(outputs)}}));

@@ -1,5 +1,6 @@
 #include "a2ad/workflow/run_steps.hpp"
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -44,7 +45,7 @@ void NodeArtifact(std::vector<EventDraft>& out, const std::string& run_id, const
   out.push_back(Ev(protocol::kEvArtifactCreated, n.id,
                    json::object{{"artifactId", a.artifact_id},
                                 {"artifactType", artifact_type},
-                                {"artifact", protocol::v10::ArtifactToJson(a)},
+                                {"artifact", protocol::ArtifactToJson(a)},
                                 {"lastChunk", true}}));
 }
 

@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/error_table.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
@@ -23,11 +24,11 @@ using protocol::ObjOr;
 using protocol::Str;
 using transport::OperationCall;
 using transport::OperationResult;
-using transport::WireShape;
+
 using Awaitable = asio::awaitable<Result<OperationResult>>;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
-void ShowPausedStates(json::value& v, WireShape shape) {
+void ShowPausedStates(json::value& v, protocol::Wire shape) {
   if (v.is_array()) {
     for (auto& x : v.get_array()) ShowPausedStates(x, shape);
     return;
@@ -39,7 +40,7 @@ void ShowPausedStates(json::value& v, WireShape shape) {
   if (st && st->is_object() && md && md->is_object())
     if (json::value* p = md->get_object().if_contains("pause"); p && p->is_object()) {
       json::object& status = st->get_object();
-      if (shape == WireShape::kV03JsonRpc) {
+      if (shape == protocol::Wire::kV03) {
         status["state"] = Str(p->get_object(), "state");
       } else {
         status["state"] = "TASK_STATE_PAUSED";
@@ -97,19 +98,8 @@ Result<std::string> ReasonOf(const json::object& p) {
   return r;
 }
 
-std::string TaskJson(const protocol::Task& task, WireShape shape, bool literal) {
-  json::value v;
-  switch (shape) {
-    case WireShape::kV03JsonRpc:
-      v = protocol::v03::TaskToJson(task);
-      break;
-    case WireShape::kV03Proto:
-      v = protocol::v03::proto_json::TaskToJson(task);
-      break;
-    case WireShape::kV10:
-      v = protocol::v10::TaskToJson(task);
-      break;
-  }
+std::string TaskJson(const protocol::Task& task, protocol::Wire shape, bool literal) {
+  json::value v = protocol::TaskToJson(task, shape);
   if (literal) ShowPausedStates(v, shape);
   return protocol::SerializeJson(v);
 }
@@ -132,7 +122,7 @@ json::object PauseSummary(const storage::TaskRecord& rec) {
 json::object ResumeSummary(const storage::TaskRecord& rec) {
   const json::object& last = ObjOr(rec.run, "lastResume");
   json::object out{{"taskId", rec.task.id},
-                   {"state", protocol::v03::TaskStateName(rec.task.status.state)},
+                   {"state", protocol::TaskStateLabel(rec.task.status.state)},
                    {"cause", Str(last, "cause")},
                    {"resumedAt", Str(last, "resumedAt")}};
   return out;
@@ -140,8 +130,8 @@ json::object ResumeSummary(const storage::TaskRecord& rec) {
 
 OperationResult Answer(const storage::TaskRecord& rec, const OperationCall& call, bool paused) {
   OperationResult r;
-  const WireShape shape = transport::ShapeOf(call.ctx);
-  if (shape == WireShape::kV03JsonRpc)
+  const protocol::Wire shape = transport::WireOf(call.ctx);
+  if (shape == protocol::Wire::kV03)
     r.result_json = protocol::SerializeJson(paused ? PauseSummary(rec) : ResumeSummary(rec));
   else
     // gRPC's Task has no paused state: its callers read metadata.pause (docs/PAUSE.md).
@@ -335,7 +325,7 @@ transport::Extension MakePauseExtension(tasks::TaskService& service) {
       "AwaitTaskResumption", "tasks/await_resumption", "POST", "/tasks/{id}:awaitResumption",
       "/v1/{name=tasks/*}:awaitResumption", false, transport::kScopeTasksWrite, "",
       ParamsRule::kObject, [svc](const OperationCall& c) { return Pause(svc, c, true); }});
-  ext.view = [](json::value& v, WireShape shape) { ShowPausedStates(v, shape); };
+  ext.view = [](json::value& v, protocol::Wire shape) { ShowPausedStates(v, shape); };
   return ext;
 }
 

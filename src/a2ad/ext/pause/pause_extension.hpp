@@ -30,6 +30,6 @@ transport::Extension MakePauseExtension(tasks::TaskService& service);
 
 /// The view (pure): in `v` (a result or stream event of `shape`), every task or status update
 /// whose metadata has `pause` gets the literal paused state.
-void ShowPausedStates(boost::json::value& v, transport::WireShape shape);
+void ShowPausedStates(boost::json::value& v, protocol::Wire shape);
 
 }  // namespace a2ad::ext::pause

@@ -11,38 +11,12 @@ using core::Result;
 
 namespace {
 
-constexpr std::string_view kStateNames[] = {
-    "TASK_STATE_UNSPECIFIED",    "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
-    "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELLED",
-    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
 constexpr std::string_view kRoleNames[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
 constexpr std::string_view kTasks = "tasks/";
 constexpr std::string_view kConfigs = "/pushNotificationConfigs";
 
-json::array StringsToJson(const std::vector<std::string>& v) {
-  json::array a;
-  a.reserve(v.size());
-  for (const auto& s : v) a.emplace_back(s);
-  return a;
-}
-
-json::array PartsToJson(const std::vector<Part>& parts) {
-  json::array a;
-  a.reserve(parts.size());
-  for (const auto& p : parts) a.emplace_back(PartToJson(p));
-  return a;
-}
-
 void PutIfSet(json::object& o, std::string_view key, const std::string& s) {
   if (!s.empty()) o[key] = s;
-}
-
-json::object StatusToJson(const TaskStatus& s) {
-  json::object o;
-  o["state"] = TaskStateName(s.state);
-  if (s.message) o["message"] = MessageToJson(*s.message);
-  if (s.timestamp_ms) o["timestamp"] = core::FormatTimestamp(s.timestamp_ms);
-  return o;
 }
 
 /// "tasks/{id}" -> id. With `configs_suffix`, "tasks/{id}/pushNotificationConfigs" too (the
@@ -111,104 +85,6 @@ Result<Part> FilePartFromJson(const json::value& v, std::string_view path) {
 }
 
 }  // namespace
-
-std::string_view TaskStateName(TaskState s) { return kStateNames[static_cast<int>(s)]; }
-
-json::object PartToJson(const Part& p) {
-  json::object o;
-  switch (p.kind) {
-    case Part::Kind::kText:
-      o["text"] = p.text;
-      break;
-    case Part::Kind::kRaw:
-    case Part::Kind::kUrl: {
-      json::object f;
-      f[p.kind == Part::Kind::kRaw ? "fileWithBytes" : "fileWithUri"] = p.text;
-      PutIfSet(f, "mimeType", p.media_type);
-      PutIfSet(f, "name", p.filename);
-      o["file"] = std::move(f);
-      break;
-    }
-    case Part::Kind::kData:
-      // DataPart wraps a google.protobuf.Struct: only an object fits it.
-      o["data"] = json::object{
-          {"data", p.data.is_object() ? p.data : json::value(json::object{{"value", p.data}})}};
-      break;
-  }
-  if (!p.metadata.empty()) o["metadata"] = p.metadata;
-  return o;
-}
-
-json::object MessageToJson(const Message& m) {
-  json::object o;
-  o["messageId"] = m.message_id;
-  PutIfSet(o, "contextId", m.context_id);
-  PutIfSet(o, "taskId", m.task_id);
-  o["role"] = kRoleNames[static_cast<int>(m.role)];
-  o["content"] = PartsToJson(m.parts);
-  if (!m.metadata.empty()) o["metadata"] = m.metadata;
-  if (!m.extensions.empty()) o["extensions"] = StringsToJson(m.extensions);
-  return o;
-}
-
-json::object ArtifactToJson(const Artifact& a) {
-  json::object o;
-  o["artifactId"] = a.artifact_id;
-  PutIfSet(o, "name", a.name);
-  PutIfSet(o, "description", a.description);
-  o["parts"] = PartsToJson(a.parts);
-  if (!a.metadata.empty()) o["metadata"] = a.metadata;
-  if (!a.extensions.empty()) o["extensions"] = StringsToJson(a.extensions);
-  return o;
-}
-
-json::object TaskToJson(const Task& t) {
-  json::object o;
-  o["id"] = t.id;
-  PutIfSet(o, "contextId", t.context_id);
-  o["status"] = StatusToJson(t.status);
-  if (!t.artifacts.empty()) {
-    json::array a;
-    a.reserve(t.artifacts.size());
-    for (const auto& x : t.artifacts) a.emplace_back(ArtifactToJson(x));
-    o["artifacts"] = std::move(a);
-  }
-  if (!t.history.empty()) {
-    json::array a;
-    a.reserve(t.history.size());
-    for (const auto& m : t.history) a.emplace_back(MessageToJson(m));
-    o["history"] = std::move(a);
-  }
-  if (!t.metadata.empty()) o["metadata"] = t.metadata;
-  return o;
-}
-
-json::object StreamEventToJson(const StreamEvent& e) {
-  switch (e.kind) {
-    case StreamEvent::Kind::kTask:
-      return json::object{{"task", TaskToJson(e.task)}};
-    case StreamEvent::Kind::kMessage:
-      return json::object{{"message", MessageToJson(e.message)}};
-    case StreamEvent::Kind::kStatusUpdate: {
-      const auto& u = e.status_update;
-      json::object o{{"taskId", u.task_id}, {"contextId", u.context_id}};
-      o["status"] = StatusToJson(u.status);
-      if (u.final) o["final"] = true;
-      if (!u.metadata.empty()) o["metadata"] = u.metadata;
-      return json::object{{"statusUpdate", std::move(o)}};
-    }
-    case StreamEvent::Kind::kArtifactUpdate: {
-      const auto& u = e.artifact_update;
-      json::object o{{"taskId", u.task_id}, {"contextId", u.context_id}};
-      o["artifact"] = ArtifactToJson(u.artifact);
-      if (u.append) o["append"] = true;
-      if (u.last_chunk) o["lastChunk"] = true;
-      if (!u.metadata.empty()) o["metadata"] = u.metadata;
-      return json::object{{"artifactUpdate", std::move(o)}};
-    }
-  }
-  return {};
-}
 
 json::object TaskPushConfigToJson(const PushNotificationConfig& c) {
   json::object pc{{"id", c.id}, {"url", c.url}};

@@ -1,17 +1,15 @@
 #pragma once
 // A2A v0.3 ProtoJSON: the JSON of the v0.3 proto (proto/a2a/v1/a2a.proto, package a2a.v1),
 // which the v0.3 HTTP+JSON (REST) and gRPC bindings carry (WIRE.md §8.2, §9) <-> the internal
-// model. Not the v0.3 JSON-RPC shapes (v03/codec.hpp): no `kind`; a Message's parts are under
-// `content`; enums are proto names (`ROLE_USER`, `TASK_STATE_CANCELLED` with two Ls); file
-// parts are {"file": {"fileWithUri" | "fileWithBytes", "mimeType", "name"}}, data parts
+// model (its encoding is protocol/encode.hpp's Wire::kV03Proto). Not the v0.3 JSON-RPC shapes
+// (v03/codec.hpp): no `kind`; a Message's parts are under `content`; enums are proto names
+// (`ROLE_USER`, `TASK_STATE_CANCELLED` with two Ls); file parts are {"file": {"fileWithUri" |
+// "fileWithBytes", "mimeType", "name"}}, data parts
 // {"data": {"data": {...}}}; tasks and push configs are named by resource names
 // (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{configId}`).
 //
-// Encoders write canonical ProtoJSON: lowerCamelCase names, default values (false, "", empty
-// lists and objects) left out, timestamps RFC 3339. What v0.3 has no field for is dropped:
-// Message.referenceTaskIds, a text part's mediaType and filename, a push config's
-// credentials (never sent back on any binding). A data part whose value is not an object is
-// wrapped as {"value": ...}, as in v0.3 JSON-RPC.
+// TaskPushConfigToJson writes canonical ProtoJSON: lowerCamelCase names, default values left
+// out; a push config's credentials are never sent back on any binding.
 //
 // Decoders take what a ProtoJSON parser takes: lowerCamelCase or the proto's snake_case
 // names (and `request` for SendMessageRequest's `message`), enum names or numbers, unknown
@@ -35,15 +33,6 @@
 
 namespace a2ad::protocol::v03::proto_json {
 
-std::string_view TaskStateName(TaskState s);  // "TASK_STATE_CANCELLED"
-
-boost::json::object PartToJson(const Part& p);
-boost::json::object MessageToJson(const Message& m);
-boost::json::object ArtifactToJson(const Artifact& a);
-boost::json::object TaskToJson(const Task& t);
-/// StreamResponse: exactly one of task | message | statusUpdate | artifactUpdate (with
-/// `final` as `e` has it).
-boost::json::object StreamEventToJson(const StreamEvent& e);
 /// TaskPushNotificationConfig {name: "tasks/{taskId}/pushNotificationConfigs/{id}",
 /// pushNotificationConfig {id, url, token?, authentication? {schemes: [scheme]}}}.
 boost::json::object TaskPushConfigToJson(const PushNotificationConfig& c);

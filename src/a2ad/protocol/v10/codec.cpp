@@ -1,7 +1,7 @@
 #include "a2ad/protocol/v10/codec.hpp"
 
 #include "a2ad/core/clock.hpp"
-#include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 
@@ -16,13 +16,6 @@ constexpr std::string_view kStateNames[] = {
     "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
     "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
 constexpr std::string_view kRoleNames[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
-
-json::array StringsToJson(const std::vector<std::string>& v) {
-  json::array a;
-  a.reserve(v.size());
-  for (const auto& s : v) a.emplace_back(s);
-  return a;
-}
 
 bool ParseRole(const json::value& v, Role& out) {
   if (v.is_string()) {
@@ -54,25 +47,21 @@ Result<std::vector<Part>> PartsFromJson(const json::object& o, std::string_view 
   if (required && a.empty()) return FieldError(p, "must contain at least one part");
   parts.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    auto part = PartFromJson(a[i], Index(p, i));
-    if (!part) return std::move(part).error();
-    parts.push_back(std::move(part).value());
+    A2AD_TRY_ASSIGN(auto part, PartFromJson(a[i], Index(p, i)));
+    parts.push_back(std::move(part));
   }
   return parts;
 }
 
 Result<std::optional<int32_t>> HistoryLength(const json::object& o, std::string_view path) {
-  auto h = OptInt(o, path, "historyLength", "history_length");
-  if (!h) return std::move(h).error();
-  if (!h.value()) return std::optional<int32_t>();
-  if (*h.value() < 0) return FieldError(Join(path, "historyLength"), "must not be negative");
-  if (*h.value() > INT32_MAX) return FieldError(Join(path, "historyLength"), "too large");
-  return std::optional<int32_t>(static_cast<int32_t>(*h.value()));
+  A2AD_TRY_ASSIGN(auto h, OptInt(o, path, "historyLength", "history_length"));
+  if (!h) return std::optional<int32_t>();
+  if (*h < 0) return FieldError(Join(path, "historyLength"), "must not be negative");
+  if (*h > INT32_MAX) return FieldError(Join(path, "historyLength"), "too large");
+  return std::optional<int32_t>(static_cast<int32_t>(*h));
 }
 
 }  // namespace
-
-std::string_view TaskStateName(TaskState s) { return kStateNames[static_cast<int>(s)]; }
 
 bool ParseTaskState(const json::value& v, TaskState& out) {
   if (v.is_string()) {
@@ -90,127 +79,11 @@ bool ParseTaskState(const json::value& v, TaskState& out) {
   return false;
 }
 
-json::object PartToJson(const Part& p) {
-  json::object o;
-  switch (p.kind) {
-    case Part::Kind::kText:
-      o["text"] = p.text;
-      break;
-    case Part::Kind::kRaw:
-      o["raw"] = p.text;
-      break;
-    case Part::Kind::kUrl:
-      o["url"] = p.text;
-      break;
-    case Part::Kind::kData:
-      o["data"] = p.data;
-      break;
-  }
-  if (!p.metadata.empty()) o["metadata"] = p.metadata;
-  if (!p.filename.empty()) o["filename"] = p.filename;
-  if (!p.media_type.empty()) o["mediaType"] = p.media_type;
-  return o;
-}
-
-json::object MessageToJson(const Message& m) {
-  json::object o;
-  o["messageId"] = m.message_id;
-  if (!m.context_id.empty()) o["contextId"] = m.context_id;
-  if (!m.task_id.empty()) o["taskId"] = m.task_id;
-  o["role"] = kRoleNames[static_cast<int>(m.role)];
-  json::array parts;
-  parts.reserve(m.parts.size());
-  for (const auto& p : m.parts) parts.emplace_back(PartToJson(p));
-  o["parts"] = std::move(parts);
-  if (!m.metadata.empty()) o["metadata"] = m.metadata;
-  if (!m.extensions.empty()) o["extensions"] = StringsToJson(m.extensions);
-  if (!m.reference_task_ids.empty()) o["referenceTaskIds"] = StringsToJson(m.reference_task_ids);
-  return o;
-}
-
-json::object ArtifactToJson(const Artifact& a) {
-  json::object o;
-  o["artifactId"] = a.artifact_id;
-  if (!a.name.empty()) o["name"] = a.name;
-  if (!a.description.empty()) o["description"] = a.description;
-  json::array parts;
-  parts.reserve(a.parts.size());
-  for (const auto& p : a.parts) parts.emplace_back(PartToJson(p));
-  o["parts"] = std::move(parts);
-  if (!a.metadata.empty()) o["metadata"] = a.metadata;
-  if (!a.extensions.empty()) o["extensions"] = StringsToJson(a.extensions);
-  return o;
-}
-
-json::object TaskStatusToJson(const TaskStatus& s) {
-  json::object o;
-  o["state"] = TaskStateName(s.state);
-  if (s.message) o["message"] = MessageToJson(*s.message);
-  if (s.timestamp_ms) o["timestamp"] = core::FormatTimestamp(s.timestamp_ms);
-  return o;
-}
-
-json::object TaskToJson(const Task& t) {
-  json::object o;
-  o["id"] = t.id;
-  o["contextId"] = t.context_id;
-  o["status"] = TaskStatusToJson(t.status);
-  if (!t.artifacts.empty()) {
-    json::array a;
-    a.reserve(t.artifacts.size());
-    for (const auto& x : t.artifacts) a.emplace_back(ArtifactToJson(x));
-    o["artifacts"] = std::move(a);
-  }
-  if (!t.history.empty()) {
-    json::array a;
-    a.reserve(t.history.size());
-    for (const auto& x : t.history) a.emplace_back(MessageToJson(x));
-    o["history"] = std::move(a);
-  }
-  if (!t.metadata.empty()) o["metadata"] = t.metadata;
-  return o;
-}
-
-json::object StreamEventToJson(const StreamEvent& e) {
-  json::object o;
-  switch (e.kind) {
-    case StreamEvent::Kind::kTask:
-      o["task"] = TaskToJson(e.task);
-      break;
-    case StreamEvent::Kind::kMessage:
-      o["message"] = MessageToJson(e.message);
-      break;
-    case StreamEvent::Kind::kStatusUpdate: {
-      const auto& u = e.status_update;
-      json::object s;
-      s["taskId"] = u.task_id;
-      s["contextId"] = u.context_id;
-      s["status"] = TaskStatusToJson(u.status);
-      if (!u.metadata.empty()) s["metadata"] = u.metadata;
-      o["statusUpdate"] = std::move(s);
-      break;
-    }
-    case StreamEvent::Kind::kArtifactUpdate: {
-      const auto& u = e.artifact_update;
-      json::object s;
-      s["taskId"] = u.task_id;
-      s["contextId"] = u.context_id;
-      s["artifact"] = ArtifactToJson(u.artifact);
-      if (u.append) s["append"] = true;
-      if (u.last_chunk) s["lastChunk"] = true;
-      if (!u.metadata.empty()) s["metadata"] = u.metadata;
-      o["artifactUpdate"] = std::move(s);
-      break;
-    }
-  }
-  return o;
-}
-
 json::object ListTasksResponseToJson(const ListTasksResponse& r) {
   json::object o;
   json::array tasks;
   tasks.reserve(r.tasks.size());
-  for (const auto& t : r.tasks) tasks.emplace_back(TaskToJson(t));
+  for (const auto& t : r.tasks) tasks.emplace_back(protocol::TaskToJson(t, Wire::kV10));
   o["tasks"] = std::move(tasks);
   o["nextPageToken"] = r.next_page_token;
   o["pageSize"] = r.page_size;
@@ -218,105 +91,11 @@ json::object ListTasksResponseToJson(const ListTasksResponse& r) {
   return o;
 }
 
-// ---- direct text encoding (mirrors the builders above, member for member) ---------------
-
-namespace {
-
-void WritePart(JsonTextWriter& w, const Part& p) {
-  switch (p.kind) {
-    case Part::Kind::kText:
-      w.Raw("{\"text\":");
-      w.String(p.text);
-      break;
-    case Part::Kind::kRaw:
-      w.Raw("{\"raw\":");
-      w.String(p.text);
-      break;
-    case Part::Kind::kUrl:
-      w.Raw("{\"url\":");
-      w.String(p.text);
-      break;
-    case Part::Kind::kData:
-      w.Raw("{\"data\":");
-      w.Value(p.data);
-      break;
-  }
-  w.OptObject(",\"metadata\":", p.metadata);
-  w.OptString(",\"filename\":", p.filename);
-  w.OptString(",\"mediaType\":", p.media_type);
-  w.Raw('}');
-}
-
-void WriteMessage(JsonTextWriter& w, const Message& m) {
-  w.Raw("{\"messageId\":");
-  w.String(m.message_id);
-  w.OptString(",\"contextId\":", m.context_id);
-  w.OptString(",\"taskId\":", m.task_id);
-  w.Raw(",\"role\":");
-  w.String(kRoleNames[static_cast<int>(m.role)]);
-  w.Raw(",\"parts\":");
-  w.Array(m.parts, WritePart);
-  w.OptObject(",\"metadata\":", m.metadata);
-  w.OptStrings(",\"extensions\":", m.extensions);
-  w.OptStrings(",\"referenceTaskIds\":", m.reference_task_ids);
-  w.Raw('}');
-}
-
-void WriteArtifact(JsonTextWriter& w, const Artifact& a) {
-  w.Raw("{\"artifactId\":");
-  w.String(a.artifact_id);
-  w.OptString(",\"name\":", a.name);
-  w.OptString(",\"description\":", a.description);
-  w.Raw(",\"parts\":");
-  w.Array(a.parts, WritePart);
-  w.OptObject(",\"metadata\":", a.metadata);
-  w.OptStrings(",\"extensions\":", a.extensions);
-  w.Raw('}');
-}
-
-void WriteTaskStatus(JsonTextWriter& w, const TaskStatus& s) {
-  w.Raw("{\"state\":");
-  w.String(TaskStateName(s.state));
-  if (s.message) {
-    w.Raw(",\"message\":");
-    WriteMessage(w, *s.message);
-  }
-  if (s.timestamp_ms) {
-    w.Raw(",\"timestamp\":");
-    w.String(core::FormatTimestamp(s.timestamp_ms));
-  }
-  w.Raw('}');
-}
-
-}  // namespace
-
-void AppendTaskJson(std::string& out, const Task& t) {
-  out.reserve(out.size() + EstimateTaskJsonSize(t));
-  JsonTextWriter w(out);
-  w.Raw("{\"id\":");
-  w.String(t.id);
-  w.Raw(",\"contextId\":");
-  w.String(t.context_id);
-  w.Raw(",\"status\":");
-  WriteTaskStatus(w, t.status);
-  if (!t.artifacts.empty()) {
-    w.Raw(",\"artifacts\":");
-    w.Array(t.artifacts, WriteArtifact);
-  }
-  if (!t.history.empty()) {
-    w.Raw(",\"history\":");
-    w.Array(t.history, WriteMessage);
-  }
-  w.OptObject(",\"metadata\":", t.metadata);
-  w.Raw('}');
-}
-
 // ---- decoding ---------------------------------------------------------------------------
 
 Result<Part> PartFromJson(const json::value& v, std::string_view path) {
-  auto obj = AsObject(v, path);
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
+  const json::object& o = *obj;
   Part p;
   int kinds = 0;
   if (auto* t = o.if_contains("text")) {
@@ -345,88 +124,50 @@ Result<Part> PartFromJson(const json::value& v, std::string_view path) {
   if (kinds != 1)
     return FieldError(path, kinds == 0 ? "a part needs one of text, raw, url or data"
                                        : "a part has exactly one of text, raw, url or data");
-  auto md = OptObject(o, path, "metadata");
-  if (!md) return std::move(md).error();
-  p.metadata = std::move(md).value();
-  auto fn = OptString(o, path, "filename");
-  if (!fn) return std::move(fn).error();
-  p.filename = std::move(fn).value();
-  auto mt = OptString(o, path, "mediaType", "media_type");
-  if (!mt) return std::move(mt).error();
-  p.media_type = std::move(mt).value();
+  A2AD_TRY_ASSIGN(p.metadata, OptObject(o, path, "metadata"));
+  A2AD_TRY_ASSIGN(p.filename, OptString(o, path, "filename"));
+  A2AD_TRY_ASSIGN(p.media_type, OptString(o, path, "mediaType", "media_type"));
   return p;
 }
 
 Result<Message> MessageFromJson(const json::value& v, std::string_view path) {
-  auto obj = AsObject(v, path);
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
+  const json::object& o = *obj;
   Message m;
-  auto id = ReqString(o, path, "messageId", "message_id");
-  if (!id) return std::move(id).error();
-  m.message_id = std::move(id).value();
-  auto ctx = OptString(o, path, "contextId", "context_id");
-  if (!ctx) return std::move(ctx).error();
-  m.context_id = std::move(ctx).value();
-  auto tid = OptString(o, path, "taskId", "task_id");
-  if (!tid) return std::move(tid).error();
-  m.task_id = std::move(tid).value();
+  A2AD_TRY_ASSIGN(m.message_id, ReqString(o, path, "messageId", "message_id"));
+  A2AD_TRY_ASSIGN(m.context_id, OptString(o, path, "contextId", "context_id"));
+  A2AD_TRY_ASSIGN(m.task_id, OptString(o, path, "taskId", "task_id"));
   const json::value* role = Find(o, "role");
   if (!role) return FieldError(Join(path, "role"), "required field is missing");
   if (!ParseRole(*role, m.role) || m.role == Role::kUnspecified)
     return FieldError(Join(path, "role"), "expected \"ROLE_USER\" or \"ROLE_AGENT\"");
-  auto parts = PartsFromJson(o, path, true);
-  if (!parts) return std::move(parts).error();
-  m.parts = std::move(parts).value();
-  auto md = OptObject(o, path, "metadata");
-  if (!md) return std::move(md).error();
-  m.metadata = std::move(md).value();
-  auto ext = OptStringList(o, path, "extensions");
-  if (!ext) return std::move(ext).error();
-  m.extensions = std::move(ext).value();
-  auto refs = OptStringList(o, path, "referenceTaskIds", "reference_task_ids");
-  if (!refs) return std::move(refs).error();
-  m.reference_task_ids = std::move(refs).value();
+  A2AD_TRY_ASSIGN(m.parts, PartsFromJson(o, path, true));
+  A2AD_TRY_ASSIGN(m.metadata, OptObject(o, path, "metadata"));
+  A2AD_TRY_ASSIGN(m.extensions, OptStringList(o, path, "extensions"));
+  A2AD_TRY_ASSIGN(m.reference_task_ids,
+                  OptStringList(o, path, "referenceTaskIds", "reference_task_ids"));
   return m;
 }
 
 Result<Artifact> ArtifactFromJson(const json::value& v, std::string_view path) {
-  auto obj = AsObject(v, path);
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
+  const json::object& o = *obj;
   Artifact a;
-  auto id = ReqString(o, path, "artifactId", "artifact_id");
-  if (!id) return std::move(id).error();
-  a.artifact_id = std::move(id).value();
-  auto name = OptString(o, path, "name");
-  if (!name) return std::move(name).error();
-  a.name = std::move(name).value();
-  auto desc = OptString(o, path, "description");
-  if (!desc) return std::move(desc).error();
-  a.description = std::move(desc).value();
-  auto parts = PartsFromJson(o, path, false);
-  if (!parts) return std::move(parts).error();
-  a.parts = std::move(parts).value();
-  auto md = OptObject(o, path, "metadata");
-  if (!md) return std::move(md).error();
-  a.metadata = std::move(md).value();
-  auto ext = OptStringList(o, path, "extensions");
-  if (!ext) return std::move(ext).error();
-  a.extensions = std::move(ext).value();
+  A2AD_TRY_ASSIGN(a.artifact_id, ReqString(o, path, "artifactId", "artifact_id"));
+  A2AD_TRY_ASSIGN(a.name, OptString(o, path, "name"));
+  A2AD_TRY_ASSIGN(a.description, OptString(o, path, "description"));
+  A2AD_TRY_ASSIGN(a.parts, PartsFromJson(o, path, false));
+  A2AD_TRY_ASSIGN(a.metadata, OptObject(o, path, "metadata"));
+  A2AD_TRY_ASSIGN(a.extensions, OptStringList(o, path, "extensions"));
   return a;
 }
 
 Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
-  auto obj = AsObject(v, path);
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
+  const json::object& o = *obj;
   Task t;
-  auto id = ReqString(o, path, "id");
-  if (!id) return std::move(id).error();
-  t.id = std::move(id).value();
-  auto ctx = OptString(o, path, "contextId", "context_id");
-  if (!ctx) return std::move(ctx).error();
-  t.context_id = std::move(ctx).value();
+  A2AD_TRY_ASSIGN(t.id, ReqString(o, path, "id"));
+  A2AD_TRY_ASSIGN(t.context_id, OptString(o, path, "contextId", "context_id"));
   const json::value* st = Find(o, "status");
   std::string sp = Join(path, "status");
   if (!st || !st->is_object()) return FieldError(sp, "required object is missing");
@@ -435,9 +176,7 @@ Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
   if (!state || !ParseTaskState(*state, t.status.state))
     return FieldError(Join(sp, "state"), "expected a TASK_STATE_* name");
   if (const json::value* m = Find(so, "message"); m && !m->is_null()) {
-    auto msg = MessageFromJson(*m, Join(sp, "message"));
-    if (!msg) return std::move(msg).error();
-    t.status.message = std::move(msg).value();
+    A2AD_TRY_ASSIGN(t.status.message, MessageFromJson(*m, Join(sp, "message")));
   }
   if (const json::value* ts = Find(so, "timestamp"); ts && !ts->is_null()) {
     if (!ts->is_string() || !core::ParseTimestamp(ts->get_string(), t.status.timestamp_ms))
@@ -446,94 +185,67 @@ Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
   if (const json::value* arts = Find(o, "artifacts"); arts && !arts->is_null()) {
     if (!arts->is_array()) return FieldError(Join(path, "artifacts"), "expected an array");
     for (size_t i = 0; i < arts->get_array().size(); ++i) {
-      auto a = ArtifactFromJson(arts->get_array()[i], Index(Join(path, "artifacts"), i));
-      if (!a) return std::move(a).error();
-      t.artifacts.push_back(std::move(a).value());
+      A2AD_TRY_ASSIGN(auto a,
+                      ArtifactFromJson(arts->get_array()[i], Index(Join(path, "artifacts"), i)));
+      t.artifacts.push_back(std::move(a));
     }
   }
   if (const json::value* hist = Find(o, "history"); hist && !hist->is_null()) {
     if (!hist->is_array()) return FieldError(Join(path, "history"), "expected an array");
     for (size_t i = 0; i < hist->get_array().size(); ++i) {
-      auto m = MessageFromJson(hist->get_array()[i], Index(Join(path, "history"), i));
-      if (!m) return std::move(m).error();
-      t.history.push_back(std::move(m).value());
+      A2AD_TRY_ASSIGN(auto m,
+                      MessageFromJson(hist->get_array()[i], Index(Join(path, "history"), i)));
+      t.history.push_back(std::move(m));
     }
   }
-  auto md = OptObject(o, path, "metadata");
-  if (!md) return std::move(md).error();
-  t.metadata = std::move(md).value();
+  A2AD_TRY_ASSIGN(t.metadata, OptObject(o, path, "metadata"));
   return t;
 }
 
 Result<SendMessageRequest> SendMessageRequestFromJson(const json::value& params) {
-  auto obj = AsObject(params, "params");
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(params, "params"));
+  const json::object& o = *obj;
   SendMessageRequest r;
-  auto tenant = OptString(o, "params", "tenant");
-  if (!tenant) return std::move(tenant).error();
-  r.tenant = std::move(tenant).value();
+  A2AD_TRY_ASSIGN(r.tenant, OptString(o, "params", "tenant"));
   const json::value* m = Find(o, "message");
   if (!m) return FieldError("params.message", "required field is missing");
-  auto msg = MessageFromJson(*m, "params.message");
-  if (!msg) return std::move(msg).error();
-  r.message = std::move(msg).value();
+  A2AD_TRY_ASSIGN(r.message, MessageFromJson(*m, "params.message"));
   if (const json::value* c = Find(o, "configuration"); c && !c->is_null()) {
-    auto co = AsObject(*c, "params.configuration");
-    if (!co) return std::move(co).error();
-    const json::object& cfg = **co;
+    A2AD_TRY_ASSIGN(const json::object* co, AsObject(*c, "params.configuration"));
+    const json::object& cfg = *co;
     const char* cp = "params.configuration";
-    auto modes = OptStringList(cfg, cp, "acceptedOutputModes", "accepted_output_modes");
-    if (!modes) return std::move(modes).error();
-    r.configuration.accepted_output_modes = std::move(modes).value();
-    auto hl = HistoryLength(cfg, cp);
-    if (!hl) return std::move(hl).error();
-    r.configuration.history_length = hl.value();
-    auto ri = OptBool(cfg, cp, "returnImmediately", "return_immediately");
-    if (!ri) return std::move(ri).error();
-    r.configuration.return_immediately = ri.value().value_or(false);
+    A2AD_TRY_ASSIGN(r.configuration.accepted_output_modes,
+                    OptStringList(cfg, cp, "acceptedOutputModes", "accepted_output_modes"));
+    A2AD_TRY_ASSIGN(r.configuration.history_length, HistoryLength(cfg, cp));
+    A2AD_TRY_ASSIGN(auto ri, OptBool(cfg, cp, "returnImmediately", "return_immediately"));
+    r.configuration.return_immediately = ri.value_or(false);
     if (const json::value* pc =
             Find(cfg, "taskPushNotificationConfig", "task_push_notification_config");
         pc && !pc->is_null()) {
-      auto push = PushConfigFromJson(*pc, Join(cp, "taskPushNotificationConfig"), false);
-      if (!push) return std::move(push).error();
-      r.configuration.push_notification_config = std::move(push).value();
+      A2AD_TRY_ASSIGN(r.configuration.push_notification_config,
+                      PushConfigFromJson(*pc, Join(cp, "taskPushNotificationConfig"), false));
     }
   }
-  auto md = OptObject(o, "params", "metadata");
-  if (!md) return std::move(md).error();
-  r.metadata = std::move(md).value();
+  A2AD_TRY_ASSIGN(r.metadata, OptObject(o, "params", "metadata"));
   return r;
 }
 
 Result<GetTaskRequest> GetTaskRequestFromJson(const json::value& params) {
-  auto obj = AsObject(params, "params");
-  if (!obj) return std::move(obj).error();
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(params, "params"));
   GetTaskRequest r;
-  auto id = ReqString(**obj, "params", "id");
-  if (!id) return std::move(id).error();
-  r.id = std::move(id).value();
-  auto tenant = OptString(**obj, "params", "tenant");
-  if (!tenant) return std::move(tenant).error();
-  r.tenant = std::move(tenant).value();
-  auto hl = HistoryLength(**obj, "params");
-  if (!hl) return std::move(hl).error();
-  r.history_length = hl.value();
+  A2AD_TRY_ASSIGN(r.id, ReqString(*obj, "params", "id"));
+  A2AD_TRY_ASSIGN(r.tenant, OptString(*obj, "params", "tenant"));
+  A2AD_TRY_ASSIGN(r.history_length, HistoryLength(*obj, "params"));
   return r;
 }
 
 Result<ListTasksRequest> ListTasksRequestFromJson(const json::value& params) {
   ListTasksRequest r;
   if (params.is_null()) return r;  // all filters optional
-  auto obj = AsObject(params, "params");
-  if (!obj) return std::move(obj).error();
-  const json::object& o = **obj;
-  auto tenant = OptString(o, "params", "tenant");
-  if (!tenant) return std::move(tenant).error();
-  r.tenant = std::move(tenant).value();
-  auto ctx = OptString(o, "params", "contextId", "context_id");
-  if (!ctx) return std::move(ctx).error();
-  r.context_id = std::move(ctx).value();
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(params, "params"));
+  const json::object& o = *obj;
+  A2AD_TRY_ASSIGN(r.tenant, OptString(o, "params", "tenant"));
+  A2AD_TRY_ASSIGN(r.context_id, OptString(o, "params", "contextId", "context_id"));
   if (const json::value* st = Find(o, "status"); st && !st->is_null()) {
     // The default enum value means "unset" in ProtoJSON (gRPC cannot tell them apart).
     // "UNRECOGNIZED" is what @a2a-js/sdk 1.x's ts-proto encoder puts on the wire for an
@@ -546,19 +258,13 @@ Result<ListTasksRequest> ListTasksRequestFromJson(const json::value& params) {
       r.status = s;
     }
   }
-  auto ps = OptInt(o, "params", "pageSize", "page_size");
-  if (!ps) return std::move(ps).error();
-  if (ps.value()) {
-    if (*ps.value() < 1 || *ps.value() > 100)
-      return FieldError("params.pageSize", "must be between 1 and 100");
-    r.page_size = static_cast<int32_t>(*ps.value());
+  A2AD_TRY_ASSIGN(auto ps, OptInt(o, "params", "pageSize", "page_size"));
+  if (ps) {
+    if (*ps < 1 || *ps > 100) return FieldError("params.pageSize", "must be between 1 and 100");
+    r.page_size = static_cast<int32_t>(*ps);
   }
-  auto tok = OptString(o, "params", "pageToken", "page_token");
-  if (!tok) return std::move(tok).error();
-  r.page_token = std::move(tok).value();
-  auto hl = HistoryLength(o, "params");
-  if (!hl) return std::move(hl).error();
-  r.history_length = hl.value();
+  A2AD_TRY_ASSIGN(r.page_token, OptString(o, "params", "pageToken", "page_token"));
+  A2AD_TRY_ASSIGN(r.history_length, HistoryLength(o, "params"));
   if (const json::value* ts = Find(o, "statusTimestampAfter", "status_timestamp_after");
       ts && !ts->is_null()) {
     int64_t ms = 0;
@@ -566,25 +272,17 @@ Result<ListTasksRequest> ListTasksRequestFromJson(const json::value& params) {
       return FieldError("params.statusTimestampAfter", "expected an RFC 3339 timestamp");
     r.status_timestamp_after_ms = ms;
   }
-  auto ia = OptBool(o, "params", "includeArtifacts", "include_artifacts");
-  if (!ia) return std::move(ia).error();
-  r.include_artifacts = ia.value().value_or(false);
+  A2AD_TRY_ASSIGN(auto ia, OptBool(o, "params", "includeArtifacts", "include_artifacts"));
+  r.include_artifacts = ia.value_or(false);
   return r;
 }
 
 Result<CancelTaskRequest> CancelTaskRequestFromJson(const json::value& params) {
-  auto obj = AsObject(params, "params");
-  if (!obj) return std::move(obj).error();
+  A2AD_TRY_ASSIGN(const json::object* obj, AsObject(params, "params"));
   CancelTaskRequest r;
-  auto id = ReqString(**obj, "params", "id");
-  if (!id) return std::move(id).error();
-  r.id = std::move(id).value();
-  auto tenant = OptString(**obj, "params", "tenant");
-  if (!tenant) return std::move(tenant).error();
-  r.tenant = std::move(tenant).value();
-  auto md = OptObject(**obj, "params", "metadata");
-  if (!md) return std::move(md).error();
-  r.metadata = std::move(md).value();
+  A2AD_TRY_ASSIGN(r.id, ReqString(*obj, "params", "id"));
+  A2AD_TRY_ASSIGN(r.tenant, OptString(*obj, "params", "tenant"));
+  A2AD_TRY_ASSIGN(r.metadata, OptObject(*obj, "params", "metadata"));
   return r;
 }
 

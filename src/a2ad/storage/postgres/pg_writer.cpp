@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -105,7 +106,7 @@ void PostgresStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   p.result = CheckCommitPreconditions(commit);
   if (p.result) {
     const TaskRecord& r = commit.Record();
-    protocol::v10::AppendTaskJson(p.snapshot, r.task);
+    protocol::AppendTask(p.snapshot, r.task, protocol::Wire::kV10);
     protocol::JsonTextWriter(p.run).Object(r.run);
     protocol::JsonTextWriter(p.a2a_state).Object(r.a2a_state);
     p.payloads.resize(commit.events.size());

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -372,7 +373,7 @@ class Doctor {
           t.state = static_cast<int64_t>(folded->task.status.state);
           t.updated_at_ms = folded->updated_at_ms;
           t.snapshot.clear();
-          protocol::v10::AppendTaskJson(t.snapshot, folded->task);
+          protocol::AppendTask(t.snapshot, folded->task, protocol::Wire::kV10);
           t.run = protocol::SerializeJson(folded->run);
           t.a2a_state = protocol::SerializeJson(folded->a2a_state);
           problems = ColumnProblems(t);

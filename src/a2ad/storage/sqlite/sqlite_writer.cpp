@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/commit_check.hpp"
@@ -159,7 +160,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.dedup_key = p.Append(r.dedup_key);
     p.tenant = p.Append(r.tenant);
     p.owner = p.Append(r.owner);
-    p.snapshot = p.Appended([&] { protocol::v10::AppendTaskJson(p.text, r.task); });
+    p.snapshot = p.Appended([&] { protocol::AppendTask(p.text, r.task, protocol::Wire::kV10); });
     p.run = p.Appended([&] { json.Object(r.run); });
     p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
     // Indexed: what a restart starts again, when a parked run wakes, what a posted event finds.

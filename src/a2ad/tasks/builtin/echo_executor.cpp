@@ -4,6 +4,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
@@ -25,7 +26,7 @@ std::vector<EventDraft> EchoSteps(const protocol::Task& task, const protocol::Me
   step.push_back({protocol::kEvArtifactCreated, "echo",
                   json::object{{"artifactId", artifact.artifact_id},
                                {"artifactType", "a2a.artifact"},
-                               {"artifact", protocol::v10::ArtifactToJson(artifact)},
+                               {"artifact", protocol::ArtifactToJson(artifact)},
                                {"lastChunk", true}}});
   step.push_back({protocol::kEvRunCompleted, "", json::object{{"outputs", json::object{}}}});
   return step;

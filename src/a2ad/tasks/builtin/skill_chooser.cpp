@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/task_service.hpp"
 
@@ -142,7 +143,7 @@ std::vector<EventDraft> SkillChooser::Ask() const {
                  kNode,
                  {{"kind", "clarification"},
                   {"interrupt", std::move(interrupt)},
-                  {"message", protocol::v10::MessageToJson(AgentText(std::move(text)))}}};
+                  {"message", protocol::MessageToJson(AgentText(std::move(text)))}}};
   return {std::move(ask)};
 }
 
@@ -176,7 +177,7 @@ core::Result<Resolution> SkillChooser::Resolve(const storage::TaskRecord& curren
       {protocol::kEvSkillChosen,
        kNode,
        {{"skillId", chosen->id},
-        {"message", protocol::v10::MessageToJson(AgentText("Running " + chosen->id + "."))}}});
+        {"message", protocol::MessageToJson(AgentText("Running " + chosen->id + "."))}}});
   return r;
 }
 

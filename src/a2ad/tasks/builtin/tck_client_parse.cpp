@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
@@ -27,7 +28,7 @@ std::string Folded(std::string_view op) {
 core::Result<json::object> ReadTask(const json::value& v, std::string_view path) {
   auto task = protocol::v10::TaskFromJson(v, path);
   if (!task) return std::move(task).error();
-  return protocol::v10::TaskToJson(*task);
+  return protocol::TaskToJson(*task);
 }
 
 core::Result<json::object> ReadSendResult(const json::value& v) {
@@ -36,7 +37,7 @@ core::Result<json::object> ReadSendResult(const json::value& v) {
   if (const json::value* m = o.if_contains("message")) {
     auto message = protocol::v10::MessageFromJson(*m, "wire_payload.message");
     if (!message) return std::move(message).error();
-    return json::object{{"message", protocol::v10::MessageToJson(*message)}};
+    return json::object{{"message", protocol::MessageToJson(*message)}};
   }
   const json::value& task = o.contains("task") ? o.at("task") : v;  // (a bare task too)
   auto read = ReadTask(task, "wire_payload.task");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/tasks/builtin/tck_client_parse.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -163,7 +164,7 @@ EventDraft ArtifactEvent(const protocol::Task& task, protocol::Part part, bool a
   return {protocol::kEvArtifactCreated, kNode,
           json::object{{"artifactId", a.artifact_id},
                        {"artifactType", "a2a.artifact"},
-                       {"artifact", protocol::v10::ArtifactToJson(a)},
+                       {"artifact", protocol::ArtifactToJson(a)},
                        {"append", append},
                        {"lastChunk", last_chunk}}};
 }
@@ -173,7 +174,7 @@ json::object AgentMessage(const protocol::Task& task, std::string text) {
   m.message_id = task.id + "-tck-reply";
   m.role = protocol::Role::kAgent;
   m.parts.push_back(protocol::Part::Text(std::move(text)));
-  return protocol::v10::MessageToJson(m);
+  return protocol::MessageToJson(m);
 }
 
 // run.completed, with an agent status message when `text` is not empty.

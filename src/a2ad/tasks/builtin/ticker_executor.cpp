@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 
@@ -58,7 +59,7 @@ asio::awaitable<void> TickerExecutor::Execute(std::shared_ptr<ExecutionContext> 
                     "tick",
                     {{"artifactId", a.artifact_id},
                      {"artifactType", "a2a.artifact"},
-                     {"artifact", protocol::v10::ArtifactToJson(a)},
+                     {"artifact", protocol::ArtifactToJson(a)},
                      {"append", i > 0},
                      {"lastChunk", i + 1 == ticks}}});
     if (i + 1 == ticks)

@@ -83,12 +83,8 @@ SsePumpSpec StreamSpec(WireVersion version, bool close_on_interrupt,
   spec.closes = closes;
   spec.frame = [version, closes](const tasks::StreamItem& item) {
     if (!item.a2a) return std::string();
-    if (version == WireVersion::kV10) return item.Json(0) + "\n";
-    // 0.3 ProtoJSON (StreamItem::Json 3), final=false (4) on a status update the stream goes
-    // on after.
-    const bool not_final =
-        item.event.kind == protocol::StreamEvent::Kind::kStatusUpdate && !closes(item);
-    return item.Json(not_final ? 4 : 3) + "\n";
+    if (version == WireVersion::kV10) return item.Json(protocol::Wire::kV10) + "\n";
+    return item.Json(protocol::Wire::kV03Proto, StreamFinal(item, closes(item))) + "\n";
   };
   spec.cut_short = [cut](const Error& why) {
     *cut = why;

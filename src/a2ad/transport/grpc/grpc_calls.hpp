@@ -2,7 +2,7 @@
 // The machinery both gRPC services of the binding share (grpc_binding.hpp): lf.a2a.v1 (A2A
 // 1.0, grpc_binding.cpp) and a2a.v1 (A2A 0.3, grpc_service_v03.cpp). A CallRunner serves one
 // service's RPCs over the operation table: the request message becomes its ProtoJSON (the
-// params of the operation in that version's shape, a2a_operations.hpp WireShape), the handler
+// params of the operation in that version's shape, a2a_operations.hpp protocol::Wire), the handler
 // runs on the I/O executor, and its JSON result is parsed back into the response message, or
 // its stream is pumped (sse_pump.hpp) as response messages, one write at a time. Internal to
 // the module transport_grpc.

@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -218,13 +219,12 @@ std::vector<EventDraft> RaiseInterrupt(const NodeStep& step, bool started, const
   json::object flat{{"kind", kind}, {"nodeId", n.id}, {"interruptId", interrupt_id}};
   for (const auto& kv : data) flat[kv.key()] = kv.value();
   if (!quorum.empty()) flat["quorum"] = std::move(quorum);
-  json::object suspended{
-      {"interruptId", interrupt_id},
-      {"kind", kind},
-      {"key", key},
-      {"interrupt", flat},
-      {"run", interrupt},
-      {"message", protocol::v10::MessageToJson(PromptMessage(kind, data, flat))}};
+  json::object suspended{{"interruptId", interrupt_id},
+                         {"kind", kind},
+                         {"key", key},
+                         {"interrupt", flat},
+                         {"run", interrupt},
+                         {"message", protocol::MessageToJson(PromptMessage(kind, data, flat))}};
   if (!token.empty()) suspended["interruptToken"] = token;
   out.push_back(Ev(protocol::kEvInputRequired, n.id, std::move(suspended)));
   return out;
@@ -390,7 +390,7 @@ core::Result<tasks::Resolution> ResolveVote(Resolving& r, const ApprovalPolicy& 
                                                         {"accepts", t.accepts},
                                                         {"rejects", t.rejects},
                                                         {"required", policy.required}}));
-    payload["message"] = protocol::v10::MessageToJson(m);
+    payload["message"] = protocol::MessageToJson(m);
     r.res.events.push_back(Ev(protocol::kEvApprovalVote, r.node_id, std::move(payload)));
     return std::move(r.res);
   }

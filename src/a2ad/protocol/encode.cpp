@@ -1,0 +1,356 @@
+#include "a2ad/protocol/encode.hpp"
+
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/json_text.hpp"
+
+namespace a2ad::protocol {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kProtoStates[] = {
+    "TASK_STATE_UNSPECIFIED",    "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
+    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
+constexpr std::string_view kRoles[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
+
+// Two sinks with one interface, so that each shape below is written once. Member names are
+// literals that need no escaping. A container's first member or item is written without a
+// comma: one flag is enough, since a container that closes always leaves its parent with at
+// least one member.
+
+class TextSink {
+ public:
+  explicit TextSink(std::string& out) : w_(out) {}
+  void Open() { Begin('{'); }
+  void Close() { End('}'); }
+  void OpenArray() { Begin('['); }
+  void CloseArray() { End(']'); }
+  void Item() { Comma(); }
+  void Key(std::string_view name) {
+    Comma();
+    w_.Raw('"');
+    w_.Raw(name);
+    w_.Raw("\":");
+  }
+  void String(std::string_view s) { w_.String(s); }
+  void Bool(bool b) { w_.Bool(b); }
+  void Value(const json::value& v) { w_.Value(v); }
+  void Object(const json::object& o) { w_.Object(o); }
+
+ private:
+  void Begin(char c) {
+    w_.Raw(c);
+    first_ = true;
+  }
+  void End(char c) {
+    w_.Raw(c);
+    first_ = false;
+  }
+  void Comma() {
+    if (!first_) w_.Raw(',');
+    first_ = false;
+  }
+  JsonTextWriter w_;
+  bool first_ = true;
+};
+
+class DomSink {
+ public:
+  void Open() { Push(Slot().emplace_object()); }
+  void Close() { open_.pop_back(); }
+  void OpenArray() { Push(Slot().emplace_array()); }
+  void CloseArray() { open_.pop_back(); }
+  void Item() {}
+  void Key(std::string_view name) { key_ = name; }
+  void String(std::string_view s) { Slot() = s; }
+  void Bool(bool b) { Slot() = b; }
+  void Value(const json::value& v) { Slot() = v; }
+  void Object(const json::object& o) { Slot() = o; }
+  json::object Take() { return std::move(root_.as_object()); }
+
+ private:
+  template <class Container>
+  void Push(Container& c) {
+    open_.push_back(&c);
+  }
+  // Where the next value goes: the root, the open object's member `key_`, or a new item of
+  // the open array. Only the innermost open container grows, so the pointers stay valid.
+  json::value& Slot() {
+    if (open_.empty()) return root_;
+    return std::visit(
+        [this](auto* c) -> json::value& {
+          if constexpr (std::is_same_v<decltype(c), json::object*>)
+            return (*c)[key_];
+          else
+            return c->emplace_back(nullptr);
+        },
+        open_.back());
+  }
+  json::value root_;
+  std::vector<std::variant<json::object*, json::array*>> open_;
+  std::string_view key_;
+};
+
+template <class S>
+class Encoder {
+ public:
+  Encoder(S& s, Wire w) : s_(s), w_(w) {}
+
+  void Part(const protocol::Part& p) {
+    s_.Open();
+    switch (w_) {
+      case Wire::kV10:
+        Member(p.kind == Part::Kind::kText  ? "text"
+               : p.kind == Part::Kind::kRaw ? "raw"
+               : p.kind == Part::Kind::kUrl ? "url"
+                                            : "data");
+        if (p.kind == Part::Kind::kData)
+          s_.Value(p.data);
+        else
+          s_.String(p.text);
+        OptObject("metadata", p.metadata);
+        OptString("filename", p.filename);
+        OptString("mediaType", p.media_type);
+        break;
+      case Wire::kV03:
+      case Wire::kV03Proto: {
+        const bool rpc = w_ == Wire::kV03;
+        const bool file = p.kind == Part::Kind::kRaw || p.kind == Part::Kind::kUrl;
+        if (rpc) Member("kind", p.kind == Part::Kind::kText ? "text" : file ? "file" : "data");
+        if (p.kind == Part::Kind::kText) {
+          Member("text", p.text);
+        } else if (file) {
+          Member("file");
+          s_.Open();
+          const bool raw = p.kind == Part::Kind::kRaw;
+          Member(rpc ? (raw ? "bytes" : "uri") : (raw ? "fileWithBytes" : "fileWithUri"), p.text);
+          OptString("name", p.filename);
+          OptString("mimeType", p.media_type);
+          s_.Close();
+        } else {
+          // v0.3's DataPart holds an object (a Struct in the proto): wrap any other value.
+          Member("data");
+          if (!rpc) {
+            s_.Open();
+            Member("data");
+          }
+          if (p.data.is_object()) {
+            s_.Value(p.data);
+          } else {
+            s_.Open();
+            Member("value");
+            s_.Value(p.data);
+            s_.Close();
+          }
+          if (!rpc) s_.Close();
+        }
+        OptObject("metadata", p.metadata);
+        break;
+      }
+    }
+    s_.Close();
+  }
+
+  void Message(const protocol::Message& m) {
+    s_.Open();
+    if (w_ == Wire::kV03) Member("kind", "message");
+    Member("messageId", m.message_id);
+    OptString("contextId", m.context_id);
+    OptString("taskId", m.task_id);
+    if (w_ == Wire::kV03)
+      Member("role", m.role == Role::kAgent ? "agent" : "user");
+    else
+      Member("role", kRoles[static_cast<int>(m.role)]);
+    Parts(w_ == Wire::kV03Proto ? "content" : "parts", m.parts);
+    OptObject("metadata", m.metadata);
+    OptStrings("extensions", m.extensions);
+    if (w_ != Wire::kV03Proto) OptStrings("referenceTaskIds", m.reference_task_ids);
+    s_.Close();
+  }
+
+  void Artifact(const protocol::Artifact& a) {
+    s_.Open();
+    Member("artifactId", a.artifact_id);
+    OptString("name", a.name);
+    OptString("description", a.description);
+    Parts("parts", a.parts);
+    OptObject("metadata", a.metadata);
+    OptStrings("extensions", a.extensions);
+    s_.Close();
+  }
+
+  void Status(const TaskStatus& st) {
+    s_.Open();
+    Member("state", TaskStateName(st.state, w_));
+    if (st.message) {
+      Member("message");
+      Message(*st.message);
+    }
+    if (st.timestamp_ms) Member("timestamp", core::FormatTimestamp(st.timestamp_ms));
+    s_.Close();
+  }
+
+  void Task(const protocol::Task& t) {
+    s_.Open();
+    if (w_ == Wire::kV03) Member("kind", "task");
+    Member("id", t.id);
+    if (w_ == Wire::kV03Proto)
+      OptString("contextId", t.context_id);
+    else
+      Member("contextId", t.context_id);
+    Member("status");
+    Status(t.status);
+    if (!t.artifacts.empty()) {
+      List("artifacts", t.artifacts, [this](const protocol::Artifact& a) { Artifact(a); });
+    }
+    if (!t.history.empty()) {
+      List("history", t.history, [this](const protocol::Message& m) { Message(m); });
+    }
+    OptObject("metadata", t.metadata);
+    s_.Close();
+  }
+
+  void Event(const StreamEvent& e, Final f) {
+    const bool bare = w_ == Wire::kV03;  // v0.3 JSON-RPC: the object itself, with its kind
+    if (!bare) s_.Open();
+    switch (e.kind) {
+      case StreamEvent::Kind::kTask:
+        if (!bare) Member("task");
+        Task(e.task);
+        break;
+      case StreamEvent::Kind::kMessage:
+        if (!bare) Member("message");
+        Message(e.message);
+        break;
+      case StreamEvent::Kind::kStatusUpdate: {
+        const auto& u = e.status_update;
+        const bool final = u.final && f == Final::kAsProjected;
+        if (!bare) Member("statusUpdate");
+        s_.Open();
+        if (bare) Member("kind", "status-update");
+        Member("taskId", u.task_id);
+        Member("contextId", u.context_id);
+        Member("status");
+        Status(u.status);
+        if (bare || (w_ == Wire::kV03Proto && final)) Flag("final", final);
+        OptObject("metadata", u.metadata);
+        s_.Close();
+        break;
+      }
+      case StreamEvent::Kind::kArtifactUpdate: {
+        const auto& u = e.artifact_update;
+        if (!bare) Member("artifactUpdate");
+        s_.Open();
+        if (bare) Member("kind", "artifact-update");
+        Member("taskId", u.task_id);
+        Member("contextId", u.context_id);
+        Member("artifact");
+        Artifact(u.artifact);
+        if (bare || u.append) Flag("append", u.append);
+        if (bare || u.last_chunk) Flag("lastChunk", u.last_chunk);
+        OptObject("metadata", u.metadata);
+        s_.Close();
+        break;
+      }
+    }
+    if (!bare) s_.Close();
+  }
+
+ private:
+  void Member(std::string_view name) { s_.Key(name); }
+  void Member(std::string_view name, std::string_view value) {
+    s_.Key(name);
+    s_.String(value);
+  }
+  void Flag(std::string_view name, bool value) {
+    s_.Key(name);
+    s_.Bool(value);
+  }
+  void OptString(std::string_view name, std::string_view value) {
+    if (!value.empty()) Member(name, value);
+  }
+  void OptObject(std::string_view name, const json::object& value) {
+    if (value.empty()) return;
+    s_.Key(name);
+    s_.Object(value);
+  }
+  void OptStrings(std::string_view name, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    List(name, values, [this](const std::string& v) { s_.String(v); });
+  }
+  void Parts(std::string_view name, const std::vector<protocol::Part>& parts) {
+    List(name, parts, [this](const protocol::Part& p) { Part(p); });
+  }
+  template <class T, class Write>
+  void List(std::string_view name, const std::vector<T>& items, Write&& write) {
+    s_.Key(name);
+    s_.OpenArray();
+    for (const auto& item : items) {
+      s_.Item();
+      write(item);
+    }
+    s_.CloseArray();
+  }
+
+  S& s_;
+  Wire w_;
+};
+
+template <class Write>
+json::object Dom(Wire w, Write&& write) {
+  DomSink sink;
+  Encoder<DomSink> e(sink, w);
+  write(e);
+  return sink.Take();
+}
+
+}  // namespace
+
+std::string_view TaskStateName(TaskState s, Wire w) {
+  if (w == Wire::kV03) return TaskStateLabel(s);
+  if (w == Wire::kV03Proto && s == TaskState::kCanceled) return "TASK_STATE_CANCELLED";
+  return kProtoStates[static_cast<int>(s)];
+}
+
+void AppendTask(std::string& out, const Task& t, Wire w) {
+  out.reserve(out.size() + EstimateTaskJsonSize(t));
+  TextSink sink(out);
+  Encoder<TextSink>(sink, w).Task(t);
+}
+
+void AppendMessage(std::string& out, const Message& m, Wire w) {
+  TextSink sink(out);
+  Encoder<TextSink>(sink, w).Message(m);
+}
+
+void AppendStreamEvent(std::string& out, const StreamEvent& e, Wire w, Final f) {
+  if (e.kind == StreamEvent::Kind::kTask) out.reserve(out.size() + EstimateTaskJsonSize(e.task));
+  TextSink sink(out);
+  Encoder<TextSink>(sink, w).Event(e, f);
+}
+
+json::object PartToJson(const Part& p, Wire w) {
+  return Dom(w, [&](auto& e) { e.Part(p); });
+}
+json::object MessageToJson(const Message& m, Wire w) {
+  return Dom(w, [&](auto& e) { e.Message(m); });
+}
+json::object ArtifactToJson(const Artifact& a, Wire w) {
+  return Dom(w, [&](auto& e) { e.Artifact(a); });
+}
+json::object TaskStatusToJson(const TaskStatus& s, Wire w) {
+  return Dom(w, [&](auto& e) { e.Status(s); });
+}
+json::object TaskToJson(const Task& t, Wire w) {
+  return Dom(w, [&](auto& e) { e.Task(t); });
+}
+json::object StreamEventToJson(const StreamEvent& e, Wire w, Final f) {
+  return Dom(w, [&](auto& enc) { enc.Event(e, f); });
+}
+
+}  // namespace a2ad::protocol
