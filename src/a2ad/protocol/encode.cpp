@@ -18,10 +18,18 @@ constexpr std::string_view kProtoStates[] = {
     "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
 constexpr std::string_view kRoles[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
 
-// Two sinks with one interface, so that each shape below is written once. Member names are
-// literals that need no escaping. A container's first member or item is written without a
-// comma: one flag is enough, since a container that closes always leaves its parent with at
-// least one member.
+// A member name as the text sink writes it after another member, `,"name":`, so that a name
+// is one append. Names are literals that need no escaping; KEY("name") makes one.
+struct Name {
+  std::string_view text;
+  std::string_view bare() const { return text.substr(2, text.size() - 4); }
+};
+#define KEY(name) \
+  Name { ",\"" name "\":" }
+
+// Two sinks with one interface, so that each shape below is written once. A container's
+// first member or item is written without a comma: one flag is enough, since a container that
+// closes always leaves its parent with at least one member.
 
 class TextSink {
  public:
@@ -31,11 +39,9 @@ class TextSink {
   void OpenArray() { Begin('['); }
   void CloseArray() { End(']'); }
   void Item() { Comma(); }
-  void Key(std::string_view name) {
-    Comma();
-    w_.Raw('"');
-    w_.Raw(name);
-    w_.Raw("\":");
+  void Key(Name name) {
+    w_.Raw(first_ ? name.text.substr(1) : name.text);
+    first_ = false;
   }
   void String(std::string_view s) { w_.String(s); }
   void Bool(bool b) { w_.Bool(b); }
@@ -66,7 +72,7 @@ class DomSink {
   void OpenArray() { Push(Slot().emplace_array()); }
   void CloseArray() { open_.pop_back(); }
   void Item() {}
-  void Key(std::string_view name) { key_ = name; }
+  void Key(Name name) { key_ = name.bare(); }
   void String(std::string_view s) { Slot() = s; }
   void Bool(bool b) { Slot() = b; }
   void Value(const json::value& v) { Slot() = v; }
@@ -105,51 +111,53 @@ class Encoder {
     s_.Open();
     switch (w_) {
       case Wire::kV10:
-        Member(p.kind == Part::Kind::kText  ? "text"
-               : p.kind == Part::Kind::kRaw ? "raw"
-               : p.kind == Part::Kind::kUrl ? "url"
-                                            : "data");
+        Member(p.kind == Part::Kind::kText  ? KEY("text")
+               : p.kind == Part::Kind::kRaw ? KEY("raw")
+               : p.kind == Part::Kind::kUrl ? KEY("url")
+                                            : KEY("data"));
         if (p.kind == Part::Kind::kData)
           s_.Value(p.data);
         else
           s_.String(p.text);
-        OptObject("metadata", p.metadata);
-        OptString("filename", p.filename);
-        OptString("mediaType", p.media_type);
+        OptObject(KEY("metadata"), p.metadata);
+        OptString(KEY("filename"), p.filename);
+        OptString(KEY("mediaType"), p.media_type);
         break;
       case Wire::kV03:
       case Wire::kV03Proto: {
         const bool rpc = w_ == Wire::kV03;
         const bool file = p.kind == Part::Kind::kRaw || p.kind == Part::Kind::kUrl;
-        if (rpc) Member("kind", p.kind == Part::Kind::kText ? "text" : file ? "file" : "data");
+        if (rpc) Member(KEY("kind"), p.kind == Part::Kind::kText ? "text" : file ? "file" : "data");
         if (p.kind == Part::Kind::kText) {
-          Member("text", p.text);
+          Member(KEY("text"), p.text);
         } else if (file) {
-          Member("file");
+          Member(KEY("file"));
           s_.Open();
           const bool raw = p.kind == Part::Kind::kRaw;
-          Member(rpc ? (raw ? "bytes" : "uri") : (raw ? "fileWithBytes" : "fileWithUri"), p.text);
-          OptString("name", p.filename);
-          OptString("mimeType", p.media_type);
+          Member(rpc ? (raw ? KEY("bytes") : KEY("uri"))
+                     : (raw ? KEY("fileWithBytes") : KEY("fileWithUri")),
+                 p.text);
+          OptString(KEY("name"), p.filename);
+          OptString(KEY("mimeType"), p.media_type);
           s_.Close();
         } else {
           // v0.3's DataPart holds an object (a Struct in the proto): wrap any other value.
-          Member("data");
+          Member(KEY("data"));
           if (!rpc) {
             s_.Open();
-            Member("data");
+            Member(KEY("data"));
           }
           if (p.data.is_object()) {
             s_.Value(p.data);
           } else {
             s_.Open();
-            Member("value");
+            Member(KEY("value"));
             s_.Value(p.data);
             s_.Close();
           }
           if (!rpc) s_.Close();
         }
-        OptObject("metadata", p.metadata);
+        OptObject(KEY("metadata"), p.metadata);
         break;
       }
     }
@@ -158,60 +166,60 @@ class Encoder {
 
   void Message(const protocol::Message& m) {
     s_.Open();
-    if (w_ == Wire::kV03) Member("kind", "message");
-    Member("messageId", m.message_id);
-    OptString("contextId", m.context_id);
-    OptString("taskId", m.task_id);
+    if (w_ == Wire::kV03) Member(KEY("kind"), "message");
+    Member(KEY("messageId"), m.message_id);
+    OptString(KEY("contextId"), m.context_id);
+    OptString(KEY("taskId"), m.task_id);
     if (w_ == Wire::kV03)
-      Member("role", m.role == Role::kAgent ? "agent" : "user");
+      Member(KEY("role"), m.role == Role::kAgent ? "agent" : "user");
     else
-      Member("role", kRoles[static_cast<int>(m.role)]);
-    Parts(w_ == Wire::kV03Proto ? "content" : "parts", m.parts);
-    OptObject("metadata", m.metadata);
-    OptStrings("extensions", m.extensions);
-    if (w_ != Wire::kV03Proto) OptStrings("referenceTaskIds", m.reference_task_ids);
+      Member(KEY("role"), kRoles[static_cast<int>(m.role)]);
+    Parts(w_ == Wire::kV03Proto ? KEY("content") : KEY("parts"), m.parts);
+    OptObject(KEY("metadata"), m.metadata);
+    OptStrings(KEY("extensions"), m.extensions);
+    if (w_ != Wire::kV03Proto) OptStrings(KEY("referenceTaskIds"), m.reference_task_ids);
     s_.Close();
   }
 
   void Artifact(const protocol::Artifact& a) {
     s_.Open();
-    Member("artifactId", a.artifact_id);
-    OptString("name", a.name);
-    OptString("description", a.description);
-    Parts("parts", a.parts);
-    OptObject("metadata", a.metadata);
-    OptStrings("extensions", a.extensions);
+    Member(KEY("artifactId"), a.artifact_id);
+    OptString(KEY("name"), a.name);
+    OptString(KEY("description"), a.description);
+    Parts(KEY("parts"), a.parts);
+    OptObject(KEY("metadata"), a.metadata);
+    OptStrings(KEY("extensions"), a.extensions);
     s_.Close();
   }
 
   void Status(const TaskStatus& st) {
     s_.Open();
-    Member("state", TaskStateName(st.state, w_));
+    Member(KEY("state"), TaskStateName(st.state, w_));
     if (st.message) {
-      Member("message");
+      Member(KEY("message"));
       Message(*st.message);
     }
-    if (st.timestamp_ms) Member("timestamp", core::FormatTimestamp(st.timestamp_ms));
+    if (st.timestamp_ms) Member(KEY("timestamp"), core::FormatTimestamp(st.timestamp_ms));
     s_.Close();
   }
 
   void Task(const protocol::Task& t) {
     s_.Open();
-    if (w_ == Wire::kV03) Member("kind", "task");
-    Member("id", t.id);
+    if (w_ == Wire::kV03) Member(KEY("kind"), "task");
+    Member(KEY("id"), t.id);
     if (w_ == Wire::kV03Proto)
-      OptString("contextId", t.context_id);
+      OptString(KEY("contextId"), t.context_id);
     else
-      Member("contextId", t.context_id);
-    Member("status");
+      Member(KEY("contextId"), t.context_id);
+    Member(KEY("status"));
     Status(t.status);
     if (!t.artifacts.empty()) {
-      List("artifacts", t.artifacts, [this](const protocol::Artifact& a) { Artifact(a); });
+      List(KEY("artifacts"), t.artifacts, [this](const protocol::Artifact& a) { Artifact(a); });
     }
     if (!t.history.empty()) {
-      List("history", t.history, [this](const protocol::Message& m) { Message(m); });
+      List(KEY("history"), t.history, [this](const protocol::Message& m) { Message(m); });
     }
-    OptObject("metadata", t.metadata);
+    OptObject(KEY("metadata"), t.metadata);
     s_.Close();
   }
 
@@ -220,40 +228,40 @@ class Encoder {
     if (!bare) s_.Open();
     switch (e.kind) {
       case StreamEvent::Kind::kTask:
-        if (!bare) Member("task");
+        if (!bare) Member(KEY("task"));
         Task(e.task);
         break;
       case StreamEvent::Kind::kMessage:
-        if (!bare) Member("message");
+        if (!bare) Member(KEY("message"));
         Message(e.message);
         break;
       case StreamEvent::Kind::kStatusUpdate: {
         const auto& u = e.status_update;
         const bool final = u.final && f == Final::kAsProjected;
-        if (!bare) Member("statusUpdate");
+        if (!bare) Member(KEY("statusUpdate"));
         s_.Open();
-        if (bare) Member("kind", "status-update");
-        Member("taskId", u.task_id);
-        Member("contextId", u.context_id);
-        Member("status");
+        if (bare) Member(KEY("kind"), "status-update");
+        Member(KEY("taskId"), u.task_id);
+        Member(KEY("contextId"), u.context_id);
+        Member(KEY("status"));
         Status(u.status);
-        if (bare || (w_ == Wire::kV03Proto && final)) Flag("final", final);
-        OptObject("metadata", u.metadata);
+        if (bare || (w_ == Wire::kV03Proto && final)) Flag(KEY("final"), final);
+        OptObject(KEY("metadata"), u.metadata);
         s_.Close();
         break;
       }
       case StreamEvent::Kind::kArtifactUpdate: {
         const auto& u = e.artifact_update;
-        if (!bare) Member("artifactUpdate");
+        if (!bare) Member(KEY("artifactUpdate"));
         s_.Open();
-        if (bare) Member("kind", "artifact-update");
-        Member("taskId", u.task_id);
-        Member("contextId", u.context_id);
-        Member("artifact");
+        if (bare) Member(KEY("kind"), "artifact-update");
+        Member(KEY("taskId"), u.task_id);
+        Member(KEY("contextId"), u.context_id);
+        Member(KEY("artifact"));
         Artifact(u.artifact);
-        if (bare || u.append) Flag("append", u.append);
-        if (bare || u.last_chunk) Flag("lastChunk", u.last_chunk);
-        OptObject("metadata", u.metadata);
+        if (bare || u.append) Flag(KEY("append"), u.append);
+        if (bare || u.last_chunk) Flag(KEY("lastChunk"), u.last_chunk);
+        OptObject(KEY("metadata"), u.metadata);
         s_.Close();
         break;
       }
@@ -262,32 +270,32 @@ class Encoder {
   }
 
  private:
-  void Member(std::string_view name) { s_.Key(name); }
-  void Member(std::string_view name, std::string_view value) {
+  void Member(Name name) { s_.Key(name); }
+  void Member(Name name, std::string_view value) {
     s_.Key(name);
     s_.String(value);
   }
-  void Flag(std::string_view name, bool value) {
+  void Flag(Name name, bool value) {
     s_.Key(name);
     s_.Bool(value);
   }
-  void OptString(std::string_view name, std::string_view value) {
+  void OptString(Name name, std::string_view value) {
     if (!value.empty()) Member(name, value);
   }
-  void OptObject(std::string_view name, const json::object& value) {
+  void OptObject(Name name, const json::object& value) {
     if (value.empty()) return;
     s_.Key(name);
     s_.Object(value);
   }
-  void OptStrings(std::string_view name, const std::vector<std::string>& values) {
+  void OptStrings(Name name, const std::vector<std::string>& values) {
     if (values.empty()) return;
     List(name, values, [this](const std::string& v) { s_.String(v); });
   }
-  void Parts(std::string_view name, const std::vector<protocol::Part>& parts) {
+  void Parts(Name name, const std::vector<protocol::Part>& parts) {
     List(name, parts, [this](const protocol::Part& p) { Part(p); });
   }
   template <class T, class Write>
-  void List(std::string_view name, const std::vector<T>& items, Write&& write) {
+  void List(Name name, const std::vector<T>& items, Write&& write) {
     s_.Key(name);
     s_.OpenArray();
     for (const auto& item : items) {
@@ -308,6 +316,8 @@ json::object Dom(Wire w, Write&& write) {
   write(e);
   return sink.Take();
 }
+
+#undef KEY
 
 }  // namespace
 
