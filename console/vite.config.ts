@@ -1,4 +1,4 @@
-// The console is served by a2ad under /console/ (transport/console_routes.cpp): hashed
+// The console is served by a2ad under /console/ (transport/console/console_routes.cpp): hashed
 // assets in /console/assets/, no inline script or style (the server's Content-Security-Policy
 // allows only 'self'), nothing fetched from another origin.
 import { defineConfig } from 'vite';

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "a2ad/transport/http_types.hpp"
+#include "a2ad/transport/http/http_types.hpp"
 
 namespace a2ad::fuzz {
 

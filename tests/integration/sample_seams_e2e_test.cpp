@@ -1,4 +1,4 @@
-// The OpenWOP host test seams (transport/sample_seams.hpp, the push-config seam) through the
+// The OpenWOP host test seams (transport/openwop/sample_seams.hpp, the push-config seam) through the
 // real binary: off unless --conformance-fixtures, and with it what the conformance suite's
 // webhook-tenant-isolation and idempotency-concurrent-claim scenarios drive.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 description a2ad serves (GET /v1/openapi.json, compiled in from
-// src/a2ad/transport/openapi.json), checked against @redocly/cli and against the server itself:
+// src/a2ad/transport/openwop/openapi.json), checked against @redocly/cli and against the server itself:
 //
 //  - lint: @redocly/cli's recommended ruleset (redocly.yaml here says which rule is off and why)
 //    finds no error and no warning in the served document;
@@ -31,7 +31,7 @@ import { startServer, uncleanExit } from './server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
-const documentFile = path.join(repoRoot, 'src', 'a2ad', 'transport', 'openapi.json');
+const documentFile = path.join(repoRoot, 'src', 'a2ad', 'transport', 'openwop', 'openapi.json');
 const redoclyCli = path.join(here, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
 const redoclyConfig = path.join(here, 'redocly.yaml');
 const overrideFile = process.env.OPENAPI_FILE ? path.resolve(process.env.OPENAPI_FILE) : null;
@@ -406,6 +406,6 @@ describe('OpenAPI description', () => {
       return c;
     };
     assert.deepEqual(strip(served), strip(JSON.parse(readFileSync(documentFile, 'utf8'))),
-      'the served document is not src/a2ad/transport/openapi.json (rebuild the binary)');
+      'the served document is not src/a2ad/transport/openwop/openapi.json (rebuild the binary)');
   });
 });

@@ -18,7 +18,7 @@
 #include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/push_routes.hpp"
+#include "a2ad/transport/openwop/push_routes.hpp"
 
 namespace a2ad::transport {
 namespace {

@@ -21,7 +21,7 @@
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/executor.hpp"
-#include "a2ad/transport/http_types.hpp"
+#include "a2ad/transport/http/http_types.hpp"
 
 namespace a2ad::testing {
 

@@ -1,5 +1,5 @@
 #pragma once
-// A gRPC binding (transport/grpc/grpc_binding.hpp: lf.a2a.v1 and a2a.v1 on one HTTP/2 port)
+// A gRPC binding (transport/a2a/grpc/grpc_binding.hpp: lf.a2a.v1 and a2a.v1 on one HTTP/2 port)
 // over a fresh task service, for tests that call it with the generated stubs over real HTTP/2
 // on 127.0.0.1 (port 0): in-memory store, a manual clock that stands still, sequential ids,
 // push configs served by a PushService whose egress guard resolves only example.com (nothing
@@ -27,9 +27,9 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/a2a_operations.hpp"
-#include "a2ad/transport/extensions.hpp"
-#include "a2ad/transport/grpc/grpc_binding.hpp"
+#include "a2ad/transport/a2a/a2a_operations.hpp"
+#include "a2ad/transport/a2a/extensions.hpp"
+#include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
 #include "conformance.hpp"
 #include "google/rpc/status.pb.h"
 

@@ -15,7 +15,7 @@
 //   oneZeroOnly        `--a2a-versions 1.0`: the 0.3 binding refuses every route;
 //   requiresExtension  the extension https://example.com/ext/required/v1 is required;
 //   stopping           the task service no longer accepts work (shutting down);
-//   authenticated      API keys are required (transport/auth.hpp, as the router admits a
+//   authenticated      API keys are required (transport/auth/auth.hpp, as the router admits a
 //                      request): kGoldenReaderKey, tasks:read only;
 //   http               the default server behind a real HttpServer on 127.0.0.1 (port 0)
 //                      with a 256-byte body limit and a2ad's transport error shapes
@@ -50,9 +50,9 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/a2a_rest.hpp"
-#include "a2ad/transport/auth.hpp"
-#include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/a2a/rest/a2a_rest.hpp"
+#include "a2ad/transport/auth/auth.hpp"
+#include "a2ad/transport/http/http_server.hpp"
 #include "a2ad/transport/router.hpp"
 #include "conformance.hpp"
 #include "http_client.hpp"

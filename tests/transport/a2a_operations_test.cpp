@@ -19,8 +19,8 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/agent_card.hpp"
-#include "a2ad/transport/extensions.hpp"
+#include "a2ad/transport/a2a/agent_card.hpp"
+#include "a2ad/transport/a2a/extensions.hpp"
 #include "a2ad/transport/router.hpp"
 #include "in_process_router.hpp"
 

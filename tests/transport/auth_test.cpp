@@ -1,8 +1,8 @@
-// The router's authentication (transport/auth.hpp) in process: the 401 of each surface
+// The router's authentication (transport/auth/auth.hpp) in process: the 401 of each surface
 // (JSON-RPC with id null, google.rpc.Status, the 0.3 REST error, the OpenWOP envelope) with
 // WWW-Authenticate, the JSON-RPC 403 with the request's id, the exempt routes, development
 // mode until the first key exists, and a principal a request cannot bring itself.
-#include "a2ad/transport/auth.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "a2ad/protocol/jcs.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/jws.hpp"
-#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/a2a/agent_card.hpp"
 
 namespace a2ad::transport {
 using namespace ::a2ad::protocol;  // card_signature.hpp moved to protocol/

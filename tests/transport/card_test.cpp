@@ -14,7 +14,7 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
-#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/a2a/agent_card.hpp"
 #include "a2ad/transport/router.hpp"
 #include "in_process_router.hpp"
 

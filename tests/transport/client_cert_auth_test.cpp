@@ -1,15 +1,15 @@
-// Mutual TLS's certificate -> principal map (transport/client_cert_auth.hpp) and how the
+// Mutual TLS's certificate -> principal map (transport/auth/client_cert_auth.hpp) and how the
 // Authenticator uses it (auth.hpp): the file's format and each refusal of it; a mapped
 // subject is `cert:<subject>` of its tenant with its scopes; an unmapped one is refused 403;
 // a map turns authentication on; an explicit credential wins over the certificate.
-#include "a2ad/transport/client_cert_auth.hpp"
+#include "a2ad/transport/auth/client_cert_auth.hpp"
 
 #include <gtest/gtest.h>
 
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/storage/api_key_store.hpp"
-#include "a2ad/transport/auth.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 
 namespace a2ad::transport {
 namespace {

@@ -1,7 +1,7 @@
-// The client address behind a trusted proxy (transport/forwarded.hpp): read only from a
+// The client address behind a trusted proxy (transport/http/forwarded.hpp): read only from a
 // trusted peer, right to left past trusted hops, from Forwarded (RFC 7239) before
 // X-Forwarded-For; unusable nodes give nothing.
-#include "a2ad/transport/forwarded.hpp"
+#include "a2ad/transport/http/forwarded.hpp"
 
 #include <gtest/gtest.h>
 

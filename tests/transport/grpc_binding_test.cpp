@@ -1,7 +1,7 @@
 // The gRPC binding over real HTTP/2 on loopback, driven by the generated lf.a2a.v1 client
 // stub: unary calls, server streams, errors as statuses with a google.rpc.ErrorInfo in
 // grpc-status-details-bin, version and extension metadata.
-#include "a2ad/transport/grpc/grpc_binding.hpp"
+#include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>

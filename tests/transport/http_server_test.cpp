@@ -1,6 +1,6 @@
 // The HTTP server over real loopback sockets: keep-alive, limits, timeouts, routing, the
 // agent card's caching headers, and that bad input never takes the server down.
-#include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/http/http_server.hpp"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -25,7 +25,7 @@
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/agent_card.hpp"
+#include "a2ad/transport/a2a/agent_card.hpp"
 #include "a2ad/transport/router.hpp"
 #include "http_client.hpp"
 

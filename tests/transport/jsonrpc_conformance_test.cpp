@@ -4,7 +4,7 @@
 //   {"name": "...", "headers": {"A2A-Version": "1.0"}, "body": <JSON> | "raw": "<text>",
 //    "expect": <the exact JSON answer>}
 // A case with "server": "authenticated" goes through a Router that requires API keys
-// (transport/auth.hpp; the key is conformance.hpp kGoldenReaderKey, scope tasks:read), and its
+// (transport/auth/auth.hpp; the key is conformance.hpp kGoldenReaderKey, scope tasks:read), and its
 // "expect" is {"status", "headers"? (WWW-Authenticate), "body"}: 401 and 403 are answered with
 // those HTTP statuses.
 // Set A2AD_UPDATE_GOLDEN=1 to rewrite the "expect" members from the current output (then
@@ -27,8 +27,8 @@
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/auth.hpp"
-#include "a2ad/transport/jsonrpc_handler.hpp"
+#include "a2ad/transport/auth/auth.hpp"
+#include "a2ad/transport/a2a/jsonrpc/jsonrpc_handler.hpp"
 #include "a2ad/transport/router.hpp"
 #include "conformance.hpp"
 

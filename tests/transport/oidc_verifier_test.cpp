@@ -1,4 +1,4 @@
-// OidcVerifier (transport/oidc_verifier.hpp) against a real issuer over loopback
+// OidcVerifier (transport/auth/oidc_verifier.hpp) against a real issuer over loopback
 // (tests/support/test_issuer.hpp: discovery and JWKS served on 127.0.0.1:<port>, fetches
 // counted), through the real egress client, on a manual clock: the principal a token makes
 // (claims, default and custom; missing tenant; scopes filtered), key rotation picked up
@@ -6,7 +6,7 @@
 // be fetched (503, then recovery), the Cache-Control max-age refresh in the background, stale
 // keys kept while the issuer is down, the discovery document's issuer. Then the Authenticator's
 // dispatch (API key, JWT, neither) and the router's answers in each surface's shape.
-#include "a2ad/transport/oidc_verifier.hpp"
+#include "a2ad/transport/auth/oidc_verifier.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/net/url_guard.hpp"
 #include "a2ad/storage/api_key_store.hpp"
-#include "a2ad/transport/auth.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 #include "in_process_router.hpp"
 #include "test_issuer.hpp"
 

@@ -1,6 +1,6 @@
-// The path of a request whose head could not be read (transport/request_line.hpp): what
+// The path of a request whose head could not be read (transport/http/request_line.hpp): what
 // shapes the error answer of a malformed, oversized or trickled head.
-#include "a2ad/transport/request_line.hpp"
+#include "a2ad/transport/http/request_line.hpp"
 
 #include <gtest/gtest.h>
 

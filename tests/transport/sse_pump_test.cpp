@@ -1,7 +1,7 @@
 // The batching of PumpStream (SsePumpSpec::buffer, OpenWOP bufferMs): a window is sent when
 // its time is up although nothing else arrives, a flush item is sent at once, and the
 // backlog is one batch.
-#include "a2ad/transport/sse_pump.hpp"
+#include "a2ad/transport/http/sse_pump.hpp"
 
 #include <gtest/gtest.h>
 

@@ -23,7 +23,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
-#include "a2ad/transport/grpc/grpc_binding.hpp"
+#include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
 #include "a2ad/transport/router.hpp"
 #include "google/rpc/status.pb.h"
 #include "lf/a2a/v1/a2a.grpc.pb.h"

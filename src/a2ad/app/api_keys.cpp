@@ -13,7 +13,7 @@
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/transport/auth.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 
 namespace a2ad::app {
 namespace {

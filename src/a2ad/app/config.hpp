@@ -34,7 +34,7 @@ struct Config {
   std::string public_url;  // base URL in the agent card; default http://<listen>
   std::string log_level = "info";
   std::string log_format = "text";  // text | json (core/log.hpp)
-  std::vector<std::string> cors_origins;  // transport/cors.hpp; empty: no CORS
+  std::vector<std::string> cors_origins;  // transport/http/cors.hpp; empty: no CORS
   std::string otlp_endpoint;              // app/otlp_exporter.hpp; empty: no export
   std::vector<std::string> otlp_headers;  // NAME=VALUE, sent with every export
   std::string otlp_service_name = "a2ad";
@@ -71,7 +71,7 @@ struct Config {
   int64_t body_timeout_ms = 30000;
   size_t max_connections = 10000;
   size_t max_connections_per_address = 256;
-  // --trusted-proxies: CIDRs of reverse proxies (transport/forwarded.hpp); "" none.
+  // --trusted-proxies: CIDRs of reverse proxies (transport/http/forwarded.hpp); "" none.
   std::string trusted_proxies;
   // --forwarded-header: which header those proxies set (auto | forwarded | x-forwarded-for).
   std::string forwarded_header = "auto";
@@ -88,7 +88,7 @@ struct Config {
   // conformance suite's workflows and test seams); off: only the workflows of the directory.
   bool conformance_fixtures = false;
 
-  // The operator console at /console/ (transport/console_routes.hpp); --no-console: off.
+  // The operator console at /console/ (transport/console/console_routes.hpp); --no-console: off.
   bool console = true;
 
   // The OPT extension's limits (ext/opt; docs/OPT.md), declared in the card.
@@ -124,19 +124,19 @@ struct Config {
   // server checks whether another process rotated the push signing keys.
   int64_t push_key_refresh_ms = 5000;
 
-  // Authentication (issue 14; transport/auth.hpp): on as soon as an API key exists in the
+  // Authentication (issue 14; transport/auth/auth.hpp): on as soon as an API key exists in the
   // data directory. Without one, a non-loopback --listen / --grpc-listen refuses to start
   // (exit 2) unless this is set.
   bool insecure_no_auth = false;
-  // Rate limits per principal (transport/auth.hpp Authenticator::Throttle): requests per
+  // Rate limits per principal (transport/auth/auth.hpp Authenticator::Throttle): requests per
   // second sustained, and the burst a caller may spend at once. 0 = off (the default).
   double rate_limit = 0;
   int64_t rate_burst = 0;  // 0 = max(1, rate_limit)
 
-  // TLS (issue 14; transport/tls_context.hpp): with tls_cert and tls_key (PEM files) the HTTP
+  // TLS (issue 14; transport/http/tls_context.hpp): with tls_cert and tls_key (PEM files) the HTTP
   // listener serves HTTPS and the gRPC listener TLS, and the default public URL is https://.
   // With tls_client_ca, client certificates are asked for on both and verified against it
-  // (mutual TLS); tls_client_map (transport/client_cert_auth.hpp) maps a verified
+  // (mutual TLS); tls_client_map (transport/auth/client_cert_auth.hpp) maps a verified
   // certificate's subject to a principal, and turns authentication on. Cert, key and CA that
   // cannot be read, and a client CA without a map (or a map without a CA), refuse to start.
   std::string tls_cert;
@@ -150,7 +150,7 @@ struct Config {
   /// Whether client certificates authenticate callers (the agent card's mTLS security scheme).
   bool MutualTls() const { return Tls() && !tls_client_ca.empty(); }
 
-  // Bearer JWTs of an OpenID Connect issuer (issue 14; transport/oidc_verifier.hpp). An
+  // Bearer JWTs of an OpenID Connect issuer (issue 14; transport/auth/oidc_verifier.hpp). An
   // issuer turns authentication on whatever the key store holds; the audience is then
   // required. jwks_url "" = discovery (<issuer>/.well-known/openid-configuration -> jwks_uri).
   // A token without the tenant claim is refused unless oidc_default_tenant is set.

@@ -6,7 +6,7 @@
 #include "a2ad/core/metrics.hpp"
 #include "a2ad/push/delivery_worker.hpp"
 #include "a2ad/storage/postgres/pg_backend.hpp"
-#include "a2ad/transport/sse_pump.hpp"
+#include "a2ad/transport/http/sse_pump.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The OIDC issuer a server accepts bearer JWTs of (issue 14; transport/oidc_verifier.hpp),
+// The OIDC issuer a server accepts bearer JWTs of (issue 14; transport/auth/oidc_verifier.hpp),
 // from the --oidc-* flags: their checks at start (errors name the flag), the verifier over the
 // server's one egress client, and its first key fetch in the background.
 //
@@ -11,7 +11,7 @@
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/result.hpp"
 #include "a2ad/net/http_client.hpp"
-#include "a2ad/transport/oidc_verifier.hpp"
+#include "a2ad/transport/auth/oidc_verifier.hpp"
 
 namespace a2ad::app {
 

@@ -19,7 +19,7 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/effects/host_effects.hpp"
-#include "a2ad/transport/http_types.hpp"
+#include "a2ad/transport/http/http_types.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 
 namespace a2ad::tasks {

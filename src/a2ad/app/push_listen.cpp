@@ -27,7 +27,7 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
-#include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/http/http_server.hpp"
 
 namespace a2ad::app {
 namespace asio = boost::asio;

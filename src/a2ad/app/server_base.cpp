@@ -155,7 +155,7 @@ int StoreStep(Server& s, Component& self) {
   return 0;
 }
 
-// Who may call (transport/auth.hpp): the API keys in the store and the OIDC issuer's JWTs;
+// Who may call (transport/auth/auth.hpp): the API keys in the store and the OIDC issuer's JWTs;
 // with neither, only loopback is served (or everyone, with --insecure-no-auth). Also the I/O
 // context and the egress client every outbound call goes through.
 int AuthStep(Server& s, Component&) {

@@ -9,8 +9,8 @@
 
 #include "a2ad/app/config.hpp"
 #include "a2ad/core/result.hpp"
-#include "a2ad/transport/client_cert_auth.hpp"
-#include "a2ad/transport/tls_context.hpp"
+#include "a2ad/transport/auth/client_cert_auth.hpp"
+#include "a2ad/transport/http/tls_context.hpp"
 
 namespace a2ad::app {
 

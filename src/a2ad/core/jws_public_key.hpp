@@ -1,7 +1,7 @@
 #pragma once
 // Public keys that check the JWS signatures (RFC 7515; algorithms of RFC 7518 §3) of tokens
 // other parties sign: the bearer JWTs of an OIDC issuer (protocol/jwt.hpp,
-// transport/oidc_verifier.hpp). Three algorithms, each bound to one key type:
+// transport/auth/oidc_verifier.hpp). Three algorithms, each bound to one key type:
 //
 //   RS256  RSASSA-PKCS1-v1_5 with SHA-256                               RSA key
 //   PS256  RSASSA-PSS with SHA-256, MGF1 with SHA-256, 32-byte salt     RSA key

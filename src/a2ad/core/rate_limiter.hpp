@@ -2,7 +2,7 @@
 // Token buckets per key (issue 14: rate limits per principal, off by default). Each key's
 // bucket holds up to `burst` tokens and refills at `per_second`; a request takes one token or
 // is told how long until one is there. Used by the router and the gRPC binding with the
-// principal's id as the key (transport/auth.hpp).
+// principal's id as the key (transport/auth/auth.hpp).
 //
 // Memory is bounded: at most `max_keys` buckets. A new key past that first drops the buckets
 // that have refilled completely (a full bucket is the same as no bucket), and when every

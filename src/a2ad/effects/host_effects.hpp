@@ -77,7 +77,7 @@ struct EffectsConfig {
   const net::HttpClient* self_http = nullptr;
   std::string self_origin;
   /// What a self peer without credentials of its own (A2AD_PEER_<NAME>_*) presents: the
-  /// host's credential for the calling run's tenant (transport/auth.hpp); null: nothing.
+  /// host's credential for the calling run's tenant (transport/auth/auth.hpp); null: nothing.
   const core::SelfCredential* self_credential = nullptr;
   /// How peers whose card offers A2A 1.0 over gRPC are called (client/grpc/grpc_peer.hpp,
   /// through the same guard); null: such peers are refused.

@@ -1,7 +1,7 @@
 #pragma once
 // Address ranges in CIDR notation ("10.0.0.0/8", "::1/128", or a bare address: its own /32
 // or /128), for the egress allow-list (url_guard.hpp) and the trusted proxies of the HTTP
-// server (transport/forwarded.hpp). An IPv4-mapped IPv6 address (::ffff:10.0.0.5) is in the
+// server (transport/http/forwarded.hpp). An IPv4-mapped IPv6 address (::ffff:10.0.0.5) is in the
 // IPv4 ranges that hold its IPv4 address.
 //
 // Thread safety: values; pure functions.

@@ -4,7 +4,7 @@
 // Services decide visibility and record authorship from it; they never read a tenant or an
 // identity from the request body (OpenWOP RFC 0152 §E: the tenant comes from the credential).
 //
-// The principal is the API key's (transport/auth.hpp: id = key id, its tenant and scopes); a
+// The principal is the API key's (transport/auth/auth.hpp: id = key id, its tenant and scopes); a
 // server without any key (development mode) gives every request the anonymous principal of
 // the default tenant with every scope. Work the server starts on its own (recovery, timers,
 // child runs) uses System(), or the context recorded with the run.

@@ -1,7 +1,7 @@
 #pragma once
 // JWTs that others sign (RFC 7519, in the JWS compact serialization of RFC 7515 §7.1) and the
 // JWK sets holding the keys that verify them (RFC 7517): the pure half of OIDC bearer
-// authentication (transport/oidc_verifier.hpp fetches the keys and turns claims into a
+// authentication (transport/auth/oidc_verifier.hpp fetches the keys and turns claims into a
 // principal). After the JWT best current practice (RFC 8725):
 // - the algorithm is RS256, PS256 or ES256 (core/jws_public_key.hpp) and must fit the key:
 //   its type, and its `alg` when the JWK names one. `none` and the HMAC algorithms are

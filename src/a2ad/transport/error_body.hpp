@@ -19,7 +19,7 @@
 
 #include "a2ad/core/error.hpp"
 #include "a2ad/protocol/jsonrpc.hpp"
-#include "a2ad/transport/http_types.hpp"
+#include "a2ad/transport/http/http_types.hpp"
 
 namespace a2ad::transport {
 

@@ -10,9 +10,9 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
-#include "a2ad/transport/console_routes.hpp"
+#include "a2ad/transport/console/console_routes.hpp"
 #include "a2ad/transport/error_body.hpp"
-#include "a2ad/transport/http_server.hpp"
+#include "a2ad/transport/http/http_server.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -72,6 +72,21 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
       card_{protocol::SerializeJson(agent_card), CardEtag(agent_card)},
       last_modified_(HttpDate(std::chrono::system_clock::now())) {
   jsonrpc_.ServeExtendedCard(extended_card_);
+  Use(MakeVersionQuery());
+  Use(MakeAccessLog());
+  Use(MakeRequestMetrics());
+  Use(MakeTracing());
+  AddRoutes();
+}
+
+void Router::AddSelfAuthenticatingRoute(std::string path,
+                                        std::function<HttpResponse(const HttpRequest&)> receive) {
+  AddRoute({"self-authenticating " + path, Route::Access::kPublic,
+            [path](const HttpRequest& r) { return r.Path() == path; },
+            [receive = std::move(receive)](HttpRequest& r) -> boost::asio::awaitable<HttpResponse> {
+              co_return receive(r);
+            },
+            nullptr});
 }
 
 void Router::SetCards(const CardForms& open, const CardForms& secured, bool only,
@@ -146,8 +161,7 @@ HttpResponse Router::Card(const HttpRequest& request) const {
 HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) const {
   const std::string_view path = request.Path();
   HttpResponse r;
-  if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
-                                path.starts_with(jsonrpc_path_) && path.back() == '/')) {
+  if (IsJsonRpcPath(path)) {
     // Refused before the request is served: its id echoed when the body is a request whose
     // id can be read (JSON-RPC 2.0 §5), else null; in the version the header asks for.
     const auto v = request.Header("A2A-Version").starts_with("1") ? protocol::WireVersion::kV10
@@ -170,16 +184,6 @@ HttpResponse Router::Refused(const HttpRequest& request, const core::Error& e) c
 }
 
 namespace {
-// Sets header `name` of `request` to `value` (replacing every one of that name).
-void SetHeader(HttpRequest& request, std::string_view name, std::string value) {
-  std::erase_if(request.headers, [name](const auto& h) {
-    return h.first.size() == name.size() &&
-           std::equal(h.first.begin(), h.first.end(), name.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == b;
-           });
-  });
-  request.headers.emplace_back(std::string(name), std::move(value));
-}
 // The path with the credential it may carry replaced: /v1/interrupts/<signed token>[/...]
 // becomes /v1/interrupts/{token}[/...] (the token answers the interrupt).
 std::string RedactedRoute(std::string_view path) {
@@ -189,38 +193,10 @@ std::string RedactedRoute(std::string_view path) {
   return std::string(kInterrupts) + "{token}" +
          std::string(end == std::string_view::npos ? std::string_view() : path.substr(end));
 }
-// Probes and scrapes are not logged or counted: an orchestrator asks every few seconds.
-bool quiet_route(std::string_view route) {
+// Probes and scrapes are not logged, counted or traced: an orchestrator asks every few seconds.
+bool QuietRoute(std::string_view route) {
   return route == "/healthz" || route == "/readyz" || route == "/metrics";
 }
-// A route's family for the metrics' `operation` label when no binding named an operation: its
-// first two segments ("/v1/runs/<id>/events" -> "/v1/runs"), so that ids never become labels.
-core::MetricFamily& RequestsTotal() {
-  return core::Metrics().Family(
-      "a2ad_http_requests_total", core::MetricsRegistry::Type::kCounter,
-      "Requests answered, by operation (the method, or the route's family) and HTTP status.",
-      {"operation", "status"});
-}
-
-core::MetricFamily& RequestSeconds() {
-  return core::Metrics().Family(
-      "a2ad_http_request_duration_seconds", core::MetricsRegistry::Type::kHistogram,
-      "Time from a request read to its answer (a stream: to its head), by operation.",
-      {"operation"}, core::LatencyBuckets());
-}
-
-std::string RouteFamily(std::string_view route) {
-  if (route.starts_with("/.well-known/")) return std::string(route);
-  size_t cut = 0;
-  for (int segments = 0; segments < 2 && cut != std::string_view::npos;) {
-    cut = route.find('/', cut + 1);
-    ++segments;
-  }
-  return std::string(cut == std::string_view::npos ? route : route.substr(0, cut));
-}
-}  // namespace
-
-namespace {
 // Outside the coroutine (GCC 12 and braced initializers in coroutines).
 HttpResponse ReadinessResponse(bool ready, json::object checks) {
   json::object body;
@@ -228,176 +204,201 @@ HttpResponse ReadinessResponse(bool ready, json::object checks) {
   body["checks"] = std::move(checks);
   return JsonResponse(ready ? 200 : 503, protocol::SerializeJson(body));
 }
+bool IsGet(const HttpRequest& r) { return r.method == "GET" || r.method == "HEAD"; }
+template <class T>
+asio::awaitable<T> Immediate(T value) {
+  co_return value;
+}
+asio::awaitable<std::optional<HttpResponse>> NotMine() { co_return std::nullopt; }
+Route::Matcher Path(std::string_view path) {
+  return [path](const HttpRequest& r) { return r.Path() == path; };
+}
+Route::Matcher OneOf(std::vector<std::string_view> paths) {
+  return [paths = std::move(paths)](const HttpRequest& r) {
+    return std::find(paths.begin(), paths.end(), r.Path()) != paths.end();
+  };
+}
+// The versioned families of the OpenWOP REST surface: an unversioned path gets 400 (DIGEST §2).
+std::optional<HttpResponse> Unversioned(std::string_view path) {
+  for (std::string_view family :
+       {"/runs", "/workflows", "/interrupts", "/webhooks", "/openapi.json"})
+    if (path == family || (path.starts_with(family) && path.substr(family.size()).starts_with("/")))
+      return RestErrorResponse(400, "validation_error",
+                               "unversioned path " + std::string(path) +
+                                   "; the REST API is under /v1 (e.g. /v1" + std::string(path) +
+                                   ")");
+  return std::nullopt;
+}
 }  // namespace
 
 void Router::SetMetrics(std::function<asio::awaitable<std::string>()> source) {
   metrics_ = std::move(source);
-  RequestsTotal();
-  RequestSeconds();
 }
 
-asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
-  // A2A 1.0 (§3.6.1): a client may name the version as the query parameter A2A-Version instead
-  // of the header (a card URL can carry it); every binding reads it as the header.
-  if (request.Header("A2A-Version").empty() && request.target.find('?') != std::string::npos)
-    if (std::string v = request.Query("A2A-Version"); !v.empty())
-      request.headers.emplace_back("A2A-Version", std::move(v));
-  // The access log: one line per request, once it is answered (a stream: once it begins).
-  const auto started = std::chrono::steady_clock::now();
-  std::string method = request.method;
-  const std::string client = request.client_address;
-  // The route as logged and traced: a signed interrupt token in the path is a credential.
-  std::string route = RedactedRoute(request.Path());
-  // The request's span (not for the probes): the caller's traceparent is its parent, and
-  // the request goes on with the span's own context in that header, so what it starts (a
-  // run) is a child of it.
-  std::optional<core::Span> span;
-  if (!quiet_route(route)) {
-    span.emplace("HTTP " + method, core::SpanKind::kServer, request.Header("traceparent"));
-    SetHeader(request, "traceparent", span->Context());
-  }
-  const std::string trace = span ? span->trace_id() : std::string();
-  std::string principal;
-  std::string origin;
-  if (cors_.enabled() && cors_.Allows(request.Header("Origin")))
-    origin = request.Header("Origin");
-  std::optional<HttpResponse> preflight = cors_.Preflight(request);
-  HttpResponse r;
-  if (preflight) {
-    r = std::move(*preflight);
-  } else {
-    r = co_await Dispatch(std::move(request), principal);
-    if (!origin.empty()) cors_.Decorate(origin, r);
-  }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  // What the request was, for the metrics and the access log: the operation a binding named,
-  // else the route's family (a path no route serves is one label, "unmatched").
-  const std::string operation = !r.log_operation.empty() ? r.log_operation
-                                : r.status == 404       ? std::string("unmatched")
-                                                        : RouteFamily(route);
-  if (!quiet_route(route)) {
-    static auto& requests = RequestsTotal();
-    static auto& latency = RequestSeconds();
-    requests.Add({operation, std::to_string(r.status)});
-    latency.Observe({operation}, ms / 1000);
-  }
-  // With no collector the span is only a traceparent for what the request started: its
-  // name and attributes would be built for nothing.
-  if (span && core::TracingEnabled()) {
-    if (!r.log_operation.empty()) span->Rename(r.log_operation);
-    else span->Rename(method + " " + (r.status == 404 ? std::string("unmatched") : RouteFamily(route)));
-    span->Set("http.request.method", method);
-    span->Set("url.path", route);
-    span->Set("http.response.status_code", static_cast<int64_t>(r.status));
-    if (!r.log_task.empty()) span->Set("a2a.task.id", r.log_task);
-    if (!r.log_error.empty()) span->Set("rpc.jsonrpc.error_code", r.log_error);
-    if (!principal.empty()) span->Set("a2ad.principal", principal);
-    if (r.stream) span->Set("a2ad.stream", true);
-    if (r.status >= 500) span->Fail("HTTP " + std::to_string(r.status));
-  }
-  if (span) span->End();
-  if (core::LogEnabled(core::LogLevel::kInfo) && !quiet_route(route)) {
-    core::Log(core::LogLevel::kInfo, "request",
-              {{"method", std::string_view(method)},
-               {"route", std::string_view(route)},
-               {"status", r.status},
-               {"ms", ms},
-               {"operation", std::string_view(operation)},
-               {"task", std::string_view(r.log_task)},
-               {"error", std::string_view(r.log_error)},
-               {"principal", std::string_view(principal)},
-               {"client", std::string_view(client)},
-               {"traceId", std::string_view(trace)},
-               {"stream", static_cast<bool>(r.stream)}});
-  }
-  co_return r;
+void Router::AddRoutes() {
+  using A = Route::Access;
+  auto get_only = [](auto answer) -> Route::Answer {
+    return [answer](HttpRequest& r) -> asio::awaitable<HttpResponse> {
+      if (!IsGet(r)) return Immediate(MethodNotAllowed("GET, HEAD", "use GET"));
+      return answer(r);
+    };
+  };
+  // Served before authentication: public, or checking their own credential.
+  routes_.push_back({"agent card", A::kPublic,
+                     OneOf({"/.well-known/agent-card.json", "/.well-known/agent.json",
+                            "/v1/a2a/agent.json"}),
+                     get_only([this](HttpRequest& r) { return Immediate(Card(r)); }), nullptr});
+  routes_.push_back({"liveness", A::kPublic, Path("/healthz"), get_only([](HttpRequest&) {
+                       return Immediate(JsonResponse(200, R"({"status":"ok"})"));
+                     }),
+                     nullptr});
+  routes_.push_back({"readiness", A::kPublic, Path("/readyz"),
+                     get_only([this](HttpRequest&) { return Ready(); }), nullptr});
+  routes_.push_back({"metrics", A::kPublic,
+                     [this](const HttpRequest& r) { return metrics_ && r.Path() == "/metrics"; },
+                     get_only([this](HttpRequest& r) { return Scrape(r); }), nullptr});
+  routes_.push_back({"console", A::kPublic, [this](const HttpRequest&) { return console_; },
+                     nullptr, [](HttpRequest& r) { return Immediate(ServeConsole(r)); }});
+  // Exempt from authentication: discovery (scoped to a caller that presents a credential,
+  // RFC 0011, openwop_discovery.hpp) and the JWKS.
+  routes_.push_back({"discovery", A::kOpen, OneOf({"/.well-known/openwop", "/v1/openapi.json"}),
+                     nullptr,
+                     [this](HttpRequest& r) { return openwop_ ? openwop_->Handle(r) : NotMine(); },
+                     /*scoped=*/true});
+  routes_.push_back({"jwks", A::kOpen,
+                     [this](const HttpRequest& r) {
+                       return r.Path() == "/.well-known/jwks.json" &&
+                              (push_keys_ || !published_keys_.empty());
+                     },
+                     get_only([this](HttpRequest&) { return Immediate(Jwks()); }), nullptr});
+  // Served once the caller is admitted. The JSON-RPC endpoint with a trailing '/' too:
+  // clients (the A2A TCK's among them) join the interface URL and "/".
+  routes_.push_back({"a2a jsonrpc", A::kAuthenticated,
+                     [this](const HttpRequest& r) { return IsJsonRpcPath(r.Path()); },
+                     [this](HttpRequest& r) -> asio::awaitable<HttpResponse> {
+                       if (r.method != "POST")
+                         return Immediate(
+                             MethodNotAllowed("POST", "the A2A JSON-RPC endpoint takes POST"));
+                       return jsonrpc_.Handle(std::move(r));
+                     },
+                     nullptr});
+  routes_.push_back({"a2a rest 1.0", A::kAuthenticated,
+                     [this](const HttpRequest& r) { return rest_.Owns(r.Path()); },
+                     [this](HttpRequest& r) { return rest_.Handle(r); }, nullptr});
+  routes_.push_back({"a2a rest 0.3", A::kAuthenticated,
+                     [this](const HttpRequest& r) { return rest03_.Owns(r.Path()); },
+                     [this](HttpRequest& r) { return rest03_.Handle(r); }, nullptr});
+  // Families that know their paths only by trying them, in this order.
+  auto any = [](const HttpRequest&) { return true; };
+  routes_.push_back({"openwop test seams", A::kAuthenticated, any, nullptr,
+                     [this](HttpRequest& r) {
+                       return sample_seams_ ? sample_seams_->Handle(r) : NotMine();
+                     }});
+  routes_.push_back({"push routes", A::kAuthenticated, any, nullptr, [this](HttpRequest& r) {
+                       return push_routes_ ? push_routes_->Handle(r) : NotMine();
+                     }});
+  routes_.push_back({"openwop", A::kAuthenticated, any, nullptr, [this](HttpRequest& r) {
+                       return openwop_ ? openwop_->Handle(r) : NotMine();
+                     }});
 }
 
-asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string& principal) {
-  std::string_view path = request.Path();
-  if (path == "/.well-known/agent-card.json" || path == "/.well-known/agent.json" ||
-      path == "/v1/a2a/agent.json") {
-    if (request.method != "GET" && request.method != "HEAD") {
-      co_return MethodNotAllowed("GET, HEAD", "use GET");
-    }
-    co_return Card(request);
-  }
-  if ((path == "/healthz" || path == "/readyz" || (path == "/metrics" && metrics_)) &&
-      request.method != "GET" && request.method != "HEAD") {
-    co_return MethodNotAllowed("GET, HEAD", "use GET");
-  }
-  if (path == "/healthz") co_return JsonResponse(200, R"({"status":"ok"})");
-  if (path == "/metrics" && metrics_) {
-    if (auth_) {
-      auto refused = co_await Admit(
-          *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
-      if (refused) co_return std::move(*refused);
-    }
-    HttpResponse m;
-    m.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    m.body = co_await metrics_();
-    co_return m;
-  }
-  if (path == "/readyz") {
-    if (!readiness_) co_return JsonResponse(200, R"({"ready":true,"checks":{}})");
-    std::pair<bool, json::object> probed = co_await readiness_();
-    co_return ReadinessResponse(probed.first, std::move(probed.second));
-  }
-  if (console_)  // public files, like the card: the page calls the API with its credential
-    if (auto r = ServeConsole(request)) co_return std::move(*r);
-  for (const auto& [route, receive] : self_authenticating_)
-    if (path == route) co_return receive(request);
-  // Every route below but discovery and the JWKS needs a credential once keys exist.
-  const bool exempt =
-      path == "/.well-known/openwop" || path == "/v1/openapi.json" ||
-      (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty()));
-  request.principal.reset();  // only the authenticator sets it
-  // Discovery is public, and scoped to the caller when it presents a credential (RFC 0011,
-  // openwop_discovery.hpp): one that does not authenticate is refused as anywhere else.
-  const bool scoped_discovery = auth_ && path == "/.well-known/openwop" &&
-                                !PresentedCredential(request).empty() && auth_->Enabled();
-  if (auth_ && (!exempt || scoped_discovery)) {
+bool Router::IsJsonRpcPath(std::string_view path) const {
+  return path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
+                                   path.starts_with(jsonrpc_path_) && path.back() == '/');
+}
+
+asio::awaitable<HttpResponse> Router::Ready() {
+  if (!readiness_) co_return JsonResponse(200, R"({"ready":true,"checks":{}})");
+  std::pair<bool, json::object> probed = co_await readiness_();
+  co_return ReadinessResponse(probed.first, std::move(probed.second));
+}
+
+asio::awaitable<HttpResponse> Router::Scrape(HttpRequest& request) {
+  if (auth_) {
     auto refused = co_await Admit(
         *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
     if (refused) co_return std::move(*refused);
-    path = request.Path();
+  }
+  HttpResponse m;
+  m.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  m.body = co_await metrics_();
+  co_return m;
+}
+
+asio::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
+  Exchange x;
+  x.method = request.method;
+  x.client = request.client_address;
+  x.route = RedactedRoute(request.Path());
+  x.quiet = QuietRoute(x.route);
+  // Before in order; the first answer stops the request there. After in reverse order, for
+  // every stage whose Before ran.
+  size_t ran = 0;
+  std::optional<HttpResponse> early;
+  while (ran < middleware_.size() && !early) early = middleware_[ran++]->Before(request, x);
+  HttpResponse r;
+  if (early)
+    r = std::move(*early);
+  else
+    r = co_await Dispatch(std::move(request), x.principal);
+  x.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - x.started)
+             .count();
+  x.operation = !r.log_operation.empty() ? r.log_operation
+                : r.status == 404       ? std::string("unmatched")
+                                        : RouteFamily(x.route);
+  while (ran > 0) middleware_[--ran]->After(x, r);
+  co_return r;
+}
+
+asio::awaitable<std::optional<HttpResponse>> Router::Serve(const Route& route,
+                                                           HttpRequest& request) {
+  if (route.answer) {
+    HttpResponse answer = co_await route.answer(request);
+    co_return answer;
+  }
+  std::optional<HttpResponse> offered = co_await route.offer(request);
+  co_return offered;
+}
+
+asio::awaitable<HttpResponse> Router::Dispatch(HttpRequest request, std::string& principal) {
+  using A = Route::Access;
+  const Route* open = nullptr;
+  for (const Route& route : routes_) {
+    if (route.access == A::kAuthenticated || !route.matches(request)) continue;
+    if (route.access == A::kOpen) {
+      open = &route;
+      break;
+    }
+    std::optional<HttpResponse> r = co_await Serve(route, request);
+    if (r) co_return std::move(*r);
+  }
+  request.principal.reset();  // only the authenticator sets it
+  // An exempt route is served without a credential; a scoped one (discovery) authenticates
+  // the caller that presents one, and refuses one that does not authenticate, as anywhere.
+  const bool admit = auth_ && (!open || (open->scoped && !PresentedCredential(request).empty() &&
+                                         auth_->Enabled()));
+  if (admit) {
+    auto refused = co_await Admit(
+        *auth_, request, [this, &request](const core::Error& e) { return Refused(request, e); });
+    if (refused) co_return std::move(*refused);
     if (request.principal)
       principal = request.principal->tenant.empty()
                       ? request.principal->id
                       : request.principal->tenant + "/" + request.principal->id;
   }
-  // The endpoint with a trailing '/' too: clients (the A2A TCK's among them) join the
-  // interface URL and "/".
-  if (path == jsonrpc_path_ || (path.size() == jsonrpc_path_.size() + 1 &&
-                                path.starts_with(jsonrpc_path_) && path.back() == '/')) {
-    if (request.method != "POST") {
-      co_return MethodNotAllowed("POST", "the A2A JSON-RPC endpoint takes POST");
+  if (open) {
+    std::optional<HttpResponse> r = co_await Serve(*open, request);
+    if (r) co_return std::move(*r);
+  } else {
+    // Matched after admission: the authenticator may have taken a tenant prefix off the path.
+    for (const Route& route : routes_) {
+      if (route.access != A::kAuthenticated || !route.matches(request)) continue;
+      std::optional<HttpResponse> r = co_await Serve(route, request);
+      if (r) co_return std::move(*r);
     }
-    co_return co_await jsonrpc_.Handle(std::move(request));
   }
-  if (path == "/.well-known/jwks.json" && (push_keys_ || !published_keys_.empty())) {
-    if (request.method != "GET" && request.method != "HEAD") {
-      co_return MethodNotAllowed("GET, HEAD", "use GET");
-    }
-    co_return Jwks();
-  }
-  if (rest_.Owns(path)) co_return co_await rest_.Handle(request);
-  if (rest03_.Owns(path)) co_return co_await rest03_.Handle(request);
-  if (sample_seams_)
-    if (auto r = co_await sample_seams_->Handle(request)) co_return std::move(*r);
-  if (push_routes_)
-    if (auto r = co_await push_routes_->Handle(request)) co_return std::move(*r);
-  if (openwop_)
-    if (auto r = co_await openwop_->Handle(request)) co_return std::move(*r);
-  // The OpenWOP REST surface is versioned: an unversioned path gets 400 (DIGEST §2).
-  for (std::string_view family :
-       {"/runs", "/workflows", "/interrupts", "/webhooks", "/openapi.json"})
-    if (path == family || (path.starts_with(family) && path.substr(family.size()).starts_with("/")))
-      co_return RestErrorResponse(400, "validation_error",
-                                  "unversioned path " + std::string(path) +
-                                      "; the REST API is under /v1 (e.g. /v1" + std::string(path) +
-                                      ")");
+  const std::string_view path = request.Path();
+  if (auto r = Unversioned(path)) co_return std::move(*r);
   co_return RestErrorResponse(
       404, "not_found", "no route for " + std::string(request.method) + " " + std::string(path));
 }

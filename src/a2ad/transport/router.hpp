@@ -1,7 +1,11 @@
 #pragma once
-// Routes HTTP requests: the agent card (well-known paths), the JWKS (/.well-known/jwks.json),
-// the A2A JSON-RPC endpoint, the A2A HTTP+JSON bindings (a2a_rest.hpp: 1.0 under /a2a/rest,
-// 0.3 under /a2a/rest03), /healthz, push routes and the OpenWOP REST surface.
+// Routes HTTP requests. Every request passes the middleware (middleware.hpp: the version
+// query, access log, metrics, tracing, CORS), then the one route index (AddRoutes in
+// router.cpp, in order): the routes served before authentication (the agent card, /healthz,
+// /readyz, /metrics, the console, self-authenticating routes), those exempt from it (OpenWOP
+// discovery, the JWKS), then, once the caller is admitted (auth/auth.hpp), the A2A JSON-RPC
+// endpoint, the A2A HTTP+JSON bindings (a2a/rest/a2a_rest.hpp: 1.0 under /a2a/rest, 0.3 under
+// /a2a/rest03), the OpenWOP test seams, push routes and the OpenWOP REST surface.
 //
 // Thread safety: configure (SetCards, PublishKey, EnablePush) before serving; Handle may then
 // run concurrently on any I/O thread.
@@ -14,14 +18,15 @@
 #include <string>
 #include <string_view>
 
-#include "a2ad/transport/a2a_rest.hpp"
-#include "a2ad/transport/auth.hpp"
-#include "a2ad/transport/cors.hpp"
-#include "a2ad/transport/http_types.hpp"
-#include "a2ad/transport/jsonrpc_handler.hpp"
-#include "a2ad/transport/openwop_api.hpp"
-#include "a2ad/transport/push_routes.hpp"
-#include "a2ad/transport/sample_seams.hpp"
+#include "a2ad/transport/a2a/rest/a2a_rest.hpp"
+#include "a2ad/transport/middleware.hpp"
+#include "a2ad/transport/auth/auth.hpp"
+#include "a2ad/transport/http/cors.hpp"
+#include "a2ad/transport/http/http_types.hpp"
+#include "a2ad/transport/a2a/jsonrpc/jsonrpc_handler.hpp"
+#include "a2ad/transport/openwop/openwop_api.hpp"
+#include "a2ad/transport/openwop/push_routes.hpp"
+#include "a2ad/transport/openwop/sample_seams.hpp"
 
 namespace a2ad::push {
 class KeyStore;
@@ -39,6 +44,28 @@ HttpResponse JsonRpcTransportError(int status, std::string_view message);
 /// base path (A2aRestTransportError), OpenWOP's error envelope on every other path and when
 /// the path is not known. Pure; safe to call from any thread.
 TransportErrorFn SurfaceTransportErrors(std::string jsonrpc_path);
+
+/// One entry of the route index.
+struct Route {
+  enum class Access {
+    kPublic,         // served before authentication: public, or checks its own credential
+    kOpen,           // exempt from authentication (`scoped`: unless a credential is presented)
+    kAuthenticated,  // served once the caller is admitted
+  };
+  using Matcher = std::function<bool(const HttpRequest&)>;
+  /// The answer of a route that owns every request it matches.
+  using Answer = std::function<boost::asio::awaitable<HttpResponse>(HttpRequest&)>;
+  /// The answer of a family that knows its paths only by trying: nullopt is "not mine", and
+  /// the next route is tried.
+  using Offer =
+      std::function<boost::asio::awaitable<std::optional<HttpResponse>>(HttpRequest&)>;
+  std::string name;
+  Access access = Access::kAuthenticated;
+  Matcher matches;
+  Answer answer;  // exactly one of answer | offer
+  Offer offer;
+  bool scoped = false;
+};
 
 class Router {
  public:
@@ -88,8 +115,14 @@ class Router {
   /// authenticated like the API when the server has keys. Declares the request families
   /// (present from the first scrape, before any request). Call before serving.
   void SetMetrics(std::function<boost::asio::awaitable<std::string>()> source);
-  /// CORS for browser pages of the policy's origins (cors.hpp). Call before serving.
-  void SetCors(CorsPolicy cors) { cors_ = std::move(cors); }
+  /// CORS for browser pages of the policy's origins (http/cors.hpp): a middleware, after
+  /// the others. Call before serving.
+  void SetCors(CorsPolicy cors) { Use(MakeCors(std::move(cors))); }
+  /// Adds a middleware (middleware.hpp) after those there are. Call before serving.
+  void Use(std::unique_ptr<Middleware> m) { middleware_.push_back(std::move(m)); }
+  /// Adds a route to the index, after those of its access level there are (a public one is
+  /// tried before every exempt and authenticated one). Call before serving.
+  void AddRoute(Route route) { routes_.push_back(std::move(route)); }
   /// GET /console/...: the operator console (console_routes.hpp); off until called.
   void EnableConsole() { console_ = true; }
   /// The A2A operation table the bindings serve (for the gRPC binding).
@@ -109,15 +142,19 @@ class Router {
   /// own credential (a peer's pushes to a2ad carry the token a2ad gave the peer,
   /// app/peer_push.hpp). Call before serving.
   void AddSelfAuthenticatingRoute(std::string path,
-                                  std::function<HttpResponse(const HttpRequest&)> receive) {
-    self_authenticating_.emplace_back(std::move(path), std::move(receive));
-  }
+                                  std::function<HttpResponse(const HttpRequest&)> receive);
 
  private:
+  void AddRoutes();
   boost::asio::awaitable<HttpResponse> Dispatch(HttpRequest request, std::string& principal);
+  static boost::asio::awaitable<std::optional<HttpResponse>> Serve(const Route& route,
+                                                                   HttpRequest& request);
+  bool IsJsonRpcPath(std::string_view path) const;
+  boost::asio::awaitable<HttpResponse> Ready();
+  boost::asio::awaitable<HttpResponse> Scrape(HttpRequest& request);
 
-  std::vector<std::pair<std::string, std::function<HttpResponse(const HttpRequest&)>>>
-      self_authenticating_;
+  std::vector<std::unique_ptr<Middleware>> middleware_;
+  std::vector<Route> routes_;
   struct CardBody {
     std::string body;
     std::string etag;
@@ -130,7 +167,6 @@ class Router {
   tasks::TaskService& service_;
   std::function<boost::asio::awaitable<std::string>()> metrics_;
   ReadinessProbe readiness_;
-  CorsPolicy cors_;
   Authenticator* auth_ = nullptr;
   JsonRpcHandler jsonrpc_;
   A2aRestBinding rest_;    // A2A 1.0, over jsonrpc_'s operation table

@@ -6,7 +6,7 @@
 // (ParseApprovalPolicy) and under the run's lock when an answer arrives (CheckApprover,
 // CastVote), on every answering surface alike (A2A reply, OpenWOP REST, interrupt token).
 //
-// Approvers are authenticated principals (protocol::Principal, transport/auth.hpp):
+// Approvers are authenticated principals (protocol::Principal, transport/auth/auth.hpp):
 //   approversList      principal ids: an API key's id (the 16 hex digits `a2ad keys list`
 //                      shows; what `decidedBy` records)
 //   approverGroupRefs  group names: a principal is in group G when its credential lists the

@@ -4,7 +4,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/a2a_operations.hpp"
+#include "a2ad/transport/a2a/a2a_operations.hpp"
 
 namespace a2ad::ext::opt {
 namespace asio = boost::asio;

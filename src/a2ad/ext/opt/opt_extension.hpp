@@ -22,7 +22,7 @@
 #include "a2ad/ext/opt/opt_params.hpp"
 #include "a2ad/ext/opt/opt_store.hpp"
 #include "a2ad/protocol/model.hpp"
-#include "a2ad/transport/extensions.hpp"
+#include "a2ad/transport/a2a/extensions.hpp"
 
 namespace a2ad::ext::opt {
 

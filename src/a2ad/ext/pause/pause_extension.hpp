@@ -15,7 +15,7 @@
 #include <boost/json/value.hpp>
 
 #include "a2ad/tasks/task_service.hpp"
-#include "a2ad/transport/extensions.hpp"
+#include "a2ad/transport/a2a/extensions.hpp"
 
 namespace a2ad::ext::pause {
 

@@ -1,0 +1,312 @@
+#pragma once
+// The machinery both gRPC services of the binding share (grpc_binding.hpp): lf.a2a.v1 (A2A
+// 1.0, grpc_binding.cpp) and a2a.v1 (A2A 0.3, grpc_service_v03.cpp). A CallRunner serves one
+// service's RPCs over the operation table: the request message becomes its ProtoJSON (the
+// params of the operation in that version's shape, a2a_operations.hpp protocol::Wire), the handler
+// runs on the I/O executor, and its JSON result is parsed back into the response message, or
+// its stream is pumped (sse_pump.hpp) as response messages, one write at a time. Internal to
+// the module transport_grpc.
+//
+// Thread safety: a CallRunner is immutable after construction; its methods are called on
+// gRPC's threads, which only hand work to the I/O executor; calls finish from there.
+#include <google/protobuf/message.h>
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/protocol/call_context.hpp"
+#include "a2ad/transport/a2a/a2a_operations.hpp"
+#include "a2ad/transport/auth/auth.hpp"
+#include "a2ad/transport/a2a/extensions.hpp"
+#include "a2ad/transport/http/sse_pump.hpp"
+
+namespace a2ad::transport::grpc_calls {
+
+/// The gRPC status of `error` (after ClientFacing), coded by the error table's gRPC column,
+/// with a google.rpc.Status holding a google.rpc.ErrorInfo (reason, domain
+/// "a2a-protocol.org", metadata: the error's details) in grpc-status-details-bin. For A2A 0.3
+/// the message is prefixed with the 0.3 SDKs' error class: "TaskNotFoundError: ..." (WIRE.md
+/// §9).
+grpc::Status StatusOf(const core::Error& error, protocol::WireVersion version);
+
+/// Parse options for results: unknown members are ignored (the JSON may say more than the
+/// proto).
+google::protobuf::util::JsonParseOptions Lenient();
+
+/// The frames PumpStream writes to a GrpcSink for a stream of `version`: one StreamResponse's
+/// ProtoJSON per line (0.3: `final` only on the status update that ends the stream). An error
+/// that cuts the stream short is stored in `cut` (the call finishes with its status).
+SsePumpSpec StreamSpec(protocol::WireVersion version, bool close_on_interrupt,
+                       std::shared_ptr<std::optional<core::Error>> cut);
+
+/// What one call carries from the gRPC thread to the I/O executor.
+struct CallState {
+  protocol::CallContext ctx;
+  boost::json::value params;
+  HttpRequest headers;  // the metadata the operations read, under the HTTP headers' names
+};
+
+class CallRunner {
+ public:
+  /// `version` is the service's A2A version. With `serves` false every call is refused as
+  /// an unsupported version (`--a2a-versions 1.0` and the 0.3 service). `auth` (may be null:
+  /// every call is the anonymous development caller) authenticates each call's metadata.
+  CallRunner(const OperationTable& ops, boost::asio::any_io_executor io,
+             const ExtensionRegistry* extensions, protocol::WireVersion version, bool serves,
+             Authenticator* auth = nullptr)
+      : ops_(ops),
+        io_(std::move(io)),
+        extensions_(extensions),
+        version_(version),
+        serves_(serves),
+        auth_(auth) {}
+
+  /// Serves a unary RPC with the operation named `name` (its A2A 1.0 name).
+  template <class Resp>
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* c, std::string_view name,
+                                  const google::protobuf::Message& req, Resp* resp) const;
+  /// Serves a server-streaming RPC with the operation named `name`.
+  template <class Resp>
+  grpc::ServerWriteReactor<Resp>* Streaming(grpc::CallbackServerContext* c, std::string_view name,
+                                            const google::protobuf::Message& req) const;
+
+ private:
+  /// The call's context and params, or why it is refused. Runs on a gRPC thread; sets the
+  /// initial metadata (the activated extensions) before anything is sent. Metadata:
+  /// `authorization` / `x-api-key` (auth.hpp; then the scope of the operation `name` is
+  /// checked), `a2a-version` (absent or the service's version), `a2a-extensions` /
+  /// `x-a2a-extensions`.
+  std::optional<core::Error> Prepare(grpc::CallbackServerContext* c, std::string_view name,
+                                     const google::protobuf::Message& req, CallState& call) const;
+  const OperationTable& ops_;
+  boost::asio::any_io_executor io_;
+  const ExtensionRegistry* extensions_;
+  protocol::WireVersion version_;
+  bool serves_;
+  Authenticator* auth_;
+};
+
+/// a2a.v1.A2AService, the A2A 0.3 service (grpc_service_v03.cpp), served by `runner` (whose
+/// version is kV03).
+std::unique_ptr<grpc::Service> MakeV03Service(CallRunner runner);
+
+// ---- streams ------------------------------------------------------------------------------
+
+/// Shared by a streaming call's reactor (gRPC threads) and its pump (the I/O executor).
+template <class Resp>
+struct StreamShared {
+  std::mutex mu;
+  std::function<void(bool)> write_done;  // the pending write's continuation
+  std::function<void()> client_gone;
+  bool cancelled = false;
+  Resp message;  // the message being written
+  boost::asio::any_io_executor io;
+};
+
+template <class Resp>
+class StreamReactor : public grpc::ServerWriteReactor<Resp> {
+ public:
+  explicit StreamReactor(std::shared_ptr<StreamShared<Resp>> s) : s_(std::move(s)) {}
+  void OnWriteDone(bool ok) override {
+    std::function<void(bool)> done;
+    {
+      std::lock_guard lock(s_->mu);
+      done = std::move(s_->write_done);
+      s_->write_done = nullptr;
+    }
+    if (done) done(ok);
+  }
+  void OnCancel() override {
+    std::function<void()> gone;
+    {
+      std::lock_guard lock(s_->mu);
+      s_->cancelled = true;
+      gone = std::move(s_->client_gone);
+      s_->client_gone = nullptr;
+    }
+    if (gone) boost::asio::post(s_->io, std::move(gone));
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  std::shared_ptr<StreamShared<Resp>> s_;
+};
+
+/// Where PumpStream writes for a gRPC stream: each frame is one response's ProtoJSON followed
+/// by '\n' (JSON text from the writer never holds a raw newline).
+template <class Resp>
+class GrpcSink : public SseSink {
+ public:
+  GrpcSink(StreamReactor<Resp>* reactor, std::shared_ptr<StreamShared<Resp>> s)
+      : reactor_(reactor), s_(std::move(s)) {}
+
+  boost::asio::awaitable<bool> Write(std::string bytes) override {
+    size_t pos = 0;
+    while (pos < bytes.size()) {
+      size_t end = bytes.find('\n', pos);
+      if (end == std::string::npos) end = bytes.size();
+      const std::string_view json(bytes.data() + pos, end - pos);
+      pos = end + 1;
+      if (json.empty()) continue;
+      s_->message.Clear();
+      if (auto st = google::protobuf::util::JsonStringToMessage(
+              google::protobuf::StringPiece(json.data(), json.size()), &s_->message, Lenient());
+          !st.ok()) {
+        core::LogError("grpc: a stream event does not fit " + s_->message.GetTypeName() + ": " +
+                       st.ToString());
+        co_return false;
+      }
+      if (!co_await WriteOne()) co_return false;
+    }
+    co_return true;
+  }
+  void OnClientGone(std::function<void()> f) override {
+    std::lock_guard lock(s_->mu);
+    if (s_->cancelled)
+      boost::asio::post(s_->io, std::move(f));
+    else
+      s_->client_gone = std::move(f);
+  }
+  void OnServerStopping(std::function<void()>) override {}  // Shutdown cancels every call
+
+ private:
+  boost::asio::awaitable<bool> WriteOne() {
+    namespace asio = boost::asio;
+    return asio::async_initiate<const asio::use_awaitable_t<>&, void(bool)>(
+        [this](auto handler) {
+          auto ex = asio::get_associated_executor(handler, s_->io);
+          auto held = std::make_shared<decltype(handler)>(std::move(handler));
+          {
+            std::lock_guard lock(s_->mu);
+            s_->write_done = [held, ex](bool ok) {
+              asio::post(ex, [held, ok]() mutable { std::move (*held)(ok); });
+            };
+          }
+          reactor_->StartWrite(&s_->message);
+        },
+        asio::use_awaitable);
+  }
+
+  StreamReactor<Resp>* reactor_;
+  std::shared_ptr<StreamShared<Resp>> s_;
+};
+
+// ---- CallRunner's templates ---------------------------------------------------------------
+
+template <class Resp>
+grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std::string_view name,
+                                            const google::protobuf::Message& req,
+                                            Resp* resp) const {
+  namespace asio = boost::asio;
+  using core::Error;
+  using core::ErrorCode;
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  auto call = std::make_shared<CallState>();
+  if (auto refusal = Prepare(c, name, req, *call)) {
+    reactor->Finish(StatusOf(*refusal, version_));
+    return reactor;
+  }
+  const Operation* op = ops_.Find(name);
+  const protocol::WireVersion v = version_;
+  auto finished = std::make_shared<bool>(false);
+  asio::co_spawn(
+      io_,
+      [op, call, reactor, resp, finished, v]() -> asio::awaitable<void> {
+        const OperationCall oc{call->ctx, call->params, &call->headers};
+        auto r = co_await op->handler(oc);
+        grpc::Status status = grpc::Status::OK;
+        if (!r) {
+          status = StatusOf(r.error(), v);
+        } else if (r->stream) {
+          status = StatusOf(Error(ErrorCode::kInternal, "a unary RPC got a stream"), v);
+        } else if (r->result_json != "null") {
+          if (auto st =
+                  google::protobuf::util::JsonStringToMessage(r->result_json, resp, Lenient());
+              !st.ok())
+            status = StatusOf(
+                Error(ErrorCode::kInternal,
+                      "the result does not fit " + resp->GetTypeName() + ": " + st.ToString()),
+                v);
+        }
+        *finished = true;
+        reactor->Finish(status);
+      },
+      [reactor, finished, v](std::exception_ptr ep) {
+        if (ep && !*finished) {
+          *finished = true;
+          reactor->Finish(StatusOf(Error(ErrorCode::kInternal, "the handler threw"), v));
+        }
+      });
+  return reactor;
+}
+
+template <class Resp>
+grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContext* c,
+                                                      std::string_view name,
+                                                      const google::protobuf::Message& req) const {
+  namespace asio = boost::asio;
+  using core::Error;
+  using core::ErrorCode;
+  auto shared = std::make_shared<StreamShared<Resp>>();
+  shared->io = io_;
+  auto* reactor = new StreamReactor<Resp>(shared);
+  auto call = std::make_shared<CallState>();
+  if (auto refusal = Prepare(c, name, req, *call)) {
+    reactor->Finish(StatusOf(*refusal, version_));
+    return reactor;
+  }
+  const Operation* op = ops_.Find(name);
+  const protocol::WireVersion v = version_;
+  auto finished = std::make_shared<bool>(false);
+  asio::co_spawn(
+      io_,
+      [op, call, reactor, shared, finished, v]() -> asio::awaitable<void> {
+        const OperationCall oc{call->ctx, call->params, &call->headers};
+        auto r = co_await op->handler(oc);
+        if (!r || !r->stream) {
+          *finished = true;
+          reactor->Finish(r ? StatusOf(Error(ErrorCode::kInternal, "no stream"), v)
+                            : StatusOf(r.error(), v));
+          co_return;
+        }
+        auto cut = std::make_shared<std::optional<Error>>();
+        GrpcSink<Resp> sink(reactor, shared);
+        co_await PumpStream(sink, std::move(*r->stream),
+                            StreamSpec(v, r->stream_closes_on_interrupt, cut));
+        bool cancelled;
+        {
+          std::lock_guard lock(shared->mu);
+          cancelled = shared->cancelled;
+        }
+        *finished = true;
+        if (*cut)
+          reactor->Finish(StatusOf(**cut, v));
+        else if (cancelled)
+          reactor->Finish(grpc::Status(grpc::CANCELLED, "the client went away"));
+        else
+          reactor->Finish(grpc::Status::OK);
+      },
+      [reactor, finished, v](std::exception_ptr ep) {
+        if (ep && !*finished) {
+          *finished = true;
+          reactor->Finish(StatusOf(Error(ErrorCode::kInternal, "the stream threw"), v));
+        }
+      });
+  return reactor;
+}
+
+}  // namespace a2ad::transport::grpc_calls

@@ -1,0 +1,183 @@
+#include "a2ad/transport/http/sse_pump.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <optional>
+#include <utility>
+
+#include "a2ad/core/metrics.hpp"
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+using core::Error;
+using core::ErrorCode;
+
+namespace {
+
+// A stream that fell behind catches up with few syscalls: what is already queued goes out in
+// one write, up to this many bytes.
+constexpr size_t kMaxCoalescedBytes = 256 * 1024;
+
+}  // namespace
+
+core::MetricFamily& StreamsOpen() {
+  static auto& open = core::Metrics().Family(
+      "a2ad_streams_open", core::MetricsRegistry::Type::kGauge,
+      "Streams being served (SSE on JSON-RPC and REST, gRPC server streams).");
+  return open;
+}
+
+namespace {
+
+// One window of a batched stream.
+struct Batch {
+  std::string docs;  // JSON texts joined by ','
+  int64_t last = -1;
+  bool empty() const { return docs.empty(); }
+  void Add(const SsePumpSpec& spec, const tasks::StreamItem& item) {
+    std::string doc = spec.batch_item(item);
+    if (doc.empty()) return;
+    if (!docs.empty()) docs += ',';
+    docs += doc;
+    last = std::max(last, item.sequence);
+  }
+  std::string Take() {
+    std::string out = "id: " + std::to_string(last) + "\nevent: batch\ndata: [" + docs + "]\n\n";
+    docs.clear();
+    return out;
+  }
+};
+
+// PumpStream with spec.buffer > 0 (SsePumpSpec: batching).
+asio::awaitable<void> PumpBatched(SseSink& sink, tasks::StreamStart& start, const SsePumpSpec& spec) {
+  auto sub = start.subscription;
+  int64_t last = start.last_sequence;
+  Batch batch;
+  for (const auto& item : start.backlog) {
+    batch.Add(spec, *item);
+    last = std::max(last, item->sequence);
+    if (spec.closes(*item)) break;
+  }
+  const bool over = !start.backlog.empty() && spec.closes(*start.backlog.back());
+  if (!batch.empty())
+    if (!co_await sink.Write(batch.Take())) co_return;
+  if (over || start.task_terminal || !sub) co_return;
+  // No window open: wait for an item (or the heartbeat). A window open: take what arrives,
+  // looking every few milliseconds (a flush is sent at once), until it ends. (Next's timeout
+  // is the heartbeat's, measured from the last item: not a window's.)
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kLook = std::chrono::milliseconds(10);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    tasks::StreamItemPtr item = co_await sub->Next(spec.heartbeat);
+    if (!item) {
+      if (sub->closed()) co_return;
+      if (!co_await sink.Write(spec.keep_alive)) co_return;
+      continue;
+    }
+    const auto window_ends = Clock::now() + spec.buffer;
+    bool end = false, flush = false;
+    for (;;) {
+      if (item && item->sequence > last) {
+        last = item->sequence;
+        batch.Add(spec, *item);
+        end = spec.closes(*item);
+        flush = end || (spec.flushes && spec.flushes(*item));
+        if (flush) break;
+      }
+      item = sub->TryNext();
+      if (item) continue;
+      if (sub->closed() || Clock::now() >= window_ends) break;
+      timer.expires_after(std::min<Clock::duration>(kLook, window_ends - Clock::now()));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (!batch.empty())
+      if (!co_await sink.Write(batch.Take())) co_return;
+    if (end || sub->closed()) co_return;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePumpSpec spec) {
+  core::MetricFamily& open = StreamsOpen();
+  open.Add({}, 1);
+  struct Closed {
+    core::MetricFamily& f;
+    ~Closed() { f.Add({}, -1); }
+  } closed{open};
+  auto sub = start.subscription;  // null for a stream that is only its backlog
+  auto stopping = std::make_shared<bool>(false);
+  sink.OnClientGone([sub] {
+    if (sub) sub->Close();
+  });
+  sink.OnServerStopping([sub, stopping] {
+    *stopping = true;
+    if (sub) sub->Close();
+  });
+  if (spec.buffer.count() > 0) {
+    co_await PumpBatched(sink, start, spec);
+    co_return;
+  }
+  int64_t last = start.last_sequence;
+  for (const auto& item : start.backlog) {
+    if (std::string text = spec.frame(*item); !text.empty())
+      if (!co_await sink.Write(std::move(text))) co_return;
+    last = std::max(last, item->sequence);
+    if (spec.closes(*item)) co_return;
+  }
+  if (start.task_terminal || !sub) co_return;
+  for (;;) {
+    tasks::StreamItemPtr item = co_await sub->Next(spec.heartbeat);
+    if (!item) {
+      if (sub->closed()) {
+        const std::string resume = std::to_string(last);
+        std::string why;
+        if (*stopping)
+          why = "server is shutting down; resubscribe with Last-Event-ID: " + resume;
+        else if (sub->overflowed())
+          why = "stream closed: this client fell more than " + std::to_string(sub->capacity()) +
+                " events behind; resubscribe with Last-Event-ID: " + resume;
+        if (!why.empty() && spec.cut_short)
+          if (std::string text =
+                  spec.cut_short(Error(ErrorCode::kUnavailable, why, {{"lastEventId", resume}}));
+              !text.empty())
+            co_await sink.Write(std::move(text));
+        co_return;
+      }
+      if (!co_await sink.Write(spec.keep_alive)) co_return;
+      continue;
+    }
+    if (item->sequence <= last) continue;  // already sent from the backlog
+    last = item->sequence;
+    std::string batch = spec.frame(*item);
+    bool end = spec.closes(*item);
+    while (!end && batch.size() < kMaxCoalescedBytes) {
+      tasks::StreamItemPtr more = sub->TryNext();
+      if (!more) break;
+      if (more->sequence <= last) continue;
+      last = more->sequence;
+      batch += spec.frame(*more);
+      end = spec.closes(*more);
+    }
+    if (!batch.empty())
+      if (!co_await sink.Write(std::move(batch))) co_return;
+    if (end) co_return;
+  }
+}
+
+HttpResponse SseResponse(tasks::StreamStart start, SsePumpSpec spec) {
+  HttpResponse r;
+  r.content_type = "text/event-stream";
+  auto shared = std::make_shared<std::pair<tasks::StreamStart, SsePumpSpec>>(std::move(start),
+                                                                             std::move(spec));
+  r.stream = [shared](SseSink& sink) {
+    return PumpStream(sink, std::move(shared->first), std::move(shared->second));
+  };
+  return r;
+}
+
+}  // namespace a2ad::transport
