@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "a2ad/protocol/jsonrpc.hpp"
+#include "a2ad/protocol/model.hpp"
 
 namespace a2ad::protocol {
 
@@ -27,10 +28,10 @@ enum class Binding { kInternal, kJsonRpc, kRest, kGrpc, kOpenwop };
 struct Principal {
   /// Stable identifier of the caller: recorded as a task's owner and as `decidedBy` /
   /// `resolvedBy` on the answers it gives. "anonymous" without authentication.
-  std::string id = "anonymous";
+  std::string id = kAnonymousPrincipal;
   /// The tenant the credential belongs to; every object the call creates or reads is that
   /// tenant's. "default" without authentication.
-  std::string tenant = "default";
+  std::string tenant = kDefaultTenant;
   /// Scopes the credential grants ("tasks:read", "runs:write", "admin", ...); `all_scopes`
   /// stands for every scope (unauthenticated development mode, the system).
   std::vector<std::string> scopes;

@@ -32,6 +32,11 @@ bool IsInterrupted(TaskState s);
 /// metrics labels and error messages show it (and v0.3 JSON-RPC spells it).
 std::string_view TaskStateLabel(TaskState s);
 
+/// The caller without authentication (development mode), and the tenant every call without
+/// one belongs to. Stored as a task's owner and tenant: spelled here only.
+inline constexpr const char* kAnonymousPrincipal = "anonymous";
+inline constexpr const char* kDefaultTenant = "default";
+
 enum class Role { kUnspecified = 0, kUser = 1, kAgent = 2 };
 
 /// v1.0 Part: exactly one of text | raw | url | data, plus optional filename/mediaType/metadata.

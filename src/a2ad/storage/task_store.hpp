@@ -37,9 +37,9 @@ namespace a2ad::storage {
 
 /// TaskRecord::tenant of a task created without a tenant (and of every task stored before
 /// tenants existed); the tenant of protocol::CallContext's anonymous principal.
-inline constexpr const char* kDefaultTenant = "default";
+inline constexpr const char* kDefaultTenant = protocol::kDefaultTenant;
 /// TaskRecord::owner of a task created without authentication.
-inline constexpr const char* kAnonymousOwner = "anonymous";
+inline constexpr const char* kAnonymousOwner = protocol::kAnonymousPrincipal;
 
 /// The stored snapshot of one task plus the bookkeeping the service needs.
 struct TaskRecord {

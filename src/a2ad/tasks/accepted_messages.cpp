@@ -61,7 +61,7 @@ std::string MessageContentDigest(const protocol::Message& message) {
 
 namespace {
 
-constexpr std::string_view kAnonymous = "anonymous";
+constexpr std::string_view kAnonymous = protocol::kAnonymousPrincipal;
 
 std::string_view SenderOf(const json::object& payload) {
   for (const char* key : {"caller", "owner"})

@@ -162,7 +162,8 @@ core::Result<protocol::Principal> Authenticator::ApiKeyPrincipal(std::string_vie
 std::optional<Error> Authenticator::Throttle(const protocol::Principal& who) {
   if (!limiter_) return std::nullopt;
   const int64_t wait_ms =
-      limiter_->Take(who.authenticated ? std::string_view(who.id) : "anonymous", clock_.NowMs());
+      limiter_->Take(who.authenticated ? std::string_view(who.id)
+                                                   : protocol::kAnonymousPrincipal, clock_.NowMs());
   if (wait_ms == 0) return std::nullopt;
   char rate[32];
   std::snprintf(rate, sizeof rate, "%g", limiter_->per_second());
