@@ -19,6 +19,7 @@
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "gate_executor.hpp"
 #include "run_on.hpp"
 
 namespace a2ad::tasks {
@@ -28,44 +29,8 @@ namespace json = boost::json;
 using core::ErrorCode;
 using S = protocol::TaskState;
 
-std::string TextOf(const protocol::Message& m) {
-  for (const auto& p : m.parts)
-    if (p.kind == protocol::Part::Kind::kText) return p.text;
-  return "";
-}
-
-// An approval gate in miniature: parks at once; "ask" is answered without resuming (one
-// a2ad.approval.asked event), "bad" is refused, anything else resolves it and the run
-// completes.
-class GateExecutor final : public Executor {
- public:
-  core::Result<Resolution> Resolve(const storage::TaskRecord&, const ResolveRequest& req) override {
-    const std::string text = req.message ? TextOf(*req.message) : "";
-    if (text == "bad")
-      return core::Error(ErrorCode::kInvalidParams, "action: 'bad' is not offered",
-                         {{"field", "action"}, {"reason", "validation_error"}});
-    Resolution r;
-    if (text == "ask") {
-      r.resumes = false;
-      r.events.push_back({protocol::kEvApprovalAsked, "gate", {{"question", "which?"}}});
-    } else {
-      r.events.push_back({protocol::kEvApprovalReceived, "gate", {{"action", text}}});
-    }
-    return r;
-  }
-  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
-    ++executions;
-    std::vector<EventDraft> step;
-    if (ctx->task().status.state == S::kSubmitted) {
-      step.push_back({protocol::kEvRunStarted, "", {}});
-      step.push_back({protocol::kEvInputRequired, "gate", {{"kind", "approval"}}});
-    } else {
-      step.push_back({protocol::kEvRunCompleted, "", {}});
-    }
-    (void)co_await ctx->Commit(std::move(step));
-  }
-  std::atomic<int> executions{0};
-};
+using testing::GateExecutor;
+using testing::TextOf;
 
 // Holds commits until Release() while `hold` is set (everything else forwards).
 class HoldingStore final : public storage::ForwardingTaskStore {

@@ -17,6 +17,7 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "gate_executor.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -25,36 +26,8 @@ namespace json = boost::json;
 using core::ErrorCode;
 using S = protocol::TaskState;
 
-std::string TextOf(const protocol::Message& m) {
-  for (const auto& p : m.parts)
-    if (p.kind == protocol::Part::Kind::kText) return p.text;
-  return "";
-}
-
-// Parks at once; "ask" is answered without resuming, anything else resumes and completes.
-class GateExecutor final : public Executor {
- public:
-  core::Result<Resolution> Resolve(const storage::TaskRecord&, const ResolveRequest& req) override {
-    Resolution r;
-    if (req.message && TextOf(*req.message) == "ask") {
-      r.resumes = false;
-      r.events.push_back({protocol::kEvApprovalAsked, "gate", {}});
-    } else {
-      r.events.push_back({protocol::kEvApprovalReceived, "gate", {}});
-    }
-    return r;
-  }
-  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
-    std::vector<EventDraft> step;
-    if (ctx->task().status.state == S::kSubmitted) {
-      step.push_back({protocol::kEvRunStarted, "", {}});
-      step.push_back({protocol::kEvInputRequired, "gate", {{"kind", "approval"}}});
-    } else {
-      step.push_back({protocol::kEvRunCompleted, "", {}});
-    }
-    (void)co_await ctx->Commit(std::move(step));
-  }
-};
+using testing::GateExecutor;
+using testing::TextOf;
 
 // A store that notes where each read runs (thread, whether the task's lock is held), can
 // hold a chosen Get of one task until Open(), and can hold commits and fail them.

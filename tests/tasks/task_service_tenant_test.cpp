@@ -17,6 +17,7 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "gate_executor.hpp"
 #include "run_on.hpp"
 
 namespace a2ad::tasks {
@@ -27,50 +28,8 @@ using core::ErrorCode;
 using protocol::CallContext;
 using S = protocol::TaskState;
 
-std::string TextOf(const protocol::Message& m) {
-  for (const auto& p : m.parts)
-    if (p.kind == protocol::Part::Kind::kText) return p.text;
-  return "";
-}
-
-// Parks at once; an answer "ask" is logged without resuming, anything else resumes and the
-// run completes. Records who answered and the context every execution acts with.
-class GateExecutor final : public Executor {
- public:
-  core::Result<Resolution> Resolve(const storage::TaskRecord&, const ResolveRequest& req) override {
-    Resolution r;
-    const std::string text = req.message ? TextOf(*req.message) : "rest";
-    {
-      std::lock_guard lock(mu);
-      callers.push_back(req.caller);
-    }
-    json::object payload{{"decidedBy", req.caller}, {"answer", text}};
-    if (text == "ask") {
-      r.resumes = false;
-      r.events.push_back({protocol::kEvApprovalAsked, "gate", payload});
-    } else {
-      r.events.push_back({protocol::kEvApprovalReceived, "gate", payload});
-    }
-    return r;
-  }
-  asio::awaitable<void> Execute(std::shared_ptr<ExecutionContext> ctx) override {
-    {
-      std::lock_guard lock(mu);
-      contexts.push_back(ctx->call_context());
-    }
-    std::vector<EventDraft> step;
-    if (ctx->task().status.state == S::kSubmitted) {
-      step.push_back({protocol::kEvRunStarted, "", {}});
-      step.push_back({protocol::kEvInputRequired, "gate", {{"kind", "approval"}}});
-    } else {
-      step.push_back({protocol::kEvRunCompleted, "", {}});
-    }
-    (void)co_await ctx->Commit(std::move(step));
-  }
-  std::mutex mu;
-  std::vector<std::string> callers;
-  std::vector<CallContext> contexts;
-};
+using testing::GateExecutor;
+using testing::TextOf;
 
 CallContext Of(const std::string& tenant, const std::string& principal) {
   CallContext c = CallContext::Anonymous(protocol::Binding::kJsonRpc, protocol::WireVersion::kV10);
