@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::set<std::string> ids;
   for (const auto& n : wf.nodes) {
     FUZZ_CHECK(ids.insert(n.id).second, "duplicate node id '" + n.id + "'");
-    FUZZ_CHECK(workflow::NodeKindRegistry::BuiltIn().Find(n.type_id) != nullptr,
+    FUZZ_CHECK(workflow::NodeKindRegistry::Get().Find(n.type_id) != nullptr,
                "node kind '" + n.type_id + "'");
     FUZZ_CHECK(wf.FindNode(n.id) != nullptr, n.id);
   }

@@ -317,7 +317,7 @@ TEST(CallKinds, ACancelledRunCancelsThePeersTaskInFlightOnly) {
   Harness h(wf);
   h.Drive();
   const Node& n = wf->nodes.front();
-  const NodeKind& kind = NodeKindRegistry::BuiltIn().KindOf(n);
+  const NodeKind& kind = NodeKindRegistry::Get().KindOf(n);
   const std::string run_id = kRunId;
   PlanEnv env = h.Env();
   EXPECT_TRUE(

@@ -198,7 +198,7 @@ core::Result<Workflow> ParseWorkflow(const json::value& doc) {
     if (const json::value* d = no.if_contains("disabled"); d && d->is_bool())
       n.disabled = d->get_bool();
     if (!node_ids.insert(n.id).second) return Bad(path + ".id", "duplicate node id '" + n.id + "'");
-    const NodeKind* kind = NodeKindRegistry::BuiltIn().Find(n.type_id);
+    const NodeKind* kind = NodeKindRegistry::Get().Find(n.type_id);
     if (!kind) return CapabilityRequired(path + ".typeId", n.type_id, n.id);
     // Kind-specific configuration, checked now rather than mid-run.
     auto config_ok = kind->Validate(n, path);
@@ -327,7 +327,7 @@ LoadedWorkflows LoadWorkflowFiles(const std::vector<std::filesystem::path>& file
     for (auto it = out.workflows.begin(); it != out.workflows.end(); ++it) {
       std::string missing;
       for (const auto& n : it->nodes) {
-        const NodeKind* kind = NodeKindRegistry::BuiltIn().Find(n.type_id);
+        const NodeKind* kind = NodeKindRegistry::Get().Find(n.type_id);
         std::optional<std::string> called = kind ? kind->CalledWorkflow(n) : std::nullopt;
         if (!called) continue;
         const std::string& child = *called;

@@ -66,7 +66,7 @@ core::Result<tasks::PausePlan> WorkflowExecutor::PlanPause(const storage::TaskRe
       plan.cascade = mode != tasks::kWaitForCompletion;
       plan.in_flight_node = n.id;
     } else if (mode == tasks::kInterruptImmediate) {
-      if (NodeKindRegistry::BuiltIn().KindOf(n).RestartsWhenInterrupted()) plan.abandon_node = n.id;
+      if (NodeKindRegistry::Get().KindOf(n).RestartsWhenInterrupted()) plan.abandon_node = n.id;
     } else {
       plan.in_flight_node = n.id;
     }
@@ -272,7 +272,7 @@ asio::awaitable<void> WorkflowExecutor::AfterCancel(
     const json::object& st = ObjOr(states, n.id);
     if (Str(st, "status") != "running") continue;
     const std::string& run_id = rec->task.id;
-    json::object spec = NodeKindRegistry::BuiltIn().KindOf(n).CancelEffect(
+    json::object spec = NodeKindRegistry::Get().KindOf(n).CancelEffect(
         NodeStep{*workflow_, n, run_id, rec->run, st, env});
     if (!spec.empty()) co_await effects_->Cancel(tasks::RunCallContext(*rec), spec);
   }
@@ -357,7 +357,7 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
                      std::string(Str(interrupt, "kind")) + " interrupt at node '" + node_id +
                      "': send a data part (or text)",
                  {{"field", "message.parts"}, {"reason", "validation_error"}});
-  return NodeKindRegistry::BuiltIn().KindOf(*n).Resolve(
+  return NodeKindRegistry::Get().KindOf(*n).Resolve(
       InterruptAnswer{run_id, *n, interrupt, *value, req, clock_.NowMs()});
 }
 

@@ -75,7 +75,7 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
       return d;
     }
   }
-  const NodeKindRegistry& kinds = NodeKindRegistry::BuiltIn();
+  const NodeKindRegistry& kinds = NodeKindRegistry::Get();
   const json::object& states = ObjOr(run, "nodeStates");
   // A node in flight continues where its log left it.
   for (const auto& n : w.nodes) {
@@ -134,7 +134,7 @@ std::vector<EventDraft> FinishChild(const Workflow& w, const Node& node,
                                     const json::object& parent_run, const std::string& child_run_id,
                                     const json::object& child_run) {
   (void)w;
-  return NodeKindRegistry::BuiltIn().KindOf(node).FinishChild(node, parent_run, child_run_id,
+  return NodeKindRegistry::Get().KindOf(node).FinishChild(node, parent_run, child_run_id,
                                                               child_run);
 }
 

@@ -1,6 +1,8 @@
 #include "a2ad/workflow/nodes/registry.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/workflow/run_steps.hpp"
@@ -70,9 +72,50 @@ class Unimplemented final : public NodeKind {
 
 }  // namespace
 
-const NodeKindRegistry& NodeKindRegistry::BuiltIn() {
-  static const NodeKindRegistry kBuiltIn;
-  return kBuiltIn;
+namespace {
+std::mutex registering;
+std::atomic<bool> sealed{false};
+}  // namespace
+
+NodeKindRegistry& NodeKindRegistry::Instance() {
+  static NodeKindRegistry kinds;
+  return kinds;
+}
+
+const NodeKindRegistry& NodeKindRegistry::Get() {
+  NodeKindRegistry& kinds = Instance();
+  // A registration under way finishes before the first reader reads; later readers take no
+  // lock.
+  if (!sealed.load(std::memory_order_acquire)) {
+    std::lock_guard lock(registering);
+    sealed.store(true, std::memory_order_release);
+  }
+  return kinds;
+}
+
+core::Result<void> NodeKindRegistry::Register(std::string type_id,
+                                             std::unique_ptr<const NodeKind> kind) {
+  using core::ErrorCode;
+  const size_t dot = type_id.find('.');
+  if (dot == 0 || dot == std::string::npos || dot + 1 == type_id.size())
+    return core::Error(ErrorCode::kInvalidParams,
+                       "node kind '" + type_id + "': a type id is <namespace>.<kind>");
+  if (type_id.starts_with("core."))
+    return core::Error(ErrorCode::kInvalidParams,
+                       "node kind '" + type_id + "': the core. namespace is the host's");
+  if (!kind)
+    return core::Error(ErrorCode::kInvalidParams, "node kind '" + type_id + "': no kind");
+  std::lock_guard lock(registering);
+  if (sealed.load(std::memory_order_relaxed))
+    return core::Error(ErrorCode::kConflict,
+                       "node kind '" + type_id +
+                           "': registered after the first workflow was read (register before "
+                           "serving)");
+  NodeKindRegistry& kinds = Instance();
+  if (!kinds.kinds_.emplace(type_id, std::move(kind)).second)
+    return core::Error(ErrorCode::kInvalidParams,
+                       "node kind '" + type_id + "' is registered already");
+  return core::Ok{};
 }
 
 void NodeKindRegistry::Add(std::string type_id, std::unique_ptr<const NodeKind> kind) {

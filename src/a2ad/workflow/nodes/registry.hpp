@@ -22,14 +22,22 @@
 //      its answers in gates_test.cpp.
 // Nothing else names a kind.
 //
-// Thread safety: BuiltIn() is built once, on first use (a function-local static), and is
-// immutable afterwards; every method is safe from any thread.
+// A kind from outside this module (an extension's, ext/): the same NodeKind in the
+// extension's own folder, registered with NodeKindRegistry::Register from app/ in a
+// component step before `workflows` (server.cpp's kComponents), which reads the first
+// workflow, under a type id of its own namespace ("<vendor>.<kind>": "core." is this host's). Tests as above; the Harness sees
+// registered kinds too (tests/workflow/node_kind_registry_test.cpp registers one).
+//
+// Thread safety: Get() is built once, on first use (a function-local static). Register may
+// add kinds until the first Get(); from then on the registry is sealed and immutable, and
+// every method is safe from any thread without a lock.
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "a2ad/core/result.hpp"
 #include "a2ad/workflow/definition.hpp"
 #include "a2ad/workflow/nodes/node_kind.hpp"
 
@@ -37,8 +45,14 @@ namespace a2ad::workflow {
 
 class NodeKindRegistry {
  public:
-  /// The built-in kinds (registered in registry.cpp).
-  static const NodeKindRegistry& BuiltIn();
+  /// The host's kinds: the built-in ones (registry.cpp) and those registered before. Seals
+  /// the registry.
+  static const NodeKindRegistry& Get();
+
+  /// Adds `kind` under `type_id` before the registry is sealed (the first Get()). Refused
+  /// (kConflict) once sealed; kInvalidParams for a type id of the "core." namespace, one
+  /// without a namespace, one already registered, or a null kind.
+  static core::Result<void> Register(std::string type_id, std::unique_ptr<const NodeKind> kind);
 
   /// The kind registered under `type_id`; nullptr when there is none.
   const NodeKind* Find(std::string_view type_id) const;
@@ -50,6 +64,7 @@ class NodeKindRegistry {
 
  private:
   NodeKindRegistry();
+  static NodeKindRegistry& Instance();
   void Add(std::string type_id, std::unique_ptr<const NodeKind> kind);
 
   std::map<std::string, std::unique_ptr<const NodeKind>, std::less<>> kinds_;
