@@ -5,7 +5,7 @@
 //
 // Thread safety: the structs are plain values and ParseListen is pure. Call the Run*
 // functions from the main thread, one at a time: RunServer sets process-wide state (log
-// level, allocator tuning, the calling thread's name), and RunServer and RunPushListen
+// level, allocator tuning, the calling thread's name), and RunServer
 // handle SIGINT/SIGTERM until they return.
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/transport/http/listen_address.hpp"
 
 namespace a2ad::app {
 
@@ -184,30 +185,14 @@ struct KeysCreateConfig {
   std::string expires;  // "" never; a duration (30d, 12h, 90m, 3600s) or RFC 3339 UTC
 };
 
-/// `a2ad push listen`: a webhook receiver that verifies and prints pushes.
-struct PushListenConfig {
-  std::string program = "a2a";  // how it introduces itself: "a2a" or "a2ad" push listen
-  std::string listen = "127.0.0.1:0";
-  std::string jwks_url;  // http(s)://.../.well-known/jwks.json of the a2ad server
-  std::string token;     // expected X-A2A-Notification-Token ("" = not checked)
-  std::string issuer;    // expected iss ("" = not checked)
-  std::string audience;  // expected aud ("" = the URL this receiver prints)
-  int64_t max_age_s = 300;
-};
-
 /// `a2ad doctor` (app/doctor.cpp).
 struct DoctorConfig {
   bool repair = false;
   std::string export_path;
 };
 
-struct ListenAddress {
-  std::string host;
-  uint16_t port = 0;
-};
-
-/// "127.0.0.1:8080", "[::1]:0", "localhost:9000". kInvalidParams naming the problem.
-core::Result<ListenAddress> ParseListen(const std::string& text);
+using transport::ListenAddress;
+using transport::ParseListen;
 
 /// Runs the server until SIGINT/SIGTERM. Prints one line to stdout when ready:
 /// "a2ad: serving <base>/.well-known/agent-card.json". Returns the process exit code.
@@ -241,9 +226,5 @@ int RunKeysList(const Config& config);
 /// `a2ad keys revoke ID`: a running server refuses the key from its next request (it reads
 /// the key at every request). Exit code 1 for an unknown id.
 int RunKeysRevoke(const Config& config, const std::string& key_id);
-
-/// `a2ad push listen`: prints "<program> push listen: receiving on <url>" when ready, then one
-/// JSON line per verified push on stdout; refused pushes get 401 and a line on stderr.
-int RunPushListen(const PushListenConfig& config);
 
 }  // namespace a2ad::app

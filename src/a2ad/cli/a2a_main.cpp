@@ -55,7 +55,6 @@
 #include <set>
 #include <variant>
 
-#include "a2ad/app/config.hpp"
 #include "a2ad/cli/a2a_views.hpp"
 #include "a2ad/cli/push_listen_options.hpp"
 #include "a2ad/client/a2a_client.hpp"
@@ -670,7 +669,7 @@ int main(int argc, char** argv) {
   CLI::App* push_delete = push->add_subcommand("delete", "remove a push config");
   common(push_delete, true);
   push_delete->add_option("id", o.config_id, "the config's id")->required();
-  a2ad::app::PushListenConfig listen_cfg;
+  a2ad::push_listen::Config listen_cfg;
   CLI::App* push_listen = a2ad::cli::AddPushListen(*push, listen_cfg);
   CLI::App* answer = app.add_subcommand("answer", "answer the question a task waits on");
   common(answer, true);
@@ -681,7 +680,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (push_listen->parsed()) return a2ad::app::RunPushListen(listen_cfg);
+  if (push_listen->parsed()) return a2ad::push_listen::Run(listen_cfg);
   o.command = app.get_subcommands().front()->get_name();
   if (o.command == "push")
     o.command += " " + app.get_subcommands().front()->get_subcommands().front()->get_name();

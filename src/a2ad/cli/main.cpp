@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
       ->envname("A2AD_PUSH_TOKEN_TTL_S")
       ->capture_default_str();
 
-  a2ad::app::PushListenConfig listen_cfg;
+  a2ad::push_listen::Config listen_cfg;
   std::vector<std::string> validate_files;
   CLI::App* validate = app.add_subcommand(
       "validate", "check workflow definition files as the server loads them, and exit (1: one "
@@ -566,7 +566,7 @@ int main(int argc, char** argv) {
   if (revoke->parsed()) return a2ad::app::RunKeysRevoke(config, revoke_id);
   if (listen->parsed()) {
     listen_cfg.program = "a2ad";
-    return a2ad::app::RunPushListen(listen_cfg);
+    return a2ad::push_listen::Run(listen_cfg);
   }
   if (doctor->parsed()) return a2ad::app::RunDoctor(config, doctor_cfg);
   if (validate->parsed()) return a2ad::app::RunValidate(validate_files);

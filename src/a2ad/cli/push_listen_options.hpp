@@ -1,13 +1,13 @@
 #pragma once
 // The `push listen` subcommand, the same in both executables (`a2ad push listen` and
-// `a2a push listen`): options into app::PushListenConfig, run by app::RunPushListen.
+// `a2a push listen`): options into push_listen::Config, run by push_listen::Run.
 #include <CLI/CLI.hpp>
 
-#include "a2ad/app/config.hpp"
+#include "a2ad/push_listen/push_listen.hpp"
 
 namespace a2ad::cli {
 
-inline CLI::App* AddPushListen(CLI::App& push, app::PushListenConfig& cfg) {
+inline CLI::App* AddPushListen(CLI::App& push, push_listen::Config& cfg) {
   CLI::App* listen = push.add_subcommand(
       "listen",
       "receive pushes, verify their JWT (JWKS, iss, aud, iat/exp, jti replay) and "

@@ -20,16 +20,17 @@
 #include <mutex>
 #include <thread>
 
-#include "a2ad/app/config.hpp"
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/log.hpp"
 #include "a2ad/net/http_client.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/push/signer.hpp"
+#include "a2ad/push_listen/push_listen.hpp"
 #include "a2ad/transport/http/http_server.hpp"
+#include "a2ad/transport/http/listen_address.hpp"
 
-namespace a2ad::app {
+namespace a2ad::push_listen {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
@@ -117,8 +118,8 @@ std::string AcceptedLine(std::string_view event_id, const json::object& claims, 
 
 }  // namespace
 
-int RunPushListen(const PushListenConfig& config) {
-  auto listen = ParseListen(config.listen);
+int Run(const Config& config) {
+  auto listen = transport::ParseListen(config.listen);
   if (!listen) {
     core::LogError(listen.error().message);
     return 2;
@@ -216,4 +217,4 @@ int RunPushListen(const PushListenConfig& config) {
   return 0;
 }
 
-}  // namespace a2ad::app
+}  // namespace a2ad::push_listen
