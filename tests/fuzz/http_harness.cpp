@@ -23,7 +23,7 @@
 #include "a2ad/transport/openwop/openwop_api.hpp"
 #include "a2ad/transport/router.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/executor.hpp"
+#include "a2ad/workflow/workflow_executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 #include "fuzz_check.hpp"
 

@@ -17,7 +17,7 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/executor.hpp"
+#include "a2ad/workflow/workflow_executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
 #include "a2ad/workflow/plan.hpp"

@@ -15,7 +15,7 @@
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/builtin/ticker_executor.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/executor.hpp"
+#include "a2ad/workflow/workflow_executor.hpp"
 
 #ifndef A2AD_VERSION
 #define A2AD_VERSION "0.0.0"

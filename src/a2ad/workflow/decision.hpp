@@ -1,7 +1,7 @@
 #pragma once
 // What the engine does next for a run (a Decision), and what it may know when deciding (a
 // PlanEnv). Decisions are taken without I/O, from the run snapshot alone, by Plan
-// (plan.hpp) and the node kinds (nodes/); the executor (executor.hpp) carries them out:
+// (plan.hpp) and the node kinds (nodes/); the executor (workflow_executor.hpp) carries them out:
 // commits, sleeps, parks, starts and waits for child runs.
 //
 // Thread safety: plain values.

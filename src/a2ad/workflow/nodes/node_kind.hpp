@@ -1,7 +1,7 @@
 #pragma once
 // What a node kind does (DIGEST §5.2): one NodeKind per node type id, registered in
 // nodes/registry.cpp, consulted by the loader (definition.cpp), the planner (plan.cpp) and
-// the executor (executor.cpp). A kind decides; it does no I/O. Each hook answers one question
+// the executor (workflow_executor.cpp). A kind decides; it does no I/O. Each hook answers one question
 // the engine asks at one point of a node's life:
 //
 //   load      Validate        is this node's config acceptable? (refused before any run)

@@ -1,7 +1,7 @@
 #pragma once
 // The node kinds this host executes, by node type id (DIGEST §5.2): the one table the loader
 // (definition.cpp: Validate, CalledWorkflow), the planner (plan.cpp: Start, Continue) and the
-// executor (executor.cpp: FinishChild, Resolve) look a node's behaviour up in. A type id
+// executor (workflow_executor.cpp: FinishChild, Resolve) look a node's behaviour up in. A type id
 // with no kind is refused when a workflow loads (capability_required), so a run never meets
 // one.
 //

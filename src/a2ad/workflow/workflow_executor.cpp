@@ -1,4 +1,4 @@
-#include "a2ad/workflow/executor.hpp"
+#include "a2ad/workflow/workflow_executor.hpp"
 
 #include "a2ad/workflow/approval_policy.hpp"
 
