@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <functional>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -174,9 +175,13 @@ class HttpServerTest : public ::testing::Test {
         io_,
         [this](HttpRequest r) -> boost::asio::awaitable<HttpResponse> {
           ++handled_;
-          if (r.Path() == "/hold") {  // a request that stays in flight for a while
-            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, Ms(1500));
-            co_await t.async_wait(boost::asio::use_awaitable);
+          if (r.Path() == "/hold") {  // a request that stays in flight until released
+            ++holding_;
+            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+            for (int i = 0; i < 1000 && !release_.load(); ++i) {  // at most 10 s
+              t.expires_after(Ms(10));
+              co_await t.async_wait(boost::asio::use_awaitable);
+            }
             co_return HttpResponse{};
           }
           co_return co_await router_->Handle(std::move(r));
@@ -211,6 +216,18 @@ class HttpServerTest : public ::testing::Test {
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
   std::atomic<int> handled_{0};  // requests that reached the handler
+  std::atomic<int> holding_{0};   // /hold requests that reached the handler
+  std::atomic<bool> release_{false};  // ends every /hold
+
+  // Waits up to `limit` for `done`; true once it holds.
+  static bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
 };
 
 json::object SendParams(const std::string& text) {
@@ -282,8 +299,7 @@ TEST_F(HttpServerTest, IdleConnectionIsClosedAfterTheIdleTimeout) {
   Start(opts);
   HttpClient c = Client();
   ASSERT_EQ(c.Request("GET", "/healthz").status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_EQ(server_->open_connections(), 0u);
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, Ms(5000)));
 }
 
 TEST_F(HttpServerTest, UnknownPathIs404AndWrongMethodIs405) {
@@ -536,7 +552,7 @@ TEST_F(HttpServerTest, ATrustedProxyIsNotCappedByAddressItsForwardedClientsAre) 
   };
   RawConn held("127.0.0.1", port_, "127.0.0.1");
   ASSERT_TRUE(held.Send(via("/hold", "203.0.113.7")));
-  std::this_thread::sleep_for(Ms(200));  // the held request is in flight
+  ASSERT_TRUE(WaitFor([&] { return holding_.load() == 1; }, Ms(5000)));  // in flight
   RawConn same_client("127.0.0.1", port_, "127.0.0.1");
   ASSERT_TRUE(same_client.Send(via("/healthz", "203.0.113.7")));
   ASSERT_TRUE(same_client.WaitResponse(Ms(3000))) << same_client.received();
@@ -549,6 +565,7 @@ TEST_F(HttpServerTest, ATrustedProxyIsNotCappedByAddressItsForwardedClientsAre) 
   RawConn unnamed("127.0.0.1", port_, "127.0.0.1");  // forwards nothing: not counted
   ASSERT_TRUE(unnamed.Send(via("/healthz", "")));
   EXPECT_TRUE(Served(unnamed));
+  release_ = true;
   ASSERT_TRUE(held.WaitResponse(Ms(3000)));
   EXPECT_EQ(held.Response().status, 200);
   RawConn again("127.0.0.1", port_, "127.0.0.1");

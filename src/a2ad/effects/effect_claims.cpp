@@ -41,7 +41,7 @@ asio::awaitable<EffectClaims::Outcome> EffectClaims::Run(std::string key, Call c
     bool mine = false;
     {
       std::lock_guard lock(mu_);
-      PurgeLocked(Clock::now());
+      PurgeLocked(now_());
       auto it = claims_.find(key);
       if (it == claims_.end()) {
         claim = std::make_shared<Claim>();
@@ -74,7 +74,7 @@ asio::awaitable<EffectClaims::Outcome> EffectClaims::Run(std::string key, Call c
           claim->result = result;
           // Whoever appears later within keep_ shares it; the deque names the key once per
           // finished claim, so a purge never drops a newer claim of the same key.
-          kept_.emplace_back(Clock::now(), key);
+          kept_.emplace_back(now_(), key);
         }
         waiters.swap(claim->waiters);
       }

@@ -41,10 +41,13 @@ class EffectClaims {
     bool shared = false;  // another claimant made the call; this is its result
   };
   using Call = std::function<boost::asio::awaitable<boost::json::object>()>;
+  using Clock = std::chrono::steady_clock;
+  /// What time it is (tests move a time of their own).
+  using Now = std::function<Clock::time_point()>;
 
   explicit EffectClaims(std::chrono::milliseconds keep = std::chrono::seconds(30),
-                        size_t max_kept = 1024)
-      : keep_(keep), max_kept_(max_kept) {}
+                        size_t max_kept = 1024, Now now = Clock::now)
+      : keep_(keep), max_kept_(max_kept), now_(std::move(now)) {}
 
   /// Calls `call` when `key` is not claimed; otherwise waits for the claimant's result.
   boost::asio::awaitable<Outcome> Run(std::string key, Call call);
@@ -55,11 +58,11 @@ class EffectClaims {
 
  private:
   struct Claim;
-  using Clock = std::chrono::steady_clock;
   void PurgeLocked(Clock::time_point now);
 
   const std::chrono::milliseconds keep_;
   const size_t max_kept_;
+  const Now now_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Claim>> claims_;        // in flight and kept
   std::deque<std::pair<Clock::time_point, std::string>> kept_;  // finished, oldest first
