@@ -10,6 +10,7 @@
 
 #include "a2ad/core/api_key.hpp"
 #include "a2ad/storage/api_key_store.hpp"
+#include "api_keys.hpp"
 #include "in_process_router.hpp"
 
 namespace a2ad::transport {
@@ -24,15 +25,7 @@ class AuthRouter : public ::testing::Test {
   }
   std::string AddKey(const std::string& tenant, std::vector<std::string> scopes,
                      int64_t expires_ms = 0) {
-    const core::ApiKeyParts k = core::NewApiKey();
-    storage::ApiKeyRecord r;
-    r.key_id = k.key_id;
-    r.secret_sha256 = core::HashApiKeySecret(k.secret);
-    r.tenant = tenant;
-    r.scopes = std::move(scopes);
-    r.expires_at_ms = expires_ms;
-    EXPECT_TRUE(keys_.Insert(r));
-    return core::FormatApiKey(k);
+    return testing::AddApiKey(keys_, tenant, std::move(scopes), expires_ms);
   }
   HttpResponse Get(const std::string& target,
                    std::vector<std::pair<std::string, std::string>> h = {}) {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "a2ad/core/api_key.hpp"
 #include "a2ad/storage/api_key_store.hpp"
 #include "a2ad/transport/auth/auth.hpp"
 #include "a2ad/transport/middleware.hpp"
+#include "api_keys.hpp"
 #include "in_process_router.hpp"
 
 namespace a2ad::transport {
@@ -69,14 +69,7 @@ class RouterTest : public ::testing::Test {
     return app_.Call(std::move(r));
   }
   std::string AddKey(const std::string& tenant) {
-    const core::ApiKeyParts k = core::NewApiKey();
-    storage::ApiKeyRecord r;
-    r.key_id = k.key_id;
-    r.secret_sha256 = core::HashApiKeySecret(k.secret);
-    r.tenant = tenant;
-    r.scopes = {"tasks:read", "tasks:write"};
-    EXPECT_TRUE(keys_.Insert(r));
-    return core::FormatApiKey(k);
+    return testing::AddApiKey(keys_, tenant, {"tasks:read", "tasks:write"});
   }
 
   testing::InProcessRouter app_;

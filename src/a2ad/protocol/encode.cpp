@@ -1,5 +1,6 @@
 #include "a2ad/protocol/encode.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -98,7 +99,8 @@ class DomSink {
         open_.back());
   }
   json::value root_;
-  std::vector<std::variant<json::object*, json::array*>> open_;
+  // The deepest shape (a task's status message's file part) opens 6: no allocation per DOM.
+  boost::container::small_vector<std::variant<json::object*, json::array*>, 8> open_;
   std::string_view key_;
 };
 
@@ -170,10 +172,7 @@ class Encoder {
     Member(KEY("messageId"), m.message_id);
     OptString(KEY("contextId"), m.context_id);
     OptString(KEY("taskId"), m.task_id);
-    if (w_ == Wire::kV03)
-      Member(KEY("role"), m.role == Role::kAgent ? "agent" : "user");
-    else
-      Member(KEY("role"), kRoles[static_cast<int>(m.role)]);
+    Member(KEY("role"), RoleName(m.role, w_));
     Parts(w_ == Wire::kV03Proto ? KEY("content") : KEY("parts"), m.parts);
     OptObject(KEY("metadata"), m.metadata);
     OptStrings(KEY("extensions"), m.extensions);
@@ -320,6 +319,11 @@ json::object Dom(Wire w, Write&& write) {
 #undef KEY
 
 }  // namespace
+
+std::string_view RoleName(Role r, Wire w) {
+  if (w == Wire::kV03) return r == Role::kAgent ? "agent" : "user";
+  return kRoles[static_cast<int>(r)];
+}
 
 std::string_view TaskStateName(TaskState s, Wire w) {
   if (w == Wire::kV03) return TaskStateLabel(s);

@@ -40,6 +40,9 @@ enum class Final : uint8_t { kAsProjected, kNotFinal };
 
 /// The state's proto name on kV10 and kV03Proto, its lowercase-hyphen name on kV03.
 std::string_view TaskStateName(TaskState s, Wire w);
+/// ROLE_USER / ROLE_AGENT (ROLE_UNSPECIFIED) on kV10 and kV03Proto; "user" / "agent" on kV03
+/// (which has no unspecified role: anything but the agent is the user).
+std::string_view RoleName(Role r, Wire w);
 
 // ---- text: appended to `out` (not cleared) ----------------------------------------------
 void AppendTask(std::string& out, const Task& t, Wire w = Wire::kV10);

@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_util.hpp"
 
 namespace a2ad::protocol::v03::proto_json {
@@ -11,7 +12,6 @@ using core::Result;
 
 namespace {
 
-constexpr std::string_view kRoleNames[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
 constexpr std::string_view kTasks = "tasks/";
 constexpr std::string_view kConfigs = "/pushNotificationConfigs";
 
@@ -61,7 +61,7 @@ Result<std::optional<int32_t>> HistoryLength(const json::object& o, std::string_
 
 bool ParseRole(const json::value& v, Role& out) {
   for (int i = 1; i < 3; ++i)
-    if ((v.is_string() && v.get_string() == kRoleNames[i]) ||
+    if ((v.is_string() && v.get_string() == RoleName(static_cast<Role>(i), Wire::kV03Proto)) ||
         (v.is_int64() && v.get_int64() == i)) {
       out = static_cast<Role>(i);
       return true;

@@ -11,16 +11,10 @@ using core::Result;
 
 namespace {
 
-constexpr std::string_view kStateNames[] = {
-    "TASK_STATE_UNSPECIFIED",    "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
-    "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
-    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED"};
-constexpr std::string_view kRoleNames[] = {"ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"};
-
 bool ParseRole(const json::value& v, Role& out) {
   if (v.is_string()) {
     for (int i = 0; i < 3; ++i)
-      if (v.get_string() == kRoleNames[i]) {
+      if (v.get_string() == RoleName(static_cast<Role>(i), Wire::kV10)) {
         out = static_cast<Role>(i);
         return true;
       }
@@ -66,7 +60,7 @@ Result<std::optional<int32_t>> HistoryLength(const json::object& o, std::string_
 bool ParseTaskState(const json::value& v, TaskState& out) {
   if (v.is_string()) {
     for (int i = 0; i < 9; ++i)
-      if (v.get_string() == kStateNames[i]) {
+      if (v.get_string() == TaskStateName(static_cast<TaskState>(i), Wire::kV10)) {
         out = static_cast<TaskState>(i);
         return true;
       }
