@@ -22,6 +22,7 @@
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/push_config_codec.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
+#include "a2ad/protocol/v03/proto_json.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "fuzz_check.hpp"
 #include "http_harness.hpp"
@@ -40,6 +41,12 @@ json::value Reparse(const std::string& text, std::string_view what) {
   FUZZ_CHECK(v.ok(), std::string(what) + " wrote text ParseJson refuses: " + v.error().message +
                          "\n     " + text);
   return std::move(v).value();
+}
+
+// A message in one wire's shape (protocol/encode.hpp).
+template <protocol::Wire W>
+json::object EncodeOn(const protocol::Message& m) {
+  return protocol::MessageToJson(m, W);
 }
 
 template <class Encode, class Decode>
@@ -83,12 +90,16 @@ void CheckDecoders(const json::value& params) {
   namespace v03 = protocol::v03;
   namespace v10 = protocol::v10;
   if (auto r = v03::SendMessageRequestFromJson(params)) {
-    RoundTripMessage(r->message, v03::MessageToJson, v03::MessageFromJson, "v03 message");
+    RoundTripMessage(r->message, EncodeOn<protocol::Wire::kV03>, v03::MessageFromJson,
+                     "v03 message");
+    RoundTripMessage(r->message, EncodeOn<protocol::Wire::kV03Proto>,
+                     protocol::v03::proto_json::MessageFromJson, "v03 proto message");
     if (r->configuration.push_notification_config)
       CheckPushConfig(*r->configuration.push_notification_config);
   }
   if (auto r = v10::SendMessageRequestFromJson(params)) {
-    RoundTripMessage(r->message, v10::MessageToJson, v10::MessageFromJson, "v10 message");
+    RoundTripMessage(r->message, EncodeOn<protocol::Wire::kV10>, v10::MessageFromJson,
+                     "v10 message");
     if (r->configuration.push_notification_config)
       CheckPushConfig(*r->configuration.push_notification_config);
   }
@@ -101,7 +112,7 @@ void CheckDecoders(const json::value& params) {
   if (auto a = v10::ArtifactFromJson(params, "params")) {
     const std::string text = SerializeJson(ArtifactToJson(a.value()));
     Reparse(text, "v10::ArtifactToJson");
-    Reparse(SerializeJson(ArtifactToJson(a.value(), Wire::kV03)), "v03::ArtifactToJson");
+    Reparse(SerializeJson(ArtifactToJson(a.value(), protocol::Wire::kV03)), "v03::ArtifactToJson");
   }
   if (auto c = v03::SetPushConfigParamsFromJson(params)) CheckPushConfig(c.value());
   if (auto c = v10::PushConfigFromJson(params, "params", true)) CheckPushConfig(c.value());
