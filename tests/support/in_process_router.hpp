@@ -47,6 +47,16 @@ struct InProcessRouter {
     return out;
   }
 
+  /// GET `target` with `headers`.
+  transport::HttpResponse Get(const std::string& target,
+                              std::vector<std::pair<std::string, std::string>> headers = {}) {
+    transport::HttpRequest r;
+    r.method = "GET";
+    r.target = target;
+    r.headers = std::move(headers);
+    return Call(std::move(r));
+  }
+
   /// POST `body` to the JSON-RPC endpoint with `headers`.
   transport::HttpResponse Rpc(std::string body,
                               std::vector<std::pair<std::string, std::string>> headers = {}) {

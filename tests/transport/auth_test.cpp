@@ -29,11 +29,7 @@ class AuthRouter : public ::testing::Test {
   }
   HttpResponse Get(const std::string& target,
                    std::vector<std::pair<std::string, std::string>> h = {}) {
-    HttpRequest r;
-    r.method = "GET";
-    r.target = target;
-    r.headers = std::move(h);
-    return app_.Call(std::move(r));
+    return app_.Get(target, std::move(h));
   }
   static std::string Header(const HttpResponse& r, std::string_view name) {
     for (const auto& [k, v] : r.headers)

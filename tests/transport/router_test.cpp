@@ -62,11 +62,7 @@ class RouterTest : public ::testing::Test {
   }
   HttpResponse Get(const std::string& target,
                    std::vector<std::pair<std::string, std::string>> h = {}) {
-    HttpRequest r;
-    r.method = "GET";
-    r.target = target;
-    r.headers = std::move(h);
-    return app_.Call(std::move(r));
+    return app_.Get(target, std::move(h));
   }
   std::string AddKey(const std::string& tenant) {
     return testing::AddApiKey(keys_, tenant, {"tasks:read", "tasks:write"});

@@ -1,8 +1,6 @@
 #include "a2ad/protocol/encode.hpp"
 
 #include <boost/container/small_vector.hpp>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "a2ad/core/clock.hpp"
@@ -68,9 +66,17 @@ class TextSink {
 
 class DomSink {
  public:
-  void Open() { Push(Slot().emplace_object()); }
+  void Open() {
+    json::value& v = Slot();
+    v.emplace_object();
+    open_.push_back(&v);
+  }
   void Close() { open_.pop_back(); }
-  void OpenArray() { Push(Slot().emplace_array()); }
+  void OpenArray() {
+    json::value& v = Slot();
+    v.emplace_array();
+    open_.push_back(&v);
+  }
   void CloseArray() { open_.pop_back(); }
   void Item() {}
   void Key(Name name) { key_ = name.bare(); }
@@ -81,26 +87,16 @@ class DomSink {
   json::object Take() { return std::move(root_.as_object()); }
 
  private:
-  template <class Container>
-  void Push(Container& c) {
-    open_.push_back(&c);
-  }
   // Where the next value goes: the root, the open object's member `key_`, or a new item of
   // the open array. Only the innermost open container grows, so the pointers stay valid.
   json::value& Slot() {
     if (open_.empty()) return root_;
-    return std::visit(
-        [this](auto* c) -> json::value& {
-          if constexpr (std::is_same_v<decltype(c), json::object*>)
-            return (*c)[key_];
-          else
-            return c->emplace_back(nullptr);
-        },
-        open_.back());
+    json::value& top = *open_.back();
+    return top.is_object() ? top.get_object()[key_] : top.get_array().emplace_back(nullptr);
   }
   json::value root_;
   // The deepest shape (a task's status message's file part) opens 6: no allocation per DOM.
-  boost::container::small_vector<std::variant<json::object*, json::array*>, 8> open_;
+  boost::container::small_vector<json::value*, 8> open_;
   std::string_view key_;
 };
 
