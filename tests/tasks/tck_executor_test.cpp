@@ -72,13 +72,15 @@ class TckExecutorTest : public ::testing::Test {
     EXPECT_TRUE(t.ok()) << message_id << ": " << (t.ok() ? "" : t.error().message);
     return t.ok() ? *t : protocol::Task{};
   }
-  // The A2A items a stream sends after its snapshot (as the stream writer picks them: past
-  // the snapshot's sequence, with an A2A projection), once everything ran.
+  // The A2A items a stream sends, once everything ran, as the stream writer picks them: its
+  // backlog, then the live items past the backlog's sequence with an A2A projection.
   std::vector<StreamItemPtr> Items(const StreamStart& start) {
     Drain();
-    std::vector<StreamItemPtr> items;
+    std::vector<StreamItemPtr> items = start.backlog;
+    int64_t last = start.last_sequence;
+    for (const auto& item : items) last = std::max(last, item->sequence);
     while (auto item = start.subscription->TryNext())
-      if (item->a2a && item->sequence > start.last_sequence) items.push_back(item);
+      if (item->a2a && item->sequence > last) items.push_back(item);
     return items;
   }
   void ExpectLogFoldsToSnapshot(const std::string& task_id) {
@@ -228,10 +230,10 @@ TEST_F(TckExecutorTest, AReplyIsRoutedByItsOwnPrefix) {
   auto stream =
       Run(service_->SendStreamingMessage(ctx_, Send("tck-stream-artifact-text-r2", t.id), 16));
   ASSERT_TRUE(stream.ok());
-  ASSERT_EQ(stream->backlog.size(), 1u);
-  EXPECT_EQ(stream->backlog[0]->event.task.status.state, S::kWorking);
   auto items = Items(*stream);
-  ASSERT_EQ(items.size(), 2u);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0]->event.task.status.state, S::kWorking);
+  items.erase(items.begin());
   EXPECT_EQ(items[0]->event.kind, K::kArtifactUpdate);
   EXPECT_EQ(items[0]->event.artifact_update.artifact.parts.at(0).text, "Streamed text content");
   EXPECT_EQ(items[1]->event.status_update.status.state, S::kCompleted);
@@ -255,17 +257,18 @@ TEST_F(TckExecutorTest, StreamsGoWorkingArtifactCompleted) {
   for (const auto& [id, text] : cases) {
     auto stream = Run(service_->SendStreamingMessage(ctx_, Send(id), 16));
     ASSERT_TRUE(stream.ok()) << id;
-    ASSERT_EQ(stream->backlog.size(), 1u);
-    EXPECT_EQ(stream->backlog[0]->event.kind, K::kTask);
-    EXPECT_EQ(stream->backlog[0]->event.task.status.state, S::kSubmitted);
     auto items = Items(*stream);
-    ASSERT_EQ(items.size(), 3u) << id;
+    ASSERT_EQ(items.size(), 4u) << id;
+    ASSERT_EQ(items[0]->event.kind, K::kTask);
+    EXPECT_EQ(items[0]->event.task.status.state, S::kSubmitted);
+    const std::string task_id = items[0]->event.task.id;
+    items.erase(items.begin());
     EXPECT_EQ(items[0]->event.status_update.status.state, S::kWorking) << id;
     ASSERT_EQ(items[1]->event.kind, K::kArtifactUpdate) << id;
     EXPECT_EQ(items[1]->event.artifact_update.artifact.parts.at(0).text, text);
     EXPECT_TRUE(items[1]->event.artifact_update.last_chunk);
     EXPECT_EQ(items[2]->event.status_update.status.state, S::kCompleted) << id;
-    ExpectLogFoldsToSnapshot(stream->backlog[0]->event.task.id);
+    ExpectLogFoldsToSnapshot(task_id);
   }
 }
 
@@ -273,14 +276,15 @@ TEST_F(TckExecutorTest, Stream002CompletesAtOnceAndStreamFileHasTheFilePart) {
   auto s2 = Run(service_->SendStreamingMessage(ctx_, Send("tck-stream-002-s"), 16));
   ASSERT_TRUE(s2.ok());
   auto items = Items(*s2);
-  ASSERT_EQ(items.size(), 1u);
-  EXPECT_EQ(items[0]->event.status_update.status.state, S::kCompleted);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0]->event.task.status.state, S::kSubmitted);
+  EXPECT_EQ(items[1]->event.status_update.status.state, S::kCompleted);
 
   auto file = Run(service_->SendStreamingMessage(ctx_, Send("tck-stream-artifact-file-s"), 16));
   ASSERT_TRUE(file.ok());
   items = Items(*file);
-  ASSERT_EQ(items.size(), 3u);
-  const protocol::Part& p = items[1]->event.artifact_update.artifact.parts.at(0);
+  ASSERT_EQ(items.size(), 4u);
+  const protocol::Part& p = items[2]->event.artifact_update.artifact.parts.at(0);
   EXPECT_EQ(p.kind, protocol::Part::Kind::kRaw);
   EXPECT_EQ(p.filename, "output.txt");
   EXPECT_EQ(p.media_type, "text/plain");
@@ -291,7 +295,9 @@ TEST_F(TckExecutorTest, ChunkedArtifactAppendsTwoChunksToOneArtifact) {
       Run(service_->SendStreamingMessage(ctx_, Send("tck-stream-artifact-chunked-s"), 16));
   ASSERT_TRUE(stream.ok());
   auto items = Items(*stream);
-  ASSERT_EQ(items.size(), 4u);
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_EQ(items[0]->event.kind, K::kTask);
+  items.erase(items.begin());
   EXPECT_EQ(items[0]->event.status_update.status.state, S::kWorking);
   const auto& c1 = items[1]->event.artifact_update;
   const auto& c2 = items[2]->event.artifact_update;
@@ -471,7 +477,9 @@ TEST_F(TckExecutorTest, ActsStreamsGoWorkingThenArtifactsThenCompleted) {
   auto stream = Run(service_->SendStreamingMessage(ctx_, Acts("tck-stream-chunked go"), 16));
   ASSERT_TRUE(stream.ok()) << stream.error().message;
   auto items = Items(*stream);
-  ASSERT_EQ(items.size(), 5u);
+  ASSERT_EQ(items.size(), 6u);
+  EXPECT_EQ(items[0]->event.kind, K::kTask);
+  items.erase(items.begin());
   EXPECT_EQ(items[0]->event.status_update.status.state, S::kWorking);
   for (int i = 1; i <= 3; ++i) EXPECT_EQ(items[i]->event.kind, K::kArtifactUpdate) << i;
   EXPECT_FALSE(items[1]->event.artifact_update.append);
@@ -487,7 +495,8 @@ TEST_F(TckExecutorTest, ActsStreamsGoWorkingThenArtifactsThenCompleted) {
   auto basic = Run(service_->SendStreamingMessage(ctx_, Acts("tck-stream-basic hi"), 16));
   ASSERT_TRUE(basic.ok());
   auto b = Items(*basic);
-  ASSERT_EQ(b.size(), 3u);
+  ASSERT_EQ(b.size(), 4u);
+  b.erase(b.begin());
   EXPECT_EQ(b[1]->event.artifact_update.artifact.parts[0].text, "streamed content");
   EXPECT_EQ(b[2]->event.status_update.status.state, S::kCompleted);
 }

@@ -64,6 +64,8 @@ struct TaskService::Accepted {
   RecordPtr record;
   std::string skill_id;
   std::shared_ptr<void> detach;  // set when a subscription was attached
+  /// The subscription was attached before the creating commit: it gets that commit's items.
+  bool observed_creation = false;
 };
 
 TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
@@ -140,12 +142,16 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
 asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
     const CallContext& ctx, protocol::SendMessageRequest req, size_t queue_capacity) {
   auto sub = std::make_shared<Subscription>(queue_capacity);
-  auto accepted = co_await Accept(ctx, req, sub);
+  // As a blocking send, what the executor decides at once rides with the creating commit.
+  // The stream of a new task is attached before that commit, so it shows each of the
+  // commit's events (the task as submitted first) as if they had been committed one by one.
+  auto accepted = co_await Accept(ctx, req, sub, true);
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   StreamStart start;
   start.subscription = sub;
   start.detach = std::move(a.detach);
+  if (a.observed_creation) co_return start;  // every item comes through `sub`
   start.last_sequence = a.record->last_sequence;
   start.backlog.push_back(SnapshotItem(a.record->last_sequence, a.record->task));
   co_return start;
@@ -272,22 +278,26 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     first_steps = [executor](const storage::TaskRecord& fresh) {
       return executor->FirstSteps(fresh);
     };
+  // A stream attaches to the new task before its creating commit, so that commit's items
+  // (the inline first steps') are made for it: nobody else knows the fresh id yet. A retried
+  // send instead attaches to the existing task below and then re-reads it, so its snapshot
+  // covers everything the stream will not see.
+  if (attach) Subscribe(slot, attach);
   bool replayed = false;
   auto r = co_await Create(slot, ctx, dedup_key,
                            OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed,
                            std::move(first_steps));
+  if (attach && (!r || replayed)) Unsubscribe(slot, attach);  // the fresh id's slot
   if (!r) co_return std::move(r).error();
   RecordPtr created = std::move(r).value();
-  // A stream attaches once the task is known: a new task has no execution yet (it starts
-  // below), so nothing can be missed; a retried send attaches to the existing task and
-  // then re-reads it, so its snapshot covers everything the stream will not see.
   std::shared_ptr<void> detach;  // dropped (detaching) on error
   if (!replayed) {
-    if (attach) detach = Attach(slot, attach);
+    if (attach) detach = Detacher(slot, attach);
     // A task its creating commit already finished (inline first steps) has nothing to run.
     if (!protocol::IsTerminal(created->task.status.state))
       StartExecution(slot, created, msg, skill_id, std::nullopt, options_.cluster ? 1 : 0);
-    co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach)};
+    co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach),
+                       attach != nullptr};
   }
   task_id = created->task.id;
   slot = Acquire(task_id);

@@ -441,14 +441,27 @@ bool TaskService::task_locked(const std::string& task_id) {
 
 std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
                                           const std::shared_ptr<Subscription>& sub) {
-  {
-    std::lock_guard pub(slot->pub_mu);
-    slot->subscribers.push_back(sub);
-  }
+  Subscribe(slot, sub);
+  return Detacher(slot, sub);
+}
+
+void TaskService::Subscribe(const std::shared_ptr<Slot>& slot,
+                            const std::shared_ptr<Subscription>& sub) {
+  std::lock_guard pub(slot->pub_mu);
+  slot->subscribers.push_back(sub);
+}
+
+void TaskService::Unsubscribe(const std::shared_ptr<Slot>& slot,
+                              const std::shared_ptr<Subscription>& sub) {
+  std::lock_guard pub(slot->pub_mu);
+  std::erase(slot->subscribers, sub);
+}
+
+std::shared_ptr<void> TaskService::Detacher(const std::shared_ptr<Slot>& slot,
+                                            const std::shared_ptr<Subscription>& sub) {
   return std::shared_ptr<void>(nullptr, [slot, sub](void*) {
     sub->Close();
-    std::lock_guard pub(slot->pub_mu);
-    std::erase(slot->subscribers, sub);
+    Unsubscribe(slot, sub);
   });
 }
 
