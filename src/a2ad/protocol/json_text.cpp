@@ -77,6 +77,33 @@ size_t Utf8Sequence(const unsigned char* p, size_t avail, size_t& bad) {
 
 }  // namespace
 
+std::string WellFormedUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* const end = p + s.size();
+  std::string out;
+  const unsigned char* run = p;  // start of the bytes not yet copied
+  while (p < end) {
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t bad = 0;
+    const size_t n = Utf8Sequence(p, static_cast<size_t>(end - p), bad);
+    if (n != 0) {
+      p += n;
+      continue;
+    }
+    if (out.empty()) out.reserve(s.size() + 8);
+    out.append(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
+    out.append("\xEF\xBF\xBD", 3);  // U+FFFD REPLACEMENT CHARACTER
+    p += bad;
+    run = p;
+  }
+  if (run == reinterpret_cast<const unsigned char*>(s.data())) return std::string(s);
+  out.append(reinterpret_cast<const char*>(run), static_cast<size_t>(end - run));
+  return out;
+}
+
 void AppendJsonString(std::string& out, std::string_view s) {
   const char* run = s.data();  // start of the bytes not yet copied
   const char* p = run;

@@ -33,6 +33,10 @@ namespace a2ad::protocol {
 /// UTF-8 become U+FFFD (see the file comment), so the text is always valid JSON.
 void AppendJsonString(std::string& out, std::string_view s);
 
+/// `s` with its bytes that are not UTF-8 replaced as AppendJsonString replaces them, for a
+/// writer of another format that needs well-formed text (a protobuf string field).
+std::string WellFormedUtf8(std::string_view s);
+
 /// Appends the decimal text of `v`, as boost::json writes an int64.
 void AppendJsonInt(std::string& out, int64_t v);
 

@@ -141,9 +141,14 @@ namespace {
 
 /// A task result written straight as text (protocol/encode.hpp). SendMessage wraps it in
 /// {"task": ...} (SendMessageResponse) in 1.0 and in the 0.3 proto; 0.3 JSON-RPC does not.
-OperationResult TaskResult(const protocol::Task& task, protocol::Wire wire, bool is_send) {
+OperationResult TaskResult(const protocol::CallContext& ctx, protocol::Task task, bool is_send) {
   OperationResult r;
   r.task_id = task.id;
+  if (WritesModel(ctx)) {
+    r.task = std::move(task);
+    return r;
+  }
+  const protocol::Wire wire = WireOf(ctx);
   std::string& out = r.result_json;
   const bool wrap = is_send && wire != protocol::Wire::kV03;
   out.reserve(protocol::EstimateTaskJsonSize(task) + 16);
@@ -239,8 +244,13 @@ Awaitable Refuse(Error e) { co_return e; }
 
 /// A Message as SendMessage's result: {"message": ...} in 1.0 and the 0.3 proto, the bare
 /// message in 0.3 JSON-RPC.
-OperationResult MessageResult(const protocol::Message& m, protocol::Wire wire) {
+OperationResult MessageResult(const protocol::CallContext& ctx, protocol::Message m) {
   OperationResult r;
+  if (WritesModel(ctx)) {
+    r.message = std::move(m);
+    return r;
+  }
+  const protocol::Wire wire = WireOf(ctx);
   const bool wrap = wire != protocol::Wire::kV03;
   if (wrap) r.result_json = "{\"message\":";
   protocol::AppendMessage(r.result_json, m, wire);
@@ -277,10 +287,10 @@ Result<protocol::SendMessageRequest> DecodeSendRequest(const OperationCall& call
 Awaitable Send(tasks::TaskService* svc, const OperationCall& call) {
   auto req = DecodeSendRequest(call);
   if (!req) co_return std::move(req).error();
-  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(*reply, WireOf(call.ctx));
+  if (auto reply = svc->DirectReply(*req)) co_return MessageResult(call.ctx, std::move(*reply));
   auto task = co_await svc->SendMessage(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), WireOf(call.ctx), true);
+  co_return TaskResult(call.ctx, std::move(task).value(), true);
 }
 
 Awaitable SendStreaming(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {
@@ -320,7 +330,7 @@ Awaitable Get(tasks::TaskService* svc, const OperationCall& call) {
   req->current_generation = seen.value();
   auto task = co_await svc->GetTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), WireOf(call.ctx), false);
+  co_return TaskResult(call.ctx, std::move(task).value(), false);
 }
 
 Awaitable List(tasks::TaskService* svc, const OperationCall& call) {
@@ -340,7 +350,7 @@ Awaitable Cancel(tasks::TaskService* svc, const OperationCall& call) {
   if (!req) co_return std::move(req).error();
   auto task = co_await svc->CancelTask(call.ctx, std::move(req).value());
   if (!task) co_return std::move(task).error();
-  co_return TaskResult(task.value(), WireOf(call.ctx), false);
+  co_return TaskResult(call.ctx, std::move(task).value(), false);
 }
 
 Awaitable Subscribe(tasks::TaskService* svc, size_t queue_limit, const OperationCall& call) {

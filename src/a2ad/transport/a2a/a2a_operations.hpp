@@ -54,6 +54,12 @@ inline protocol::Wire WireOf(const protocol::CallContext& ctx) {
                                                     : protocol::Wire::kV03Proto;
 }
 
+/// A Task or Message result is handed over as the model (OperationResult::task, message), not
+/// as text: the gRPC binding of A2A 1.0, which writes its response messages from the model.
+inline bool WritesModel(const protocol::CallContext& ctx) {
+  return ctx.binding == protocol::Binding::kGrpc && ctx.version == protocol::WireVersion::kV10;
+}
+
 /// What a handler is given.
 struct OperationCall {
   const protocol::CallContext& ctx;  // WireOf(ctx): the JSON of params and result
@@ -66,6 +72,10 @@ struct OperationCall {
 /// What a handler returns on success.
 struct OperationResult {
   std::string result_json;  // the result, as JSON text (unary operations)
+  /// A Task or Message result as the model instead, for a binding that writes it itself (gRPC
+  /// A2A 1.0, WritesModel): result_json is then empty.
+  std::optional<protocol::Task> task;
+  std::optional<protocol::Message> message;
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
   std::optional<tasks::StreamStart> stream;                  // streaming operations
   /// A stream that ends at input-required / auth-required too (message/stream: one cycle),

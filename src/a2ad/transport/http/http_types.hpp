@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,10 @@
 #include <vector>
 
 #include "a2ad/protocol/call_context.hpp"
+
+namespace a2ad::tasks {
+struct StreamItem;
+}
 
 namespace a2ad::transport {
 
@@ -46,6 +51,10 @@ class SseSink {
   /// Writes `bytes` to the client. false once the client is gone or a write timed out
   /// (then stop: the connection is being closed).
   virtual boost::asio::awaitable<bool> Write(std::string bytes) = 0;
+  /// Writes stream items as they are (SsePumpSpec::keeps); only a sink that writes its own
+  /// form of them has it: this one refuses (false).
+  virtual boost::asio::awaitable<bool> WriteItems(
+      std::vector<std::shared_ptr<const tasks::StreamItem>> items);
   /// `f` runs once, on the connection's executor, when the client disconnects (or at once
   /// if it already has). Lets a stream waiting for events stop and free them immediately.
   virtual void OnClientGone(std::function<void()> f) = 0;

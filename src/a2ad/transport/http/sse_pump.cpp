@@ -18,10 +18,40 @@ using core::ErrorCode;
 namespace {
 
 // A stream that fell behind catches up with few syscalls: what is already queued goes out in
-// one write, up to this many bytes.
+// one write, up to this many bytes (or items, for a sink that takes items).
 constexpr size_t kMaxCoalescedBytes = 256 * 1024;
+constexpr size_t kMaxCoalescedItems = 256;
+
+// What one write of PumpStream carries: frames (SsePumpSpec::frame), or the items themselves
+// for a sink that writes them (SsePumpSpec::keeps).
+class Pending {
+ public:
+  explicit Pending(const SsePumpSpec& spec) : spec_(spec) {}
+  void Add(const tasks::StreamItemPtr& item) {
+    if (!spec_.keeps)
+      text_ += spec_.frame(*item);
+    else if (spec_.keeps(*item))
+      items_.push_back(item);
+  }
+  bool full() const {
+    return text_.size() >= kMaxCoalescedBytes || items_.size() >= kMaxCoalescedItems;
+  }
+  /// Writes what was added (nothing when nothing was); false once the client is gone.
+  asio::awaitable<bool> Flush(SseSink& sink) {
+    if (!text_.empty()) co_return co_await sink.Write(std::exchange(text_, {}));
+    if (!items_.empty()) co_return co_await sink.WriteItems(std::exchange(items_, {}));
+    co_return true;
+  }
+
+ private:
+  const SsePumpSpec& spec_;
+  std::string text_;
+  std::vector<tasks::StreamItemPtr> items_;
+};
 
 }  // namespace
+
+asio::awaitable<bool> SseSink::WriteItems(std::vector<tasks::StreamItemPtr>) { co_return false; }
 
 core::MetricFamily& StreamsOpen() {
   static auto& open = core::Metrics().Family(
@@ -123,12 +153,14 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
     co_return;
   }
   int64_t last = start.last_sequence;
+  Pending out(spec);
+  bool ended = false;
   for (const auto& item : start.backlog) {
-    if (std::string text = spec.frame(*item); !text.empty())
-      if (!co_await sink.Write(std::move(text))) co_return;
+    out.Add(item);
     last = std::max(last, item->sequence);
-    if (spec.closes(*item)) co_return;
+    if ((ended = spec.closes(*item))) break;
   }
+  if (!co_await out.Flush(sink) || ended) co_return;
   if (start.task_terminal || !sub) co_return;
   for (;;) {
     tasks::StreamItemPtr item = co_await sub->Next(spec.heartbeat);
@@ -153,18 +185,17 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
     }
     if (item->sequence <= last) continue;  // already sent from the backlog
     last = item->sequence;
-    std::string batch = spec.frame(*item);
+    out.Add(item);
     bool end = spec.closes(*item);
-    while (!end && batch.size() < kMaxCoalescedBytes) {
+    while (!end && !out.full()) {
       tasks::StreamItemPtr more = sub->TryNext();
       if (!more) break;
       if (more->sequence <= last) continue;
       last = more->sequence;
-      batch += spec.frame(*more);
+      out.Add(more);
       end = spec.closes(*more);
     }
-    if (!batch.empty())
-      if (!co_await sink.Write(std::move(batch))) co_return;
+    if (!co_await out.Flush(sink)) co_return;
     if (end) co_return;
   }
 }

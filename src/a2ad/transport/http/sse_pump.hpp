@@ -27,6 +27,9 @@ struct SsePumpSpec {
   /// The SSE text for one item ("id: ...\ndata: ...\n\n"); "" to send nothing for it (the
   /// cursor still moves past it).
   std::function<std::string(const tasks::StreamItem&)> frame;
+  /// Set for a sink that writes items itself (SseSink::WriteItems; the gRPC binding of A2A
+  /// 1.0): `frame` is not used, and the items this keeps are handed over as they are.
+  std::function<bool(const tasks::StreamItem&)> keeps;
   /// True when the stream ends after this item.
   std::function<bool(const tasks::StreamItem&)> closes;
   /// The last event when the server ends the stream early: `why` is kUnavailable with a

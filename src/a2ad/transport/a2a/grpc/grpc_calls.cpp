@@ -74,13 +74,15 @@ google::protobuf::util::JsonParseOptions Lenient() {
 }
 
 SsePumpSpec StreamSpec(WireVersion version, bool close_on_interrupt,
-                       std::shared_ptr<std::optional<Error>> cut) {
+                       std::shared_ptr<std::optional<Error>> cut, bool from_model) {
   auto closes = [close_on_interrupt](const tasks::StreamItem& item) {
     return EndsA2aStream(item, close_on_interrupt);
   };
   SsePumpSpec spec;
   spec.keep_alive.clear();  // HTTP/2 keeps the connection alive itself
   spec.closes = closes;
+  if (from_model)  // GrpcSink writes them from the model (grpc_model.hpp)
+    spec.keeps = [](const tasks::StreamItem& item) { return item.a2a; };
   spec.frame = [version, closes](const tasks::StreamItem& item) {
     if (!item.a2a) return std::string();
     if (version == WireVersion::kV10) return item.Json(protocol::Wire::kV10) + "\n";
@@ -152,6 +154,12 @@ std::optional<Error> CallRunner::Prepare(grpc::CallbackServerContext* c, std::st
   if (!ops_.Find(name))  // an extension's RPC whose extension is not registered
     return Error(ErrorCode::kUnsupportedOperation, std::string(name) + " is not served here",
                  {{"method", std::string(name)}});
+  // The params: the request's ProtoJSON, as a DOM made from the message (grpc_model.hpp), or
+  // for what that does not write, protobuf's text of it parsed.
+  if (auto params = grpc_model::RequestToJson(req)) {
+    call.params = std::move(*params);
+    return std::nullopt;
+  }
   std::string text;
   google::protobuf::util::JsonPrintOptions print;
   if (auto st = google::protobuf::util::MessageToJsonString(req, &text, print); !st.ok())

@@ -1,11 +1,13 @@
 #pragma once
 // The machinery both gRPC services of the binding share (grpc_binding.hpp): lf.a2a.v1 (A2A
 // 1.0, grpc_binding.cpp) and a2a.v1 (A2A 0.3, grpc_service_v03.cpp). A CallRunner serves one
-// service's RPCs over the operation table: the request message becomes its ProtoJSON (the
-// params of the operation in that version's shape, a2a_operations.hpp protocol::Wire), the handler
-// runs on the I/O executor, and its JSON result is parsed back into the response message, or
-// its stream is pumped (sse_pump.hpp) as response messages, one write at a time. Internal to
-// the module transport_grpc.
+// service's RPCs over the operation table: the request message becomes its ProtoJSON DOM (the
+// params of the operation in that version's shape, a2a_operations.hpp protocol::Wire; made
+// from the message, grpc_model.hpp), and the handler runs on the I/O executor. An A2A 1.0
+// Task or Message result, and every event of an A2A 1.0 stream, is written into the response
+// message from the model (grpc_model.hpp); any other result is JSON text parsed into it, and
+// 0.3 stream events are ProtoJSON frames. A stream is pumped (sse_pump.hpp) one response
+// message per write. Internal to the module transport_grpc.
 //
 // Thread safety: a CallRunner is immutable after construction; its methods are called on
 // gRPC's threads, which only hand work to the I/O executor; calls finish from there.
@@ -25,13 +27,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/call_context.hpp"
 #include "a2ad/transport/a2a/a2a_operations.hpp"
-#include "a2ad/transport/auth/auth.hpp"
 #include "a2ad/transport/a2a/extensions.hpp"
+#include "a2ad/transport/a2a/grpc/grpc_model.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 #include "a2ad/transport/http/sse_pump.hpp"
 
 namespace a2ad::transport::grpc_calls {
@@ -47,11 +51,12 @@ grpc::Status StatusOf(const core::Error& error, protocol::WireVersion version);
 /// proto).
 google::protobuf::util::JsonParseOptions Lenient();
 
-/// The frames PumpStream writes to a GrpcSink for a stream of `version`: one StreamResponse's
-/// ProtoJSON per line (0.3: `final` only on the status update that ends the stream). An error
-/// that cuts the stream short is stored in `cut` (the call finishes with its status).
+/// What PumpStream writes to a GrpcSink for a stream of `version`: with `from_model` (A2A
+/// 1.0's lf.a2a.v1.StreamResponse) the items themselves, else one response's ProtoJSON per
+/// line (0.3: `final` only on the status update that ends the stream). An error that cuts the
+/// stream short is stored in `cut` (the call finishes with its status).
 SsePumpSpec StreamSpec(protocol::WireVersion version, bool close_on_interrupt,
-                       std::shared_ptr<std::optional<core::Error>> cut);
+                       std::shared_ptr<std::optional<core::Error>> cut, bool from_model);
 
 /// What one call carries from the gRPC thread to the I/O executor.
 struct CallState {
@@ -104,6 +109,32 @@ class CallRunner {
 /// version is kV03).
 std::unique_ptr<grpc::Service> MakeV03Service(CallRunner runner);
 
+// ---- results as the model (WritesModel) ----------------------------------------------------
+
+/// Writes a result handed over as the model into the response; nullopt when done, else why
+/// not (a response of another type: the operation table and the service disagree).
+inline std::optional<std::string> FromModel(const OperationResult& r, lf::a2a::v1::Task* resp) {
+  if (!r.task) return "not a task";
+  return grpc_model::ToProto(*r.task, resp);
+}
+inline std::optional<std::string> FromModel(const OperationResult& r,
+                                            lf::a2a::v1::SendMessageResponse* resp) {
+  if (r.task) return grpc_model::ToProto(*r.task, resp->mutable_task());
+  return grpc_model::ToProto(*r.message, resp->mutable_message());
+}
+template <class Resp>
+std::optional<std::string> FromModel(const OperationResult&, Resp*) {
+  return "not written from the model";
+}
+inline std::optional<std::string> FromModel(const protocol::StreamEvent& e,
+                                            lf::a2a::v1::StreamResponse* resp) {
+  return grpc_model::ToProto(e, resp);
+}
+template <class Resp>
+std::optional<std::string> FromModel(const protocol::StreamEvent&, Resp*) {
+  return "not written from the model";
+}
+
 // ---- streams ------------------------------------------------------------------------------
 
 /// Shared by a streaming call's reactor (gRPC threads) and its pump (the I/O executor).
@@ -146,8 +177,9 @@ class StreamReactor : public grpc::ServerWriteReactor<Resp> {
   std::shared_ptr<StreamShared<Resp>> s_;
 };
 
-/// Where PumpStream writes for a gRPC stream: each frame is one response's ProtoJSON followed
-/// by '\n' (JSON text from the writer never holds a raw newline).
+/// Where PumpStream writes for a gRPC stream: A2A 1.0's items as they are (WriteItems, written
+/// from the model); A2A 0.3's as frames, each one response's ProtoJSON followed by '\n' (JSON
+/// text from the writer never holds a raw newline).
 template <class Resp>
 class GrpcSink : public SseSink {
  public:
@@ -168,6 +200,17 @@ class GrpcSink : public SseSink {
           !st.ok()) {
         core::LogError("grpc: a stream event does not fit " + s_->message.GetTypeName() + ": " +
                        st.ToString());
+        co_return false;
+      }
+      if (!co_await WriteOne()) co_return false;
+    }
+    co_return true;
+  }
+  boost::asio::awaitable<bool> WriteItems(std::vector<tasks::StreamItemPtr> items) override {
+    for (const auto& item : items) {
+      if (auto why = FromModel(item->event, &s_->message)) {
+        core::LogError("grpc: a stream event does not fit " + s_->message.GetTypeName() + ": " +
+                       *why);
         co_return false;
       }
       if (!co_await WriteOne()) co_return false;
@@ -233,6 +276,11 @@ grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std:
           status = StatusOf(r.error(), v);
         } else if (r->stream) {
           status = StatusOf(Error(ErrorCode::kInternal, "a unary RPC got a stream"), v);
+        } else if (r->task || r->message) {
+          if (auto why = FromModel(*r, resp))
+            status = StatusOf(Error(ErrorCode::kInternal,
+                                    "the result does not fit " + resp->GetTypeName() + ": " + *why),
+                              v);
         } else if (r->result_json != "null") {
           if (auto st =
                   google::protobuf::util::JsonStringToMessage(r->result_json, resp, Lenient());
@@ -286,7 +334,8 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
         auto cut = std::make_shared<std::optional<Error>>();
         GrpcSink<Resp> sink(reactor, shared);
         co_await PumpStream(sink, std::move(*r->stream),
-                            StreamSpec(v, r->stream_closes_on_interrupt, cut));
+                            StreamSpec(v, r->stream_closes_on_interrupt, cut,
+                                       std::is_same_v<Resp, lf::a2a::v1::StreamResponse>));
         bool cancelled;
         {
           std::lock_guard lock(shared->mu);
