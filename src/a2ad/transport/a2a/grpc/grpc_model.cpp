@@ -219,10 +219,14 @@ std::optional<json::value> NumberToJson(double d) {
 // fallback's parse refuses the request as it always did.
 constexpr int kMaxDepth = static_cast<int>(protocol::JsonParseOptions{}.max_depth);
 
+// Fields the schema does not know (a wire type other than the field's is one): protobuf's
+// printer reads those its own way, so the message is left to it.
+bool Unknown(const pb::Message& m) { return !m.GetReflection()->GetUnknownFields(m).empty(); }
+
 std::optional<json::value> ValueToJson(const pb::Value& v, int depth);
 
 std::optional<json::value> StructToJson(const pb::Struct& s, int depth) {
-  if (depth > kMaxDepth) return std::nullopt;
+  if (depth > kMaxDepth || Unknown(s)) return std::nullopt;
   json::object o;
   o.reserve(s.fields_size());
   for (const auto& [k, v] : s.fields()) {
@@ -234,6 +238,7 @@ std::optional<json::value> StructToJson(const pb::Struct& s, int depth) {
 }
 
 std::optional<json::value> ValueToJson(const pb::Value& v, int depth) {
+  if (Unknown(v)) return std::nullopt;
   switch (v.kind_case()) {
     case pb::Value::kNullValue:
       return json::value(nullptr);
@@ -246,7 +251,7 @@ std::optional<json::value> ValueToJson(const pb::Value& v, int depth) {
     case pb::Value::kStructValue:
       return StructToJson(v.struct_value(), depth);
     case pb::Value::kListValue: {
-      if (depth > kMaxDepth) return std::nullopt;
+      if (depth > kMaxDepth || Unknown(v.list_value())) return std::nullopt;
       json::array a;
       a.reserve(static_cast<size_t>(v.list_value().values_size()));
       for (const auto& item : v.list_value().values()) {
@@ -305,7 +310,7 @@ std::optional<json::value> MessageToDom(const pb::Message& m, int depth) {
   const pb::Descriptor* d = m.GetDescriptor();
   if (d == pb::Struct::descriptor()) return StructToJson(static_cast<const pb::Struct&>(m), depth);
   if (d == pb::Value::descriptor()) return ValueToJson(static_cast<const pb::Value&>(m), depth);
-  if (depth > kMaxDepth) return std::nullopt;
+  if (depth > kMaxDepth || Unknown(m)) return std::nullopt;
   if (d->file()->package() == "google.protobuf") return std::nullopt;  // other well-known types
   std::vector<const pb::FieldDescriptor*> fields;
   m.GetReflection()->ListFields(m, &fields);  // the set ones: ProtoJSON omits the defaults

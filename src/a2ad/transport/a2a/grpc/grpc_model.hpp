@@ -28,8 +28,9 @@ std::optional<std::string> ToProto(const protocol::StreamEvent& from,
 /// A request message as ProtoJSON's DOM: what parsing protobuf's JSON text of it gives
 /// (boost::json's reading of its numbers included), built without that text. nullopt when
 /// the message holds a field of a kind this does not write (64-bit integers, floating point
-/// fields, well-known types other than Struct and Value, maps, a Value without a kind):
-/// then protobuf's printer is the way.
+/// fields, well-known types other than Struct and Value, maps, a Value without a kind), or
+/// fields the schema does not know (the printer reads those its own way): then protobuf's
+/// printer is the way.
 std::optional<boost::json::value> RequestToJson(const google::protobuf::Message& request);
 
 }  // namespace a2ad::transport::grpc_model
