@@ -76,9 +76,12 @@ class TckExecutorTest : public ::testing::Test {
   // backlog, then the live items past the backlog's sequence with an A2A projection.
   std::vector<StreamItemPtr> Items(const StreamStart& start) {
     Drain();
-    std::vector<StreamItemPtr> items = start.backlog;
+    std::vector<StreamItemPtr> items;
     int64_t last = start.last_sequence;
-    for (const auto& item : items) last = std::max(last, item->sequence);
+    for (const auto& item : start.backlog) {
+      if (item->a2a) items.push_back(item);
+      last = std::max(last, item->sequence);
+    }
     while (auto item = start.subscription->TryNext())
       if (item->a2a && item->sequence > last) items.push_back(item);
     return items;
@@ -270,6 +273,20 @@ TEST_F(TckExecutorTest, StreamsGoWorkingArtifactCompleted) {
     EXPECT_EQ(items[2]->event.status_update.status.state, S::kCompleted) << id;
     ExpectLogFoldsToSnapshot(task_id);
   }
+}
+
+// A streamed send's first commit (the task and the first steps' events) is the stream's
+// backlog: the subscription's queue limit, here 1, applies only to what comes later.
+TEST_F(TckExecutorTest, TheFirstCommitOfAStreamIsNotHeldToTheQueueLimit) {
+  auto stream =
+      Run(service_->SendStreamingMessage(ctx_, Send("tck-stream-artifact-chunked-q1"), 1));
+  ASSERT_TRUE(stream.ok());
+  EXPECT_GE(stream->backlog.size(), 5u);  // task, working, two chunks, completed (and run events)
+  auto items = Items(*stream);
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_EQ(items[0]->event.kind, K::kTask);
+  EXPECT_EQ(items[4]->event.status_update.status.state, S::kCompleted);
+  EXPECT_FALSE(stream->subscription->overflowed());
 }
 
 TEST_F(TckExecutorTest, Stream002CompletesAtOnceAndStreamFileHasTheFilePart) {

@@ -171,8 +171,8 @@ TEST_P(JsonRpcConformance, MatchesGolden) {
   }
 }
 
-// Events already queued when the stream gets to them go out in one write: a streamed echo is
-// one commit (its first steps ride with the task's creation), so the stream is one write.
+// Events already at hand when the stream gets to them go out in one write: a streamed echo is
+// one commit (its first steps ride with the task's creation), the stream's backlog, one write.
 TEST(StreamWrites, QueuedEventsAreCoalescedIntoOneWrite) {
   Fixture fx;
   HttpRequest req;
@@ -186,7 +186,7 @@ TEST(StreamWrites, QueuedEventsAreCoalescedIntoOneWrite) {
   int writes = 0;
   json::array events = fx.Drain(res, &writes);
   EXPECT_EQ(events.size(), 4u);  // task, working, artifact, completed
-  EXPECT_EQ(writes, 1);          // the task and its three events, queued together
+  EXPECT_EQ(writes, 1);          // the task and its three events, together
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, JsonRpcConformance,

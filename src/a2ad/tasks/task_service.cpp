@@ -64,8 +64,9 @@ struct TaskService::Accepted {
   RecordPtr record;
   std::string skill_id;
   std::shared_ptr<void> detach;  // set when a subscription was attached
-  /// The subscription was attached before the creating commit: it gets that commit's items.
-  bool observed_creation = false;
+  /// A new task's creating commit as a stream shows it (the task as submitted, then each
+  /// event), when a stream asked for it; empty otherwise.
+  std::vector<StreamItemPtr> creation_items;
 };
 
 TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
@@ -142,18 +143,21 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
 asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
     const CallContext& ctx, protocol::SendMessageRequest req, size_t queue_capacity) {
   auto sub = std::make_shared<Subscription>(queue_capacity);
-  // As a blocking send, what the executor decides at once rides with the creating commit.
-  // The stream of a new task is attached before that commit, so it shows each of the
-  // commit's events (the task as submitted first) as if they had been committed one by one.
+  // As a blocking send, what the executor decides at once rides with the creating commit,
+  // and the stream of a new task begins with that commit's items (the task as submitted
+  // first, then each event) as if they had been committed one by one; its backlog, so the
+  // subscription's queue limit applies only to what comes later.
   auto accepted = co_await Accept(ctx, req, sub, true);
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   StreamStart start;
   start.subscription = sub;
   start.detach = std::move(a.detach);
-  if (a.observed_creation) co_return start;  // every item comes through `sub`
   start.last_sequence = a.record->last_sequence;
-  start.backlog.push_back(SnapshotItem(a.record->last_sequence, a.record->task));
+  if (!a.creation_items.empty())
+    start.backlog = std::move(a.creation_items);
+  else
+    start.backlog.push_back(SnapshotItem(a.record->last_sequence, a.record->task));
   co_return start;
 }
 
@@ -278,26 +282,34 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     first_steps = [executor](const storage::TaskRecord& fresh) {
       return executor->FirstSteps(fresh);
     };
-  // A stream attaches to the new task before its creating commit, so that commit's items
-  // (the inline first steps') are made for it: nobody else knows the fresh id yet. A retried
-  // send instead attaches to the existing task below and then re-reads it, so its snapshot
-  // covers everything the stream will not see.
-  if (attach) Subscribe(slot, attach);
+  // A stream gets the creating commit's items (its backlog; the fresh id is nobody else's).
+  if (attach) {
+    std::lock_guard lock(slot->mu);
+    slot->keep_creation_items = true;
+  }
   bool replayed = false;
   auto r = co_await Create(slot, ctx, dedup_key,
                            OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed,
                            std::move(first_steps));
-  if (attach && (!r || replayed)) Unsubscribe(slot, attach);  // the fresh id's slot
   if (!r) co_return std::move(r).error();
   RecordPtr created = std::move(r).value();
+  // A stream attaches once the task is known: a new task has no execution yet (it starts
+  // below), so nothing can be missed; a retried send attaches to the existing task and
+  // then re-reads it, so its snapshot covers everything the stream will not see.
   std::shared_ptr<void> detach;  // dropped (detaching) on error
   if (!replayed) {
-    if (attach) detach = Detacher(slot, attach);
+    std::vector<StreamItemPtr> creation_items;
+    if (attach) {
+      detach = Attach(slot, attach);
+      std::lock_guard lock(slot->mu);
+      creation_items = std::exchange(slot->creation_items, {});
+      slot->keep_creation_items = false;
+    }
     // A task its creating commit already finished (inline first steps) has nothing to run.
     if (!protocol::IsTerminal(created->task.status.state))
       StartExecution(slot, created, msg, skill_id, std::nullopt, options_.cluster ? 1 : 0);
     co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach),
-                       attach != nullptr};
+                       std::move(creation_items)};
   }
   task_id = created->task.id;
   slot = Acquire(task_id);

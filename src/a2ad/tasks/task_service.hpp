@@ -448,16 +448,8 @@ class TaskService {
                                                          std::string dedup_key,
                                                          std::vector<EventDraft> step,
                                                          bool& replayed, Extension extend = {});
-  /// Adds `sub` to the task's streams; the result, when released, closes and removes it.
   std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
                                const std::shared_ptr<Subscription>& sub);
-  /// Attach in two halves: add now, and the releaser later (or Unsubscribe, not closing).
-  static void Subscribe(const std::shared_ptr<Slot>& slot,
-                        const std::shared_ptr<Subscription>& sub);
-  static void Unsubscribe(const std::shared_ptr<Slot>& slot,
-                          const std::shared_ptr<Subscription>& sub);
-  static std::shared_ptr<void> Detacher(const std::shared_ptr<Slot>& slot,
-                                        const std::shared_ptr<Subscription>& sub);
   boost::asio::awaitable<RecordPtr> WaitUntil(std::shared_ptr<Slot> slot,
                                               std::function<bool(const storage::TaskRecord&)> pred,
                                               std::chrono::milliseconds timeout);

@@ -249,8 +249,9 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
   // Stream items are made only when a stream is attached: most commits have no observer.
   // A stream that attaches while this commit is in flight, and whose snapshot read misses
   // it, gets the items made after the fact from the stored events (see FanOut).
-  bool observed = false;
-  {
+  const bool keep = creating && slot->keep_creation_items;
+  bool observed = keep;
+  if (!observed) {
     std::lock_guard pub(slot->pub_mu);
     observed = !slot->subscribers.empty();
   }
@@ -288,6 +289,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     item->record_after = record;
     items.push_back(std::move(item));
   }
+  if (keep) slot->creation_items = items;
   commit.shared_record = record;
   commit.releases_dedup_key =
       !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
@@ -441,27 +443,14 @@ bool TaskService::task_locked(const std::string& task_id) {
 
 std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
                                           const std::shared_ptr<Subscription>& sub) {
-  Subscribe(slot, sub);
-  return Detacher(slot, sub);
-}
-
-void TaskService::Subscribe(const std::shared_ptr<Slot>& slot,
-                            const std::shared_ptr<Subscription>& sub) {
-  std::lock_guard pub(slot->pub_mu);
-  slot->subscribers.push_back(sub);
-}
-
-void TaskService::Unsubscribe(const std::shared_ptr<Slot>& slot,
-                              const std::shared_ptr<Subscription>& sub) {
-  std::lock_guard pub(slot->pub_mu);
-  std::erase(slot->subscribers, sub);
-}
-
-std::shared_ptr<void> TaskService::Detacher(const std::shared_ptr<Slot>& slot,
-                                            const std::shared_ptr<Subscription>& sub) {
+  {
+    std::lock_guard pub(slot->pub_mu);
+    slot->subscribers.push_back(sub);
+  }
   return std::shared_ptr<void>(nullptr, [slot, sub](void*) {
     sub->Close();
-    Unsubscribe(slot, sub);
+    std::lock_guard pub(slot->pub_mu);
+    std::erase(slot->subscribers, sub);
   });
 }
 

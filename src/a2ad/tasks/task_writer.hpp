@@ -66,6 +66,10 @@ struct TaskService::Slot {
   RecordPtr head;                     // newest accepted record (possibly not yet durable)
   std::atomic<bool> stale{false};     // a commit failed: re-read head from the store
   std::atomic<uint64_t> failures{0};  // failed commits so far (incremented before `stale`)
+  // A stream of the new task wants its creating commit's items (under `mu`): the commit makes
+  // them and leaves them in `creation_items`, for the stream's backlog (AcceptNew).
+  bool keep_creation_items = false;
+  std::vector<StreamItemPtr> creation_items;
 
   std::mutex pub_mu;    // guards what follows up to sleep_mu (taken from the writer thread)
   RecordPtr published;  // newest durable record
