@@ -33,6 +33,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # the gRPC binding
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev  # the fuzz preset (tests/fuzz): clang++ and libFuzzer
+  clang-tidy  # make lint (.clang-tidy)
   curl ca-certificates python3
   python3-prometheus-client  # tests/metrics: /metrics read by the Prometheus client's parser
   chromium  # tests/browser: a real browser (CORS), driven by playwright-core

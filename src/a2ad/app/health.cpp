@@ -45,7 +45,7 @@ struct Probe {
 json::object Check(bool ok, std::string detail = {}) {
   json::object c;
   c["ok"] = ok;
-  if (!detail.empty()) c["detail"] = std::move(detail);
+  if (!detail.empty()) c["detail"] = detail;
   return c;
 }
 

@@ -64,7 +64,7 @@ client::RetryPolicy RetryOf(const json::object& spec) {
 json::object ErrorResult(std::string_view code, std::string message, int attempts = 0) {
   json::object error;
   error["code"] = code;
-  error["message"] = std::move(message);
+  error["message"] = message;
   json::object out;
   out["error"] = std::move(error);
   if (attempts > 0) out["attempts"] = attempts;

@@ -12,7 +12,6 @@ namespace a2ad::protocol {
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
-using core::JwsAlg;
 using core::Result;
 
 namespace {

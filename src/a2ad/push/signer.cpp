@@ -214,7 +214,7 @@ void KeyStore::RefreshOnce() {
       outcome = std::move(purged).error();
   }
   auto current = ring_->Version();
-  if (!current) outcome = std::move(current).error();
+  if (!current) outcome = current.error();
   if (outcome && *current != version) {
     auto snapshot = ring_->Load();
     auto keys = snapshot ? Parse(*snapshot) : Result<Keys>(snapshot.error());

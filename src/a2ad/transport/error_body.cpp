@@ -101,7 +101,7 @@ HttpResponse RestErrorResponse(int status, std::string_view code, std::string me
   json::object body{{"error", code}, {"message", std::move(message)}};
   if (!details.empty()) {
     json::object d;
-    for (auto& [k, v] : details) d[k] = std::move(v);
+    for (const auto& [k, v] : details) d[k] = v;
     body["details"] = std::move(d);
   }
   return JsonResponse(status, protocol::SerializeJson(body));

@@ -7,7 +7,6 @@
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
-#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/workflow/graph.hpp"

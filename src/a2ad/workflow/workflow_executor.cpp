@@ -6,7 +6,6 @@
 #include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/tasks/run_projection.hpp"
-#include "a2ad/workflow/approval_policy.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
 #include "a2ad/workflow/plan.hpp"
 #include "a2ad/workflow/run_steps.hpp"

@@ -12,7 +12,6 @@
 namespace a2ad::ext::opt {
 namespace asio = boost::asio;
 using core::ErrorCode;
-using core::Result;
 
 namespace {
 constexpr size_t kBatch = 256;  // rows read at a time

@@ -334,7 +334,7 @@ void PostgresStore::Impl::SetCommitParticipant(CommitParticipant participant) {
 std::string PostgresStore::Impl::TellParticipant(std::vector<Pending>& batch,
                                                  const std::vector<core::Result<void>>& checked,
                                                  bool savepoint_taken) {
-  const std::string release = "RELEASE SAVEPOINT participant; ";
+  std::string release = "RELEASE SAVEPOINT participant; ";
   std::vector<CommittedTask> written;
   written.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {

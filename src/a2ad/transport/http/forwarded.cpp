@@ -101,7 +101,7 @@ std::optional<ip::address> ForwardedClient(const ip::address& peer, const Header
   const std::vector<std::string> chain =
       rfc7239 ? ForwardedFor(forwarded) : XForwardedFor(x_forwarded_for);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const auto a = NodeAddress(*it);
+    auto a = NodeAddress(*it);
     if (!a) return std::nullopt;  // an unusable node: nothing further left can be trusted
     if (!net::InAnyCidr(*a, trusted)) return a;
   }

@@ -76,7 +76,7 @@ class Format final : public NodeKind {
     if (!n.artifact_type.empty())
       NodeArtifact(out, step.run_id, n, protocol::Part::Text(text), n.artifact_type);
     json::object outputs;
-    outputs[key.empty() ? "text" : key] = std::move(text);
+    outputs[key.empty() ? "text" : key] = text;
     out.push_back(Ev(protocol::kEvNodeCompleted, n.id,
                      json::object{{"outputs", std::move(outputs)}, {"durationMs", 0}}));
     return out;

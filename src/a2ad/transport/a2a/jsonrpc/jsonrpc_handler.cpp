@@ -16,7 +16,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
-using core::Result;
 using protocol::WireVersion;
 
 namespace {
