@@ -246,9 +246,10 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
   commit.fence_epoch = creating ? 0 : fence_epoch;
   commit.take_lease = creating && options_.cluster != nullptr;
   const int64_t now = clock_.NowMs();
-  // Stream items are made only when a stream is attached: most commits have no observer.
-  // A stream that attaches while this commit is in flight, and whose snapshot read misses
-  // it, gets the items made after the fact from the stored events (see FanOut).
+  // Stream items are made only when a stream is attached, or (`keep`) a new task's stream
+  // will take the creating commit's as its backlog: most commits have no observer. A stream
+  // that attaches while this commit is in flight, and whose snapshot read misses it, gets the
+  // items made after the fact from the stored events (see FanOut).
   const bool keep = creating && slot->keep_creation_items;
   bool observed = keep;
   if (!observed) {
@@ -289,7 +290,9 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     item->record_after = record;
     items.push_back(std::move(item));
   }
-  if (keep) slot->creation_items = items;
+  // Kept for the new task's stream, which attaches after this commit; nobody else knows the
+  // fresh id, so no stream is attached now to be handed them.
+  if (keep) slot->creation_items = std::move(items);
   commit.shared_record = record;
   commit.releases_dedup_key =
       !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
