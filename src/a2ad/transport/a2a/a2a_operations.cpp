@@ -145,7 +145,7 @@ OperationResult TaskResult(const protocol::CallContext& ctx, protocol::Task task
   OperationResult r;
   r.task_id = task.id;
   if (WritesModel(ctx)) {
-    r.task = std::move(task);
+    r.task = std::make_shared<const protocol::Task>(std::move(task));
     return r;
   }
   const protocol::Wire wire = WireOf(ctx);
@@ -247,7 +247,7 @@ Awaitable Refuse(Error e) { co_return e; }
 OperationResult MessageResult(const protocol::CallContext& ctx, protocol::Message m) {
   OperationResult r;
   if (WritesModel(ctx)) {
-    r.message = std::move(m);
+    r.message = std::make_shared<const protocol::Message>(std::move(m));
     return r;
   }
   const protocol::Wire wire = WireOf(ctx);

@@ -73,9 +73,10 @@ struct OperationCall {
 struct OperationResult {
   std::string result_json;  // the result, as JSON text (unary operations)
   /// A Task or Message result as the model instead, for a binding that writes it itself (gRPC
-  /// A2A 1.0, WritesModel): result_json is then empty.
-  std::optional<protocol::Task> task;
-  std::optional<protocol::Message> message;
+  /// A2A 1.0, WritesModel): result_json is then empty. Held by pointer: every result passes
+  /// through several coroutine frames, and a Task in place would triple their size.
+  std::shared_ptr<const protocol::Task> task;
+  std::shared_ptr<const protocol::Message> message;
   std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
   std::optional<tasks::StreamStart> stream;                  // streaming operations
   /// A stream that ends at input-required / auth-required too (message/stream: one cycle),
