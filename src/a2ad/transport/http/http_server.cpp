@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -143,6 +144,56 @@ bool IsGone(const boost::system::error_code& ec) {
          ec == beast::error::timeout;
 }
 
+// A write that waits longer than this for the client to read is cut off (the tcp_stream's
+// expiry closes the socket).
+constexpr std::chrono::seconds kWriteStall{30};
+
+/// Writes `buffers`: what the socket takes at once directly (ConnStream::TryWrite), the rest
+/// asynchronously within `limit`.
+template <class Buffers>
+asio::awaitable<boost::system::error_code> WriteAll(Conn& c, const Buffers& buffers,
+                                                    std::chrono::steady_clock::duration limit) {
+  boost::system::error_code ec;
+  const size_t wrote = c.io.TryWrite(buffers, ec);
+  if (ec || wrote == asio::buffer_size(buffers)) co_return ec;
+  beast::buffers_suffix<Buffers> rest(buffers);
+  rest.consume(wrote);
+  c.stream.expires_after(limit);
+  std::tie(ec, std::ignore) =
+      co_await asio::async_write(c.io, rest, asio::as_tuple(asio::use_awaitable));
+  c.stream.expires_never();
+  co_return ec;
+}
+
+/// WriteAll for an HTTP message (its head only with `head_only`) through its serializer.
+template <class Serializer>
+asio::awaitable<boost::system::error_code> WriteMessage(Conn& c, Serializer& sr, bool head_only,
+                                                        std::chrono::steady_clock::duration limit) {
+  boost::system::error_code ec;
+  if (head_only) sr.split(true);
+  const auto done = [&] { return head_only ? sr.is_header_done() : sr.is_done(); };
+  while (!done()) {
+    size_t asked = 0, wrote = 0;
+    sr.next(ec, [&](boost::system::error_code& write_ec, const auto& buffers) {
+      asked = beast::buffer_bytes(buffers);
+      wrote = c.io.TryWrite(buffers, write_ec);
+      sr.consume(wrote);
+    });
+    if (ec) co_return ec;
+    if (asked == 0 || wrote < asked) break;  // the socket is full (or TLS): the rest waits
+  }
+  if (done()) co_return ec;
+  c.stream.expires_after(limit);
+  if (head_only)
+    std::tie(ec, std::ignore) =
+        co_await http::async_write_header(c.io, sr, asio::as_tuple(asio::use_awaitable));
+  else
+    std::tie(ec, std::ignore) =
+        co_await http::async_write(c.io, sr, asio::as_tuple(asio::use_awaitable));
+  c.stream.expires_never();
+  co_return ec;
+}
+
 }  // namespace
 
 /// The SSE sink of one connection. A read kept pending on the socket notices the client
@@ -196,20 +247,16 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
 
   asio::awaitable<bool> Write(std::string bytes) override {
     if (gone_) co_return false;
-    c_->stream.expires_after(std::chrono::seconds(30));  // a client that stops reading
     boost::system::error_code ec;
     if (chunked_) {
       char size[24];
       const int len = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
       const std::array<asio::const_buffer, 3> parts{asio::buffer(size, static_cast<size_t>(len)),
                                                     asio::buffer(bytes), asio::buffer("\r\n", 2)};
-      std::tie(ec, std::ignore) =
-          co_await asio::async_write(c_->io, parts, asio::as_tuple(asio::use_awaitable));
+      ec = co_await WriteAll(*c_, parts, kWriteStall);
     } else {
-      std::tie(ec, std::ignore) = co_await asio::async_write(c_->io, asio::buffer(bytes),
-                                                             asio::as_tuple(asio::use_awaitable));
+      ec = co_await WriteAll(*c_, asio::const_buffer(asio::buffer(bytes)), kWriteStall);
     }
-    c_->stream.expires_never();
     if (ec) Gone();
     co_return !ec;
   }
@@ -447,9 +494,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     r.stream = nullptr;
     if (status == 503) r.headers.emplace_back("Retry-After", "1");
     auto res = ToBeast(std::move(r), 11, false);
-    c.stream.expires_after(kErrorWriteTimeout);
-    co_await http::async_write(c.io, res, asio::as_tuple(asio::use_awaitable));
-    c.stream.expires_never();
+    http::response_serializer<http::string_body> sr{res};
+    co_await WriteMessage(c, sr, false, kErrorWriteTimeout);
   }
 
   /// Closes after an error answer to a request that was not read to its end. Closing a
@@ -652,11 +698,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         else
           head.keep_alive(false);
         http::response_serializer<http::empty_body> sr{head};
-        c->stream.expires_after(std::chrono::seconds(30));
-        auto [ec_s, n_s] =
-            co_await http::async_write_header(c->io, sr, asio::as_tuple(asio::use_awaitable));
-        (void)n_s;
-        c->stream.expires_never();
+        const auto ec_s = co_await WriteMessage(*c, sr, true, kWriteStall);
         if (!ec_s) {
           auto sink = std::make_shared<ConnSink>(c, chunked);
           c->sink = sink;
@@ -673,11 +715,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
             std::string early;
             if (co_await sink->StopWatching(early)) {
               c->sink.reset();
-              c->stream.expires_after(std::chrono::seconds(30));
-              auto [ec_e, n_e] = co_await asio::async_write(c->io, asio::buffer("0\r\n\r\n", 5),
-                                                            asio::as_tuple(asio::use_awaitable));
-              (void)n_e;
-              c->stream.expires_never();
+              const auto ec_e =
+                  co_await WriteAll(*c, asio::const_buffer("0\r\n\r\n", 5), kWriteStall);
               if (!ec_e && buffer.size() + early.size() <= buffer.max_size()) {
                 // A request the client sent during the stream is the next one.
                 const size_t n =
@@ -696,10 +735,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       // HEAD: the head a GET would get (its Content-Length included), and no body (RFC 9110
       // §9.3.2): a body here would be read as the start of the next answer.
       if (head_request) res.body().clear();
-      c->stream.expires_after(std::chrono::seconds(30));
-      auto [ec_w, n_w] =
-          co_await http::async_write(c->io, res, asio::as_tuple(asio::use_awaitable));
-      (void)n_w;
+      http::response_serializer<http::string_body> sr{res};
+      const auto ec_w = co_await WriteMessage(*c, sr, false, kWriteStall);
       c->busy = false;
       if (ec_w || !again) break;
     }
