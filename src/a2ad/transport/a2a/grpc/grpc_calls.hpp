@@ -183,8 +183,15 @@ class StreamReactor : public grpc::ServerWriteReactor<Resp> {
 template <class Resp>
 class GrpcSink : public SseSink {
  public:
-  GrpcSink(StreamReactor<Resp>* reactor, std::shared_ptr<StreamShared<Resp>> s)
-      : reactor_(reactor), s_(std::move(s)) {}
+  /// `closes`: the item that ends the stream (SsePumpSpec::closes); WriteItems writes it
+  /// with the call's OK status in one go (StartWriteAndFinish), and the call is then over
+  /// (finished()).
+  GrpcSink(StreamReactor<Resp>* reactor, std::shared_ptr<StreamShared<Resp>> s,
+           std::function<bool(const tasks::StreamItem&)> closes)
+      : reactor_(reactor), s_(std::move(s)), closes_(std::move(closes)) {}
+
+  /// True once the call was finished with the last item (WriteItems).
+  bool finished() const { return finished_; }
 
   boost::asio::awaitable<bool> Write(std::string bytes) override {
     size_t pos = 0;
@@ -212,6 +219,13 @@ class GrpcSink : public SseSink {
         core::LogError("grpc: a stream event does not fit " + s_->message.GetTypeName() + ": " +
                        *why);
         co_return false;
+      }
+      if (&item == &items.back() && closes_ && closes_(*item)) {
+        // The stream's last message and its status in one go: no write completion to wait
+        // for (OnWriteDone is not called for it; the call ends with OnDone).
+        finished_ = true;
+        reactor_->StartWriteAndFinish(&s_->message, grpc::WriteOptions(), grpc::Status::OK);
+        co_return true;
       }
       if (!co_await WriteOne()) co_return false;
     }
@@ -246,6 +260,8 @@ class GrpcSink : public SseSink {
 
   StreamReactor<Resp>* reactor_;
   std::shared_ptr<StreamShared<Resp>> s_;
+  std::function<bool(const tasks::StreamItem&)> closes_;
+  bool finished_ = false;
 };
 
 // ---- CallRunner's templates ---------------------------------------------------------------
@@ -332,10 +348,14 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
           co_return;
         }
         auto cut = std::make_shared<std::optional<Error>>();
-        GrpcSink<Resp> sink(reactor, shared);
-        co_await PumpStream(sink, std::move(*r->stream),
-                            StreamSpec(v, r->stream_closes_on_interrupt, cut,
-                                       std::is_same_v<Resp, lf::a2a::v1::StreamResponse>));
+        SsePumpSpec spec = StreamSpec(v, r->stream_closes_on_interrupt, cut,
+                                      std::is_same_v<Resp, lf::a2a::v1::StreamResponse>);
+        GrpcSink<Resp> sink(reactor, shared, spec.closes);
+        co_await PumpStream(sink, std::move(*r->stream), std::move(spec));
+        if (sink.finished()) {
+          *finished = true;
+          co_return;
+        }
         bool cancelled;
         {
           std::lock_guard lock(shared->mu);
