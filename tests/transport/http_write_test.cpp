@@ -100,6 +100,14 @@ class HttpWriteTest : public ::testing::Test {
         }
       }
     }
+    // Sends another request on this connection and expects its whole answer.
+    void ExpectNextRequestServed() {
+      in.clear();
+      Send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n");
+      const size_t head_end = ReadHead();
+      ReadAtLeast(head_end + 5);
+      EXPECT_EQ(in.substr(head_end), "small");
+    }
     // Reads one chunked-or-sized response head; returns the offset after it.
     size_t ReadHead() {
       for (;;) {
@@ -128,11 +136,7 @@ TEST_F(HttpWriteTest, AnAnswerLargerThanTheSocketTakesArrivesWholeAndTheConnecti
       << "the body differs from what was written";
 
   // The same connection serves the next request.
-  c.in.clear();
-  c.Send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n");
-  const size_t small_end = c.ReadHead();
-  c.ReadAtLeast(small_end + 5);
-  EXPECT_EQ(c.in.substr(small_end), "small");
+  c.ExpectNextRequestServed();
 }
 
 TEST_F(HttpWriteTest, StreamWritesLargerThanTheSocketTakesArriveWholeInOrder) {
@@ -164,11 +168,7 @@ TEST_F(HttpWriteTest, StreamWritesLargerThanTheSocketTakesArriveWholeInOrder) {
   EXPECT_EQ(c.in.size(), at);
 
   // The stream ended with its last chunk: the connection serves the next request.
-  c.in.clear();
-  c.Send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n");
-  const size_t small_end = c.ReadHead();
-  c.ReadAtLeast(small_end + 5);
-  EXPECT_EQ(c.in.substr(small_end), "small");
+  c.ExpectNextRequestServed();
 }
 
 TEST_F(HttpWriteTest, ManyClientsReadingSlowlyAllGetTheirWholeAnswer) {
