@@ -97,6 +97,13 @@ class CallRunner {
   /// `x-a2a-extensions`.
   std::optional<core::Error> Prepare(grpc::CallbackServerContext* c, std::string_view name,
                                      const google::protobuf::Message& req, CallState& call) const;
+  /// Prepares the call, then runs `body(op, call, finished)` (a coroutine) on the I/O
+  /// executor; `body` finishes the call and sets `*finished`. A refusal finishes it here,
+  /// and so does `body` throwing before it finished (kInternal, `threw`).
+  template <class Reactor, class Body>
+  void Spawn(grpc::CallbackServerContext* c, std::string_view name,
+             const google::protobuf::Message& req, Reactor* reactor, const char* threw,
+             Body body) const;
   const OperationTable& ops_;
   boost::asio::any_io_executor io_;
   const ExtensionRegistry* extensions_;
@@ -266,6 +273,32 @@ class GrpcSink : public SseSink {
 
 // ---- CallRunner's templates ---------------------------------------------------------------
 
+template <class Reactor, class Body>
+void CallRunner::Spawn(grpc::CallbackServerContext* c, std::string_view name,
+                       const google::protobuf::Message& req, Reactor* reactor, const char* threw,
+                       Body body) const {
+  auto call = std::make_shared<CallState>();
+  if (auto refusal = Prepare(c, name, req, *call)) {
+    reactor->Finish(StatusOf(*refusal, version_));
+    return;
+  }
+  const protocol::WireVersion v = version_;
+  auto finished = std::make_shared<bool>(false);
+  // co_spawn keeps the function object alive while its coroutine runs, so `body`'s
+  // captures are too.
+  boost::asio::co_spawn(
+      io_,
+      [body = std::move(body), op = ops_.Find(name), call, finished] {
+        return body(op, call, finished);
+      },
+      [reactor, finished, v, threw](std::exception_ptr ep) {
+        if (ep && !*finished) {
+          *finished = true;
+          reactor->Finish(StatusOf(core::Error(core::ErrorCode::kInternal, threw), v));
+        }
+      });
+}
+
 template <class Resp>
 grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std::string_view name,
                                             const google::protobuf::Message& req,
@@ -274,17 +307,10 @@ grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std:
   using core::Error;
   using core::ErrorCode;
   grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
-  auto call = std::make_shared<CallState>();
-  if (auto refusal = Prepare(c, name, req, *call)) {
-    reactor->Finish(StatusOf(*refusal, version_));
-    return reactor;
-  }
-  const Operation* op = ops_.Find(name);
-  const protocol::WireVersion v = version_;
-  auto finished = std::make_shared<bool>(false);
-  asio::co_spawn(
-      io_,
-      [op, call, reactor, resp, finished, v]() -> asio::awaitable<void> {
+  Spawn(
+      c, name, req, reactor, "the handler threw",
+      [reactor, resp, v = version_](const Operation* op, std::shared_ptr<CallState> call,
+                                    std::shared_ptr<bool> finished) -> asio::awaitable<void> {
         const OperationCall oc{call->ctx, call->params, &call->headers};
         auto r = co_await op->handler(oc);
         grpc::Status status = grpc::Status::OK;
@@ -308,12 +334,6 @@ grpc::ServerUnaryReactor* CallRunner::Unary(grpc::CallbackServerContext* c, std:
         }
         *finished = true;
         reactor->Finish(status);
-      },
-      [reactor, finished, v](std::exception_ptr ep) {
-        if (ep && !*finished) {
-          *finished = true;
-          reactor->Finish(StatusOf(Error(ErrorCode::kInternal, "the handler threw"), v));
-        }
       });
   return reactor;
 }
@@ -328,17 +348,10 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
   auto shared = std::make_shared<StreamShared<Resp>>();
   shared->io = io_;
   auto* reactor = new StreamReactor<Resp>(shared);
-  auto call = std::make_shared<CallState>();
-  if (auto refusal = Prepare(c, name, req, *call)) {
-    reactor->Finish(StatusOf(*refusal, version_));
-    return reactor;
-  }
-  const Operation* op = ops_.Find(name);
-  const protocol::WireVersion v = version_;
-  auto finished = std::make_shared<bool>(false);
-  asio::co_spawn(
-      io_,
-      [op, call, reactor, shared, finished, v]() -> asio::awaitable<void> {
+  Spawn(
+      c, name, req, reactor, "the stream threw",
+      [reactor, shared, v = version_](const Operation* op, std::shared_ptr<CallState> call,
+                                      std::shared_ptr<bool> finished) -> asio::awaitable<void> {
         const OperationCall oc{call->ctx, call->params, &call->headers};
         auto r = co_await op->handler(oc);
         if (!r || !r->stream) {
@@ -368,12 +381,6 @@ grpc::ServerWriteReactor<Resp>* CallRunner::Streaming(grpc::CallbackServerContex
           reactor->Finish(grpc::Status(grpc::CANCELLED, "the client went away"));
         else
           reactor->Finish(grpc::Status::OK);
-      },
-      [reactor, finished, v](std::exception_ptr ep) {
-        if (ep && !*finished) {
-          *finished = true;
-          reactor->Finish(StatusOf(Error(ErrorCode::kInternal, "the stream threw"), v));
-        }
       });
   return reactor;
 }
