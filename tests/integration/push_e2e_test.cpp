@@ -12,13 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/push/signer.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad {
@@ -27,6 +27,7 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using testing::HttpClient;
 using testing::ServerProcess;
+using testing::WaitFor;
 using testing::WebhookReceiver;
 
 const std::string kBinary = testing::A2adBinary();
@@ -82,16 +83,8 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// Polls `f` (no sleep-based assertion: it only bounds how long we wait for a condition).
-template <class F>
-bool Eventually(F f, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return f();
-}
+// How long a push, a delivery or a rotation is waited for (testing::WaitFor).
+constexpr std::chrono::seconds kPatience(30);
 
 class PushE2E : public ::testing::Test {
  protected:
@@ -140,13 +133,16 @@ class PushE2E : public ::testing::Test {
       testing::ExecOrExit(std::move(all));
     }
     std::string url;
-    EXPECT_TRUE(Eventually([&] {
-      std::string text = ReadFile(out);
-      auto pos = text.find("receiving on ");
-      if (pos == std::string::npos) return false;
-      url = text.substr(pos + 13, text.find('\n', pos) - pos - 13);
-      return true;
-    })) << ReadFile(err);
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          std::string text = ReadFile(out);
+          auto pos = text.find("receiving on ");
+          if (pos == std::string::npos) return false;
+          url = text.substr(pos + 13, text.find('\n', pos) - pos - 13);
+          return true;
+        },
+        kPatience))
+        << ReadFile(err);
     return url;
   }
 
@@ -167,10 +163,13 @@ TEST_F(PushE2E, CompletedRunPushesExactlyOnceWithAVerifiableJwt) {
   ASSERT_TRUE(r.as_object().contains("result")) << json::serialize(r);
   const std::string task_id(r.at("result").at("id").as_string());
   ASSERT_EQ(rx.WaitFor(1), 1u);
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "delivered";
-  })) << json::serialize(Deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(Deliveries(task_id));
   EXPECT_EQ(rx.count(), 1u);  // every row delivered: nothing more will come
 
   auto req = rx.requests()[0];
@@ -221,10 +220,13 @@ TEST_F(PushE2E, ApprovalGatedRunPushesOncePerSubscribedTransition) {
   auto done = c.Rpc("message/send", answer);
   ASSERT_EQ(done.at("result").at("status").at("state"), "completed") << json::serialize(done);
   ASSERT_EQ(rx.WaitFor(2), 2u);
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 2 && d[0].at("state") == "delivered" && d[1].at("state") == "delivered";
-  })) << json::serialize(Deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 2 && d[0].at("state") == "delivered" && d[1].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(Deliveries(task_id));
   EXPECT_EQ(rx.count(), 2u);
 
   auto verifier = Verifier(rx.Url("/gate"));
@@ -291,18 +293,23 @@ TEST_F(PushE2E, DeliveredOnTheThirdAttemptAcrossASigkill) {
     task_id = std::string(r.at("result").at("task").at("id").as_string());
   }
   // The first attempt failed and its retry is scheduled: kill the server now.
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("attempts") == 1;
-  }));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("attempts") == 1;
+      },
+      kPatience));
   server_.Kill(SIGKILL);
   const size_t before_restart = rx.count();
   EXPECT_GE(before_restart, 1u);
   Start(flags);
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "delivered";
-  })) << json::serialize(Deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(Deliveries(task_id));
   auto row = Deliveries(task_id).at("deliveries").at(0);
   EXPECT_EQ(row.at("attempts"), 3);
   auto got = rx.requests();
@@ -323,10 +330,12 @@ TEST_F(PushE2E, ExhaustedDeliveriesAreDeadLetteredAndListed) {
   HttpClient c("127.0.0.1", server_.port);
   auto r = c.Rpc("message/send", SendParams("dead", rx.Url(), ""));
   const std::string task_id(r.at("result").at("id").as_string());
-  ASSERT_TRUE(Eventually([&] {
-    auto dead = c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").as_array();
-    return dead.size() == 1;
-  }));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto dead = c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").as_array();
+        return dead.size() == 1;
+      },
+      kPatience));
   auto dead = c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").at(0);
   EXPECT_EQ(dead.at("taskId"), json::value(task_id));
   EXPECT_EQ(dead.at("state"), "dead");
@@ -349,10 +358,13 @@ TEST_F(PushE2E, ExhaustedDeliveriesAreDeadLetteredAndListed) {
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.Json().at("state"), "pending");
   EXPECT_EQ(again.Json().at("attempts"), 0);
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "delivered";
-  })) << json::serialize(Deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(Deliveries(task_id));
   EXPECT_EQ(rx.count(), 3u);  // 503, 503, then the retry's 200
   EXPECT_EQ(Deliveries(task_id).at("deliveries").at(0).at("attempts"), 1);
   EXPECT_TRUE(c.Request("GET", "/v1/push/dead-letters").Json().at("deadLetters").as_array().empty());
@@ -503,8 +515,7 @@ TEST_F(PushE2E, KeysRotateKeepsTheOldKeyPublished) {
   std::string cmd = kBinary + " keys rotate --data-dir " + (dir_ / "data").string() + database +
                     " > " + (dir_ / "rotate.out").string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ / "rotate.out");
-  for (int i = 0; i < 100 && PushKeys(c).size() < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitFor([&] { return PushKeys(c).size() >= 2; }, kPatience);
   ASSERT_EQ(PushKeys(c).size(), 2u);
   c.Rpc("message/send", SendParams("rotated", rx.Url(), ""));
   ASSERT_EQ(rx.WaitFor(1), 1u);
@@ -536,10 +547,13 @@ TEST_F(PushE2E, OpenWopWebhooksShareTheOutboxAndAreHmacSigned) {
   auto r = c.Rpc("message/send", json::object{{"message", UserMessage("w1", "x")}});
   const std::string task_id(r.at("result").at("id").as_string());
   ASSERT_EQ(rx.WaitFor(1), 1u);
-  ASSERT_TRUE(Eventually([&] {
-    auto d = Deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "delivered";
-  })) << json::serialize(Deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = Deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(Deliveries(task_id));
   auto got = rx.requests();
   ASSERT_EQ(got.size(), 1u);
   const auto& req = got[0];

@@ -10,13 +10,13 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/push/signer.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
 #include "test_pki.hpp"
+#include "wait_for.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad {
@@ -25,17 +25,11 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using testing::HttpClient;
 using testing::ServerProcess;
+using testing::WaitFor;
 using testing::WebhookReceiver;
 
-template <class F>
-bool Eventually(F f, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return f();
-}
+// How long a delivery is waited for (testing::WaitFor).
+constexpr std::chrono::seconds kPatience(30);
 
 json::object SendWithPush(const std::string& id, const std::string& hook) {
   return json::object{
@@ -71,10 +65,13 @@ TEST(PushTlsE2E, DeliveredOverHttpsSignedAndAnUntrustedReceiverIsRefused) {
   auto deliveries = [&](const std::string& task) {
     return c.Request("GET", "/v1/push/deliveries?taskId=" + task).Json();
   };
-  ASSERT_TRUE(Eventually([&] {
-    auto d = deliveries(task_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "delivered";
-  })) << json::serialize(deliveries(task_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = deliveries(task_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "delivered";
+      },
+      kPatience))
+      << json::serialize(deliveries(task_id));
   const auto got = rx.requests().at(0);
   EXPECT_EQ(got.target, "/hook");
   EXPECT_EQ(got.Header("X-A2A-Notification-Token"), "tok");
@@ -93,15 +90,18 @@ TEST(PushTlsE2E, DeliveredOverHttpsSignedAndAnUntrustedReceiverIsRefused) {
   // handshake, nothing reaches it, and the delivery is dead-lettered after its two attempts.
   auto refused = c.Rpc("message/send", SendWithPush("m2", impostor.Url("/hook")));
   const std::string refused_id(refused.at("result").at("id").as_string());
-  ASSERT_TRUE(Eventually([&] {
-    auto d = deliveries(refused_id).at("deliveries").as_array();
-    return d.size() == 1 && d[0].at("state") == "dead";
-  })) << json::serialize(deliveries(refused_id));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto d = deliveries(refused_id).at("deliveries").as_array();
+        return d.size() == 1 && d[0].at("state") == "dead";
+      },
+      kPatience))
+      << json::serialize(deliveries(refused_id));
   const json::value row = deliveries(refused_id).at("deliveries").at(0);
   EXPECT_EQ(row.at("attempts"), 2);
   EXPECT_NE(std::string(row.at("lastError").as_string()).find("TLS"), std::string::npos) << row;
   EXPECT_EQ(impostor.count(), 0u);
-  EXPECT_TRUE(Eventually([&] { return impostor.failed_handshakes() >= 2; }));
+  EXPECT_TRUE(WaitFor([&] { return impostor.failed_handshakes() >= 2; }, kPatience));
   EXPECT_EQ(impostor.failed_handshakes(), 2u);
   EXPECT_EQ(rx.count(), 1u);
 

@@ -11,13 +11,13 @@
 #include <future>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/push/signer.hpp"
 #include "a2ad/storage/postgres/postgres_store.hpp"
 #include "pg_cluster.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::push {
 namespace {
@@ -68,17 +68,6 @@ std::string ActiveKid(KeyStore& keys) {
   return "";
 }
 
-// Polls `pred` for up to `limit`.
-template <class F>
-bool Eventually(F pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
 TEST(SharedPushKeys, TwoServersOnOneDatabaseSignWithOneKeyAndPublishOneJwks) {
   const std::string url = test::FreshPgDatabase();
   core::SystemClock clock;
@@ -115,7 +104,7 @@ TEST(SharedPushKeys, ARotationByAnotherProcessIsSeenWithinTheRefreshInterval) {
   }
   ASSERT_NE(new_kid, old_kid);
   // Within the interval, the server signs with the new key and still publishes the old one.
-  ASSERT_TRUE(Eventually([&] { return ActiveKid(*server->keys) == new_kid; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return ActiveKid(*server->keys) == new_kid; }));
   auto token = server->keys->Sign(Claims(clock, "jti-2"));
   ASSERT_TRUE(token);
   EXPECT_EQ(JwtKid(*token), new_kid);
@@ -183,7 +172,7 @@ TEST(SharedPushKeys, RetiredKeysLeaveTheJwksAndTheDatabaseOnceTheirTokensHaveExp
   clock.Advance(kLifetimeMs + 2 * 60000);
   EXPECT_EQ(server->keys->Jwks().find(old_kid), std::string::npos);  // at once, from memory
   // The refreshing thread deletes it from the database (and every replica reloads).
-  EXPECT_TRUE(Eventually([&] {
+  EXPECT_TRUE(testing::WaitFor([&] {
     return test::PgQuery(url, "SELECT count(*) FROM server_ring_keys WHERE kid = '" + old_kid + "'") == "0";
   }));
   EXPECT_EQ(server->keys->keys().size(), 1u);

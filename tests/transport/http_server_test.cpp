@@ -6,12 +6,11 @@
 #include <poll.h>
 
 #include <atomic>
-#include <functional>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -29,6 +28,7 @@
 #include "a2ad/transport/a2a/agent_card.hpp"
 #include "a2ad/transport/router.hpp"
 #include "http_client.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::transport {
 namespace {
@@ -37,6 +37,7 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 using a2ad::testing::ClientResponse;
 using a2ad::testing::HttpClient;
+using a2ad::testing::WaitFor;
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;
 using tcp = asio::ip::tcp;
@@ -198,8 +199,7 @@ class HttpServerTest : public ::testing::Test {
       // Streams end on Stop (their coroutines must run to completion: a stream parked in a
       // subscription is only freed by finishing), so let the loop drain before stopping it.
       server_->Stop();
-      for (int i = 0; i < 200 && server_->open_connections() > 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      WaitFor([&] { return server_->open_connections() == 0; }, Ms(2000));
     }
     io_.stop();
     for (auto& t : threads_) t.join();
@@ -218,16 +218,6 @@ class HttpServerTest : public ::testing::Test {
   std::atomic<int> handled_{0};  // requests that reached the handler
   std::atomic<int> holding_{0};   // /hold requests that reached the handler
   std::atomic<bool> release_{false};  // ends every /hold
-
-  // Waits up to `limit` for `done`; true once it holds.
-  static bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > end) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
 };
 
 json::object SendParams(const std::string& text) {
@@ -338,8 +328,7 @@ TEST_F(HttpServerTest, StopRefusesNewConnectionsAndClosesIdleOnes) {
   HttpClient idle = Client();
   ASSERT_EQ(idle.Request("GET", "/healthz").status, 200);
   server_->Stop();
-  for (int i = 0; i < 100 && server_->open_connections() > 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  WaitFor([&] { return server_->open_connections() == 0; }, Ms(3000));
   EXPECT_EQ(server_->open_connections(), 0u);
   HttpClient late = Client();
   EXPECT_THROW(late.Request("GET", "/healthz"), boost::system::system_error);
@@ -497,8 +486,7 @@ TEST_F(HttpServerTest, ConnectionOverMaxConnectionsGets503AndAFreedSlotIsReused)
   EXPECT_EQ(handled_.load(), 2);
 
   a.reset();
-  for (int i = 0; i < 200 && server_->open_connections() > 1; ++i)
-    std::this_thread::sleep_for(Ms(10));
+  WaitFor([&] { return server_->open_connections() <= 1; }, Ms(5000));
   ASSERT_EQ(server_->open_connections(), 1u);
   RawConn c("127.0.0.1", port_);
   ASSERT_TRUE(c.Send(kHealthz));
@@ -527,8 +515,7 @@ TEST_F(HttpServerTest, PerAddressCapCountsEachClientAddress) {
   EXPECT_TRUE(Served(*other));
 
   first.reset();
-  for (int i = 0; i < 200 && server_->open_connections() > 1; ++i)
-    std::this_thread::sleep_for(Ms(10));
+  WaitFor([&] { return server_->open_connections() <= 1; }, Ms(2000));
   RawConn again("127.0.0.1", port_, "127.0.0.1");
   ASSERT_TRUE(again.Send(kHealthz));
   EXPECT_TRUE(Served(again));
