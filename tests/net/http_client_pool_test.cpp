@@ -84,6 +84,7 @@ TEST(HttpClientPool, AConnectionIdleLongerThanTheIdleTimeoutIsNotTaken) {
   server.KeepAlive(100);
   PoolRig rig(true, std::chrono::milliseconds(50));
   ASSERT_TRUE(rig.Fetch(server.Url("/a")));
+  // Idle past the 50 ms: time passing is the test (the pool reads the steady clock).
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   ASSERT_TRUE(rig.Fetch(server.Url("/b")));
   EXPECT_EQ(server.connections(), 2u);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -16,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include "wait_for.hpp"
 
 namespace a2ad::testing {
 namespace asio = boost::asio;
@@ -303,7 +306,16 @@ StalledPort::StalledPort() {
     (void)::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     fillers_.push_back(fd);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Until the queue is full (a listener's TCP_INFO: tcpi_unacked is the accept queue's length,
+  // tcpi_sacked its limit).
+  WaitFor(
+      [&] {
+        tcp_info info{};
+        socklen_t size = sizeof info;
+        return ::getsockopt(listen_fd_, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 &&
+               info.tcpi_unacked > info.tcpi_sacked;
+      },
+      std::chrono::seconds(5));
 }
 
 StalledPort::~StalledPort() {

@@ -1,6 +1,7 @@
 #include "http_client.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <strings.h>
 #include <sys/wait.h>
@@ -19,7 +20,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include "a2ad/protocol/json_parse.hpp"
 
@@ -207,6 +207,11 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
   while (line.find('\n') == std::string::npos) {
+    // Waits for the server to write (or exit), at most until the deadline.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd ready{fds[0], POLLIN, 0};
+    if (left.count() > 0) (void)::poll(&ready, 1, static_cast<int>(left.count()) + 1);
     char c[256];
     ssize_t n = read(fds[0], c, sizeof c);
     if (n > 0) {
@@ -215,8 +220,6 @@ ServerProcess ServerProcess::Start(const std::string& binary, const std::string&
       close(fds[0]);
       p.Kill(SIGKILL);
       throw std::runtime_error("server did not print its ready line; got: " + line);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
   close(fds[0]);  // the server's later stdout writes go nowhere (it prints only this line)

@@ -56,6 +56,7 @@
 #include "a2ad/transport/router.hpp"
 #include "conformance.hpp"
 #include "http_client.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::testing {
 
@@ -204,8 +205,7 @@ class RestHttpServer {
   }
   ~RestHttpServer() {
     server_->Stop();
-    for (int i = 0; i < 200 && server_->open_connections() > 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    WaitFor([&] { return server_->open_connections() == 0; }, std::chrono::seconds(2));
     fx_.io.stop();
     thread_.join();
   }

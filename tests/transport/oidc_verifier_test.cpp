@@ -26,6 +26,7 @@
 #include "a2ad/transport/auth/auth.hpp"
 #include "in_process_router.hpp"
 #include "test_issuer.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::transport {
 namespace {
@@ -35,6 +36,7 @@ using core::ErrorCode;
 using testing::SignJwt;
 using testing::TestIssuer;
 using testing::TestSigningKey;
+using testing::WaitFor;
 
 constexpr const char* kAudience = "a2ad-test";
 
@@ -254,8 +256,7 @@ TEST_F(OidcVerifierTest, KeysAreRefreshedAfterTheirMaxAgeAndKeptWhileTheIssuerIs
   issuer_.SetStatus(503);
   clock_.Advance(1'000);
   ASSERT_TRUE(Auth(SignJwt(issuer_.rsa(), Claims())));
-  for (int i = 0; i < 500 && issuer_.jwks_fetches() < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  WaitFor([&] { return issuer_.jwks_fetches() >= 2; }, std::chrono::seconds(10));
   EXPECT_EQ(issuer_.jwks_fetches(), 2u);
   auto stale = Auth(SignJwt(issuer_.rsa(), Claims()));
   EXPECT_TRUE(stale) << stale.error().message;
@@ -265,14 +266,18 @@ TEST_F(OidcVerifierTest, KeysAreRefreshedAfterTheirMaxAgeAndKeptWhileTheIssuerIs
   issuer_.SetKeys({issuer_.ec()});
   clock_.Advance(30'000);
   // (until the failed refresh has finished, a request finds one in flight and starts none)
-  for (int i = 0; i < 500 && issuer_.jwks_fetches() < 3; ++i) {
-    ASSERT_TRUE(Auth(SignJwt(issuer_.ec(), Claims())));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  bool accepted = true;  // (every request meanwhile)
+  WaitFor(
+      [&] {
+        if (issuer_.jwks_fetches() >= 3) return true;
+        accepted = static_cast<bool>(Auth(SignJwt(issuer_.ec(), Claims())));
+        return !accepted;
+      },
+      std::chrono::seconds(10));
+  ASSERT_TRUE(accepted);
   ASSERT_EQ(issuer_.jwks_fetches(), 3u);
   // (a request may race the refresh's end; the one after it sees the new set)
-  for (int i = 0; i < 500 && Auth(SignJwt(issuer_.rsa(), Claims())); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  WaitFor([&] { return !Auth(SignJwt(issuer_.rsa(), Claims())); }, std::chrono::seconds(10));
   ExpectRefused(Auth(SignJwt(issuer_.rsa(), Claims())), ErrorCode::kUnauthenticated, "kid");
 }
 

@@ -27,6 +27,7 @@
 #include "a2ad/transport/router.hpp"
 #include "http_client.hpp"
 #include "sse_client.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::transport {
 namespace {
@@ -35,6 +36,7 @@ namespace json = boost::json;
 using a2ad::testing::HttpClient;
 using a2ad::testing::SseClient;
 using a2ad::testing::SseEvent;
+using a2ad::testing::WaitFor;
 
 // Emits `chunks` artifact chunks of `size` bytes, `gap` apart, then completes.
 class ChunksExecutor final : public tasks::Executor {
@@ -94,8 +96,7 @@ class StreamingTest : public ::testing::Test {
       // Streams end on Stop (their coroutines must run to completion: a stream parked in a
       // subscription is only freed by finishing), so let the loop drain before stopping it.
       server_->Stop();
-      for (int i = 0; i < 200 && server_->open_connections() > 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      WaitFor([&] { return server_->open_connections() == 0; }, std::chrono::seconds(2));
     }
     io_.stop();
     for (auto& t : threads_) t.join();
@@ -131,12 +132,14 @@ class StreamingTest : public ::testing::Test {
     return std::string(r.Json().at("result").at("id").as_string());
   }
   void WaitTerminal(const std::string& id) {
-    for (int i = 0; i < 500; ++i) {
-      auto t = asio::co_spawn(io_, service_.GetTask(ctx_, {"", id, {}}), asio::use_future).get();
-      if (t.ok() && protocol::IsTerminal(t->status.state)) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "task " << id << " did not finish";
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto t =
+              asio::co_spawn(io_, service_.GetTask(ctx_, {"", id, {}}), asio::use_future).get();
+          return t.ok() && protocol::IsTerminal(t->status.state);
+        },
+        std::chrono::seconds(10)))
+        << "task " << id << " did not finish";
   }
   // The v0.3 results a complete observer of `id` must see: the projection of every logged
   // event, in order, keyed by sequence.
@@ -342,8 +345,7 @@ TEST_F(StreamingTest, AClientLeavingFreesItsSubscriptionAtOnce) {
   ASSERT_TRUE(c->Next().has_value());
   EXPECT_EQ(service_.subscriber_count(id), 1u);
   c->Close();
-  for (int i = 0; i < 100 && service_.subscriber_count(id) > 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  WaitFor([&] { return service_.subscriber_count(id) == 0; }, std::chrono::seconds(2));
   EXPECT_EQ(service_.subscriber_count(id), 0u);  // well before the 5 s the task still runs
 }
 
