@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdio>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <cstdio>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -24,6 +24,7 @@
 #include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::push {
 namespace {
@@ -177,8 +178,7 @@ TEST_F(PushConfigRace, AConfigSetWhileTheLastStepIsInFlightIsOrderedWithIt) {
   const std::string id = Parked("start");
   store_.Hold();
   auto reply = Spawn(service_->SendMessage(ctx_, Message("accept", id)));
-  for (int i = 0; i < 500 && store_.held() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  testing::WaitFor([&] { return store_.held() > 0; }, std::chrono::seconds(5));
   ASSERT_EQ(store_.held(), 1u) << "the completing commit is in flight";
 
   // What a client would read right after the set was acknowledged.
@@ -212,8 +212,7 @@ TEST_F(PushConfigRace, NoAcknowledgedConfigMissesALaterTransition) {
                          [&](const auto&) { state_at_ack = static_cast<int>(StoredState(id)); }));
     ASSERT_TRUE(set.get().ok());
     ASSERT_TRUE(reply.get().ok());
-    for (int w = 0; w < 500 && StoredState(id) != S::kCompleted; ++w)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    testing::WaitFor([&] { return StoredState(id) == S::kCompleted; }, std::chrono::seconds(5));
     ASSERT_EQ(StoredState(id), S::kCompleted);
     if (!protocol::IsTerminal(static_cast<S>(state_at_ack.load()))) {
       ++acked_before_end;

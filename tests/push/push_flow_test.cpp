@@ -22,6 +22,7 @@
 #include "a2ad/storage/sqlite/sqlite_push_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "wait_for.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad::push {
@@ -139,14 +140,19 @@ class PushFlow : public ::testing::Test {
 
   // The task's outbox rows once every one was attempted (at most ~30 s).
   std::vector<storage::OutboxRow> AttemptedRows(const std::string& task_id, size_t n) {
-    for (int i = 0; i < 1500; ++i) {
-      auto rows = push_->Deliveries(task_id);
-      if (rows && rows->size() == n &&
-          std::all_of(rows->begin(), rows->end(), [](const auto& r) { return r.attempts > 0; }))
-        return std::move(rows).value();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return {};
+    std::vector<storage::OutboxRow> attempted;
+    testing::WaitFor(
+        [&] {
+          auto rows = push_->Deliveries(task_id);
+          if (!rows || rows->size() != n ||
+              !std::all_of(rows->begin(), rows->end(),
+                           [](const auto& r) { return r.attempts > 0; }))
+            return false;
+          attempted = std::move(rows).value();
+          return true;
+        },
+        std::chrono::seconds(30));
+    return attempted;
   }
 
   fs::path dir_;
@@ -204,8 +210,7 @@ TEST_F(PushFlow, ApprovalGatedRunPushesOncePerTransitionWithVerifiableJwts) {
       if (r.state != storage::OutboxState::kDelivered) return false;
     return true;
   };
-  for (int i = 0; i < 1500 && !all_delivered(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  testing::WaitFor(all_delivered, std::chrono::seconds(30));
   auto rows = push_->Deliveries(parked.id);
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows->size(), 2u);

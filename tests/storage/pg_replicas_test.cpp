@@ -20,6 +20,7 @@
 #include "a2ad/storage/postgres/postgres_store.hpp"
 #include "pg_cluster.hpp"
 #include "task_store_fixtures.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::storage {
 namespace {
@@ -293,7 +294,7 @@ TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndNudgesAndSkipsItsOwn) {
   std::unique_lock lock(mu);
   ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return seen.size() >= 2; }));
   lock.unlock();
-  std::this_thread::sleep_for(200ms);
+  testing::GiveTimeToMisbehave(200ms);  // (for a commit of a's own to arrive too)
   lock.lock();
   const std::vector<std::pair<std::string, int64_t>> want{{"other", 0}, {"other", 3}};
   EXPECT_EQ(seen, want);
@@ -304,7 +305,7 @@ TEST(PgReplicas, TheFeedHandsOnAnotherHoldersCommitsAndNudgesAndSkipsItsOwn) {
   lock.lock();
   ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return !nudges.empty(); }));
   lock.unlock();
-  std::this_thread::sleep_for(200ms);
+  testing::GiveTimeToMisbehave(200ms);  // (for its own nudge to arrive too)
   lock.lock();
   const std::vector<std::pair<std::string, std::string>> nudged{{"other", "peer-push node 1"}};
   EXPECT_EQ(nudges, nudged);

@@ -18,6 +18,7 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "gate_executor.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -165,12 +166,16 @@ class TaskServiceReadsTest : public ::testing::Test {
 
   // Runs the loop (on this thread: the only I/O thread) until `done`.
   void RunUntil(const std::function<bool()>& done) {
+    const bool held = testing::WaitFor(
+        [&] {
+          if (done()) return true;
+          io_.restart();
+          io_.poll();
+          return done();
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(1));
     io_.restart();
-    for (int i = 0; i < 20000 && !done(); ++i) {
-      if (io_.poll() == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-      io_.restart();
-    }
-    ASSERT_TRUE(done()) << "timed out";
+    ASSERT_TRUE(held) << "timed out";
   }
   template <class T>
   std::shared_ptr<std::optional<T>> Spawn(asio::awaitable<T> aw) {

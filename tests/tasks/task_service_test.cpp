@@ -22,6 +22,7 @@
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "run_on.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -506,7 +507,7 @@ TEST_F(TaskServiceTest, ConcurrentSendsFromManyThreads) {
                      ++done;
                    });
   }
-  while (done < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(testing::WaitFor([&] { return done == 200; }, std::chrono::seconds(120))) << done;
   guard.reset();
   io_.stop();
   for (auto& t : pool) t.join();

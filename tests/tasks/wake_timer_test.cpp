@@ -4,6 +4,7 @@
 // stopped timer ends its loop (the io_context runs out of work).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -15,10 +16,12 @@
 #include "a2ad/core/ids.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
+#include "a2ad/storage/forwarding_task_store.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
 #include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::tasks {
 namespace {
@@ -52,10 +55,28 @@ class TimedGate final : public Executor {
   std::map<std::string, std::vector<int64_t>> woken_;
 };
 
+// The store as the service sees it: counts the wake timer's looks (ListWakes), for a test to
+// wait until the timer has looked instead of sleeping.
+class LookCountingStore final : public storage::ForwardingTaskStore {
+ public:
+  using ForwardingTaskStore::ForwardingTaskStore;
+  core::Result<std::vector<storage::Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
+                                                     size_t limit,
+                                                     std::string_view holder) override {
+    auto page = inner().ListWakes(after_ms, after_id, limit, holder);
+    ++looks_;
+    return page;
+  }
+  int looks() const { return looks_.load(); }
+
+ private:
+  std::atomic<int> looks_{0};
+};
+
 class WakeTimerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    service_ = std::make_unique<TaskService>(store_, clock_, *ids_, io_.get_executor(),
+    service_ = std::make_unique<TaskService>(seen_, clock_, *ids_, io_.get_executor(),
                                              TaskServiceOptions{});
     service_->RegisterSkill({"timed"}, gate_);
   }
@@ -103,11 +124,12 @@ class WakeTimerTest : public ::testing::Test {
   TaskState State(const std::string& id) { return (*store_.Get(id))->task.status.state; }
   // Waits (bounded) until `id` is completed.
   bool WaitCompleted(const std::string& id) {
-    for (int i = 0; i < 400; ++i) {
-      if (State(id) == TaskState::kCompleted) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return testing::WaitFor([&] { return State(id) == TaskState::kCompleted; },
+                            std::chrono::seconds(10));
+  }
+  // Waits (bounded) until the timer has read the store's wake times once.
+  bool WaitLooked() {
+    return testing::WaitFor([&] { return seen_.looks() > 0; }, std::chrono::seconds(4));
   }
   static int64_t Now() { return core::SystemClock().NowMs(); }
 
@@ -117,6 +139,7 @@ class WakeTimerTest : public ::testing::Test {
   core::SystemClock clock_;
   std::unique_ptr<core::IdGenerator> ids_ = core::MakeUuidV7Generator(clock_);
   storage::MemoryTaskStore store_;
+  LookCountingStore seen_{store_};
   std::shared_ptr<TimedGate> gate_ = std::make_shared<TimedGate>();
   std::unique_ptr<TaskService> service_;
 };
@@ -144,7 +167,7 @@ TEST_F(WakeTimerTest, EachRunIsWokenOnceAtItsTimeInOrder) {
 
 TEST_F(WakeTimerTest, AParkNotedAfterTheStartIsWokenAndAnAnsweredRunIsNot) {
   Run();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the loop has looked: none
+  ASSERT_TRUE(WaitLooked());  // the loop has looked: none
   const int64_t t0 = Now();
   Park("parked-later", t0 + 300);
   Park("answered", t0 + 200);
@@ -168,13 +191,13 @@ TEST_F(WakeTimerTest, AParkNotedAfterTheStartIsWokenAndAnAnsweredRunIsNot) {
   ASSERT_FALSE(storage::ParkedUntil((*store_.Get("answered"))->run).has_value());
 
   ASSERT_TRUE(WaitCompleted("parked-later"));  // found at the time NoteWake brought forward
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(100));  // (answered was due at t0+200)
   EXPECT_EQ(gate_->woken().count("answered"), 0u);
 }
 
 TEST_F(WakeTimerTest, AStoppedTimerEndsItsLoop) {
   Run();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(WaitLooked());  // waiting on its timer
   service_->StopAccepting();
   EXPECT_FALSE(service_->NoteWake(Now() + 1000));
   work_.reset();
