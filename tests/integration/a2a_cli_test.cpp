@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::cli_test {
 namespace fs = std::filesystem;
@@ -169,7 +171,13 @@ TEST_F(A2aCli, WatchFollowsTheStreamAndReattachesAfterTheServerIsKilled) {
   auto watching = std::async(std::launch::async, [&] {
     return A2a("watch " + url_ + " " + id + " --json --every-ms 200", err);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  {  // the watch follows the task's stream (the server counts it) before the server dies
+    testing::HttpClient probe("127.0.0.1", server_.port);
+    EXPECT_TRUE(testing::WaitFor([&] {
+      return std::regex_search(probe.Request("GET", "/metrics").body,
+                               std::regex("\na2ad_streams_open [1-9]"));
+    }));
+  }
   const uint16_t port = server_.port;
   server_.Kill(SIGKILL);  // the watch's stream drops mid-task
   server_ =

@@ -25,10 +25,11 @@
 #include <vector>
 
 #include "a2a/v1/a2a.grpc.pb.h"
+#include "all_routes.hpp"
 #include "http_client.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
 #include "test_paths.hpp"
-#include "all_routes.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -331,12 +332,9 @@ TEST_F(AuthE2e, AnotherTenantCannotAnswerAnInterruptAndIdempotencyKeysArePerTena
   auto made = As(a, "POST", "/v1/runs", start, {{"Idempotency-Key", "k1"}});
   ASSERT_EQ(made.status, 201) << made.body;
   const std::string run(made.Json().at("runId").as_string());
-  json::value snapshot;
-  for (int i = 0; i < 200; ++i) {
-    snapshot = As(a, "GET", "/v1/runs/" + run).Json();
-    if (snapshot.at("status") == "waiting-approval") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json::value snapshot =
+      testing::PollUntil([&] { return As(a, "GET", "/v1/runs/" + run).Json(); },
+                         [](const json::value& s) { return s.at("status") == "waiting-approval"; });
   ASSERT_EQ(snapshot.at("status"), "waiting-approval") << snapshot;
   const std::string accept = R"({"resumeValue":{"action":"accept"}})";
   // B: the run and its interrupt do not exist; still waiting afterwards.
@@ -370,12 +368,11 @@ TEST_F(AuthE2e, TheSelfPeerCallsInTheCallingRunsTenantWithTheHostsOwnCredential)
                  R"({"workflowId":"campaign-brief","inputs":{"prompt":"Acme launch"}})");
   ASSERT_EQ(made.status, 201) << made.body;
   const std::string run(made.Json().at("runId").as_string());
-  json::value snapshot;
-  for (int i = 0; i < 250; ++i) {
-    snapshot = As(a, "GET", "/v1/runs/" + run).Json();
-    if (snapshot.at("status") != "running" && snapshot.at("status") != "pending") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json::value snapshot =
+      testing::PollUntil([&] { return As(a, "GET", "/v1/runs/" + run).Json(); },
+                         [](const json::value& s) {
+                           return s.at("status") != "running" && s.at("status") != "pending";
+                         });
   ASSERT_EQ(snapshot.at("status"), "waiting-approval") << snapshot;
   const std::string drafted(
       snapshot.at("nodeStates").at("ask-drafter").at("outputs").at("peerTaskId").as_string());
@@ -572,11 +569,9 @@ TEST_F(AuthE2e, AnApproverSeesItsInboxAndWhoItIs) {
     auto made = As(admin, "POST", "/v1/runs", R"({"workflowId":"conformance-approval"})");
     ASSERT_EQ(made.status, 201) << made.body;
     runs.emplace_back(made.Json().at("runId").as_string());
-    for (int w = 0; w < 200; ++w) {
-      if (As(admin, "GET", "/v1/runs/" + runs.back()).Json().at("status") == "waiting-approval")
-        break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    testing::WaitFor([&] {
+      return As(admin, "GET", "/v1/runs/" + runs.back()).Json().at("status") == "waiting-approval";
+    });
   }
   EXPECT_EQ(As(approver, "GET", "/v1/runs").status, 403);
   const ClientResponse inbox = As(approver, "GET", "/v1/inbox");

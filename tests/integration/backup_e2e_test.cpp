@@ -18,6 +18,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -76,7 +77,7 @@ TEST_F(Backup, ACopyTakenWhileServingRestoresEveryAcknowledgedTask) {
       ++during;
     }
   });
-  while (during < 20) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(testing::WaitFor([&] { return during >= 20; }, std::chrono::seconds(60)));
   int code = -1;
   const std::string out = testing::RunCommand(testing::A2adBinary() + " backup --data-dir " +
                                   (dir_ / "data").string() + " --to " + (dir_ / "copy").string(),
@@ -108,12 +109,9 @@ TEST_F(Backup, ACopyTakenWhileServingRestoresEveryAcknowledgedTask) {
   auto answered = restored.Request("POST", "/v1/interrupts/" + token,
                                    R"({"resumeValue":{"action":"accept"}})");
   ASSERT_EQ(answered.status, 200) << answered.body;
-  json::value run;
-  for (int i = 0; i < 100; ++i) {
-    run = restored.Request("GET", "/v1/runs/" + gate_id).Json();
-    if (run.at("status") == "completed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const json::value run =
+      testing::PollUntil([&] { return restored.Request("GET", "/v1/runs/" + gate_id).Json(); },
+                         [](const json::value& r) { return r.at("status") == "completed"; });
   EXPECT_EQ(run.at("status"), "completed") << run;
 }
 

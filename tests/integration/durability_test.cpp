@@ -2,19 +2,19 @@
 // tasks acknowledged but unfinished at the kill are re-driven after restart; SIGTERM
 // shuts down cleanly.
 #include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <string_view>
 #include <signal.h>
 
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string_view>
 #include <thread>
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -104,12 +104,11 @@ TEST_F(Durability, TasksAcknowledgedButUnfinishedAtTheKillAreReDriven) {
   Start();
   HttpClient c("127.0.0.1", server_.port);
   for (const auto& id : ids) {
-    json::value task;
-    for (int attempt = 0; attempt < 200; ++attempt) {  // recovery runs in the background
-      task = c.Rpc("tasks/get", json::object{{"id", id}}).at("result");
-      if (task.at("status").at("state") == "completed") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    const json::value task = testing::PollUntil(  // recovery runs in the background
+        [&] {
+          return c.Rpc("tasks/get", json::object{{"id", id}}).at("result");
+        },
+        [](const json::value& t) { return t.at("status").at("state") == "completed"; });
     ASSERT_EQ(task.at("status").at("state"), "completed") << id;
     ASSERT_EQ(task.at("artifacts").as_array().size(), 1u) << id;  // executed once, not twice
   }

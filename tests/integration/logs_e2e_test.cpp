@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -18,6 +20,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -39,12 +42,24 @@ class Logs : public ::testing::Test {
         (dir_ / "server.log").string());
     client_ = std::make_unique<testing::HttpClient>("127.0.0.1", server_.port);
   }
-  std::vector<std::string> Lines() {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the log is written after the answer
-    std::ifstream in(dir_ / "server.log");
-    std::vector<std::string> out;
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
+  // The log's lines, once `complete` holds of them (the log is written after the answer).
+  std::vector<std::string> Lines(
+      const std::function<bool(const std::vector<std::string>&)>& complete) {
+    return testing::PollUntil(
+        [&] {
+          std::ifstream in(dir_ / "server.log");
+          std::vector<std::string> out;
+          for (std::string line; std::getline(in, line);) out.push_back(line);
+          return out;
+        },
+        complete);
+  }
+  // Whether one of `lines` holds each of `parts`.
+  static bool HasLine(const std::vector<std::string>& lines, std::vector<std::string> parts) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+      return std::all_of(parts.begin(), parts.end(),
+                         [&](const std::string& p) { return line.find(p) != std::string::npos; });
+    });
   }
   json::value Send(const json::object& message, const std::string& trace = "") {
     std::vector<std::pair<std::string, std::string>> h{{"Content-Type", "application/json"}};
@@ -86,8 +101,13 @@ TEST_F(Logs, JsonLinesTellEachRequestAndEachStepOfARun) {
   // A signed interrupt token in a path is a credential: logged as {token}.
   const std::string token = "eyJydW5JZCI6InIxIn0.c2lnbmF0dXJlc2lnbmF0dXJlc2ln";
   client_->Request("GET", "/v1/interrupts/" + token);
+  // (the last request's line, and the run's end, which is logged after its answer)
+  auto complete = [&](const std::vector<std::string>& lines) {
+    return HasLine(lines, {"\"/v1/interrupts/{token}\""}) &&
+           HasLine(lines, {"\"run completed\"", id});
+  };
   std::vector<json::object> entries;
-  for (const auto& line : Lines()) {
+  for (const auto& line : Lines(complete)) {
     if (line.starts_with("a2ad: serving")) continue;  // the ready line (stdout) is not in it
     json::value v;
     ASSERT_NO_THROW(v = json::parse(line)) << "not JSON: " << line;
@@ -124,7 +144,7 @@ TEST_F(Logs, JsonLinesTellEachRequestAndEachStepOfARun) {
       EXPECT_FALSE(e.at("operation").as_string().empty()) << json::serialize(e);
       EXPECT_TRUE(e.contains("client")) << json::serialize(e);
     }
-  for (const auto& line : Lines()) EXPECT_EQ(line.find(token), std::string::npos) << line;
+  for (const auto& line : Lines(complete)) EXPECT_EQ(line.find(token), std::string::npos) << line;
 }
 
 TEST_F(Logs, TextLinesCarryTheSameFieldsAsKeyValue) {
@@ -132,7 +152,9 @@ TEST_F(Logs, TextLinesCarryTheSameFieldsAsKeyValue) {
   json::value task = Send(Message("t1", json::object{{"metadata", json::object{{"skillId", "echo"}}}}));
   const std::string id(task.at("result").at("id").as_string());
   bool found = false;
-  for (const auto& line : Lines())
+  for (const auto& line : Lines([&](const std::vector<std::string>& lines) {
+         return HasLine(lines, {" request ", "task=" + id});
+       }))
     if (line.find(" request ") != std::string::npos && line.find("task=" + id) != std::string::npos) {
       found = true;
       EXPECT_NE(line.find(" info request method=POST route=/v1/a2a status=200 ms="),

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "opt_fixture.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -133,7 +135,9 @@ TEST_F(OptE2e, ListPagesByCursorAndFiltersByStatus) {
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(NewObjective("o" + std::to_string(i)));
   // The list orders by change time (ms), then id: a change in a later millisecond.
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  using std::chrono::floor, std::chrono::milliseconds, std::chrono::system_clock;
+  const auto created = floor<milliseconds>(system_clock::now());
+  testing::WaitFor([&] { return floor<milliseconds>(system_clock::now()) > created; });
   Result("objectives/update", {{"id", ids[1]}, {"status", "canceled"}});
   json::value page = Result("objectives/list", {{"pageSize", 2}});
   EXPECT_EQ(page.at("totalSize"), 5);

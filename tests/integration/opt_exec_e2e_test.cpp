@@ -15,6 +15,7 @@
 
 #include "opt_fixture.hpp"
 #include "sse_client.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -142,12 +143,9 @@ TEST_F(OptExec, EndingTheObjectiveOrAPlanCancelsItsRuns) {
   Result("objectives/update", {{"id", id}, {"status", "canceled"}});
   for (const char* name : {"x", "z"}) {
     const std::string run = Str(TaskNamed(o, name), "a2aTaskId");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    json::value t = A2aTask(run);
-    while (t.at("status").at("state") != "canceled" && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      t = A2aTask(run);
-    }
+    const json::value t = testing::PollUntil(
+        [&] { return A2aTask(run); },
+        [](const json::value& v) { return v.at("status").at("state") == "canceled"; });
     EXPECT_EQ(t.at("status").at("state"), "canceled") << name << ": " << t;
   }
   o = Objective(id);
@@ -161,10 +159,7 @@ TEST_F(OptExec, EndingTheObjectiveOrAPlanCancelsItsRuns) {
   o = WaitFor(other, [](const json::value& v) { return StatusOfTask(v, "w") == "working"; });
   Result("plans/update", {{"id", plan.at("id")}, {"status", "skipped"}});
   const std::string run = Str(TaskNamed(o, "w"), "a2aTaskId");
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (A2aTask(run).at("status").at("state") != "canceled" &&
-         std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  testing::WaitFor([&] { return A2aTask(run).at("status").at("state") == "canceled"; });
   EXPECT_EQ(A2aTask(run).at("status").at("state"), "canceled");
 }
 
@@ -176,7 +171,8 @@ TEST_F(OptExec, SigkillsMidPlanNeitherLoseNorRepeatARun) {
                       Task("d", "work", json::array{"task-2"}, Delay(100)),
                       Task("e", "work", json::array{"task-2"}, Delay(100)),
                       Task("f", "work", json::array{"task-3", "task-4"})});
-  // Killed right after the plan was answered, then at points through the chain.
+  // Killed right after the plan was answered, then at points through the chain (the times
+  // between the kills are the test: they land each in another step).
   for (int wait_ms : {0, 120, 90, 200, 60}) {
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     Restart();
@@ -324,7 +320,7 @@ TEST_F(OptExec, AMessageNamingAnObjectiveCreatesOrJoinsIt) {
 TEST_F(OptExec, ExecutionIsAskedForAndItsSkillsCheckedAtCreate) {
   const std::string id = NewObjective("later");
   json::value plan = NewPlan(id, "p", json::array{Task("a", "work")}, {}, false);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(200));
   EXPECT_EQ(StatusOfTask(Objective(id), "a"), "pending");  // not executing: nothing starts
   json::value moved = Result("plans/update", {{"id", plan.at("id")}, {"status", "working"}}).at("plan");
   EXPECT_EQ(moved.at("execute"), true);

@@ -7,10 +7,10 @@
 #include <signal.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <chrono>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +18,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::testing {
 namespace fs = std::filesystem;
@@ -164,12 +165,7 @@ class OptFixture : public ::testing::Test {
   template <class Pred>
   json::value WaitFor(const std::string& id, Pred pred,
                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    json::value o = Objective(id);
-    while (!pred(o) && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      o = Objective(id);
-    }
+    json::value o = PollUntil([&] { return Objective(id); }, pred, timeout);
     EXPECT_TRUE(pred(o)) << "objective " << id << " never got there: " << o;
     return o;
   }

@@ -15,6 +15,7 @@
 #include "a2ad/core/clock.hpp"
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -87,31 +88,31 @@ class ParkedRunsE2E : public ::testing::Test {
   }
   // Waits (bounded, not timed) until run `id` has `status`.
   json::value WaitStatus(const std::string& id, const std::string& status) {
-    json::value v;
-    for (int i = 0; i < 1200; ++i) {  // a replica taking a killed one's runs: seconds
-      v = Run(id);
-      if (v.as_object().contains("status") && v.at("status") == json::value(status)) return v;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ADD_FAILURE() << "run " << id << " never became " << status << ": " << json::serialize(v);
+    auto is = [&](const json::value& v) {
+      return v.as_object().contains("status") && v.at("status") == json::value(status);
+    };
+    // (a replica taking a killed one's runs: seconds)
+    json::value v = testing::PollUntil([&] { return Run(id); }, is, std::chrono::seconds(30));
+    if (!is(v))
+      ADD_FAILURE() << "run " << id << " never became " << status << ": " << json::serialize(v);
     return v;
   }
   // The a2ad_executions_running gauge, once it settles: an execution that just parked its run
   // is still counted until it returns.
   int ExecutionsRunning() {
     int n = -1;
-    for (int i = 0; i < 40; ++i) {
-      const std::string body = client_->Request("GET", "/metrics").body;
-      std::smatch m;
-      if (!std::regex_search(body, m, std::regex("\\na2ad_executions_running ([0-9]+)"))) {
-        ADD_FAILURE() << "no a2ad_executions_running in /metrics";
-        return -1;
-      }
-      n = std::stoi(m[1]);
-      if (n == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    return n;
+    bool listed = true;
+    testing::WaitFor(
+        [&] {
+          const std::string body = client_->Request("GET", "/metrics").body;
+          std::smatch m;
+          listed = std::regex_search(body, m, std::regex("\\na2ad_executions_running ([0-9]+)"));
+          if (listed) n = std::stoi(m[1]);
+          return !listed || n == 0;
+        },
+        std::chrono::seconds(2));
+    if (!listed) ADD_FAILURE() << "no a2ad_executions_running in /metrics";
+    return listed ? n : -1;
   }
   // The run's open interrupt's timeout, in epoch ms.
   static int64_t ExpiresAt(const json::value& run) {
@@ -177,10 +178,9 @@ TEST_F(ParkedRunsE2E, ATimeoutDueWhileTheServerWasDownFiresAtTheStart) {
   const int64_t expires_at = ExpiresAt(WaitStatus(timed, "waiting-input"));
   client_.reset();
   server_.Kill(SIGKILL);
-  while (std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-             .count() <= expires_at)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The timeout comes due while the server is down: that time passing is what is tested.
+  std::this_thread::sleep_until(
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(expires_at + 1)));
   Start();
   EXPECT_EQ(WaitStatus(timed, "failed").at("error").at("code"), "interrupt_timeout");
   EXPECT_EQ(Events(timed, "run.failed").size(), 1u);

@@ -14,6 +14,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -248,12 +249,14 @@ TEST_F(Quarantine, RecoveryStartsWithAnUnreadableUnfinishedTask) {
   Sql(Db(), "UPDATE tasks SET snapshot = '{\"id\":\"x\",' WHERE id = '" + damaged + "'");
   ASSERT_NO_THROW(Start());  // default echo delay: the healthy task now completes
   HttpClient c("127.0.0.1", server_.port);
-  json::value state;
-  for (int i = 0; i < 200; ++i) {
-    state = c.Rpc("tasks/get", json::object{{"id", healthy}}).at("result").at("status").at("state");
-    if (state == "completed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json::value state = testing::PollUntil(
+      [&] {
+        return c.Rpc("tasks/get", json::object{{"id", healthy}})
+            .at("result")
+            .at("status")
+            .at("state");
+      },
+      [](const json::value& s) { return s == "completed"; });
   EXPECT_EQ(state, "completed");
   EXPECT_NE(Log().find("recovery: task " + damaged + " is skipped"), std::string::npos) << Log();
 }

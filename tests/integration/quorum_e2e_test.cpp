@@ -22,6 +22,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -150,13 +151,11 @@ class QuorumE2E : public ::testing::Test {
   // Waits (bounded, not timed) until the run's status is `status`.
   json::object WaitStatus(const std::string& key, const std::string& run,
                           const std::string& status) {
-    json::object v;
-    for (int i = 0; i < 400; ++i) {
-      v = Run(key, run);
-      if (v.at("status") == json::value(status)) return v;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "run " << run << " never became " << status << ": " << json::serialize(v);
+    auto is = [&](const json::object& v) { return v.at("status") == json::value(status); };
+    json::object v =
+        testing::PollUntil([&] { return Run(key, run); }, is, std::chrono::seconds(20));
+    if (!is(v))
+      ADD_FAILURE() << "run " << run << " never became " << status << ": " << json::serialize(v);
     return v;
   }
   std::vector<json::object> Events(const std::string& key, const std::string& run) {

@@ -22,6 +22,7 @@
 #include "http_client.hpp"
 #include "pg_cluster.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -122,12 +123,9 @@ TEST_F(SharedKeys, TwoServersOnOneDatabaseSignAndVerifyAlike) {
                                 &code);
   ASSERT_EQ(code, 0) << out;
   std::set<std::string> before = Kids(jwks);
-  json::value rotated;
-  for (int i = 0; i < 200; ++i) {
-    rotated = Jwks(a);
-    if (rotated.at("keys").as_array().size() == 3 && Jwks(b) == rotated) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  const json::value rotated = testing::PollUntil(
+      [&] { return Jwks(a); },
+      [&](const json::value& v) { return v.at("keys").as_array().size() == 3 && Jwks(b) == v; });
   EXPECT_EQ(rotated, Jwks(b));
   const std::set<std::string> after = Kids(rotated);
   ASSERT_EQ(after.size(), 3u) << rotated;

@@ -22,6 +22,7 @@
 #include "http_client.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -83,12 +84,9 @@ class TenantWalk : public ::testing::Test {
     auto made = As(key, "POST", "/v1/runs", R"({"workflowId":"conformance-approval"})");
     EXPECT_EQ(made.status, 201) << made.body;
     const std::string run(made.Json().at("runId").as_string());
-    json::value snapshot;
-    for (int i = 0; i < 250; ++i) {
-      snapshot = As(key, "GET", "/v1/runs/" + run).Json();
-      if (snapshot.at("status") == "waiting-approval") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    const json::value snapshot = testing::PollUntil(
+        [&] { return As(key, "GET", "/v1/runs/" + run).Json(); },
+        [](const json::value& s) { return s.at("status") == "waiting-approval"; });
     EXPECT_EQ(snapshot.at("status"), "waiting-approval") << snapshot;
     return {run, std::string(snapshot.at("interrupt").at("interruptToken").as_string())};
   }
@@ -173,11 +171,9 @@ TEST_F(TenantWalk, AnotherTenantsObjectsAreNotFoundOnEveryRoute) {
                R"({"resumeValue":{"action":"accept"}})")
                 .status,
             200);
-  std::string dead_letters;
-  for (int i = 0; i < 250 && dead_letters.find(dead_run) == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    dead_letters = As(a, "GET", "/v1/push/dead-letters").body;
-  }
+  const std::string dead_letters = testing::PollUntil(
+      [&] { return As(a, "GET", "/v1/push/dead-letters").body; },
+      [&](const std::string& body) { return body.find(dead_run) != std::string::npos; });
   ASSERT_NE(dead_letters.find(dead_run), std::string::npos) << "A sees its dead letter";
   const std::vector<std::string> ids{task, run, token, hook_id, obj, plan_id, plan_task, dead_run};
 

@@ -7,20 +7,22 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "http_client.hpp"
 #include "pause_fixture.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad {
@@ -125,14 +127,12 @@ class Traces : public ::testing::Test {
   }
   // Waits (bounded) until the receiver holds a span that `pred` accepts.
   std::vector<SpanSeen> WaitForSpan(const std::function<bool(const SpanSeen&)>& pred) {
-    std::vector<SpanSeen> spans;
-    for (int i = 0; i < 150; ++i) {
-      spans = SpansOf(otlp_);
-      for (const auto& s : spans)
-        if (pred(s)) return spans;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "no such span among " << spans.size();
+    auto any = [&](const std::vector<SpanSeen>& spans) {
+      return std::any_of(spans.begin(), spans.end(), pred);
+    };
+    std::vector<SpanSeen> spans =
+        testing::PollUntil([&] { return SpansOf(otlp_); }, any, std::chrono::seconds(20));
+    if (!any(spans)) ADD_FAILURE() << "no such span among " << spans.size();
     return spans;
   }
   fs::path dir_;
@@ -262,8 +262,7 @@ TEST_F(Traces, ARequestWithoutAValidTraceparentStartsATraceOfItsOwn) {
   }
   auto spans = WaitForSpan([](const SpanSeen& s) { return s.name == "GET /v1/workflows"; });
   // All four come: none with a parent, each its own trace.
-  for (int i = 0; i < 50 && SpansOf(otlp_).size() < 4; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  testing::WaitFor([&] { return SpansOf(otlp_).size() >= 4; }, std::chrono::seconds(5));
   spans = SpansOf(otlp_);
   std::set<std::string> traces;
   for (const auto& s : spans) {
@@ -291,12 +290,12 @@ TEST_F(Traces, ACollectorThatRefusesCostsTheServerNothing) {
   Start();
   for (int i = 0; i < 3; ++i) ASSERT_EQ(client_->Request("GET", "/v1/workflows").status, 200);
   // The batch is refused (once: a 500 is not tried again), counted, and the server serves on.
-  std::string metrics;
-  for (int i = 0; i < 100; ++i) {
-    metrics = client_->Request("GET", "/metrics").body;
-    if (metrics.find("a2ad_trace_spans_total{outcome=\"failed\"} 3") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const std::string metrics = testing::PollUntil(
+      [&] { return client_->Request("GET", "/metrics").body; },
+      [](const std::string& m) {
+        return m.find("a2ad_trace_spans_total{outcome=\"failed\"} 3") != std::string::npos;
+      },
+      std::chrono::seconds(15));
   EXPECT_NE(metrics.find("a2ad_trace_spans_total{outcome=\"failed\"} 3"), std::string::npos)
       << metrics;
   EXPECT_EQ(otlp_.count(), 1u);

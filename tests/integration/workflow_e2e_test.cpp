@@ -16,6 +16,7 @@
 #include "http_client.hpp"
 #include "sse_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad {
 namespace {
@@ -61,13 +62,9 @@ class WorkflowE2E : public ::testing::Test {
   // Waits (bounded, not timed) until `pred` holds for the JSON at `target`.
   json::value WaitFor(const std::string& target,
                       const std::function<bool(const json::value&)>& pred) {
-    json::value v;
-    for (int i = 0; i < 400; ++i) {
-      v = Get(target);
-      if (pred(v)) return v;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "condition never held for " << target << ": " << json::serialize(v);
+    json::value v = testing::PollUntil([&] { return Get(target); }, pred, std::chrono::seconds(20));
+    if (!pred(v))
+      ADD_FAILURE() << "condition never held for " << target << ": " << json::serialize(v);
     return v;
   }
   json::value WaitStatus(const std::string& run_id, const std::string& status) {
@@ -140,9 +137,9 @@ TEST_F(WorkflowE2E, Rfc0100PositiveExampleAcrossADisconnect) {
     sse.Close();
   }
   // Later: tasks/get shows the run parked at the gate, with what a client needs to render it.
-  json::object task;
-  for (int i = 0; i < 400 && State(task = Task(task_id)) != "input-required"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const json::object task =
+      testing::PollUntil([&] { return Task(task_id); },
+                         [&](const json::object& t) { return State(t) == "input-required"; });
   ASSERT_EQ(State(task), "input-required");
   const auto& ow = task.at("metadata").at("openwop").as_object();
   EXPECT_EQ(ow.at("runId"), json::value(task_id));
@@ -557,12 +554,9 @@ TEST_F(WorkflowE2E, ARunAtADurableTimerSaysUntilWhen) {
                                                {"data", json::object{{"delayMs", 3600000}}}}}},
                                  {"metadata", json::object{{"skillId", "long-delay"}}}}}});
   const std::string id(sent.at("result").at("id").as_string());
-  json::object task;
-  for (int i = 0; i < 100; ++i) {
-    task = Task(id);
-    if (task.at("status").as_object().contains("message")) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const json::object task = testing::PollUntil(
+      [&] { return Task(id); },
+      [](const json::object& t) { return t.at("status").as_object().contains("message"); });
   EXPECT_EQ(task.at("status").at("state"), "working");
   const auto& message = task.at("status").at("message");
   const std::string text(message.at("parts").at(0).at("text").as_string());
