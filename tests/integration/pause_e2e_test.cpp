@@ -261,11 +261,11 @@ TEST_F(PauseE2e, PauseRacingCompletionOneWins) {
   int won = 0, lost = 0;
   for (int round = 0; round < 8; ++round) {
     const std::string t = Send("slow", {{"delayMs", 150 + 10 * round}});
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));  // as the delay ends: the race
     json::value p = Pause(t);
     if (ErrorCode(p) == 0) {
       ++won;
-      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      testing::GiveTimeToMisbehave(std::chrono::milliseconds(400));  // (for it to complete)
       EXPECT_EQ(Status(t), "paused");
       EXPECT_TRUE(Events(t, "run.completed").empty());
       ASSERT_EQ(ErrorCode(Resume(t, HandleOf(t))), 0);

@@ -18,6 +18,7 @@
 
 #include "http_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 
 namespace a2ad::pause_test {
 namespace fs = std::filesystem;
@@ -169,17 +170,27 @@ class PauseE2e : public ::testing::Test {
   }
   // Waits (at most `ms`) until the run's status is `status`; returns whether it got there.
   bool WaitStatus(const std::string& id, const std::string& status, int ms = 8000) {
-    for (int waited = 0; waited < ms; waited += 25) {
-      if (Status(id) == status) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    return false;
+    return testing::WaitFor([&] { return Status(id) == status; }, std::chrono::milliseconds(ms));
   }
   std::string NodeStatus(const std::string& id, const std::string& node) {
     const json::value run = Run(id);
-    const json::object& states = run.at("nodeStates").as_object();
-    const json::value* st = states.if_contains(node);
+    const json::value* states = run.as_object().if_contains("nodeStates");
+    const json::value* st = states ? states->as_object().if_contains(node) : nullptr;
     return st ? std::string(st->at("status").as_string()) : std::string();
+  }
+  // Waits (at most `ms`) until the run's node `node` has `status` ("running": its step is in
+  // flight); returns whether it got there.
+  bool WaitNodeStatus(const std::string& id, const std::string& node, const std::string& status,
+                      int ms = 8000) {
+    return testing::WaitFor([&] { return NodeStatus(id, node) == status; },
+                            std::chrono::milliseconds(ms));
+  }
+  // The child run of the run's node `call` ("" while there is none).
+  std::string ChildOf(const std::string& id) {
+    const json::value run = Run(id);
+    const json::value* call = run.at("nodeStates").as_object().if_contains("call");
+    const json::value* child = call ? call->as_object().if_contains("childRunId") : nullptr;
+    return child ? std::string(child->as_string()) : std::string();
   }
   // The run's logged events of `type`, in order.
   std::vector<json::object> Events(const std::string& id, const std::string& type) {

@@ -7,7 +7,6 @@ namespace a2ad::pause_test {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-void Sleep(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
@@ -15,9 +14,10 @@ int64_t MsSince(Clock::time_point t) {
 TEST_F(PauseE2e, FinishStepLetsTheDelayEndThenParks) {
   const std::string t = Send("slow", {{"delayMs", 1200}});
   ASSERT_TRUE(WaitStatus(t, "running"));
-  Sleep(200);
+  ASSERT_TRUE(WaitNodeStatus(t, "wait", "running"));  // the step is in flight
   ASSERT_EQ(ErrorCode(Pause(t, "finish_step")), 0);
-  Sleep(1500);  // past the delay's end
+  EXPECT_TRUE(WaitNodeStatus(t, "wait", "completed"));           // the delay ended
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(500));  // (for "done" to start)
   EXPECT_EQ(Status(t), "paused");
   EXPECT_EQ(NodeStatus(t, "wait"), "completed");  // the step in flight committed
   EXPECT_EQ(NodeStatus(t, "done"), "");           // and nothing after it started
@@ -28,9 +28,10 @@ TEST_F(PauseE2e, FinishStepLetsTheDelayEndThenParks) {
 TEST_F(PauseE2e, InterruptImmediateAbandonsTheDelayAndRunsItAgain) {
   const std::string t = Send("slow", {{"delayMs", 1200}});
   ASSERT_TRUE(WaitStatus(t, "running"));
-  Sleep(200);
+  ASSERT_TRUE(WaitNodeStatus(t, "wait", "running"));  // the step is in flight
   ASSERT_EQ(ErrorCode(Pause(t, "interrupt_immediate")), 0);
-  Sleep(1500);
+  // Past the abandoned delay's end: it must not complete.
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(1500));
   EXPECT_EQ(Status(t), "paused");
   EXPECT_EQ(NodeStatus(t, "wait"), "");  // abandoned: to start again
   EXPECT_TRUE(Events(t, "node.completed").empty());
@@ -45,12 +46,16 @@ TEST_F(PauseE2e, InterruptImmediateAbandonsTheDelayAndRunsItAgain) {
 TEST_F(PauseE2e, WaitForCompletionLetsTheChildFinish) {
   const std::string t = Send("parent", {{"delayMs", 1200}});
   ASSERT_TRUE(WaitStatus(t, "running"));
-  Sleep(300);
+  ASSERT_TRUE(testing::WaitFor([&] {  // the child's step is in flight
+    const std::string c = ChildOf(t);
+    return !c.empty() && NodeStatus(c, "wait") == "running";
+  }));
   ASSERT_EQ(ErrorCode(Pause(t, "wait_for_completion")), 0);
   const std::string child(Run(t).at("nodeStates").at("call").at("childRunId").as_string());
   EXPECT_EQ(Status(child), "running");  // not paused with its parent
   ASSERT_TRUE(WaitStatus(child, "completed"));
-  Sleep(300);
+  EXPECT_TRUE(WaitNodeStatus(t, "call", "completed"));
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(300));  // (for "end" to start)
   EXPECT_EQ(Status(t), "paused");
   EXPECT_EQ(NodeStatus(t, "call"), "completed");  // the node in flight finished
   EXPECT_EQ(NodeStatus(t, "end"), "");
@@ -61,13 +66,18 @@ TEST_F(PauseE2e, WaitForCompletionLetsTheChildFinish) {
 TEST_F(PauseE2e, FinishStepPausesTheChildWithItsParent) {
   const std::string t = Send("parent");
   ASSERT_TRUE(WaitStatus(t, "running"));
-  Sleep(300);
+  ASSERT_TRUE(testing::WaitFor([&] {  // the child's step is in flight
+    const std::string c = ChildOf(t);
+    return !c.empty() && NodeStatus(c, "wait") == "running";
+  }));
   ASSERT_EQ(ErrorCode(Pause(t, "finish_step")), 0);
   const std::string child(Run(t).at("nodeStates").at("call").at("childRunId").as_string());
   EXPECT_EQ(Status(child), "paused");
   EXPECT_EQ(Task(child).at("metadata").at("pause").at("reason").as_string(),
             "parent run " + t + " was paused");
-  Sleep(1600);  // the child's delay ends (its step in flight), then it parks; so does the parent
+  // The child's delay ends (its step in flight), then it parks; so does the parent.
+  EXPECT_TRUE(WaitNodeStatus(child, "wait", "completed"));
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(400));  // (for either to go on)
   EXPECT_EQ(Status(child), "paused");
   EXPECT_EQ(Status(t), "paused");
   ASSERT_EQ(ErrorCode(Resume(t, HandleOf(t))), 0);  // resumes the child too
@@ -150,7 +160,8 @@ TEST_F(PauseE2e, ConditionRacingExplicitResumeOneWins) {
     const std::string t = Send("await-trigger");
     ASSERT_TRUE(WaitStatus(t, "paused"));
     const std::string handle = HandleOf(t);
-    Sleep(1450 + 20 * round);  // around the trigger's instant
+    // Around the trigger's instant: the race is the test.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1450 + 20 * round));
     json::value r = Resume(t, handle);
     EXPECT_TRUE(ErrorCode(r) == 0 || ErrorCode(r) == -32011) << r;
     ASSERT_TRUE(WaitStatus(t, "completed"));
@@ -176,10 +187,11 @@ TEST_F(PauseE2e, APausedTaskStaysPausedAcrossASigkill) {
 TEST_F(PauseE2e, AFinishStepPauseWaitingForItsStepParksAfterASigkill) {
   const std::string t = Send("slow", {{"delayMs", 1200}});
   ASSERT_TRUE(WaitStatus(t, "running"));
-  Sleep(200);
+  ASSERT_TRUE(WaitNodeStatus(t, "wait", "running"));  // the step is in flight
   ASSERT_EQ(ErrorCode(Pause(t, "finish_step")), 0);
   KillAndRestart();  // while the delay (the step in flight) still runs
-  Sleep(1500);
+  // Past the delay's end: nothing after the pause starts, across the restart either.
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(1500));
   EXPECT_EQ(Status(t), "paused");  // parked; nothing after the pause started
   EXPECT_EQ(NodeStatus(t, "done"), "");
   ASSERT_EQ(ErrorCode(Resume(t, HandleOf(t))), 0);
@@ -191,7 +203,8 @@ TEST_F(PauseE2e, AnAgentTimerWakesAtTheSameInstantAfterASigkill) {
   const std::string t = Send("await-trigger");
   ASSERT_TRUE(WaitStatus(t, "paused"));
   const std::string paused_at(Task(t).at("metadata").at("pause").at("pausedAt").as_string());
-  Sleep(300);
+  // Killed a while into the pause (its trigger is 1.5 s after it): the timing is the scenario.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   KillAndRestart();
   ASSERT_TRUE(WaitStatus(t, "completed"));
   const auto resumed = Events(t, "run.resumed");

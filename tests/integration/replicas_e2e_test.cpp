@@ -12,12 +12,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <map>
 #include <sstream>
 #include <string>
@@ -29,6 +30,7 @@
 #include "pg_cluster.hpp"
 #include "sse_client.hpp"
 #include "test_paths.hpp"
+#include "wait_for.hpp"
 #include "webhook_receiver.hpp"
 
 namespace a2ad {
@@ -109,14 +111,8 @@ class Replicas : public ::testing::Test {
   // Polls `c` until the task's state is `want` (or `limit` passes); the last state seen.
   static std::string AwaitState(HttpClient& c, const std::string& id, const std::string& want,
                                 std::chrono::milliseconds limit) {
-    const auto until = Clock::now() + limit;
-    std::string seen;
-    while (Clock::now() < until) {
-      seen = State(Task(c, id));
-      if (seen == want) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return seen;
+    return testing::PollUntil([&] { return State(Task(c, id)); },
+                              [&](const std::string& seen) { return seen == want; }, limit);
   }
   // The run's whole event log (OpenWOP long-poll, no wait).
   static json::array Events(HttpClient& c, const std::string& id) {
@@ -156,6 +152,24 @@ class Replicas : public ::testing::Test {
   static size_t Chunks(const json::object& task) {
     if (!task.contains("artifacts") || task.at("artifacts").as_array().empty()) return 0;
     return task.at("artifacts").at(0).at("parts").as_array().size();
+  }
+  // Waits until every ticker of `ids` has ticked `ticks` times (read through `c`): executing.
+  static bool Ticked(HttpClient& c, const std::vector<std::string>& ids, size_t ticks = 1) {
+    return testing::WaitFor([&] {
+      return std::all_of(ids.begin(), ids.end(),
+                         [&](const std::string& id) { return Chunks(Task(c, id)) >= ticks; });
+    });
+  }
+  // Waits until a session of the test's database is asleep in pg_sleep (holding what it took
+  // before), or, with `lock`, one waits on a lock.
+  bool SessionWaits(const std::string& on) {
+    const std::string where = on == "lock" ? "wait_event_type = 'Lock'" : "wait_event = 'PgSleep'";
+    return testing::WaitFor([&] {
+      return test::PgQuery(url_,
+                           "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                           " current_database() AND " +
+                               where) != "0";
+    });
   }
   fs::path dir_;
   std::string url_;
@@ -219,7 +233,7 @@ TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
                             "', 'blocker', 100) ON CONFLICT (task_id) DO UPDATE SET epoch ="
                             " run_leases.epoch; SELECT pg_sleep(3); ROLLBACK");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(SessionWaits("sleep")) << "the blocker holds the key";
   std::thread answer([&] {
     HttpClient c = Client(0);
     c.Rpc("message/send",
@@ -227,7 +241,7 @@ TEST_F(Replicas, TakingALeaseNeverHoldsAnIoThread) {
                        {"message",
                         Message("held-1-answer", json::array{Data({{"action", "accept"}})}, id)}});
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its lease is being taken now
+  EXPECT_TRUE(SessionWaits("lock")) << "its lease is being taken now";
   const auto asked = Clock::now();
   auto card = r0.Request("GET", "/.well-known/agent-card.json");
   const auto waited = Clock::now() - asked;
@@ -294,12 +308,12 @@ TEST_F(Replicas, APeersPushToAnotherReplicaWakesTheRunWhereItExecutes) {
                       {{"Content-Type", "application/json"}});
   ASSERT_EQ(r.status, 201) << r.body;
   const std::string id(r.Json().at("runId").as_string());
-  std::string status;
-  while (Clock::now() - started < std::chrono::seconds(20)) {
-    status = std::string(c0.Request("GET", "/v1/runs/" + id).Json().at("status").as_string());
-    if (status == "completed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const std::string status = testing::PollUntil(
+      [&] {
+        return std::string(c0.Request("GET", "/v1/runs/" + id).Json().at("status").as_string());
+      },
+      [](const std::string& s) { return s == "completed"; },
+      std::chrono::seconds(20) - (Clock::now() - started));
   ASSERT_EQ(status, "completed") << Log(0);
   // r0 executed it; r1 received the peer's push.
   EXPECT_NE(Log(0).find("run completed task=" + id), std::string::npos) << Log(0);
@@ -334,11 +348,12 @@ TEST_F(Replicas, AFrozenReplicaThawedBetweenRetriesDoesNotCallAgain) {
   const std::string id(r.Json().at("runId").as_string());
   ASSERT_EQ(api.WaitFor(1, std::chrono::seconds(10)), 1u);       // r0's first attempt
   ::kill(frozen, SIGSTOP);                                       // in its 2 s backoff
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past the 1.5 s lease
+  // Frozen past the 1.5 s lease and past its backoff: how long is the scenario.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   ::kill(frozen, SIGCONT);  // its backoff is over: it would attempt again now
   HttpClient c1 = Client(1);
   EXPECT_EQ(AwaitState(c1, id, "failed", std::chrono::seconds(40)), "failed") << Log(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // (r0's next backoff, if any)
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(2500));  // (r0's next backoff, if any)
   EXPECT_EQ(api.count(), 5u) << "r0 1 + r1 4 attempts\n" << Log(0);
   EXPECT_NE(Log(0).find("was taken over by another replica; this execution stops"),
             std::string::npos)
@@ -360,7 +375,7 @@ TEST_F(Replicas, ARollingRestartHandsRunsOverAtOnceAndLosesNothing) {
     for (int k = 0; k < 4; ++k)
       round.push_back(
           StartTicker(c, "roll-" + std::to_string(victim) + "-" + std::to_string(k), kTicks, 100));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(Ticked(c, round));  // executing there
     const auto stopped = Clock::now();
     servers_[victim].Kill(SIGTERM);  // (waits for it to exit)
     HttpClient other = Client((victim + 1) % 3);
@@ -384,7 +399,7 @@ TEST_F(Replicas, AKilledReplicasRunsGoOnElsewhereEachStepOnce) {
   constexpr int kRuns = 6, kTicks = 12;
   std::vector<std::string> ids;
   for (int i = 0; i < kRuns; ++i) ids.push_back(StartTicker(r0, "kill-" + std::to_string(i), kTicks, 150));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few ticks in
+  EXPECT_TRUE(Ticked(r0, ids, 2));  // a few ticks in
   const auto killed = Clock::now();
   servers_[0].Kill(SIGKILL);
   for (const auto& id : ids)
@@ -411,17 +426,17 @@ TEST_F(Replicas, AFrozenReplicasLateCommitsAreRefused) {
   HttpClient r0 = Client(0), r1 = Client(1);
   constexpr int kTicks = 10;
   const std::string id = StartTicker(r0, "frozen", kTicks, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(Ticked(r0, {id}));  // executing on r0
   ASSERT_EQ(::kill(servers_[0].pid, SIGSTOP), 0);
   // Past its lease: the other takes the run over and goes on.
-  const auto until = Clock::now() + std::chrono::seconds(15);
-  while (Clock::now() < until && Log(1).find("takeover: run " + id) == std::string::npos)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  testing::WaitFor([&] { return Log(1).find("takeover: run " + id) != std::string::npos; },
+                   std::chrono::seconds(15));
   ASSERT_NE(Log(1).find("takeover: run " + id), std::string::npos) << Log(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const size_t taken_at = Chunks(Task(r1, id));
+  EXPECT_TRUE(Ticked(r1, {id}, taken_at + 1));     // r1 goes on
   ASSERT_EQ(::kill(servers_[0].pid, SIGCONT), 0);  // its timers fire, its commits are refused
   EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(15)), "completed");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(500));  // (for a late commit of r0's)
   EXPECT_EQ(Chunks(Task(r1, id)), static_cast<size_t>(kTicks));
   const json::array log = Events(r0, id);  // the thawed one answers reads, from the database
   EXPECT_EQ(CountType(log, "run.completed"), 1u);
@@ -432,11 +447,11 @@ TEST_F(Replicas, ACancelOnAnotherReplicaStopsTheRunWhereItExecutes) {
   Serve(0), Serve(1);
   HttpClient r0 = Client(0), r1 = Client(1);
   const std::string id = StartTicker(r0, "cancel-me", 100, 100);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(Ticked(r0, {id}));  // executing on r0
   auto cancel = r1.Rpc("tasks/cancel", json::object{{"id", id}});
   ASSERT_EQ(cancel.at("result").at("status").at("state"), "canceled") << cancel;
   const size_t events = Events(r1, id).size();
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // 6 ticks' worth
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(600));  // 6 ticks' worth
   EXPECT_EQ(Events(r1, id).size(), events) << "the run went on after its cancel";
   EXPECT_EQ(State(Task(r0, id)), "canceled");
 }
@@ -453,9 +468,7 @@ TEST_F(Replicas, AnEventPostedToAnyReplicaResumesARunPausedOnAnother) {
     auto r = c.Request("GET", "/v1/runs/" + id);
     return r.status == 200 ? std::string(r.Json().at("status").as_string()) : std::string();
   };
-  const auto until = Clock::now() + std::chrono::seconds(10);
-  while (Clock::now() < until && status(r0) != "paused")
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  testing::WaitFor([&] { return status(r0) == "paused"; });
   ASSERT_EQ(status(r0), "paused");
   auto posted = r1.Request("POST", "/v1/events", R"({"name":"build.done","payload":{"ok":true}})",
                            {{"Content-Type", "application/json"}});
@@ -485,12 +498,12 @@ TEST_F(Replicas, ADatabaseOutageUnderLoadLosesNothing) {
       ids.push_back(StartTicker(c, "outage-" + std::to_string(outage_ms) + "-" + std::to_string(i),
                                 kTicks, 100));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_TRUE(Ticked(r1, ids));  // under way
     test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS false");
     test::PgQuery(
         admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" +
                    db + "'");
-    std::this_thread::sleep_for(std::chrono::milliseconds(outage_ms));
+    std::this_thread::sleep_for(std::chrono::milliseconds(outage_ms));  // the outage: the test
     test::PgQuery(admin, "ALTER DATABASE \"" + db + "\" ALLOW_CONNECTIONS true");
     for (const auto& id : ids) {
       EXPECT_EQ(AwaitState(r1, id, "completed", std::chrono::seconds(20)), "completed")
@@ -516,12 +529,15 @@ TEST_F(Replicas, EveryConnectionStuckBehindALockLosesNothing) {
     HttpClient c = Client(i % 2);
     ids.push_back(StartTicker(c, "stuck-" + std::to_string(i), kTicks, 100));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    HttpClient r0 = Client(0);
+    EXPECT_TRUE(Ticked(r0, ids));  // under way
+  }
   std::thread lock([&] {
     test::PgQuery(url_, "BEGIN; LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE;"
                         " SELECT pg_sleep(3); COMMIT");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(SessionWaits("sleep")) << "the table is locked";
   std::atomic<int> answered{0};
   std::vector<std::thread> readers;
   for (int i = 0; i < 12; ++i)
@@ -563,7 +579,8 @@ TEST_F(Replicas, ARunNoReplicaServesIsGivenBackQuietlyUntilOneDoes) {
   servers_[0].Kill(SIGKILL);
   fs::create_directories(dir_ / "no-workflows");
   ServeNamed("r1", {"--workflows-dir", (dir_ / "no-workflows").string()});
-  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kLeaseTtlMs));  // several looks
+  // Several looks: it says so once.
+  testing::GiveTimeToMisbehave(std::chrono::milliseconds(3 * kLeaseTtlMs));
   const std::string log = Log(1);
   size_t said = 0;
   for (size_t at = log.find("is not served here"); at != std::string::npos;
@@ -571,9 +588,7 @@ TEST_F(Replicas, ARunNoReplicaServesIsGivenBackQuietlyUntilOneDoes) {
     ++said;
   EXPECT_EQ(said, 1u) << log;
   ServeNamed("r2", {"--workflows-dir", std::string(A2AD_SOURCE_DIR) + "/workflows"});
-  const auto until = Clock::now() + std::chrono::seconds(10);
-  while (Clock::now() < until && Log(2).find("takeover: run " + id) == std::string::npos)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  testing::WaitFor([&] { return Log(2).find("takeover: run " + id) != std::string::npos; });
   EXPECT_NE(Log(2).find("takeover: run " + id), std::string::npos) << Log(2);
 }
 
@@ -585,7 +600,7 @@ TEST_F(Replicas, APushConfigSetOnOneReplicaIsPushedByTheOneExecuting) {
   Serve(0, kLeaseTtlMs, push), Serve(1, kLeaseTtlMs, push);
   HttpClient r0 = Client(0), r1 = Client(1);
   const std::string id = StartTicker(r0, "pushed", 10, 100);
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  ASSERT_TRUE(Ticked(r0, {id}));  // executing on r0
   auto set = SetHook(r1, id);
   ASSERT_TRUE(set.as_object().contains("result")) << set;
   EXPECT_EQ(AwaitState(r0, id, "completed", std::chrono::seconds(10)), "completed");
@@ -607,7 +622,8 @@ TEST_F(Replicas, APushConfigOrWebhookChangedOnOneReplicaIsKnownToTheOneExecuting
   const std::string id = StartTicker(r0, "unpushed", 12, 100);
   auto set = SetHook(r1, id);
   ASSERT_TRUE(set.as_object().contains("result")) << set;
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // r0 reads it (the feed)
+  // r0 reads it (the feed; a fixed wait: nothing outside r0 shows that it has read it).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto del = r1.Rpc("tasks/pushNotificationConfig/delete",
                     json::object{{"id", id}, {"pushNotificationConfigId", "hook"}});
   ASSERT_TRUE(del.as_object().contains("result")) << del;
@@ -624,6 +640,7 @@ TEST_F(Replicas, APushConfigOrWebhookChangedOnOneReplicaIsKnownToTheOneExecuting
   EXPECT_EQ(AwaitState(r0, first, "completed", std::chrono::seconds(5)), "completed");
   EXPECT_NE(OutboxRows(first, hook_id), "0") << Log(0);
   ASSERT_EQ(r1.Request("DELETE", "/v1/webhooks/" + hook_id).status, 204);
+  // "At once": within this (a fixed wait, as nothing outside r0 shows that it knows).
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const std::string second = StartTicker(r0, "unwebhooked", 2, 50);
   EXPECT_EQ(AwaitState(r0, second, "completed", std::chrono::seconds(5)), "completed");
@@ -695,13 +712,12 @@ TEST(ReplicasBehindHaproxy, AGatedRunThroughTheBalancerCompletesAndEveryReplicaR
   while (urls >> url) {
     if (url.back() == '\\') url.pop_back();
     HttpClient c("127.0.0.1", port_of(url));
-    std::string state;
-    for (int i = 0; i < 250 && (state = [&] {
-                                 auto t = c.Rpc("tasks/get", json::object{{"id", id}});
-                                 return std::string(t.at("result").at("status").at("state").as_string());
-                               }()) != "completed";
-         ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::string state = testing::PollUntil(
+        [&] {
+          auto t = c.Rpc("tasks/get", json::object{{"id", id}});
+          return std::string(t.at("result").at("status").at("state").as_string());
+        },
+        [](const std::string& s) { return s == "completed"; });
     EXPECT_EQ(state, "completed") << url;
     ++replicas;
   }
