@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -261,6 +262,21 @@ TEST(PostgresStore, CommitsOfEveryEventCountLandWholeAndInOrder) {
   EXPECT_EQ(refused.get_future().get().error().code, core::ErrorCode::kConflict);
   EXPECT_TRUE(fine.get_future().get().ok());
   EXPECT_EQ(store->ReadEvents("t-new", -1, 5000)->size(), 600u);
+  store->Close();
+}
+
+// A commit's callback is the caller's code: one that throws is logged (storage/writer_batch.hpp),
+// and the writer goes on with the next commits instead of taking the process down.
+TEST(PostgresStore, ACommitCallbackThatThrowsIsLoggedAndTheWriterGoesOn) {
+  auto store = MustOpen(test::FreshPgDatabase());
+  ASSERT_NE(store, nullptr);
+  store->Commit(Create("t-throws", "ctx-1", protocol::TaskState::kSubmitted, 1000, 1),
+                [](core::Result<void>) { throw std::runtime_error("a caller's bug"); });
+  EXPECT_TRUE(
+      CommitSync(*store, Create("t-after", "ctx-1", protocol::TaskState::kSubmitted, 1000, 1))
+          .ok());
+  auto got = store->Get("t-throws");
+  EXPECT_TRUE(got.ok() && got->has_value()) << "the commit whose callback threw still landed";
   store->Close();
 }
 

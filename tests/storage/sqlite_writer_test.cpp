@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 #include <future>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -84,6 +85,18 @@ TEST_F(SqliteTaskStoreTest, ABatchKeepsItsGoodCommitsWhenOneConflicts) {
   EXPECT_EQ((*store->FindByDedupKey("default", "caller\nmessage-1"))->task.id, "task-d");
   EXPECT_FALSE(store->Get("task-e")->has_value());
   EXPECT_TRUE(store->ReadEvents("task-e", -1, 10)->empty());
+}
+
+// A commit's callback is the caller's code: one that throws is logged (storage/writer_batch.hpp),
+// and the writer goes on with the next commits instead of taking the process down.
+TEST_F(SqliteTaskStoreTest, ACommitCallbackThatThrowsIsLoggedAndTheWriterGoesOn) {
+  auto store = MustOpen(path_, SqliteOptions{});
+  ASSERT_NE(store, nullptr);
+  store->Commit(Create("task-throws"),
+                [](core::Result<void>) { throw std::runtime_error("a caller's bug"); });
+  EXPECT_TRUE(CommitSync(*store, Create("task-after")).ok());
+  auto got = store->Get("task-throws");
+  EXPECT_TRUE(got.ok() && got->has_value()) << "the commit whose callback threw still landed";
 }
 
 TEST_F(SqliteTaskStoreTest, BatchIsCappedAtMaxBatchCommits) {

@@ -19,6 +19,7 @@
 #include "a2ad/storage/postgres/pg_sql.hpp"
 #include "a2ad/storage/postgres/pg_store_impl.hpp"
 #include "a2ad/storage/stored_records.hpp"
+#include "a2ad/storage/writer_batch.hpp"
 
 namespace a2ad::storage {
 namespace {
@@ -192,21 +193,7 @@ void PostgresStore::Impl::WriterLoop() {
     }
     const auto start = std::chrono::steady_clock::now();
     RunBatch(batch);
-    if (opts_.batch_observer)
-      opts_.batch_observer(batch.size(), std::chrono::duration<double>(
-                                             std::chrono::steady_clock::now() - start)
-                                             .count());
-    if (participant_.after_batch) {
-      const bool committed =
-          std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); });
-      try {
-        participant_.after_batch(committed);
-      } catch (const std::exception& e) {
-        core::LogError(std::string("task store: a commit participant threw: ") + e.what());
-      }
-    }
-    for (Pending& p : batch)
-      if (p.done) p.done(std::move(p.result));
+    SettleBatch(batch, start, opts_.batch_observer, participant_);
   }
 }
 

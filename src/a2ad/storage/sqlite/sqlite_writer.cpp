@@ -26,6 +26,7 @@
 #include "a2ad/storage/sqlite/sqlite_sql.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store_impl.hpp"
 #include "a2ad/storage/stored_records.hpp"
+#include "a2ad/storage/writer_batch.hpp"
 
 namespace a2ad::storage {
 namespace {
@@ -253,29 +254,7 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch) {
       if (p.result) p.result = Internal(std::string("task store writer: ") + e.what());
     }
   }
-  if (opts_.batch_observer)
-    opts_.batch_observer(batch.size(), std::chrono::duration<double>(
-                                           std::chrono::steady_clock::now() - started)
-                                           .count());
-  if (participant_.after_batch) {
-    const bool committed =
-        std::any_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); });
-    try {
-      participant_.after_batch(committed);
-    } catch (const std::exception& e) {
-      core::LogError(std::string("task store: a commit participant threw: ") + e.what());
-    }
-  }
-  for (Pending& p : batch) {
-    if (!p.done) continue;
-    try {
-      p.done(std::move(p.result));
-    } catch (const std::exception& e) {
-      core::LogError(std::string("task store: commit callback threw: ") + e.what());
-    } catch (...) {
-      core::LogError("task store: commit callback threw");
-    }
-  }
+  SettleBatch(batch, started, opts_.batch_observer, participant_);
 }
 
 void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch) {
