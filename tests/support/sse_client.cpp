@@ -1,7 +1,5 @@
 #include "sse_client.hpp"
 
-#include "http_client.hpp"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -9,8 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <stdexcept>
+
+#include "http_client.hpp"
 
 namespace a2ad::testing {
 
@@ -46,6 +47,7 @@ void SseClient::NextResponse() {
     throw std::runtime_error("the previous response is not over on an open connection");
   buf_ = std::exchange(raw_, {});  // what followed the last chunk: the next response
   ended_ = timed_out_ = chunked_ = false;
+  body_left_.reset();
   status_ = 0;
   content_type_.clear();
   ReadHead();
@@ -80,10 +82,15 @@ void SseClient::ReadHead() {
         head.substr(colon + 2, (eol == std::string::npos ? head.size() : eol) - colon - 2);
     if (strcasecmp(name.c_str(), "content-type") == 0) content_type_ = value;
     if (strcasecmp(name.c_str(), "transfer-encoding") == 0 && value == "chunked") chunked_ = true;
+    if (strcasecmp(name.c_str(), "content-length") == 0) body_left_ = std::stoul(value);
   }
   if (chunked_) {
+    body_left_.reset();
     raw_ = std::exchange(buf_, {});
     Decode();
+  } else if (body_left_) {
+    *body_left_ -= std::min(*body_left_, buf_.size());
+    if (*body_left_ == 0) ended_ = true;
   }
 }
 
@@ -130,6 +137,10 @@ bool SseClient::Fill(std::chrono::milliseconds timeout) {
     }
     if (!chunked_) {
       buf_.append(tmp, static_cast<size_t>(n));
+      if (body_left_) {
+        *body_left_ -= std::min(*body_left_, static_cast<size_t>(n));
+        if (*body_left_ == 0) ended_ = true;  // the whole body is here: the answer is over
+      }
       return true;
     }
     raw_.append(tmp, static_cast<size_t>(n));

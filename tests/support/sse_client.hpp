@@ -65,6 +65,9 @@ class SseClient {
   std::string buf_;  // body bytes (de-chunked)
   std::string raw_;  // chunked: bytes as received, not yet decoded
   bool chunked_ = false;
+  // A body with a Content-Length (an error answered as one event, a JSON answer): the bytes
+  // of it still to come; the response is over when none are.
+  std::optional<size_t> body_left_;
   int status_ = 0;
   std::string content_type_;
   bool timed_out_ = false;
