@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 
@@ -77,9 +78,17 @@ json::object Interrupted() {
   return o;
 }
 
+// The leading decimal integer of an error's detail (the detail's numbers are written by
+// std::to_string); 0 when it does not start with one, as std::atoi read it.
+int DetailInt(std::string_view text) {
+  int value = 0;
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc()) return 0;
+  return value;
+}
+
 int AttemptsOf(const Error& e) {
-  const std::string a(e.Detail("attempts"));
-  return a.empty() ? 1 : std::atoi(a.c_str());
+  const std::string_view a = e.Detail("attempts");
+  return a.empty() ? 1 : DetailInt(a);
 }
 
 // A failed call as the node logs it: the egress guard's refusal, the peer's JSON-RPC error,
@@ -108,7 +117,7 @@ json::object CallFailure(const Error& e, std::string_view what) {
   json::object r =
       ErrorResult("external_call_failed", std::string(what) + ": " + e.message, attempts);
   if (!e.Detail("status").empty())
-    r["error"].get_object()["status"] = std::atoi(std::string(e.Detail("status")).c_str());
+    r["error"].get_object()["status"] = DetailInt(e.Detail("status"));
   return r;
 }
 
