@@ -40,7 +40,7 @@ struct Config {
   std::vector<std::string> otlp_headers;  // NAME=VALUE, sent with every export
   std::string otlp_service_name = "a2ad";
   size_t threads = 0;                     // I/O threads; 0 = hardware cores
-  size_t body_limit = 1024 * 1024;        // request body bytes; past it: 413
+  size_t body_limit = size_t{1024} * 1024;  // request body bytes; past it: 413
   int64_t blocking_timeout_ms = 30000;    // longest wait of a blocking message/send
   int64_t shutdown_grace_ms = 10000;      // in-flight work gets this long on SIGTERM
   int64_t echo_delay_ms = 0;              // the built-in echo skill works this long
@@ -57,11 +57,11 @@ struct Config {
   // --default-skill is given.
   bool tck_skill = false;
   int64_t event_retention_s =
-      7 * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
+      7LL * 24 * 3600;  // events of terminal tasks kept this long; 0 = forever
   // A task keeps its creation key (a first message's messageId, an Idempotency-Key) this
   // long: a send with it is a retry answered with that task (tasks/accepted_messages.hpp);
   // 0 = forever.
-  int64_t idempotency_retention_s = 24 * 3600;
+  int64_t idempotency_retention_s = 24LL * 3600;
   // The A2A capabilities the agent declares and serves (--no-streaming,
   // --no-push-notifications): off, the card says false and the operations are refused.
   bool streaming = true;

@@ -25,7 +25,7 @@ struct SseEvent {
 
 class SseReader {
  public:
-  explicit SseReader(size_t max_event_bytes = 4 * 1024 * 1024) : max_(max_event_bytes) {}
+  explicit SseReader(size_t max_event_bytes = size_t{4} * 1024 * 1024) : max_(max_event_bytes) {}
   /// Reads `bytes`, appending each complete event to `out`. False past the limit.
   bool Feed(std::string_view bytes, std::vector<SseEvent>& out);
   const std::string& last_event_id() const { return last_id_; }

@@ -108,12 +108,13 @@ bool ParseTimestamp(std::string_view s, int64_t& epoch_ms) {
     if (!digits(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
         !digits(pos + 4, 2, om))
       return false;
-    offset_min = (oh * 60 + om) * (s[pos] == '+' ? 1 : -1);
+    offset_min = (int64_t{oh} * 60 + om) * (s[pos] == '+' ? 1 : -1);
     pos += 6;
   }  // no zone: treat as UTC (SDK examples omit it)
   if (pos != s.size()) return false;
   int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  epoch_ms = ((days * 86400 + h * 3600 + mi * 60 + se) - offset_min * 60) * 1000 + frac_ms;
+  epoch_ms = ((days * 86400 + int64_t{h} * 3600 + int64_t{mi} * 60 + se) - offset_min * 60) * 1000 +
+             frac_ms;
   return true;
 }
 

@@ -64,7 +64,7 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 struct HttpClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds total_timeout{10000};
-  size_t max_response_bytes = 1024 * 1024;
+  size_t max_response_bytes = size_t{1024} * 1024;
   std::string user_agent = "a2ad";  // a request's own User-Agent header wins
   /// Keep connections alive and reuse them (above); off: one request per connection.
   bool reuse_connections = false;

@@ -72,7 +72,7 @@ struct DeliveryOptions {
   // One attempt's HTTP exchange (net::HttpRequest).
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds total_timeout{10000};  // connect to response
-  size_t max_response_bytes = 64 * 1024;           // the answer's body is read, never used
+  size_t max_response_bytes = size_t{64} * 1024;   // the answer's body is read, never used
   std::string user_agent = "a2ad-push/1";          // OpenWOP webhooks send their own
 };
 

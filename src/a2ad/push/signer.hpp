@@ -134,7 +134,7 @@ struct VerifyOptions {
   std::string issuer;    // expected iss; "" skips the check
   std::string audience;  // expected aud; "" skips the check
   int64_t skew_ms = 60000;
-  int64_t max_age_ms = 5 * 60000;  // iat older than this (plus skew) is stale
+  int64_t max_age_ms = 5LL * 60000;  // iat older than this (plus skew) is stale
 };
 
 /// Verifies push JWTs against a JWKS. Thread-safe. Remembers every accepted jti until its

@@ -77,7 +77,7 @@ struct OidcOptions {
   int64_t max_max_age_ms = 86'400'000;
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds fetch_timeout{5000};  // one HTTP exchange, connect to last byte
-  size_t max_response_bytes = 512 * 1024;
+  size_t max_response_bytes = size_t{512} * 1024;
 };
 
 /// `<issuer>/.well-known/openid-configuration` (a trailing '/' of the issuer dropped first).

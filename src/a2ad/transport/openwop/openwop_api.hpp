@@ -47,7 +47,7 @@ struct OpenwopApiOptions {
   std::vector<std::string> a2a_versions{"1.0", "0.3"};
   /// The task's push config as A2ATaskState.pushConfig ({url, tokenFingerprint}), or nullopt.
   std::function<std::optional<boost::json::object>(const std::string& task_id)> push_config_of;
-  size_t body_limit = 1024 * 1024;
+  size_t body_limit = size_t{1024} * 1024;
   std::chrono::milliseconds heartbeat{15000};
   size_t queue_limit = 1024;
 };

@@ -61,7 +61,7 @@ using tasks::EventDraft;
 
 namespace {
 
-constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
+constexpr int64_t kDefaultTimeoutMs = 10LL * 60 * 1000;
 
 // The outputs a completed node always has (Outputs below); config.outputs may not rename them.
 constexpr std::string_view kOwnOutputs[] = {"peerTaskId",   "state",     "peer",
