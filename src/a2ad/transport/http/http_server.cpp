@@ -45,7 +45,7 @@ namespace {
 // Bytes the first read of a request asks for (the idle wait ends with it).
 constexpr size_t kFirstRead = 4096;
 // A connection's read buffer holds at most a request head and this much more.
-constexpr size_t kReadSlack = 128 * 1024;
+constexpr size_t kReadSlack = size_t{128} * 1024;
 // After a read deadline passed, the pending read is cancelled again this often until the
 // session has seen it end: a composed read (Beast's async_read_header) may start its next
 // socket read just after a cancel found nothing pending.
@@ -55,7 +55,7 @@ constexpr std::chrono::seconds kErrorWriteTimeout{5};
 // Lingering close after an error answer: what the client still sends is read and dropped
 // for at most this long and this many bytes (see LingeringClose).
 constexpr std::chrono::seconds kLinger{1};
-constexpr size_t kLingerBytes = 4 * 1024 * 1024;
+constexpr size_t kLingerBytes = size_t{4} * 1024 * 1024;
 // A connection over a cap is given this long to send its request line before the 503.
 constexpr std::chrono::seconds kRefusalRead{1};
 // Refusals in progress (each holds a socket for up to about 2 s); past this many, a flood

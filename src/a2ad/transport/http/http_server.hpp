@@ -36,8 +36,8 @@ class context;
 namespace a2ad::transport {
 
 struct HttpServerOptions {
-  size_t body_limit = 1024 * 1024;  // bytes; larger bodies get 413
-  size_t header_limit = 16 * 1024;  // bytes of request head; larger get 431
+  size_t body_limit = size_t{1024} * 1024;  // bytes; larger bodies get 413
+  size_t header_limit = size_t{16} * 1024;  // bytes of request head; larger get 431
   // A connection waits this long for the first byte of a request (a new connection and
   // between keep-alive requests); then it is closed without an answer.
   std::chrono::milliseconds idle_timeout{60000};

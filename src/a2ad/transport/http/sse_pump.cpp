@@ -19,7 +19,7 @@ namespace {
 
 // A stream that fell behind catches up with few syscalls: what is already queued goes out in
 // one write, up to this many bytes (or items, for a sink that takes items).
-constexpr size_t kMaxCoalescedBytes = 256 * 1024;
+constexpr size_t kMaxCoalescedBytes = size_t{256} * 1024;
 constexpr size_t kMaxCoalescedItems = 256;
 
 // What one write of PumpStream carries: frames (SsePumpSpec::frame), or the items themselves
