@@ -42,7 +42,7 @@ struct Probe {
   tasks::Signal done;
 };
 
-json::object Check(bool ok, std::string detail = {}) {
+json::object Check(bool ok, const std::string& detail = {}) {
   json::object c;
   c["ok"] = ok;
   if (!detail.empty()) c["detail"] = detail;

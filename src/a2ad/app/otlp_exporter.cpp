@@ -179,7 +179,7 @@ bool OtlpExporter::Export(std::vector<core::SpanData>& batch) {
     core::Result<net::HttpResponse> got =
         core::Error(core::ErrorCode::kInternal, "the export did not run");
     asio::co_spawn(io, client_->http->Fetch(req),
-                   [&got](std::exception_ptr ep, core::Result<net::HttpResponse> r) {
+                   [&got](const std::exception_ptr& ep, core::Result<net::HttpResponse> r) {
                      if (!ep) got = std::move(r);
                    });
     io.run();

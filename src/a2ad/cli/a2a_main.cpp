@@ -249,7 +249,7 @@ struct Shown {
   bool Done() const {
     return a2ad::client::IsTerminalState(state) || a2ad::client::AsksForInput(state);
   }
-  void Print(std::string_view state_now, json::array fresh) {
+  void Print(std::string_view state_now, const json::array& fresh) {
     if (state_now == state && fresh.empty()) return;
     state = std::string(state_now);
     const std::string line = ChangeLine(task_id, state, fresh, json);
@@ -704,7 +704,7 @@ int main(int argc, char** argv) {
   asio::io_context io;
   int code = 3;
   asio::co_spawn(io, Run(o, *http.value(), *grpc.value()),
-                 [&](std::exception_ptr ep, int c) { code = ep ? 3 : c; });
+                 [&](const std::exception_ptr& ep, int c) { code = ep ? 3 : c; });
   io.run();
   return code;
 }

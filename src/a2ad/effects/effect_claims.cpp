@@ -161,7 +161,7 @@ asio::awaitable<json::object> ProbeConcurrentClaim(EffectClaims& claims, asio::a
     asio::co_spawn(
         asio::make_strand(pool),
         claims.Run(st->minted[i], [st, effect_time] { return ProbeEffect(st, effect_time); }),
-        [st](std::exception_ptr, EffectClaims::Outcome out) {
+        [st](const std::exception_ptr&, const EffectClaims::Outcome& out) {
           bool last = false;
           {
             std::lock_guard lock(st->mu);

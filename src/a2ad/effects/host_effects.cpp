@@ -62,7 +62,7 @@ client::RetryPolicy RetryOf(const json::object& spec) {
   return p;
 }
 
-json::object ErrorResult(std::string_view code, std::string message, int attempts = 0) {
+json::object ErrorResult(std::string_view code, const std::string& message, int attempts = 0) {
   json::object error;
   error["code"] = code;
   error["message"] = message;

@@ -163,7 +163,7 @@ class StrictBuilder {
   // A value that cannot be represented. Stops the parse, unless faults are only reported:
   // then the first one is kept and the value is left out (a null in its place; the first of
   // two members of the same name stays).
-  bool Refuse(std::string what, error_code& ec) {
+  bool Refuse(const std::string& what, error_code& ec) {
     if (!fault_) {
       std::string path = Path();
       fault_ = Error(ErrorCode::kInvalidParams, (path.empty() ? "" : path + ": ") + what,

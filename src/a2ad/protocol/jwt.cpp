@@ -16,7 +16,7 @@ using core::Result;
 
 namespace {
 
-Error Invalid(std::string why) {
+Error Invalid(const std::string& why) {
   return Error(ErrorCode::kUnauthenticated, "invalid token: " + why);
 }
 

@@ -322,7 +322,7 @@ bool JwtVerifier::HasKey(std::string_view kid) {
 }
 
 Result<json::object> JwtVerifier::Verify(std::string_view jwt) {
-  auto refuse = [](std::string why) {
+  auto refuse = [](const std::string& why) {
     return Error(ErrorCode::kInvalidParams, "JWT refused: " + why);
   };
   auto d1 = jwt.find('.');

@@ -71,7 +71,7 @@ class JwksFetcher {
     asio::io_context io;  // its own: called from the receiver's handler, which waits
     core::Result<net::HttpResponse> got;
     asio::co_spawn(io, client_->Fetch(std::move(req)),
-                   [&](std::exception_ptr ep, core::Result<net::HttpResponse> r) {
+                   [&](const std::exception_ptr& ep, core::Result<net::HttpResponse> r) {
                      if (ep) std::rethrow_exception(ep);
                      got = std::move(r);
                    });

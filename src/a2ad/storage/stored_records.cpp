@@ -25,7 +25,7 @@ int64_t TimeAt(const boost::json::object* o, std::string_view key) {
   return o ? std::max<int64_t>(protocol::IntOr(*o, key, 0), 0) : 0;
 }
 
-core::Error Unreadable(std::string_view task_id, std::string what) {
+core::Error Unreadable(std::string_view task_id, const std::string& what) {
   return core::Error(core::ErrorCode::kDataCorrupt,
                      "stored record of task " + std::string(task_id) + " does not read: " + what,
                      {{"taskId", std::string(task_id)}});

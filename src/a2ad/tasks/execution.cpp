@@ -202,7 +202,7 @@ void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordP
   }
   asio::co_spawn(
       asio::make_strand(io_), executor.Execute(ctx),
-      [this, ctx, slot, hold = std::move(hold)](std::exception_ptr ep) {
+      [this, ctx, slot = std::move(slot), hold = std::move(hold)](const std::exception_ptr& ep) {
         (void)hold;  // released with this handler, once the execution ended
         --slot->executions;
         if (ep) {
@@ -220,7 +220,7 @@ void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordP
               io_,
               CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}}),
                          ctx->lease_epoch()),
-              [this](std::exception_ptr, Result<Task>) { --running_; });
+              [this](const std::exception_ptr&, const Result<Task>&) { --running_; });
           return;
         }
         --running_;
@@ -338,7 +338,7 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
       asio::co_spawn(io_,
                      ResendCancels(ex, std::make_shared<const storage::TaskRecord>(rec),
                                    options_.cluster, reads_.get(), claim),
-                     [this](std::exception_ptr) { --running_; });
+                     [this](const std::exception_ptr&) { --running_; });
     }
     if (page->next_page_token.empty()) break;
     q.page_token = page->next_page_token;

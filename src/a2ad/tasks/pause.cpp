@@ -36,7 +36,7 @@ namespace {
 constexpr int64_t kMaxPauseMs = 30LL * 24 * 3600 * 1000;  // timers up to 30 days ahead
 constexpr size_t kMaxEventName = 256;
 
-Error Invalid(std::string field, std::string what) {
+Error Invalid(std::string field, const std::string& what) {
   return Error(ErrorCode::kInvalidParams, field + ": " + what, {{"field", field}});
 }
 

@@ -80,7 +80,8 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   slot->WakeSleepers();
   if (Executor* ex = ExecutorFor(r.value()->skill_id)) {
     ++running_;  // drained at shutdown like an execution
-    asio::co_spawn(io_, ex->AfterCancel(r.value()), [this](std::exception_ptr) { --running_; });
+    asio::co_spawn(io_, ex->AfterCancel(r.value()),
+                   [this](const std::exception_ptr&) { --running_; });
   }
   // Cascade: the run's unfinished children are cancelled too (DIGEST §4.6 cascade-cancel).
   // Children are of the parent's tenant, so the same context sees them.

@@ -437,7 +437,7 @@ class TaskService {
   /// The slot's newest durable record is at least `stored` (read from the store).
   void Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored);
   /// Hands a durable commit to the task's streams and waits (once each, in order).
-  void Publish(const std::shared_ptr<Slot>& slot, RecordPtr record,
+  void Publish(const std::shared_ptr<Slot>& slot, const RecordPtr& record,
                std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected);
   /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
   boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot, bool records);

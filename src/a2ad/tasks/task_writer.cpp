@@ -323,7 +323,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
   co_return std::move(*outcome);
 }
 
-void TaskService::Publish(const std::shared_ptr<Slot>& slot, RecordPtr record,
+void TaskService::Publish(const std::shared_ptr<Slot>& slot, const RecordPtr& record,
                           std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected) {
   bool start_pump = false;
   {

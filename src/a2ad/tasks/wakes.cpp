@@ -47,7 +47,7 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 }  // namespace
 
 struct TaskService::Wakes {
-  explicit Wakes(asio::any_io_executor io) : strand(asio::make_strand(io)), timer(strand) {}
+  explicit Wakes(const asio::any_io_executor& io) : strand(asio::make_strand(io)), timer(strand) {}
   asio::strand<asio::any_io_executor> strand;
   asio::steady_timer timer;
   int64_t armed_at = kNever;  // the wall-clock time the timer is set for

@@ -97,7 +97,7 @@ HttpResponse RestErrorResponse(const Error& error) {
 }
 
 HttpResponse RestErrorResponse(int status, std::string_view code, std::string message,
-                               std::vector<core::ErrorDetail> details) {
+                               const std::vector<core::ErrorDetail>& details) {
   json::object body{{"error", code}, {"message", std::move(message)}};
   if (!details.empty()) {
     json::object d;

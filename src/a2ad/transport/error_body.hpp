@@ -38,7 +38,7 @@ std::string JsonRpcErrorText(const boost::json::value& id, const core::Error& e,
 HttpResponse RestErrorResponse(const core::Error& e);
 /// A REST error the route decides itself.
 HttpResponse RestErrorResponse(int status, std::string_view code, std::string message,
-                               std::vector<core::ErrorDetail> details = {});
+                               const std::vector<core::ErrorDetail>& details = {});
 /// 405 method_not_allowed with `Allow: <allow>`; the message says what to use ("use <allow>"
 /// when none is given).
 HttpResponse MethodNotAllowed(std::string_view allow, std::string message = "");

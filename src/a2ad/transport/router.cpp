@@ -79,7 +79,7 @@ Router::Router(tasks::TaskService& service, const boost::json::object& agent_car
   AddRoutes();
 }
 
-void Router::AddSelfAuthenticatingRoute(std::string path,
+void Router::AddSelfAuthenticatingRoute(const std::string& path,
                                         std::function<HttpResponse(const HttpRequest&)> receive) {
   AddRoute({"self-authenticating " + path, Route::Access::kPublic,
             [path](const HttpRequest& r) { return r.Path() == path; },

@@ -141,7 +141,7 @@ class Router {
   /// Serves `path` with `receive`, before and without authentication: the route checks its
   /// own credential (a peer's pushes to a2ad carry the token a2ad gave the peer,
   /// app/peer_push.hpp). Call before serving.
-  void AddSelfAuthenticatingRoute(std::string path,
+  void AddSelfAuthenticatingRoute(const std::string& path,
                                   std::function<HttpResponse(const HttpRequest&)> receive);
 
  private:

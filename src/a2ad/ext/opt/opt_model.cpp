@@ -130,7 +130,7 @@ void EndEverything(Objective& o, const std::string& by, int64_t now_ms) {
   }
 }
 
-Error Invalid(std::string field, std::string message) {
+Error Invalid(std::string field, const std::string& message) {
   return Error(ErrorCode::kInvalidParams, field + ": " + message, {{"field", field}});
 }
 

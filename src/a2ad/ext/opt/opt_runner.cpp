@@ -31,7 +31,7 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
   std::mutex mu;
   std::set<std::string> in_flight;  // "<kind>\n<run id>"
 
-  State(OptStore& s, tasks::TaskService& svc, asio::any_io_executor ex, const core::Clock& c,
+  State(OptStore& s, tasks::TaskService& svc, const asio::any_io_executor& ex, const core::Clock& c,
         std::chrono::milliseconds every)
       : store(s),
         service(svc),

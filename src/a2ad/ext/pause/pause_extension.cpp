@@ -186,7 +186,7 @@ Awaitable Bulk(tasks::TaskService* svc, const OperationCall& call, std::string c
     if (todo.empty()) done->Fire();
     for (size_t i = 0; i < todo.size(); ++i)
       asio::co_spawn(io, each(*todo[i]),
-                     [&results, i, done, left](std::exception_ptr ep, Result<RecordPtr> r) {
+                     [&results, i, done, left](const std::exception_ptr& ep, Result<RecordPtr> r) {
                        results[i] = ep ? Result<RecordPtr>(Error(ErrorCode::kInternal, "failed"))
                                        : std::move(r);
                        if (--*left == 0) done->Fire();

@@ -522,7 +522,8 @@ std::string ExtendedCard::Body(protocol::Wire shape) const {
 
 void ServeExtendedCard(OperationTable& table, std::shared_ptr<const ExtendedCard> card) {
   table.Replace("GetExtendedAgentCard", ParamsRule::kUnchecked,
-                [card](const OperationCall& c) -> boost::asio::awaitable<Result<OperationResult>> {
+                [card = std::move(card)](
+                    const OperationCall& c) -> boost::asio::awaitable<Result<OperationResult>> {
                   if (!c.ctx.principal.authenticated) co_return NotConfigured(c);
                   std::string body = card->Body(WireOf(c.ctx));
                   if (body.empty()) co_return NotConfigured(c);

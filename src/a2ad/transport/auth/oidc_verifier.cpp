@@ -157,10 +157,11 @@ struct OidcVerifier::State : std::enable_shared_from_this<State> {
   // Runs the fetch BeginFetch asked for on the verifier's executor.
   void Launch() {
     auto self = shared_from_this();
-    asio::co_spawn(executor, self->FetchKeys(), [self](std::exception_ptr ep, Result<Fetched> got) {
-      if (ep) got = Error(ErrorCode::kInternal, "fetching the JWKS threw");
-      self->Finish(std::move(got));
-    });
+    asio::co_spawn(executor, self->FetchKeys(),
+                   [self](const std::exception_ptr& ep, Result<Fetched> got) {
+                     if (ep) got = Error(ErrorCode::kInternal, "fetching the JWKS threw");
+                     self->Finish(std::move(got));
+                   });
   }
 
   struct Fetched {
@@ -376,7 +377,7 @@ asio::awaitable<Result<protocol::Principal>> OidcVerifier::Authenticate(std::str
   }
 }
 
-Result<protocol::Principal> OidcVerifier::AuthenticateBlocking(std::string token) {
+Result<protocol::Principal> OidcVerifier::AuthenticateBlocking(const std::string& token) {
   auto jwt = protocol::DecodeJwt(token);
   if (!jwt) return std::move(jwt).error();
   const auto limit = 2 * state_->options.fetch_timeout + std::chrono::seconds(1);

@@ -106,7 +106,7 @@ class OidcVerifier {
   /// Authenticate for a thread that may block (the gRPC binding's threads), never a thread of
   /// the verifier's executor: answers at once when no fetch is needed, else waits for one at
   /// most 2 x fetch_timeout + 1 s (then kUnavailable).
-  core::Result<protocol::Principal> AuthenticateBlocking(std::string token);
+  core::Result<protocol::Principal> AuthenticateBlocking(const std::string& token);
 
   const OidcOptions& options() const;
 

@@ -176,7 +176,7 @@ struct GrpcBinding::Impl {
   std::unique_ptr<grpc::Server> server_;
 };
 
-GrpcBinding::GrpcBinding(const OperationTable& operations, asio::any_io_executor io,
+GrpcBinding::GrpcBinding(const OperationTable& operations, const asio::any_io_executor& io,
                          const ExtensionRegistry* extensions, bool serve_v03, Authenticator* auth)
     : impl_(std::make_unique<Impl>(operations, io, extensions, serve_v03, auth)) {}
 

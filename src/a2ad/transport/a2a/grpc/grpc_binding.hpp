@@ -42,7 +42,7 @@ class GrpcBinding {
   /// `operations` and `extensions` (may be null) must outlive the binding. With `serve_v03`
   /// false (`--a2a-versions 1.0`) the 0.3 service answers every call VersionNotSupported.
   /// `auth` (may be null: no authentication) authenticates every call (auth.hpp).
-  GrpcBinding(const OperationTable& operations, boost::asio::any_io_executor io,
+  GrpcBinding(const OperationTable& operations, const boost::asio::any_io_executor& io,
               const ExtensionRegistry* extensions, bool serve_v03 = true,
               Authenticator* auth = nullptr);
   /// Shutdown().

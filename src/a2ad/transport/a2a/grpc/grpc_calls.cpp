@@ -88,7 +88,7 @@ SsePumpSpec StreamSpec(WireVersion version, bool close_on_interrupt,
     if (version == WireVersion::kV10) return item.Json(protocol::Wire::kV10) + "\n";
     return item.Json(protocol::Wire::kV03Proto, StreamFinal(item, closes(item))) + "\n";
   };
-  spec.cut_short = [cut](const Error& why) {
+  spec.cut_short = [cut = std::move(cut)](const Error& why) {
     *cut = why;
     return std::string();
   };
