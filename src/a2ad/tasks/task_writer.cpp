@@ -291,8 +291,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     items.push_back(std::move(item));
   }
   // Kept for the new task's stream, which attaches after this commit; nobody else knows the
-  // fresh id, so no stream is attached now to be handed them.
-  if (keep) slot->creation_items = std::move(items);
+  // fresh id, so no stream is attached now to be handed them (Publish gets none).
+  if (keep) slot->creation_items = std::exchange(items, {});
   commit.shared_record = record;
   commit.releases_dedup_key =
       !creating && record->dedup_key.empty() && !slot->head->dedup_key.empty();
