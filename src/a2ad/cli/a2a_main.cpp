@@ -51,6 +51,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <random>
 #include <set>
 #include <variant>
@@ -598,9 +599,8 @@ asio::awaitable<int> Run(Options o, const a2ad::net::HttpClient& http,
   co_return (state == "failed" || state == "rejected" || state == "canceled") ? 1 : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// All of main but its last resort (below).
+int Main(int argc, char** argv) {
   Options o;
   CLI::App app{"a2a: a command-line client for A2A agents (A2A 1.0 over JSON-RPC, REST or gRPC; 0.3 over JSON-RPC)"};
   app.require_subcommand(1);
@@ -707,4 +707,19 @@ int main(int argc, char** argv) {
                  [&](const std::exception_ptr& ep, int c) { code = ep ? 3 : c; });
   io.run();
   return code;
+}
+
+}  // namespace
+
+// An exception that escapes ends the command with status 3, as one thrown by the request
+// does, and says what it was (rather than std::terminate).
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "a2a: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "a2a: an unknown exception\n");
+  }
+  return 3;
 }

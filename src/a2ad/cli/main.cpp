@@ -2,6 +2,7 @@
 // A2AD_* environment variable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #if A2AD_MIMALLOC
@@ -12,7 +13,10 @@
 #include "a2ad/cli/push_listen_options.hpp"
 #include "a2ad/net/cidr.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+// All of main but its last resort (below).
+int Main(int argc, char** argv) {
   a2ad::app::Config config;
   CLI::App app{"a2ad: an OpenWOP host that exposes itself as a durable A2A agent"};
   app.require_subcommand(1);
@@ -572,4 +576,19 @@ int main(int argc, char** argv) {
   if (validate->parsed()) return a2ad::app::RunValidate(validate_files);
   if (backup->parsed()) return a2ad::app::RunBackup(config, backup_to);
   return a2ad::app::RunMigrate(config);
+}
+
+}  // namespace
+
+// An exception that escapes ends the process with status 1 and a line on stderr saying what it
+// was, rather than std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "a2ad: ended by an exception: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "a2ad: ended by an unknown exception\n");
+  }
+  return 1;
 }
