@@ -78,7 +78,7 @@ AddressKey KeyOf(const asio::ip::address& a) {
 }
 
 struct Conn : std::enable_shared_from_this<Conn> {
-  Conn(tcp::socket s, asio::ip::address peer_, ssl::context* tls, bool trusted_proxy_)
+  Conn(tcp::socket s, const asio::ip::address& peer_, ssl::context* tls, bool trusted_proxy_)
       : io(std::move(s), tls),
         stream(io.tcp()),
         read_deadline(stream.get_executor()),
@@ -345,7 +345,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         continue;
       }
       asio::co_spawn(conn->stream.get_executor(), Session(conn),
-                     [self, conn](std::exception_ptr ep) {
+                     [self, conn](const std::exception_ptr& ep) {
                        if (ep) core::LogError("connection coroutine ended with an exception");
                        self->Release(conn);
                      });
@@ -408,7 +408,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
 
   /// Answers a connection over a cap with 503 (in its own coroutine) and logs it, at most
   /// once per kRefusalLogEvery. On the acceptor's strand.
-  void Refuse(std::shared_ptr<Conn> c, const tcp::endpoint& remote, const char* cap) {
+  void Refuse(const std::shared_ptr<Conn>& c, const tcp::endpoint& remote, const char* cap) {
     ++refused_since_log;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_refusal_log >= kRefusalLogEvery) {
@@ -425,7 +425,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     auto self = shared_from_this();
-    asio::co_spawn(c->stream.get_executor(), Refusal(c), [self, c](std::exception_ptr ep) {
+    asio::co_spawn(c->stream.get_executor(), Refusal(c), [self, c](const std::exception_ptr& ep) {
       if (ep) core::LogError("refusal coroutine ended with an exception");
       --self->refusing;
     });
@@ -755,7 +755,7 @@ HttpResponse DefaultTransportError(std::string_view path, int status, std::strin
 }
 
 HttpServer::HttpServer(asio::io_context& io, HttpHandler handler, HttpServerOptions options)
-    : impl_(std::make_shared<Impl>(io, std::move(handler), options)) {}
+    : impl_(std::make_shared<Impl>(io, std::move(handler), std::move(options))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -778,9 +778,10 @@ core::Result<uint16_t> HttpServer::Listen(const std::string& host, uint16_t port
 
 void HttpServer::Start() {
   auto impl = impl_;
-  asio::co_spawn(impl->acceptor.get_executor(), impl->AcceptLoop(), [impl](std::exception_ptr ep) {
-    if (ep) core::LogError("accept loop ended with an exception");
-  });
+  asio::co_spawn(impl->acceptor.get_executor(), impl->AcceptLoop(),
+                 [impl](const std::exception_ptr& ep) {
+                   if (ep) core::LogError("accept loop ended with an exception");
+                 });
 }
 
 void HttpServer::Stop() {

@@ -291,7 +291,7 @@ void CallRunner::Spawn(grpc::CallbackServerContext* c, std::string_view name,
       [body = std::move(body), op = ops_.Find(name), call, finished] {
         return body(op, call, finished);
       },
-      [reactor, finished, v, threw](std::exception_ptr ep) {
+      [reactor, finished, v, threw](const std::exception_ptr& ep) {
         if (ep && !*finished) {
           *finished = true;
           reactor->Finish(StatusOf(core::Error(core::ErrorCode::kInternal, threw), v));
