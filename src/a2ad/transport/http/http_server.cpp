@@ -757,7 +757,16 @@ HttpResponse DefaultTransportError(std::string_view path, int status, std::strin
 HttpServer::HttpServer(asio::io_context& io, HttpHandler handler, HttpServerOptions options)
     : impl_(std::make_shared<Impl>(io, std::move(handler), std::move(options))) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  // Stop() locks and posts, which can throw (resource exhaustion); a destructor must not.
+  try {
+    Stop();
+  } catch (const std::exception& e) {
+    core::LogError(std::string("http server: stopping threw: ") + e.what());
+  } catch (...) {
+    core::LogError("http server: stopping threw");
+  }
+}
 
 core::Result<uint16_t> HttpServer::Listen(const std::string& host, uint16_t port) {
   boost::system::error_code ec;
