@@ -130,9 +130,9 @@ struct OptRunner::State : std::enable_shared_from_this<OptRunner::State> {
   }
 };
 
-OptRunner::OptRunner(OptStore& store, tasks::TaskService& service, asio::any_io_executor io,
+OptRunner::OptRunner(OptStore& store, tasks::TaskService& service, const asio::any_io_executor& io,
                      const core::Clock& clock, std::chrono::milliseconds sweep)
-    : state_(std::make_shared<State>(store, service, std::move(io), clock, sweep)) {}
+    : state_(std::make_shared<State>(store, service, io, clock, sweep)) {}
 
 void OptRunner::Start() { asio::co_spawn(state_->strand, state_->Loop(), asio::detached); }
 

@@ -34,7 +34,7 @@ namespace a2ad::ext::opt {
 class OptRunner {
  public:
   /// `store` and `service` outlive the runner's loop (it runs on `io`).
-  OptRunner(OptStore& store, tasks::TaskService& service, boost::asio::any_io_executor io,
+  OptRunner(OptStore& store, tasks::TaskService& service, const boost::asio::any_io_executor& io,
             const core::Clock& clock,
             std::chrono::milliseconds sweep = std::chrono::milliseconds(5000));
 

@@ -133,7 +133,7 @@ boost::asio::awaitable<core::Result<protocol::Principal>> Authenticator::Authent
 core::Result<protocol::Principal> Authenticator::AuthenticateBlocking(const HttpRequest& request) {
   std::string jwt;
   if (auto decided = Decide(request, jwt)) return std::move(*decided);
-  return oidc_->AuthenticateBlocking(std::move(jwt));
+  return oidc_->AuthenticateBlocking(jwt);
 }
 
 core::Result<protocol::Principal> Authenticator::ApiKeyPrincipal(std::string_view credential) {
