@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "a2ad/app/backends.hpp"
+#include "a2ad/app/extension_modules.hpp"
 #include "a2ad/app/server_parts.hpp"
 #include "a2ad/app/server_secrets.hpp"
 #include "a2ad/core/log.hpp"
@@ -20,7 +21,7 @@ namespace asio = boost::asio;
 int RunMigrate(const Config& config) {
   if (!EnsureDir(config.data_dir)) return 1;
   // The extensions' own tables too (what `serve` applies when it opens the store).
-  return MigrateBackend(config, {ext::opt::OptStore::Migrations()});
+  return MigrateBackend(config, MakeExtensionModules(config).Migrations());
 }
 
 int RunKeysRotate(const Config& config) {
@@ -63,8 +64,10 @@ constexpr std::pair<const char*, Step> kComponents[] = {
     {"serving", ServingStep},
 };
 
-int RunServer(const Config& config) {
-  Server s(config);
+int RunServer(const Config& config) { return RunServer(config, MakeExtensionModules(config)); }
+
+int RunServer(const Config& config, ext::ExtensionModules modules) {
+  Server s(config, std::move(modules));
   std::vector<Component> made;
   auto close_all = [&made] {
     for (auto it = made.rbegin(); it != made.rend(); ++it)

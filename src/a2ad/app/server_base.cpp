@@ -15,7 +15,6 @@
 #include "a2ad/app/oidc_setup.hpp"
 #include "a2ad/app/server_parts.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/ext/opt/opt_extension.hpp"
 
 #ifndef A2AD_VERSION
 #define A2AD_VERSION "0.0.0"
@@ -115,17 +114,15 @@ int TelemetryStep(Server& s, Component& self) {
   return EnsureDir(config.data_dir) ? 0 : 1;
 }
 
-// The store (app/backends.hpp): SQLite in the data directory, or the --database-url; the
-// server's keys it keeps; the OPT extension's store over it.
+// The store (app/backends.hpp): SQLite in the data directory, or the --database-url, with the
+// extension modules' tables; the server's keys it keeps; the modules' node kinds, and their
+// services over the store.
 int StoreStep(Server& s, Component& self) {
   const Config& config = s.config;
   BackendOptions backend_options;
   backend_options.wait_s = config.database_wait_s;
   backend_options.batch_observer = StoreBatchObserver();  // commit batch metrics
-  // The A2A extensions' tables (the pause extension is registered with the task service).
-  backend_options.components = s.extensions.Migrations();
-  // The OPT extension's tables, before its extension can be made (it needs the store).
-  backend_options.components.push_back(ext::opt::OptStore::Migrations());
+  backend_options.components = s.modules.Migrations();
   auto opened = OpenBackend(config, backend_options);
   if (!opened) {
     const std::string advice = DatabaseAdvice(opened.error(), config.data_dir);
@@ -144,14 +141,16 @@ int StoreStep(Server& s, Component& self) {
     return ExitCodeOf(card_key.error());
   }
   s.card_key = std::move(card_key).value();
-  ext::opt::Limits opt_limits;
-  opt_limits.max_plans_per_objective = config.opt_max_plans_per_objective;
-  opt_limits.max_tasks_per_plan = config.opt_max_tasks_per_plan;
-  // Objectives (ext/opt): their store follows the tasks linked to plan tasks, in the tasks'
-  // own commits; its feed streams their events (objectives/subscribe).
-  s.opt_store = std::make_unique<ext::opt::OptStore>(*s.backend, opt_limits);
-  s.opt_store->FollowTasks();
-  s.opt_feed = std::make_unique<ext::opt::OptFeed>(*s.opt_store);
+  // Their node kinds before the first workflow is read (the workflows step), which seals the
+  // registry.
+  if (auto kinds = s.modules.RegisterNodeKinds(); !kinds) {
+    core::LogError(kinds.error().message);
+    return ExitCodeOf(kinds.error());
+  }
+  if (auto services = s.modules.OpenServices({*s.backend, s.clock}); !services) {
+    core::LogError(services.error().message);
+    return ExitCodeOf(services.error());
+  }
   return 0;
 }
 

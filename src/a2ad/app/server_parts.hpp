@@ -14,8 +14,8 @@
 // I/O threads joined.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "a2ad/app/calls_setup.hpp"
 #include "a2ad/app/config.hpp"
@@ -36,18 +37,16 @@
 #include "a2ad/core/es256.hpp"
 #include "a2ad/core/ids.hpp"
 #include "a2ad/effects/host_effects.hpp"
-#include "a2ad/ext/opt/opt_feed.hpp"
-#include "a2ad/ext/opt/opt_runner.hpp"
-#include "a2ad/ext/opt/opt_store.hpp"
+#include "a2ad/ext/extension_module.hpp"
 #include "a2ad/storage/backend.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/transport/a2a/agent_card.hpp"
-#include "a2ad/transport/auth/auth.hpp"
-#include "a2ad/transport/http/cors.hpp"
 #include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
-#include "a2ad/transport/http/http_server.hpp"
+#include "a2ad/transport/auth/auth.hpp"
 #include "a2ad/transport/auth/oidc_verifier.hpp"
+#include "a2ad/transport/http/cors.hpp"
+#include "a2ad/transport/http/http_server.hpp"
 #include "a2ad/transport/openwop/openwop_api.hpp"
 #include "a2ad/transport/router.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
@@ -64,7 +63,7 @@ struct Component {
 };
 
 struct Server {
-  explicit Server(const Config& c) : config(c) {}
+  Server(const Config& c, ext::ExtensionModules m) : config(c), modules(std::move(m)) {}
   const Config& config;
   // telemetry
   std::unique_ptr<OtlpExporter> otlp;
@@ -77,8 +76,9 @@ struct Server {
   storage::ServerKeys* server_keys = nullptr;  // the backend's, or null (files)
   std::optional<core::Es256PrivateKey> card_key;
   HealthState health;
-  std::unique_ptr<ext::opt::OptStore> opt_store;
-  std::unique_ptr<ext::opt::OptFeed> opt_feed;
+  // The extension modules (ext/extension_module.hpp), walked by the store, tasks, surfaces and
+  // work steps; their services live as long as the store.
+  ext::ExtensionModules modules;
   // auth
   size_t threads = 1;
   std::optional<boost::asio::io_context> io;
@@ -105,7 +105,6 @@ struct Server {
   size_t loaded_workflows = 0;
   // surfaces
   std::unique_ptr<transport::OpenwopApi> openwop;
-  std::unique_ptr<ext::opt::OptRunner> opt_runner;
   transport::StreamOptions stream_opts;
   bool v10_only = false;
   // grpc

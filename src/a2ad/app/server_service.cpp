@@ -9,7 +9,6 @@
 #include "a2ad/app/server_parts.hpp"
 #include "a2ad/app/server_secrets.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/ext/opt/opt_extension.hpp"
 #include "a2ad/net/cidr.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
@@ -54,8 +53,7 @@ int TasksStep(Server& s, Component& self) {
   s.svc_opts.blocking_timeout = std::chrono::milliseconds(config.blocking_timeout_ms);
   s.svc_opts.default_skill = config.default_skill;
   s.svc_opts.idempotency_retention = std::chrono::seconds(config.idempotency_retention_s);
-  // A message carrying opt/v1/objective creates or joins that objective.
-  s.svc_opts.prepare_new_task = ext::opt::MakeOptMessageHook(*s.opt_store, s.clock);
+  s.modules.ConfigureTasks(s.svc_opts);  // e.g. OPT: a message may join an objective
   s.service = std::make_unique<tasks::TaskService>(*s.push->task_store, s.clock, *s.ids,
                                                    s.io->get_executor(), s.svc_opts);
   tasks::TaskService& service = *s.service;

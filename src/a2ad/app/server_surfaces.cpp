@@ -8,8 +8,6 @@
 #include "a2ad/app/peer_push.hpp"
 #include "a2ad/app/server_parts.hpp"
 #include "a2ad/core/log.hpp"
-#include "a2ad/ext/opt/opt_extension.hpp"
-#include "a2ad/ext/pause/pause_extension.hpp"
 #include "a2ad/protocol/card_signature.hpp"
 #include "a2ad/protocol/jws.hpp"
 #include "a2ad/push/signer.hpp"
@@ -20,8 +18,8 @@
 
 namespace a2ad::app {
 
-// The OpenWOP REST surface, the A2A extensions (pause, objectives) and the router over the
-// three A2A bindings; the OPT runner (plans executed as runs) stops taking work at shutdown.
+// The OpenWOP REST surface, the extension modules' surfaces (their A2A extensions and routes)
+// and the router over the three A2A bindings; the modules stop taking work at shutdown.
 int SurfacesStep(Server& s, Component& self) {
   const Config& config = s.config;
   tasks::TaskService& service = *s.service;
@@ -58,24 +56,20 @@ int SurfacesStep(Server& s, Component& self) {
   s.stream_opts.queue_limit = config.stream_queue_limit;
   s.card.push_notifications = config.push_notifications;
   s.card.streaming = config.streaming;
-  s.extensions.Register(ext::pause::MakePauseExtension(service));
-  // Plans executed as runs (ext/opt/opt_runner.hpp): the store's outbox, worked once recovery
-  // has re-driven the runs that were going (WorkStep).
-  s.opt_runner =
-      std::make_unique<ext::opt::OptRunner>(*s.opt_store, service, s.io->get_executor(), s.clock);
-  self.stop = [&s] { s.opt_runner->Stop(); };
-  s.opt_store->SetListener({[feed = s.opt_feed.get()](const std::string& id) { feed->Poke(id); },
-                            [runner = s.opt_runner.get()] { runner->Wake(); }});
-  ext::opt::OptExtensionDeps opt_deps;
-  opt_deps.store = s.opt_store.get();
-  opt_deps.feed = s.opt_feed.get();
-  opt_deps.ids = s.ids.get();
-  opt_deps.clock = &s.clock;
-  opt_deps.check_skill = [&service](const std::string& skill, const boost::json::object& inputs) {
-    return service.CheckRunInputs(skill, inputs);
-  };
-  opt_deps.stream_queue_limit = config.stream_queue_limit;
-  s.extensions.Register(ext::opt::MakeOptExtension(std::move(opt_deps)));
+  // The modules' work (e.g. OPT's runner) starts with the work (WorkStep).
+  self.stop = [&s] { s.modules.Stop(); };
+  self.close = [&s] { s.modules.Close(); };
+  const ext::SurfaceContext module_ctx{.service = service,
+                                       .io = s.io->get_executor(),
+                                       .clock = s.clock,
+                                       .ids = *s.ids,
+                                       .base_url = s.card.base_url,
+                                       .stream_queue_limit = config.stream_queue_limit};
+  auto module_routes = s.modules.MakeSurfaces(module_ctx, s.extensions);
+  if (!module_routes) {
+    core::LogError(module_routes.error().message);
+    return ExitCodeOf(module_routes.error());
+  }
   transport::AgentCardConfig& card = s.card;
   card.extensions = s.extensions.CardEntries();
   card.mtls = config.MutualTls();
@@ -108,6 +102,7 @@ int SurfacesStep(Server& s, Component& self) {
       std::string(kPeerPushPath), [&s](const transport::HttpRequest& r) {
         return s.calls->peer_push.Receive(*s.service, r, s.clock.NowMs());
       });
+  for (auto& route : module_routes.value()) router.AddRoute(std::move(route));
   return 0;
 }
 
@@ -185,10 +180,11 @@ int CardsStep(Server& s, Component&) {
 }
 
 // The background work, started before connections are accepted: push deliveries, the
-// re-drive of unfinished runs, the OPT outbox, and event retention (a thread pruning the logs
-// of tasks terminal for longer than the window; their snapshots stay, and a resubscribe with
-// an older cursor gets the snapshot marked historyCompacted). Running executions are not
-// waited for at shutdown: every step they committed is durable and is re-driven from there.
+// re-drive of unfinished runs, the extension modules' work (OPT's outbox), and event
+// retention (a thread pruning the logs of tasks terminal for longer than the window; their
+// snapshots stay, and a resubscribe with an older cursor gets the snapshot marked
+// historyCompacted). Running executions are not waited for at shutdown: every step they
+// committed is durable and is re-driven from there.
 int WorkStep(Server& s, Component& self) {
   self.start = [&s]() -> core::Result<void> {
     const Config& config = s.config;
@@ -201,7 +197,7 @@ int WorkStep(Server& s, Component& self) {
       return core::Error(recovered.error().code, "recovery failed: " + recovered.error().message);
     if (recovered.value())
       core::LogInfo("re-driving " + std::to_string(recovered.value()) + " unfinished task(s)");
-    s.opt_runner->Start();
+    if (auto started = s.modules.Start(); !started) return started;
     s.health.workflows_loaded = s.loaded_workflows;
     s.health.recovered = true;
     if (config.event_retention_s <= 0) return {};

@@ -23,10 +23,11 @@
 // Nothing else names a kind.
 //
 // A kind from outside this module (an extension's, ext/): the same NodeKind in the
-// extension's own folder, registered with NodeKindRegistry::Register from app/ in a
-// component step before `workflows` (server.cpp's kComponents), which reads the first
-// workflow, under a type id of its own namespace ("<vendor>.<kind>": "core." is this host's). Tests as above; the Harness sees
-// registered kinds too (tests/workflow/node_kind_registry_test.cpp registers one).
+// extension's own folder, given by its module's NodeKinds() (ext/extension_module.hpp) under
+// a type id of its own namespace ("<vendor>.<kind>": "core." is this host's); the server
+// registers it with Register in its store step, before the workflows step reads the first
+// workflow. Tests as above; the Harness sees registered kinds too
+// (tests/workflow/node_kind_registry_test.cpp registers one).
 //
 // Thread safety: Get() is built once, on first use (a function-local static). Register may
 // add kinds until the first Get(); from then on the registry is sealed and immutable, and
