@@ -1,0 +1,165 @@
+#include "a2ad/transport/http/connection.hpp"
+
+#include <array>
+#include <boost/asio/ssl/context.hpp>
+#include <cstdio>
+#include <utility>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/transport/http/request_line.hpp"
+#include "a2ad/transport/http/tls_context.hpp"
+
+namespace a2ad::transport::http_conn {
+
+std::string PathOfFailedHead(const http::request_parser<http::string_body>& parser,
+                             const beast::flat_buffer& buffer, size_t header_limit) {
+  if (!parser.get().target().empty()) return std::string(PathOfTarget(parser.get().target()));
+  return PathOfRequestLine({static_cast<const char*>(buffer.data().data()), buffer.size()},
+                           header_limit);
+}
+
+bool IsGone(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
+         ec == beast::error::timeout;
+}
+
+http::response<http::string_body> ToBeast(HttpResponse&& r, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(r.status), version};
+  res.set(http::field::server, "a2ad");
+  if (!r.content_type.empty()) res.set(http::field::content_type, r.content_type);
+  for (auto& [k, v] : r.headers) res.set(k, v);
+  res.body() = std::move(r.body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+asio::awaitable<void> LingeringClose(Conn& c) {
+  boost::system::error_code ignored;
+  if (!c.io.tls()) c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  c.stream.expires_after(kLinger);  // the tcp_stream closes the socket at the deadline
+  std::array<char, 4096> scratch;
+  for (size_t dropped = 0; dropped < kLingerBytes;) {
+    auto [ec, n] =
+        co_await c.io.async_read_some(asio::buffer(scratch), asio::as_tuple(asio::use_awaitable));
+    if (ec) break;
+    dropped += n;
+  }
+  co_await Close(c);
+}
+
+asio::awaitable<void> Close(Conn& c) {
+  if (auto* tls = c.io.tls()) {
+    c.stream.expires_after(kTlsShutdown);
+    (void)co_await tls->async_shutdown(asio::as_tuple(asio::use_awaitable));
+  }
+  boost::system::error_code ignored;
+  c.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  c.stream.close();
+}
+
+asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration limit) {
+  auto* tls = c.io.tls();
+  if (!tls) co_return true;
+  boost::system::error_code ep_ec;
+  const tcp::endpoint remote = c.stream.socket().remote_endpoint(ep_ec);
+  c.stream.expires_after(limit);
+  auto [ec] =
+      co_await tls->async_handshake(ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  c.stream.expires_never();
+  if (ec) {
+    core::LogDebug("TLS handshake with " + remote.address().to_string() +
+                   " failed: " + ec.message());
+    co_return false;
+  }
+  c.client_subject = VerifiedClientSubject(tls->native_handle());
+  co_return true;
+}
+
+ConnSink::ConnSink(std::shared_ptr<Conn> c, bool chunked)
+    : c_(std::move(c)), chunked_(chunked), watch_done_(c_->stream.get_executor()) {
+  watch_done_.expires_at(asio::steady_timer::time_point::max());
+}
+
+void ConnSink::Watch() {
+  auto self = shared_from_this();
+  c_->io.async_read_some(asio::buffer(scratch_), [self](boost::system::error_code ec, size_t n) {
+    if (!ec) {
+      // Bytes from a streaming client: a pipelined next request (kept for the
+      // session once the stream is over), or noise. Keep watching.
+      if (self->early_.size() + n > sizeof self->scratch_ * 16) {
+        self->Gone();  // a client that talks over its stream: stop
+        self->WatchFinished();
+        return;
+      }
+      self->early_.append(self->scratch_, n);
+      self->Watch();
+      return;
+    }
+    if (!(ec == asio::error::operation_aborted && self->unwatching_)) self->Gone();
+    self->WatchFinished();
+  });
+}
+
+void ConnSink::WatchFinished() {
+  watch_finished_ = true;
+  watch_done_.cancel();
+}
+
+asio::awaitable<bool> ConnSink::StopWatching(std::string& early) {
+  unwatching_ = true;
+  if (!watch_finished_) {  // same strand as the watch handler: no race with this check
+    boost::system::error_code ignored;
+    c_->stream.socket().cancel(ignored);
+    (void)co_await watch_done_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  early = std::move(early_);
+  co_return !gone_;
+}
+
+asio::awaitable<bool> ConnSink::Write(std::string bytes) {
+  if (gone_) co_return false;
+  boost::system::error_code ec;
+  if (chunked_) {
+    char size[24];
+    const int len = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+    const std::array<asio::const_buffer, 3> parts{asio::buffer(size, static_cast<size_t>(len)),
+                                                  asio::buffer(bytes), asio::buffer("\r\n", 2)};
+    ec = co_await WriteAll(*c_, parts, kWriteStall);
+  } else {
+    ec = co_await WriteAll(*c_, asio::const_buffer(asio::buffer(bytes)), kWriteStall);
+  }
+  if (ec) Gone();
+  co_return !ec;
+}
+
+void ConnSink::OnClientGone(std::function<void()> f) {
+  if (gone_) {
+    f();
+  } else {
+    on_gone_ = std::move(f);
+  }
+}
+
+void ConnSink::OnServerStopping(std::function<void()> f) {
+  if (stopping_) {
+    f();
+  } else {
+    on_stopping_ = std::move(f);
+  }
+}
+
+void ConnSink::Stopping() {
+  if (stopping_) return;
+  stopping_ = true;
+  if (on_stopping_) std::exchange(on_stopping_, nullptr)();
+}
+
+void ConnSink::Gone() {
+  if (gone_) return;
+  gone_ = true;
+  if (on_gone_) std::exchange(on_gone_, nullptr)();
+}
+
+}  // namespace a2ad::transport::http_conn

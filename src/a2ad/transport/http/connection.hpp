@@ -1,0 +1,245 @@
+#pragma once
+// One connection of the HTTP server (http_server.cpp, http_session.cpp; internal to
+// transport/http): its stream, read deadline and caps key (Conn), the writes that try the
+// socket first (WriteAll, WriteMessage), the ends of a connection (Close, LingeringClose), the
+// TLS handshake, and the SSE sink of a streaming answer (ConnSink).
+//
+// Thread safety: a Conn and its ConnSink are used on the connection's strand only.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "a2ad/transport/http/conn_stream.hpp"
+#include "a2ad/transport/http/http_types.hpp"
+
+namespace a2ad::transport::http_conn {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+class ConnSink;
+
+// Bytes the first read of a request asks for (the idle wait ends with it).
+constexpr size_t kFirstRead = 4096;
+// A connection's read buffer holds at most a request head and this much more.
+constexpr size_t kReadSlack = size_t{128} * 1024;
+// After a read deadline passed, the pending read is cancelled again this often until the
+// session has seen it end: a composed read (Beast's async_read_header) may start its next
+// socket read just after a cancel found nothing pending.
+constexpr std::chrono::milliseconds kRecancelEvery{20};
+// An error answer's write; a client that does not read it is cut off.
+constexpr std::chrono::seconds kErrorWriteTimeout{5};
+// Lingering close after an error answer: what the client still sends is read and dropped
+// for at most this long and this many bytes (see LingeringClose).
+constexpr std::chrono::seconds kLinger{1};
+constexpr size_t kLingerBytes = size_t{4} * 1024 * 1024;
+// A connection over a cap is given this long to send its request line before the 503.
+constexpr std::chrono::seconds kRefusalRead{1};
+// Refusals in progress (each holds a socket for up to about 2 s); past this many, a flood
+// of connections over the caps is closed without an answer so that refusing cannot
+// exhaust descriptors either.
+constexpr size_t kMaxRefusing = 1024;
+// A refused connection is logged at most this often (with the count since the last line).
+constexpr std::chrono::seconds kRefusalLogEvery{1};
+// TLS close_notify exchange at the end of a connection; a client that does not answer it is
+// cut off.
+constexpr std::chrono::seconds kTlsShutdown{1};
+
+// A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
+// 192.0.2.1 and ::ffff:192.0.2.1 are one client.
+using AddressKey = asio::ip::address_v6::bytes_type;
+
+inline AddressKey KeyOf(const asio::ip::address& a) {
+  if (a.is_v4()) return asio::ip::make_address_v6(asio::ip::v4_mapped, a.to_v4()).to_bytes();
+  return a.to_v6().to_bytes();
+}
+
+struct Conn : std::enable_shared_from_this<Conn> {
+  Conn(tcp::socket s, const asio::ip::address& peer_, ssl::context* tls, bool trusted_proxy_)
+      : io(std::move(s), tls),
+        stream(io.tcp()),
+        read_deadline(stream.get_executor()),
+        peer(peer_),
+        address(KeyOf(peer_)),
+        trusted_proxy(trusted_proxy_) {}
+  ConnStream io;              // reads and writes: TCP or TLS
+  beast::tcp_stream& stream;  // the TCP stream under `io`: expiry, cancel, close
+  // The deadline of the current read. Unlike the tcp_stream's own expiry (which closes the
+  // socket, so no 408 could follow), it only cancels the read and sets `timed_out`.
+  asio::steady_timer read_deadline;
+  const asio::ip::address peer;
+  const AddressKey address;
+  // A trusted proxy (forwarded.hpp): not capped by address; its requests are, by the address
+  // each forwards.
+  const bool trusted_proxy;
+  bool timed_out = false;        // the current read's deadline passed; on the strand
+  uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
+  bool busy = false;             // inside a request; touched only on the connection's strand
+  std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
+  std::string client_subject;    // TLS: the verified client certificate's subject, or ""
+
+  /// Arms the read deadline `d` from now. Call on the strand; pair with DisarmReadDeadline.
+  void ArmReadDeadline(std::chrono::steady_clock::duration d) {
+    timed_out = false;
+    read_deadline.expires_after(d);
+    WaitReadDeadline(++deadline_gen);
+  }
+
+  /// Ends the read deadline (a stale expiry that is already queued is ignored).
+  void DisarmReadDeadline() {
+    ++deadline_gen;
+    read_deadline.cancel();
+  }
+
+ private:
+  void WaitReadDeadline(uint64_t gen) {
+    read_deadline.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->deadline_gen != gen) return;
+      self->timed_out = true;
+      boost::system::error_code ignored;
+      self->stream.socket().cancel(ignored);
+      self->read_deadline.expires_after(kRecancelEvery);
+      self->WaitReadDeadline(gen);
+    });
+  }
+};
+
+/// The path of a request whose head could not be read to its end: the parser's once it has
+/// parsed the request line, else the one of the line at the start of `buffer`.
+std::string PathOfFailedHead(const http::request_parser<http::string_body>& parser,
+                             const beast::flat_buffer& buffer, size_t header_limit);
+
+/// A client that went away or a read ended by Stop(): no answer is written.
+bool IsGone(const boost::system::error_code& ec);
+
+// A write that waits longer than this for the client to read is cut off (the tcp_stream's
+// expiry closes the socket).
+constexpr std::chrono::seconds kWriteStall{30};
+
+/// Writes `buffers`: what the socket takes at once directly (ConnStream::TryWrite), the rest
+/// asynchronously within `limit`.
+template <class Buffers>
+asio::awaitable<boost::system::error_code> WriteAll(Conn& c, const Buffers& buffers,
+                                                    std::chrono::steady_clock::duration limit) {
+  boost::system::error_code ec;
+  const size_t wrote = c.io.TryWrite(buffers, ec);
+  if (ec || wrote == asio::buffer_size(buffers)) co_return ec;
+  beast::buffers_suffix<Buffers> rest(buffers);
+  rest.consume(wrote);
+  c.stream.expires_after(limit);
+  std::tie(ec, std::ignore) =
+      co_await asio::async_write(c.io, rest, asio::as_tuple(asio::use_awaitable));
+  c.stream.expires_never();
+  co_return ec;
+}
+
+/// WriteAll for an HTTP message (its head only with `head_only`) through its serializer.
+template <class Serializer>
+asio::awaitable<boost::system::error_code> WriteMessage(Conn& c, Serializer& sr, bool head_only,
+                                                        std::chrono::steady_clock::duration limit) {
+  boost::system::error_code ec;
+  if (head_only) sr.split(true);
+  const auto done = [&] { return head_only ? sr.is_header_done() : sr.is_done(); };
+  while (!done()) {
+    size_t asked = 0, wrote = 0;
+    sr.next(ec, [&](boost::system::error_code& write_ec, const auto& buffers) {
+      asked = beast::buffer_bytes(buffers);
+      wrote = c.io.TryWrite(buffers, write_ec);
+      sr.consume(wrote);
+    });
+    if (ec) co_return ec;
+    if (asked == 0 || wrote < asked) break;  // the socket is full (or TLS): the rest waits
+  }
+  if (done()) co_return ec;
+  c.stream.expires_after(limit);
+  if (head_only)
+    std::tie(ec, std::ignore) =
+        co_await http::async_write_header(c.io, sr, asio::as_tuple(asio::use_awaitable));
+  else
+    std::tie(ec, std::ignore) =
+        co_await http::async_write(c.io, sr, asio::as_tuple(asio::use_awaitable));
+  c.stream.expires_never();
+  co_return ec;
+}
+
+/// `r` as Beast's response (`Server: a2ad`, its Content-Length), keeping the connection when
+/// `keep_alive`.
+http::response<http::string_body> ToBeast(HttpResponse&& r, unsigned version, bool keep_alive);
+
+/// Closes after an error answer to a request that was not read to its end. Closing a
+/// socket with unread bytes makes the kernel send a RST, not a FIN, and a RST can make
+/// the client's TCP drop the answer before the client has read it; a client still
+/// sending its body would typically see "connection reset" instead of the 413 or 408.
+/// So: FIN after the answer (shutdown of the send side), then read and drop what still
+/// arrives until the client closes too, kLingerBytes were dropped, or kLinger passed.
+/// On TLS the client's bytes are read before the close_notify (a TLS stream has no
+/// half-close that would let them be read after it).
+asio::awaitable<void> LingeringClose(Conn& c);
+
+/// Ends a connection: on TLS the close_notify exchange first (bounded by kTlsShutdown),
+/// then FIN and close.
+asio::awaitable<void> Close(Conn& c);
+
+/// TLS: the handshake, within `limit` (the tcp_stream's expiry closes the socket of a client
+/// that never completes it, so it cannot hold a slot). false when it failed: logged at debug
+/// (a port scan or a plain HTTP client is no event worth more), the caller closes.
+asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration limit);
+
+/// The SSE sink of one connection. A read kept pending on the socket notices the client
+/// going away (a streaming client sends nothing) while the stream waits for events. With
+/// `chunked`, every write is one HTTP/1.1 chunk, so the response can end with the last
+/// chunk and the connection serve the next request (keep-alive) instead of closing.
+class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnSink> {
+ public:
+  ConnSink(std::shared_ptr<Conn> c, bool chunked);
+
+  /// Starts the watching read (call once, after the stream's head is written).
+  void Watch();
+
+  /// After the stream: stops the watching read and waits for it to finish. false if the
+  /// client is gone (then the connection closes). The bytes it read arrive in `early`.
+  asio::awaitable<bool> StopWatching(std::string& early);
+
+  asio::awaitable<bool> Write(std::string bytes) override;
+  void OnClientGone(std::function<void()> f) override;
+  void OnServerStopping(std::function<void()> f) override;
+
+  /// The server is stopping: the stream is told (once).
+  void Stopping();
+
+ private:
+  void WatchFinished();
+  void Gone();
+
+  std::shared_ptr<Conn> c_;
+  const bool chunked_;
+  asio::steady_timer watch_done_;  // cancelled when the watching read has finished
+  bool unwatching_ = false;
+  bool watch_finished_ = false;
+  std::string early_;  // bytes the watching read got
+  char scratch_[512];
+  bool gone_ = false;
+  bool stopping_ = false;
+  std::function<void()> on_gone_;
+  std::function<void()> on_stopping_;
+};
+
+}  // namespace a2ad::transport::http_conn

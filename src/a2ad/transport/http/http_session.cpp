@@ -1,0 +1,206 @@
+#include <boost/asio/buffer.hpp>
+
+#include "a2ad/core/log.hpp"
+#include "a2ad/transport/http/forwarded.hpp"
+#include "a2ad/transport/http/http_server_impl.hpp"
+#include "a2ad/transport/http/request_line.hpp"
+
+namespace a2ad::transport {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using namespace http_conn;
+
+asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
+  // Bounded: a head fits (header_limit), and so do a read's worth of body bytes or
+  // pipelined requests. Without a bound, a chunk size line or trailer that never ends
+  // (Beast limits neither) would grow it until the body timeout; past it the read fails
+  // (buffer_overflow, answered 400).
+  beast::flat_buffer buffer(opts.header_limit + kReadSlack);
+  bool linger = false;  // an error answer was written before the request was read
+  if (stopping || !co_await Handshake(*c, opts.handshake_timeout)) {
+    c->stream.close();
+    co_return;
+  }
+  for (;;) {
+    if (stopping) break;
+    c->stream.expires_never();  // reads run under read_deadline, not the stream's expiry
+    if (buffer.size() == 0) {
+      // Between requests: up to idle_timeout for the first byte; then close, unanswered.
+      c->ArmReadDeadline(opts.idle_timeout);
+      auto [ec, n] = co_await c->io.async_read_some(buffer.prepare(kFirstRead),
+                                                    asio::as_tuple(asio::use_awaitable));
+      c->DisarmReadDeadline();
+      if (ec) break;
+      buffer.commit(n);
+    }
+    // From the first byte on, the whole head within header_timeout.
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(opts.body_limit);
+    parser.header_limit(static_cast<std::uint32_t>(opts.header_limit));
+    c->ArmReadDeadline(opts.header_timeout);
+    auto [ec_h, n_h] = co_await http::async_read_header(c->io, buffer, parser,
+                                                        asio::as_tuple(asio::use_awaitable));
+    (void)n_h;
+    c->DisarmReadDeadline();
+    if (ec_h) {
+      linger = true;
+      if (ec_h == http::error::header_limit) {
+        co_await WriteError(
+            *c, PathOfFailedHead(parser, buffer, opts.header_limit), 431,
+            "request_header_too_large",
+            "request header larger than " + std::to_string(opts.header_limit) + " bytes");
+      } else if (ec_h == http::error::body_limit) {  // by its Content-Length
+        co_await WriteError(
+            *c, PathOfFailedHead(parser, buffer, opts.header_limit), 413, "payload_too_large",
+            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
+      } else if (ec_h == asio::error::operation_aborted && c->timed_out) {
+        co_await WriteError(*c, PathOfFailedHead(parser, buffer, opts.header_limit), 408,
+                            "request_timeout", "request head not received in time");
+      } else if (!IsGone(ec_h) && !stopping) {
+        co_await WriteError(*c, PathOfFailedHead(parser, buffer, opts.header_limit), 400,
+                            "validation_error", "malformed HTTP request: " + ec_h.message());
+      } else {
+        linger = false;
+      }
+      break;
+    }
+    // From the end of the head on, the whole body within body_timeout.
+    c->busy = true;
+    c->ArmReadDeadline(opts.body_timeout);
+    auto [ec_b, n_b] =
+        co_await http::async_read(c->io, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    (void)n_b;
+    c->DisarmReadDeadline();
+    if (ec_b) {
+      linger = true;
+      std::string path(PathOfTarget(parser.get().target()));
+      if (ec_b == http::error::body_limit) {
+        co_await WriteError(
+            *c, std::move(path), 413, "payload_too_large",
+            "request body exceeds the limit of " + std::to_string(opts.body_limit) + " bytes");
+      } else if (ec_b == asio::error::operation_aborted && c->timed_out) {
+        co_await WriteError(*c, std::move(path), 408, "request_timeout",
+                            "request body not received in time");
+      } else if (ec_b != asio::error::eof && ec_b != asio::error::connection_reset) {
+        co_await WriteError(*c, std::move(path), 400, "validation_error",
+                            "malformed HTTP request: " + ec_b.message());
+      } else {
+        linger = false;
+      }
+      break;
+    }
+    auto req = parser.release();
+    HttpRequest in;
+    in.method = std::string(req.method_string());
+    in.target = std::string(req.target());
+    in.headers.reserve(8);
+    for (const auto& f : req)
+      in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    in.body = std::move(req.body());
+    in.client_cert_subject = c->client_subject;
+    ForwardedSlot forwarded_slot;  // released when this request (or its stream) ends
+    bool over_cap = false;
+    if (c->trusted_proxy) {
+      const auto client =
+          ForwardedClient(c->peer, in.headers, opts.trusted_proxies, opts.forwarded_header);
+      if (client) {
+        in.client_address = client->to_string();
+        over_cap = !HoldForwarded(forwarded_slot, *client);
+      } else {
+        in.client_address = c->peer.to_string();
+      }
+    } else {
+      in.client_address = c->peer.to_string();
+    }
+    const bool keep_alive = req.keep_alive();
+    const bool head_request = req.method() == http::verb::head;
+    const unsigned version = req.version();
+    HttpResponse out;
+    if (over_cap) {
+      // The proxy's connection stays: only this client's request is refused.
+      out = TransportError(PathOfTarget(req.target()), 503, "service_unavailable",
+                           "too many concurrent requests from one client address (" +
+                               in.client_address + "); retry later");
+      out.status = 503;
+      out.headers.emplace_back("Retry-After", "1");
+    } else {
+      try {
+        out = co_await handler(std::move(in));
+      } catch (const std::exception& e) {
+        core::LogError(std::string("handler threw: ") + e.what());
+        out = TransportError(PathOfTarget(req.target()), 500, "internal_error", "internal error");
+        out.status = 500;
+      }
+      // A store that is unavailable (a database being restarted, a lost connection) is
+      // worth a retry: say when.
+      if (out.status == 503 &&
+          std::none_of(out.headers.begin(), out.headers.end(),
+                       [](const auto& h) { return boost::beast::iequals(h.first, "Retry-After"); }))
+        out.headers.emplace_back("Retry-After", "1");
+    }
+    if (out.stream) {
+      http::response<http::empty_body> head{http::status::ok, version};
+      head.set(http::field::server, "a2ad");
+      head.set(http::field::content_type, "text/event-stream");
+      head.set(http::field::cache_control, "no-cache");
+      head.set("X-Accel-Buffering", "no");
+      for (auto& [k, v] : out.headers) head.set(k, v);
+      // HTTP/1.1: chunked, so the stream ends with the last chunk and the connection stays
+      // for the next request. Otherwise (HTTP/1.0, Connection: close, shutting down) the
+      // body ends when the connection closes.
+      const bool chunked = version >= 11 && keep_alive && !stopping;
+      if (chunked)
+        head.chunked(true);
+      else
+        head.keep_alive(false);
+      http::response_serializer<http::empty_body> sr{head};
+      const auto ec_s = co_await WriteMessage(*c, sr, true, kWriteStall);
+      if (!ec_s) {
+        auto sink = std::make_shared<ConnSink>(c, chunked);
+        c->sink = sink;
+        sink->Watch();
+        if (stopping) sink->Stopping();
+        bool completed = true;
+        try {
+          co_await out.stream(*sink);
+        } catch (const std::exception& e) {
+          core::LogError(std::string("stream threw: ") + e.what());
+          completed = false;
+        }
+        if (chunked && completed && !stopping) {
+          std::string early;
+          if (co_await sink->StopWatching(early)) {
+            c->sink.reset();
+            const auto ec_e =
+                co_await WriteAll(*c, asio::const_buffer("0\r\n\r\n", 5), kWriteStall);
+            if (!ec_e && buffer.size() + early.size() <= buffer.max_size()) {
+              // A request the client sent during the stream is the next one.
+              const size_t n = asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
+              buffer.commit(n);
+              c->busy = false;
+              continue;
+            }
+          }
+        }
+      }
+      break;
+    }
+    const bool again = keep_alive && !stopping;
+    auto res = ToBeast(std::move(out), version, again);
+    // HEAD: the head a GET would get (its Content-Length included), and no body (RFC 9110
+    // §9.3.2): a body here would be read as the start of the next answer.
+    if (head_request) res.body().clear();
+    http::response_serializer<http::string_body> sr{res};
+    const auto ec_w = co_await WriteMessage(*c, sr, false, kWriteStall);
+    c->busy = false;
+    if (ec_w || !again) break;
+  }
+  if (linger) {
+    co_await LingeringClose(*c);
+  } else {
+    co_await Close(*c);
+  }
+}
+
+}  // namespace a2ad::transport
