@@ -552,7 +552,10 @@ TEST_F(WorkflowE2E, ARunAtADurableTimerSaysUntilWhen) {
                                  {"parts", json::array{json::object{
                                                {"kind", "data"},
                                                {"data", json::object{{"delayMs", 3600000}}}}}},
-                                 {"metadata", json::object{{"skillId", "long-delay"}}}}}});
+                                 {"metadata", json::object{{"skillId", "long-delay"}}}}},
+                    // Not blocking: a blocking send would wait out the server's 30 s cap on
+                    // a run parked for an hour.
+                    {"configuration", json::object{{"blocking", false}}}});
   const std::string id(sent.at("result").at("id").as_string());
   const json::object task = testing::PollUntil(
       [&] { return Task(id); },
