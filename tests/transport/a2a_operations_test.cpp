@@ -1,13 +1,12 @@
 // The A2A operation table and the extension registry: each core method is named once per
-// wire version, an extension adds a method, a card entry and tables through one Register,
-// and the A2A-Extensions header is read once per request and echoed.
+// wire version, an extension adds a method and a card entry through one Register (its tables
+// come with its module: tests/ext/extension_module_test.cpp), and the A2A-Extensions header is
+// read once per request and echoed.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
-#include <filesystem>
 #include <set>
 
 #include "a2ad/core/clock.hpp"
@@ -15,7 +14,6 @@
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/storage/memory/memory_task_store.hpp"
-#include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 #include "a2ad/tasks/builtin/echo_executor.hpp"
 #include "a2ad/tasks/builtin/tck_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -49,8 +47,6 @@ Extension Geo(bool required) {
   e.params = json::object{{"precision", "city"}};
   e.operations.push_back({"GeoWhere", "geo/where", "POST", "/geo:where", "", false, kScopeTasksRead,
                           "", ParamsRule::kObjectOrAbsent, Where});
-  e.migrations.push_back(
-      {"geo", {{1, "CREATE TABLE geo_places(task_id TEXT PRIMARY KEY, place TEXT NOT NULL)"}}});
   return e;
 }
 
@@ -139,7 +135,7 @@ TEST(OperationTable, ANameTakenTwiceIsRefusedAtStartup) {
   EXPECT_THROW(r.Register(Geo(true)), std::logic_error);
 }
 
-TEST(Extensions, AMethodACardEntryAndTablesComeWithOneRegister) {
+TEST(Extensions, AMethodAndACardEntryComeWithOneRegister) {
   Server s(Geo(false));
   // The card.
   HttpRequest card;
@@ -159,20 +155,6 @@ TEST(Extensions, AMethodACardEntryAndTablesComeWithOneRegister) {
   EXPECT_EQ(r.at("result").at("activated"), false);
   r = Body(s.Rpc(R"({"jsonrpc":"2.0","id":2,"method":"geo/where"})", {}));
   EXPECT_EQ(r.at("result").at("activated"), false);
-  // Its tables: what the registry hands the store is migrated when the store opens.
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("a2ad-ext-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  storage::SqliteOptions opts;
-  opts.components = s.extensions.Migrations();
-  auto opened = storage::SqliteTaskStore::Open((dir / "a2ad.db").string(), opts);
-  ASSERT_TRUE(opened) << opened.error().message;
-  opened->reset();
-  auto version = storage::SqliteTaskStore::ComponentVersion((dir / "a2ad.db").string(), "geo");
-  ASSERT_TRUE(version) << version.error().message;
-  EXPECT_EQ(*version, 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Extensions, ActivationIsReadOnceAndEchoedUnderTheVersionsHeader) {

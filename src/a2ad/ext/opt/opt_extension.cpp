@@ -265,7 +265,6 @@ transport::Extension MakeOptExtension(OptExtensionDeps d) {
   card_params["executesPlans"] = true;
   card_params["streaming"] = true;
   ext.params = std::move(card_params);
-  ext.migrations.push_back(OptStore::Migrations());
   using transport::Operation;
   using transport::ParamsRule;
   // name, scope, params, REST 1.0 method and route, handler; the A2A 0.3 REST route is the

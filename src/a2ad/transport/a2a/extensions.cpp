@@ -34,12 +34,6 @@ void ExtensionRegistry::AddOperations(OperationTable& table) const {
     for (const auto& op : e.operations) table.Add(op);
 }
 
-std::vector<storage::ComponentMigrations> ExtensionRegistry::Migrations() const {
-  std::vector<storage::ComponentMigrations> out;
-  for (const auto& e : extensions_) out.insert(out.end(), e.migrations.begin(), e.migrations.end());
-  return out;
-}
-
 namespace {
 
 std::string_view Trim(std::string_view s) {

@@ -1,10 +1,10 @@
 #pragma once
 // A2A extensions this server supports (WIRE.md §15): each one is a URI with its agent-card
 // entry (`capabilities.extensions[]`: uri, description, required, params), the operations it
-// adds to the A2A operation table (a2a_operations.hpp; e.g. "objectives/create"), and the
-// migrations of the tables it keeps in the task store (storage/schema_migrations.hpp).
-// app/ builds one ExtensionRegistry before serving and hands it to the card, the bindings
-// and the store.
+// adds to the A2A operation table (a2a_operations.hpp; e.g. "objectives/create"), and how it
+// rewrites a result for its callers. app/ builds one ExtensionRegistry before serving and hands
+// it to the card and the bindings; the tables an extension keeps in the store are migrated by
+// its module (ext/extension_module.hpp).
 //
 // Activation (WIRE.md §14-15): a client lists the URIs it wants in `A2A-Extensions` (v1.0) or
 // `X-A2A-Extensions` (v0.3; both are read, either version), comma-separated, possibly over
@@ -26,7 +26,6 @@
 
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/call_context.hpp"
-#include "a2ad/storage/schema_migrations.hpp"
 #include "a2ad/transport/a2a/a2a_operations.hpp"
 #include "a2ad/transport/http/http_types.hpp"
 
@@ -38,7 +37,6 @@ struct Extension {
   bool required = false;
   boost::json::object params;         // the card entry's params ({} = none)
   std::vector<Operation> operations;  // their `extension` is set to `uri` on Register
-  std::vector<storage::ComponentMigrations> migrations;
   /// Rewrites a result or stream event (JSON of the call's shape) for a caller that activated
   /// the extension (e.g. a state only its callers can parse); unset: none.
   std::function<void(boost::json::value&, protocol::Wire)> view;
@@ -56,8 +54,6 @@ class ExtensionRegistry {
   boost::json::array CardEntries() const;
   /// Every registered extension's operations, for the operation table.
   void AddOperations(OperationTable& table) const;
-  /// Every registered extension's store migrations.
-  std::vector<storage::ComponentMigrations> Migrations() const;
 
   /// Reads the extension headers of `request` into ctx.requested_extensions and
   /// ctx.activated_extensions (see above).
