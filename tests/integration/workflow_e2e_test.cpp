@@ -545,17 +545,17 @@ namespace {
 TEST_F(WorkflowE2E, ARunAtADurableTimerSaysUntilWhen) {
   auto sent = client_->Rpc(
       "message/send",
-      json::object{{"message",
-                    json::object{{"kind", "message"},
-                                 {"role", "user"},
-                                 {"messageId", "delay-1"},
-                                 {"parts", json::array{json::object{
-                                               {"kind", "data"},
-                                               {"data", json::object{{"delayMs", 3600000}}}}}},
-                                 {"metadata", json::object{{"skillId", "long-delay"}}}}},
-                    // Not blocking: a blocking send would wait out the server's 30 s cap on
-                    // a run parked for an hour.
-                    {"configuration", json::object{{"blocking", false}}}});
+      json::object{
+          {"message", json::object{{"kind", "message"},
+                                   {"role", "user"},
+                                   {"messageId", "delay-1"},
+                                   {"parts", json::array{json::object{
+                                                 {"kind", "data"},
+                                                 {"data", json::object{{"delayMs", 3600000}}}}}},
+                                   {"metadata", json::object{{"skillId", "long-delay"}}}}},
+          // Not blocking: a blocking send would wait out the server's 30 s cap on
+          // a run parked for an hour.
+          {"configuration", json::object{{"blocking", false}}}});
   const std::string id(sent.at("result").at("id").as_string());
   const json::object task = testing::PollUntil(
       [&] { return Task(id); },
