@@ -75,7 +75,7 @@ test: build
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # clang-tidy with the checks of .clang-tidy over every source file of src/, on the release build's
-# compile_commands.json (about 10 minutes on two cores, so not part of `make test`; the source
+# compile_commands.json (about 30 minutes on two cores, so not part of `make test`; the source
 # rules that are quick run in ctest as lint.*). A finding fails it.
 lint: build
 	run-clang-tidy -j$(JOBS) -p build/release -quiet -extra-arg=-Wno-unknown-warning-option \
