@@ -63,7 +63,6 @@ int SurfacesStep(Server& s, Component& self) {
                                        .io = s.io->get_executor(),
                                        .clock = s.clock,
                                        .ids = *s.ids,
-                                       .base_url = s.card.base_url,
                                        .stream_queue_limit = config.stream_queue_limit};
   auto module_routes = s.modules.MakeSurfaces(module_ctx, s.extensions);
   if (!module_routes) {

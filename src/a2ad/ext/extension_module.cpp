@@ -15,9 +15,6 @@ core::Error Naming(const ExtensionModule& module, core::Error error) {
 
 }  // namespace
 
-ExtensionModules::ExtensionModules(std::vector<std::unique_ptr<ExtensionModule>> modules)
-    : modules_(std::move(modules)) {}
-
 void ExtensionModules::Add(std::unique_ptr<ExtensionModule> module) {
   modules_.push_back(std::move(module));
 }

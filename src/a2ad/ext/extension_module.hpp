@@ -55,13 +55,12 @@ struct ServiceContext {
 };
 
 /// What a module's surfaces may use: the task service and the server's I/O context, ids and
-/// clock, and what the server's configuration says of streams. Outlives the surfaces.
+/// clock, and the server's bound on a stream's queue. Outlives the surfaces.
 struct SurfaceContext {
   tasks::TaskService& service;
   boost::asio::any_io_executor io;
   const core::Clock& clock;
   core::IdGenerator& ids;
-  std::string base_url;              // the server's public URL (the card's)
   size_t stream_queue_limit = 1024;  // --stream-queue-limit
 };
 
@@ -102,9 +101,6 @@ class ExtensionModule {
 /// Thread safety: as ExtensionModule's hooks.
 class ExtensionModules {
  public:
-  ExtensionModules() = default;
-  explicit ExtensionModules(std::vector<std::unique_ptr<ExtensionModule>> modules);
-
   /// Adds `module` at the end of the list. Before the first step.
   void Add(std::unique_ptr<ExtensionModule> module);
 
@@ -126,8 +122,6 @@ class ExtensionModules {
   core::Result<void> Start();
   void Stop();
   void Close();
-
-  size_t size() const { return modules_.size(); }
 
  private:
   std::vector<std::unique_ptr<ExtensionModule>> modules_;

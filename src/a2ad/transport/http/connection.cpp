@@ -1,7 +1,6 @@
 #include "a2ad/transport/http/connection.hpp"
 
 #include <array>
-#include <boost/asio/ssl/context.hpp>
 #include <cstdio>
 #include <utility>
 
@@ -10,6 +9,17 @@
 #include "a2ad/transport/http/tls_context.hpp"
 
 namespace a2ad::transport::http_conn {
+namespace {
+
+// Lingering close after an error answer: what the client still sends is read and dropped
+// for at most this long and this many bytes (see LingeringClose).
+constexpr std::chrono::seconds kLinger{1};
+constexpr size_t kLingerBytes = size_t{4} * 1024 * 1024;
+// TLS close_notify exchange at the end of a connection; a client that does not answer it is
+// cut off.
+constexpr std::chrono::seconds kTlsShutdown{1};
+
+}  // namespace
 
 std::string PathOfFailedHead(const http::request_parser<http::string_body>& parser,
                              const beast::flat_buffer& buffer, size_t header_limit) {

@@ -36,31 +36,10 @@ using tcp = asio::ip::tcp;
 
 class ConnSink;
 
-// Bytes the first read of a request asks for (the idle wait ends with it).
-constexpr size_t kFirstRead = 4096;
-// A connection's read buffer holds at most a request head and this much more.
-constexpr size_t kReadSlack = size_t{128} * 1024;
 // After a read deadline passed, the pending read is cancelled again this often until the
 // session has seen it end: a composed read (Beast's async_read_header) may start its next
 // socket read just after a cancel found nothing pending.
 constexpr std::chrono::milliseconds kRecancelEvery{20};
-// An error answer's write; a client that does not read it is cut off.
-constexpr std::chrono::seconds kErrorWriteTimeout{5};
-// Lingering close after an error answer: what the client still sends is read and dropped
-// for at most this long and this many bytes (see LingeringClose).
-constexpr std::chrono::seconds kLinger{1};
-constexpr size_t kLingerBytes = size_t{4} * 1024 * 1024;
-// A connection over a cap is given this long to send its request line before the 503.
-constexpr std::chrono::seconds kRefusalRead{1};
-// Refusals in progress (each holds a socket for up to about 2 s); past this many, a flood
-// of connections over the caps is closed without an answer so that refusing cannot
-// exhaust descriptors either.
-constexpr size_t kMaxRefusing = 1024;
-// A refused connection is logged at most this often (with the count since the last line).
-constexpr std::chrono::seconds kRefusalLogEvery{1};
-// TLS close_notify exchange at the end of a connection; a client that does not answer it is
-// cut off.
-constexpr std::chrono::seconds kTlsShutdown{1};
 
 // A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
 // 192.0.2.1 and ::ffff:192.0.2.1 are one client.

@@ -17,6 +17,21 @@ using core::Error;
 using core::ErrorCode;
 using namespace http_conn;
 
+namespace {
+
+// An error answer's write; a client that does not read it is cut off.
+constexpr std::chrono::seconds kErrorWriteTimeout{5};
+// A connection over a cap is given this long to send its request line before the 503.
+constexpr std::chrono::seconds kRefusalRead{1};
+// Refusals in progress (each holds a socket for up to about 2 s); past this many, a flood
+// of connections over the caps is closed without an answer so that refusing cannot
+// exhaust descriptors either.
+constexpr size_t kMaxRefusing = 1024;
+// A refused connection is logged at most this often (with the count since the last line).
+constexpr std::chrono::seconds kRefusalLogEvery{1};
+
+}  // namespace
+
 HttpServer::Impl::Impl(asio::io_context& io_, HttpHandler h, HttpServerOptions o)
     : io(io_), handler(std::move(h)), opts(std::move(o)), acceptor(asio::make_strand(io_)) {}
 
