@@ -58,10 +58,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
     ForwardedSlot() = default;
     ForwardedSlot(const ForwardedSlot&) = delete;
     ForwardedSlot& operator=(const ForwardedSlot&) = delete;
-    ~ForwardedSlot() {
+    ~ForwardedSlot() { Release(); }
+    /// Gives the slot back now (once; the destructor then does nothing).
+    void Release() {
       if (!impl) return;
       std::lock_guard lock(impl->mu);
       impl->ReleaseAddress(key);
+      impl = nullptr;
     }
   };
   bool HoldForwarded(ForwardedSlot& slot, const boost::asio::ip::address& client);

@@ -11,6 +11,15 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using namespace http_conn;
 
+namespace {
+
+// Bytes the first read of a request asks for (the idle wait ends with it).
+constexpr size_t kFirstRead = 4096;
+// A connection's read buffer holds at most a request head and this much more.
+constexpr size_t kReadSlack = size_t{128} * 1024;
+
+}  // namespace
+
 asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
   // Bounded: a head fits (header_limit), and so do a read's worth of body bytes or
   // pipelined requests. Without a bound, a chunk size line or trailer that never ends
@@ -99,7 +108,9 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
       in.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     in.body = std::move(req.body());
     in.client_cert_subject = c->client_subject;
-    ForwardedSlot forwarded_slot;  // released when this request (or its stream) ends
+    // Released when this request is answered (before its answer is written, so a client that
+    // has the answer is no longer counted), or when its stream ends.
+    ForwardedSlot forwarded_slot;
     bool over_cap = false;
     if (c->trusted_proxy) {
       const auto client =
@@ -186,6 +197,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
       }
       break;
     }
+    forwarded_slot.Release();
     const bool again = keep_alive && !stopping;
     auto res = ToBeast(std::move(out), version, again);
     // HEAD: the head a GET would get (its Content-Length included), and no body (RFC 9110
