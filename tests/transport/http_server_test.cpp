@@ -526,6 +526,21 @@ TEST_F(HttpServerTest, PerAddressCapCountsEachClientAddress) {
 // request is counted, while in flight, against the address the proxy forwards: a second
 // request for 203.0.113.7 while its first is held is refused with 503 on a connection that
 // stays open, another client's is served, and the first client is served again once its
+// A connection the server closes stops counting against its address's cap before the client
+// can see the close: a client at a cap of 1 that reconnects the moment its last answer ends
+// (Connection: close) is served every time, not refused while the old connection winds down.
+TEST_F(HttpServerTest, AClosedConnectionsSlotIsFreeBeforeTheClientSeesTheClose) {
+  HttpServerOptions opts;
+  opts.max_connections_per_address = 1;
+  Start(opts);
+  for (int i = 0; i < 200; ++i) {
+    RawConn c("127.0.0.1", port_);
+    ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(c.WaitClosed(Ms(3000))) << "round " << i;
+    ASSERT_EQ(c.Response().status, 200) << "round " << i << ": " << c.received();
+  }
+}
+
 // request ended. An untrusted peer's X-Forwarded-For is ignored.
 TEST_F(HttpServerTest, ATrustedProxyIsNotCappedByAddressItsForwardedClientsAre) {
   HttpServerOptions opts;

@@ -68,6 +68,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
   // A trusted proxy (forwarded.hpp): not capped by address; its requests are, by the address
   // each forwards.
   const bool trusted_proxy;
+  bool address_counted = false;  // counted against its address's cap; under the server's mu
   bool timed_out = false;        // the current read's deadline passed; on the strand
   uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
   bool busy = false;             // inside a request; touched only on the connection's strand

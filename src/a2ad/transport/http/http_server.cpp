@@ -75,6 +75,7 @@ const char* HttpServer::Impl::Admit(const std::shared_ptr<Conn>& c) {
     if (it != per_address.end() && it->second >= opts.max_connections_per_address)
       return "--max-connections-per-address";
     ++per_address[c->address];
+    c->address_counted = true;
   }
   conns.insert(c);
   return nullptr;
@@ -83,7 +84,14 @@ const char* HttpServer::Impl::Admit(const std::shared_ptr<Conn>& c) {
 void HttpServer::Impl::Release(const std::shared_ptr<Conn>& c) {
   std::lock_guard lock(mu);
   if (conns.erase(c) == 0) return;
-  if (!c->trusted_proxy) ReleaseAddress(c->address);
+  if (c->address_counted) ReleaseAddress(c->address);
+  c->address_counted = false;
+}
+
+void HttpServer::Impl::ReleaseAddressOf(const std::shared_ptr<Conn>& c) {
+  std::lock_guard lock(mu);
+  if (c->address_counted) ReleaseAddress(c->address);
+  c->address_counted = false;
 }
 
 void HttpServer::Impl::ReleaseAddress(const AddressKey& key) {

@@ -47,6 +47,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   /// Counts `c` as open unless that would pass a cap; then returns the cap's flag name.
   const char* Admit(const std::shared_ptr<Conn>& c);
   void Release(const std::shared_ptr<Conn>& c);
+  /// Stops counting `c` against its address's cap (it stays counted against
+  /// --max-connections until Release). Called as the server starts to close it, before the
+  /// client can see the close, so a client that reconnects at once is not refused.
+  void ReleaseAddressOf(const std::shared_ptr<Conn>& c);
   void ReleaseAddress(const AddressKey& key);  // under mu
 
   /// A request forwarded by a trusted proxy for `client`, counted against the client's

@@ -28,6 +28,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
   beast::flat_buffer buffer(opts.header_limit + kReadSlack);
   bool linger = false;  // an error answer was written before the request was read
   if (stopping || !co_await Handshake(*c, opts.handshake_timeout)) {
+    ReleaseAddressOf(c);
     c->stream.close();
     co_return;
   }
@@ -208,6 +209,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
     c->busy = false;
     if (ec_w || !again) break;
   }
+  ReleaseAddressOf(c);
   if (linger) {
     co_await LingeringClose(*c);
   } else {
