@@ -1,6 +1,10 @@
 #include "a2ad/transport/http/connection.hpp"
 
 #include <array>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <boost/beast/core/read_size.hpp>
+#include <boost/beast/http/error.hpp>
 #include <cstdio>
 #include <utility>
 
@@ -28,6 +32,55 @@ std::string PathOfFailedHead(const http::request_parser<http::string_body>& pars
                            header_limit);
 }
 
+asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into) {
+  auto result = co_await c.io.async_read_some(into, asio::as_tuple(asio::use_awaitable));
+  co_return result;
+}
+
+asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buffer& buffer,
+                                                       RequestParser& parser, bool whole) {
+  // Beast's composed reads do the same: the head is parsed alone, the body eagerly.
+  parser.eager(whole);
+  boost::system::error_code ec;
+  while (!(whole ? parser.is_done() : parser.is_header_done())) {
+    if (buffer.size() != 0) {
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec && ec != http::error::need_more) co_return ec;
+      const bool need_more = ec == http::error::need_more || used == 0;
+      ec = {};
+      if (!need_more) continue;
+    }
+    // As Beast's reads: up to 64 KiB at a time, and never past the buffer's bound.
+    const size_t size = beast::read_size(buffer, size_t{64} * 1024);
+    if (size == 0) co_return http::error::buffer_overflow;
+    // The deadline passed between two reads (its cancel found none pending).
+    if (c.timed_out) co_return asio::error::operation_aborted;
+    auto [read_ec, n] = co_await ReadSome(c, buffer.prepare(size));
+    buffer.commit(n);
+    if (read_ec == asio::error::eof) {
+      if (!parser.got_some()) co_return http::error::end_of_stream;
+      parser.put_eof(ec);  // a body that ends with the connection; else partial_message
+      co_return ec;
+    }
+    if (read_ec) co_return read_ec;
+  }
+  co_return ec;
+}
+
+asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
+                                                     std::span<const asio::const_buffer> buffers,
+                                                     size_t skip,
+                                                     std::chrono::steady_clock::duration limit) {
+  beast::buffers_suffix<std::span<const asio::const_buffer>> rest(buffers);
+  rest.consume(skip);
+  c.stream.expires_after(limit);
+  auto [ec, n] = co_await asio::async_write(c.io, rest, asio::as_tuple(asio::use_awaitable));
+  (void)n;
+  c.stream.expires_never();
+  co_return ec;
+}
+
 bool IsGone(const boost::system::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
@@ -51,8 +104,7 @@ asio::awaitable<void> LingeringClose(Conn& c) {
   c.stream.expires_after(kLinger);  // the tcp_stream closes the socket at the deadline
   std::array<char, 4096> scratch;
   for (size_t dropped = 0; dropped < kLingerBytes;) {
-    auto [ec, n] =
-        co_await c.io.async_read_some(asio::buffer(scratch), asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = co_await ReadSome(c, asio::buffer(scratch));
     if (ec) break;
     dropped += n;
   }

@@ -11,16 +11,19 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/container/small_vector.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -37,8 +40,8 @@ using tcp = asio::ip::tcp;
 class ConnSink;
 
 // After a read deadline passed, the pending read is cancelled again this often until the
-// session has seen it end: a composed read (Beast's async_read_header) may start its next
-// socket read just after a cancel found nothing pending.
+// reader has seen it end: a loop of reads that does not look at `timed_out` (the refusal's)
+// may start its next read just after a cancel found nothing pending.
 constexpr std::chrono::milliseconds kRecancelEvery{20};
 
 // A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
@@ -114,21 +117,56 @@ bool IsGone(const boost::system::error_code& ec);
 // expiry closes the socket).
 constexpr std::chrono::seconds kWriteStall{30};
 
+// The connection's I/O goes through the three non-template coroutines below (ReadSome,
+// ReadRequest, WriteRest, in connection.cpp): each Asio and Beast asynchronous operation is
+// instantiated once, there, for TCP and for TLS, instead of once per caller and buffer type.
+// The request loop drives Beast's parser itself (ReadRequest) rather than through Beast's
+// composed reads, which also spares a request that arrived whole the extra trip through the
+// scheduler those take when no read is needed.
+
+using ReadResult = std::tuple<boost::system::error_code, size_t>;
+using RequestParser = http::request_parser<http::string_body>;
+
+/// One read of what the client sent, into `into`.
+asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into);
+
+/// Reads into `buffer` and parses with `parser` until the request's head (`whole` false) or
+/// the whole request (`whole`) is parsed; what follows it stays in `buffer`. The errors are
+/// Beast's composed reads' (http::async_read_header, http::async_read): the parser's
+/// (header_limit, body_limit, ...), buffer_overflow when `buffer` is full, end_of_stream
+/// when the client closed before sending a byte, operation_aborted when the read deadline
+/// passed (`c.timed_out`), or the socket's.
+asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buffer& buffer,
+                                                       RequestParser& parser, bool whole);
+
+/// Writes `buffers` past their first `skip` bytes asynchronously, within `limit`.
+asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
+                                                     std::span<const asio::const_buffer> buffers,
+                                                     size_t skip,
+                                                     std::chrono::steady_clock::duration limit);
+
+/// Buffers gathered from a buffer sequence (most of an answer's fit without allocating).
+using BufferList = boost::container::small_vector<asio::const_buffer, 16>;
+
+template <class Buffers>
+void Gather(const Buffers& buffers, BufferList& out) {
+  out.clear();
+  for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+       ++it)
+    out.emplace_back(*it);
+}
+
 /// Writes `buffers`: what the socket takes at once directly (ConnStream::TryWrite), the rest
 /// asynchronously within `limit`.
 template <class Buffers>
 asio::awaitable<boost::system::error_code> WriteAll(Conn& c, const Buffers& buffers,
                                                     std::chrono::steady_clock::duration limit) {
+  BufferList list;
+  Gather(buffers, list);
   boost::system::error_code ec;
-  const size_t wrote = c.io.TryWrite(buffers, ec);
-  if (ec || wrote == asio::buffer_size(buffers)) co_return ec;
-  beast::buffers_suffix<Buffers> rest(buffers);
-  rest.consume(wrote);
-  c.stream.expires_after(limit);
-  std::tie(ec, std::ignore) =
-      co_await asio::async_write(c.io, rest, asio::as_tuple(asio::use_awaitable));
-  c.stream.expires_never();
-  co_return ec;
+  const size_t wrote = c.io.TryWrite(list, ec);
+  if (ec || wrote == asio::buffer_size(list)) co_return ec;
+  co_return co_await WriteRest(c, list, wrote, limit);
 }
 
 /// WriteAll for an HTTP message (its head only with `head_only`) through its serializer.
@@ -137,26 +175,19 @@ asio::awaitable<boost::system::error_code> WriteMessage(Conn& c, Serializer& sr,
                                                         std::chrono::steady_clock::duration limit) {
   boost::system::error_code ec;
   if (head_only) sr.split(true);
-  const auto done = [&] { return head_only ? sr.is_header_done() : sr.is_done(); };
-  while (!done()) {
-    size_t asked = 0, wrote = 0;
-    sr.next(ec, [&](boost::system::error_code& write_ec, const auto& buffers) {
-      asked = beast::buffer_bytes(buffers);
-      wrote = c.io.TryWrite(buffers, write_ec);
-      sr.consume(wrote);
-    });
+  BufferList list;
+  while (!(head_only ? sr.is_header_done() : sr.is_done())) {
+    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) { Gather(buffers, list); });
     if (ec) co_return ec;
-    if (asked == 0 || wrote < asked) break;  // the socket is full (or TLS): the rest waits
+    const size_t asked = asio::buffer_size(list);
+    const size_t wrote = c.io.TryWrite(list, ec);
+    if (ec) co_return ec;
+    if (wrote < asked) {  // the socket is full (or TLS): the rest waits
+      ec = co_await WriteRest(c, list, wrote, limit);
+      if (ec) co_return ec;
+    }
+    sr.consume(asked);
   }
-  if (done()) co_return ec;
-  c.stream.expires_after(limit);
-  if (head_only)
-    std::tie(ec, std::ignore) =
-        co_await http::async_write_header(c.io, sr, asio::as_tuple(asio::use_awaitable));
-  else
-    std::tie(ec, std::ignore) =
-        co_await http::async_write(c.io, sr, asio::as_tuple(asio::use_awaitable));
-  c.stream.expires_never();
   co_return ec;
 }
 

@@ -146,8 +146,7 @@ asio::awaitable<void> HttpServer::Impl::Refusal(std::shared_ptr<Conn> c) {
   std::array<char, 1024> scratch;
   c->ArmReadDeadline(kRefusalRead);
   while (head.find("\r\n") == std::string::npos && head.size() < opts.header_limit) {
-    auto [ec, n] =
-        co_await c->io.async_read_some(asio::buffer(scratch), asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = co_await ReadSome(*c, asio::buffer(scratch));
     if (ec) break;
     head.append(scratch.data(), n);
   }

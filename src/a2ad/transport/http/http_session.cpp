@@ -1,4 +1,5 @@
 #include <boost/asio/buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/transport/http/forwarded.hpp"
@@ -38,20 +39,17 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
     if (buffer.size() == 0) {
       // Between requests: up to idle_timeout for the first byte; then close, unanswered.
       c->ArmReadDeadline(opts.idle_timeout);
-      auto [ec, n] = co_await c->io.async_read_some(buffer.prepare(kFirstRead),
-                                                    asio::as_tuple(asio::use_awaitable));
+      auto [ec, n] = co_await ReadSome(*c, buffer.prepare(kFirstRead));
       c->DisarmReadDeadline();
       if (ec) break;
       buffer.commit(n);
     }
     // From the first byte on, the whole head within header_timeout.
-    http::request_parser<http::string_body> parser;
+    RequestParser parser;
     parser.body_limit(opts.body_limit);
     parser.header_limit(static_cast<std::uint32_t>(opts.header_limit));
     c->ArmReadDeadline(opts.header_timeout);
-    auto [ec_h, n_h] = co_await http::async_read_header(c->io, buffer, parser,
-                                                        asio::as_tuple(asio::use_awaitable));
-    (void)n_h;
+    const auto ec_h = co_await ReadRequest(*c, buffer, parser, false);
     c->DisarmReadDeadline();
     if (ec_h) {
       linger = true;
@@ -78,9 +76,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
     // From the end of the head on, the whole body within body_timeout.
     c->busy = true;
     c->ArmReadDeadline(opts.body_timeout);
-    auto [ec_b, n_b] =
-        co_await http::async_read(c->io, buffer, parser, asio::as_tuple(asio::use_awaitable));
-    (void)n_b;
+    const auto ec_b = co_await ReadRequest(*c, buffer, parser, true);
     c->DisarmReadDeadline();
     if (ec_b) {
       linger = true;
