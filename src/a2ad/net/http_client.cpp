@@ -7,14 +7,21 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 #include <cerrno>
 #include <map>
 #include <mutex>
+#include <span>
+
+#include "a2ad/net/http_io.hpp"
 
 namespace a2ad::net {
 namespace asio = boost::asio;
@@ -120,33 +127,76 @@ struct ReadInfo {
   bool keep_alive = false;
 };
 
+// An open connection: TCP, with TLS over it for https.
+struct Conn {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  asio::ip::tcp::endpoint remote;
+  Clock::time_point idle_since;
+  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+};
+
+// The connection's reads and writes, TLS or not: each asynchronous operation of the client is
+// instantiated here once for TCP and once for TLS (net/http_io.hpp).
+asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into) {
+  if (c.tls) {
+    auto result = co_await c.tls->async_read_some(into, kTuple);
+    co_return result;
+  }
+  auto result = co_await c.plain->async_read_some(into, kTuple);
+  co_return result;
+}
+
+asio::awaitable<boost::system::error_code> WriteBuffers(Conn& c,
+                                                        std::span<const asio::const_buffer> b) {
+  if (c.tls) {
+    const auto wrote = co_await asio::async_write(*c.tls, b, kTuple);
+    co_return std::get<0>(wrote);
+  }
+  const auto wrote = co_await asio::async_write(*c.plain, b, kTuple);
+  co_return std::get<0>(wrote);
+}
+
+// ReadHttp's reads on a connection.
+struct Reads {
+  Conn& c;
+  asio::awaitable<ReadResult> operator()(asio::mutable_buffer into) const {
+    return ReadSome(c, into);
+  }
+};
+
 // Write the request (the stream is connected, TLS done), within the deadline.
-template <class Stream>
-asio::awaitable<std::optional<Error>> Write(Stream& stream, beast::tcp_stream& tcp,
-                                            http::request<http::string_body>& req,
+asio::awaitable<std::optional<Error>> Write(Conn& c, http::request<http::string_body>& req,
                                             Clock::time_point deadline) {
-  tcp.expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
-  if (auto [ec, n] = co_await http::async_write(stream, req, kTuple); ec)
-    co_return StepFailed("write", ec, EgressFailure::kIo);
+  c.tcp().expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
+  http::request_serializer<http::string_body> sr{req};
+  BufferList list;
+  while (!sr.is_done()) {
+    boost::system::error_code ec;
+    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) { Gather(buffers, list); });
+    if (ec) co_return StepFailed("write", ec, EgressFailure::kIo);
+    const size_t n = asio::buffer_size(list);
+    const boost::system::error_code wrote = co_await WriteBuffers(c, list);
+    if (wrote) co_return StepFailed("write", wrote, EgressFailure::kIo);
+    sr.consume(n);
+  }
   co_return std::nullopt;
 }
 
 // Write the request, read the answer.
-template <class Stream>
-asio::awaitable<Result<HttpResponse>> WriteRead(Stream& stream, beast::tcp_stream& tcp,
-                                                http::request<http::string_body>& req, size_t limit,
-                                                Clock::time_point deadline, ReadInfo& info) {
+asio::awaitable<Result<HttpResponse>> WriteRead(Conn& c, http::request<http::string_body>& req,
+                                                size_t limit, Clock::time_point deadline,
+                                                ReadInfo& info) {
   auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
-  if (auto failed = co_await Write(stream, tcp, req, deadline)) co_return std::move(*failed);
+  if (auto failed = co_await Write(c, req, deadline)) co_return std::move(*failed);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(limit);
   parser.header_limit(16 * 1024);
   if (req.method() == http::verb::head) parser.skip(true);
-  tcp.expires_after(remaining());
-  // No structured binding of a co_await here (GCC 12 coroutines).
-  const auto read = co_await http::async_read(stream, buffer, parser, kTuple);
-  const boost::system::error_code ec = std::get<0>(read);
+  c.tcp().expires_after(remaining());
+  Reads reads{c};
+  const boost::system::error_code ec = co_await ReadHttp(reads, buffer, parser, ReadUntil::kWhole);
   info.received = parser.got_some() || buffer.size() > 0;
   if (ec) co_return StepFailed("read response", ec, EgressFailure::kIo);
   info.keep_alive = parser.keep_alive();
@@ -159,33 +209,36 @@ asio::awaitable<Result<HttpResponse>> WriteRead(Stream& stream, beast::tcp_strea
 }
 
 // Write the request, read the head, then the body piece by piece as it arrives (Stream).
-template <class Stream>
 asio::awaitable<Result<StreamEnd>> WriteReadStream(
-    Stream& stream, beast::tcp_stream& tcp, http::request<http::string_body>& req, size_t limit,
-    Clock::time_point deadline, const std::function<bool(std::string_view)>& on_data) {
+    Conn& c, http::request<http::string_body>& req, size_t limit, Clock::time_point deadline,
+    const std::function<bool(std::string_view)>& on_data) {
   auto remaining = [&] { return std::max(Left(deadline), std::chrono::milliseconds(1)); };
-  if (auto failed = co_await Write(stream, tcp, req, deadline)) co_return std::move(*failed);
+  if (auto failed = co_await Write(c, req, deadline)) co_return std::move(*failed);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.header_limit(16 * 1024);
-  tcp.expires_after(remaining());
-  if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kTuple); ec)
-    co_return StepFailed("read response head", ec, EgressFailure::kIo);
+  c.tcp().expires_after(remaining());
+  Reads reads{c};
+  const boost::system::error_code head_ec =
+      co_await ReadHttp(reads, buffer, parser, ReadUntil::kHead);
+  if (head_ec) co_return StepFailed("read response head", head_ec, EgressFailure::kIo);
   StreamEnd out;
   out.head.status = static_cast<int>(parser.get().result_int());
   out.head.headers = HeadersOf(parser.get());
   if (out.head.status < 200 || out.head.status > 299) {  // an error answer: read it whole
     parser.body_limit(limit);
-    tcp.expires_after(remaining());
-    if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple); ec)
-      co_return StepFailed("read response", ec, EgressFailure::kIo);
+    c.tcp().expires_after(remaining());
+    const boost::system::error_code ec =
+        co_await ReadHttp(reads, buffer, parser, ReadUntil::kWhole);
+    if (ec) co_return StepFailed("read response", ec, EgressFailure::kIo);
     out.head.body = std::move(parser.get().body());
     co_return out;
   }
   parser.body_limit(boost::none);  // a stream has no length; each piece is handed on at once
   while (!parser.is_done()) {
-    tcp.expires_after(remaining());
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, kTuple);
+    c.tcp().expires_after(remaining());
+    const boost::system::error_code ec =
+        co_await ReadHttp(reads, buffer, parser, ReadUntil::kProgress);
     std::string& body = parser.get().body();
     if (!body.empty()) {
       const bool more = on_data(body);
@@ -324,15 +377,6 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Fetch(HttpRequest request) con
 
 namespace {
 
-// An open connection: TCP, with TLS over it for https.
-struct Conn {
-  std::unique_ptr<beast::tcp_stream> plain;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
-  asio::ip::tcp::endpoint remote;
-  Clock::time_point idle_since;
-  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-};
-
 // Connects to `target` (TLS for https: SNI, and the name or address verified).
 asio::awaitable<Result<Conn>> Connect(ssl::context& ctx, const VettedTarget& target,
                                       Clock::time_point deadline,
@@ -357,13 +401,6 @@ asio::awaitable<Result<Conn>> Connect(ssl::context& ctx, const VettedTarget& tar
   if (auto [ec] = co_await c.tls->async_handshake(ssl::stream_base::client, kTuple); ec)
     co_return StepFailed("TLS handshake", ec, EgressFailure::kTls);
   co_return c;
-}
-
-// `talk(stream, tcp)` on the connection, whichever its layers.
-template <class R, class Talk>
-asio::awaitable<R> TalkOn(Conn& c, Talk& talk) {
-  if (c.tls) co_return co_await talk(*c.tls, c.tcp());
-  co_return co_await talk(*c.plain, *c.plain);
 }
 
 // Ends a connection that is not kept: TLS close_notify (within 500 ms) after an answer, and
@@ -394,7 +431,7 @@ bool Replayable(const HttpRequest& r) {
                      [](const auto& h) { return IEquals(h.first, "Idempotency-Key"); });
 }
 
-// Connects to `target`, runs `talk(stream, tcp)` on the connection and closes it. `R` is a
+// Connects to `target`, runs `talk(connection)` and closes it. `R` is a
 // Result of what talk answers.
 template <class R, class Talk>
 asio::awaitable<R> OverConnection(ssl::context& tls, const VettedTarget& target,
@@ -402,7 +439,7 @@ asio::awaitable<R> OverConnection(ssl::context& tls, const VettedTarget& target,
                                   std::chrono::milliseconds connect_timeout, Talk talk) {
   auto conn = co_await Connect(tls, target, deadline, connect_timeout);
   if (!conn) co_return std::move(conn).error();
-  R answer = co_await TalkOn<R>(conn.value(), talk);
+  R answer = co_await talk(conn.value());
   co_await Close(conn.value(), static_cast<bool>(answer));
   co_return answer;
 }
@@ -468,7 +505,7 @@ ssl::context& HttpClient::TlsContext() const {
   return tls_->ctx;
 }
 
-// The request built for `target` (BuildRequest), then `talk(stream, tcp, req, limit)` over a
+// The request built for `target` (BuildRequest), then `talk(connection, req, limit)` over a
 // connection (OverConnection) with the request's limits.
 template <class R, class Fn>
 asio::awaitable<R> HttpClient::OverRequest(const VettedTarget& target, const HttpRequest& request,
@@ -478,9 +515,9 @@ asio::awaitable<R> HttpClient::OverRequest(const VettedTarget& target, const Htt
   auto req = std::move(built).value();
   const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
   const auto connect_timeout = request.connect_timeout.value_or(options_.connect_timeout);
-  co_return co_await OverConnection<R>(
-      target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline, connect_timeout,
-      [&](auto& stream, beast::tcp_stream& tcp) { return talk(stream, tcp, req, limit); });
+  co_return co_await OverConnection<R>(target.url.scheme == "https" ? TlsContext() : tls_->ctx,
+                                       target, deadline, connect_timeout,
+                                       [&](Conn& c) { return talk(c, req, limit); });
 }
 
 asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& target,
@@ -489,9 +526,8 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& t
   ReadInfo info;  // here: the exchange's coroutine refers to it until it ends
   if (!pool_)
     co_return co_await OverRequest<Result<HttpResponse>>(
-        target, request, deadline,
-        [deadline, &info](auto& stream, auto& tcp, auto& req, size_t limit) {
-          return WriteRead(stream, tcp, req, limit, deadline, info);
+        target, request, deadline, [deadline, &info](Conn& c, auto& req, size_t limit) {
+          return WriteRead(c, req, limit, deadline, info);
         });
   auto built = BuildRequest(target, request, options_.user_agent, true);
   if (!built) co_return std::move(built).error();
@@ -499,11 +535,9 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& t
   const size_t limit = request.max_response_bytes.value_or(options_.max_response_bytes);
   const std::string key =
       target.url.scheme + "://" + target.url.host + ":" + std::to_string(target.url.port);
-  auto talk = [&](auto& stream, beast::tcp_stream& tcp) {
-    return WriteRead(stream, tcp, req, limit, deadline, info);
-  };
+  auto talk = [&](Conn& c) { return WriteRead(c, req, limit, deadline, info); };
   if (auto idle = pool_->Take(key, target, options_.idle_timeout)) {
-    auto answer = co_await TalkOn<Result<HttpResponse>>(*idle, talk);
+    auto answer = co_await talk(*idle);
     // A failure with nothing answered: the server closed it while idle. A request that may
     // be sent twice goes on a fresh connection; any other fails here.
     if (answer || info.received || !Replayable(request)) {
@@ -517,7 +551,7 @@ asio::awaitable<Result<HttpResponse>> HttpClient::Exchange(const VettedTarget& t
       co_await Connect(target.url.scheme == "https" ? TlsContext() : tls_->ctx, target, deadline,
                        request.connect_timeout.value_or(options_.connect_timeout));
   if (!conn) co_return std::move(conn).error();
-  auto answer = co_await TalkOn<Result<HttpResponse>>(conn.value(), talk);
+  auto answer = co_await talk(conn.value());
   co_await pool_->Release(key, conn.value(), static_cast<bool>(answer), info.keep_alive,
                           options_.idle_timeout, options_.max_idle);
   co_return answer;
@@ -529,9 +563,8 @@ asio::awaitable<Result<StreamEnd>> HttpClient::Stream(
   auto vetted = co_await guard_.Vet(request.url);
   if (!vetted) co_return std::move(vetted).error();
   co_return co_await OverRequest<Result<StreamEnd>>(
-      vetted.value(), request, deadline,
-      [deadline, &on_data](auto& stream, auto& tcp, auto& req, size_t limit) {
-        return WriteReadStream(stream, tcp, req, limit, deadline, on_data);
+      vetted.value(), request, deadline, [deadline, &on_data](Conn& c, auto& req, size_t limit) {
+        return WriteReadStream(c, req, limit, deadline, on_data);
       });
 }
 

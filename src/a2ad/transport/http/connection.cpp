@@ -3,8 +3,6 @@
 #include <array>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
-#include <boost/beast/core/read_size.hpp>
-#include <boost/beast/http/error.hpp>
 #include <cstdio>
 #include <utility>
 
@@ -37,35 +35,25 @@ asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into) {
   co_return result;
 }
 
+namespace {
+
+// The reads of a request, under the read deadline: one that passed between two reads (its
+// cancel found none pending) ends the request's read as a cancelled read would.
+struct DeadlinedReads {
+  Conn& c;
+  asio::awaitable<ReadResult> operator()(asio::mutable_buffer into) const {
+    if (c.timed_out) co_return ReadResult{asio::error::operation_aborted, 0};
+    co_return co_await ReadSome(c, into);
+  }
+};
+
+}  // namespace
+
 asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buffer& buffer,
                                                        RequestParser& parser, bool whole) {
-  // Beast's composed reads do the same: the head is parsed alone, the body eagerly.
-  parser.eager(whole);
-  boost::system::error_code ec;
-  while (!(whole ? parser.is_done() : parser.is_header_done())) {
-    if (buffer.size() != 0) {
-      const size_t used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      if (ec && ec != http::error::need_more) co_return ec;
-      const bool need_more = ec == http::error::need_more || used == 0;
-      ec = {};
-      if (!need_more) continue;
-    }
-    // As Beast's reads: up to 64 KiB at a time, and never past the buffer's bound.
-    const size_t size = beast::read_size(buffer, size_t{64} * 1024);
-    if (size == 0) co_return http::error::buffer_overflow;
-    // The deadline passed between two reads (its cancel found none pending).
-    if (c.timed_out) co_return asio::error::operation_aborted;
-    auto [read_ec, n] = co_await ReadSome(c, buffer.prepare(size));
-    buffer.commit(n);
-    if (read_ec == asio::error::eof) {
-      if (!parser.got_some()) co_return http::error::end_of_stream;
-      parser.put_eof(ec);  // a body that ends with the connection; else partial_message
-      co_return ec;
-    }
-    if (read_ec) co_return read_ec;
-  }
-  co_return ec;
+  DeadlinedReads reads{c};
+  co_return co_await net::ReadHttp(reads, buffer, parser,
+                                   whole ? net::ReadUntil::kWhole : net::ReadUntil::kHead);
 }
 
 asio::awaitable<boost::system::error_code> WriteRest(Conn& c,

@@ -17,7 +17,6 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/container/small_vector.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +26,7 @@
 #include <string>
 #include <tuple>
 
+#include "a2ad/net/http_io.hpp"
 #include "a2ad/transport/http/conn_stream.hpp"
 #include "a2ad/transport/http/http_types.hpp"
 
@@ -117,25 +117,21 @@ bool IsGone(const boost::system::error_code& ec);
 // expiry closes the socket).
 constexpr std::chrono::seconds kWriteStall{30};
 
-// The connection's I/O goes through the three non-template coroutines below (ReadSome,
-// ReadRequest, WriteRest, in connection.cpp): each Asio and Beast asynchronous operation is
-// instantiated once, there, for TCP and for TLS, instead of once per caller and buffer type.
-// The request loop drives Beast's parser itself (ReadRequest) rather than through Beast's
-// composed reads, which also spares a request that arrived whole the extra trip through the
-// scheduler those take when no read is needed.
+// The connection's I/O goes through three non-template coroutines (ReadSome, ReadRequest,
+// WriteRest, in connection.cpp; net/http_io.hpp says why): each Asio and Beast asynchronous
+// operation is instantiated once, there, for TCP and for TLS.
 
-using ReadResult = std::tuple<boost::system::error_code, size_t>;
+using net::BufferList;
+using net::Gather;
+using net::ReadResult;
 using RequestParser = http::request_parser<http::string_body>;
 
 /// One read of what the client sent, into `into`.
 asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into);
 
 /// Reads into `buffer` and parses with `parser` until the request's head (`whole` false) or
-/// the whole request (`whole`) is parsed; what follows it stays in `buffer`. The errors are
-/// Beast's composed reads' (http::async_read_header, http::async_read): the parser's
-/// (header_limit, body_limit, ...), buffer_overflow when `buffer` is full, end_of_stream
-/// when the client closed before sending a byte, operation_aborted when the read deadline
-/// passed (`c.timed_out`), or the socket's.
+/// the whole request (`whole`); what follows it stays in `buffer`. The errors are
+/// net::ReadHttp's, and operation_aborted when the read deadline passed (`c.timed_out`).
 asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buffer& buffer,
                                                        RequestParser& parser, bool whole);
 
@@ -144,17 +140,6 @@ asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
                                                      std::span<const asio::const_buffer> buffers,
                                                      size_t skip,
                                                      std::chrono::steady_clock::duration limit);
-
-/// Buffers gathered from a buffer sequence (most of an answer's fit without allocating).
-using BufferList = boost::container::small_vector<asio::const_buffer, 16>;
-
-template <class Buffers>
-void Gather(const Buffers& buffers, BufferList& out) {
-  out.clear();
-  for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
-       ++it)
-    out.emplace_back(*it);
-}
 
 /// Writes `buffers`: what the socket takes at once directly (ConnStream::TryWrite), the rest
 /// asynchronously within `limit`.
