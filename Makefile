@@ -17,6 +17,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 JOBS ?= 2
+# Tests run at once by `make test`. Most of a test's time is spent waiting (on servers it
+# started, timers, PostgreSQL), not computing: at 2 the suite kept two cores about 37% busy;
+# at 4 it takes a third less time (measured on two cores).
+TEST_JOBS ?= 4
 LISTEN ?= 127.0.0.1:8080
 DATA_DIR ?= ./data
 WORKFLOWS_DIR ?= ./workflows
@@ -70,7 +74,7 @@ package: bootstrap build/release/build.ninja
 # be found there (scripts/scan_test_logs.sh).
 test: build
 	rm -rf build/release/test-logs && mkdir -p build/release/test-logs
-	A2AD_TEST_LOG_DIR=$(CURDIR)/build/release/test-logs ctest --preset release -j$(JOBS)
+	A2AD_TEST_LOG_DIR=$(CURDIR)/build/release/test-logs ctest --preset release -j$(TEST_JOBS)
 	scripts/scan_test_logs.sh build/release/test-logs
 	$(MAKE) --no-print-directory fuzz-smoke
 
