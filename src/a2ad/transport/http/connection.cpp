@@ -114,10 +114,13 @@ asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration lim
   if (!tls) co_return true;
   boost::system::error_code ep_ec;
   const tcp::endpoint remote = c.stream.socket().remote_endpoint(ep_ec);
-  c.stream.expires_after(limit);
+  // Under the read deadline, which cancels the handshake rather than closing the socket (as
+  // the tcp_stream's expiry would): the caller stops counting the connection against its
+  // address's cap before it closes it, so a client that sees the close can come straight back.
+  c.ArmReadDeadline(limit);
   auto [ec] =
       co_await tls->async_handshake(ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
-  c.stream.expires_never();
+  c.DisarmReadDeadline();
   if (ec) {
     core::LogDebug("TLS handshake with " + remote.address().to_string() +
                    " failed: " + ec.message());

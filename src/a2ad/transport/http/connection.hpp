@@ -194,9 +194,9 @@ asio::awaitable<void> LingeringClose(Conn& c);
 /// then FIN and close.
 asio::awaitable<void> Close(Conn& c);
 
-/// TLS: the handshake, within `limit` (the tcp_stream's expiry closes the socket of a client
-/// that never completes it, so it cannot hold a slot). false when it failed: logged at debug
-/// (a port scan or a plain HTTP client is no event worth more), the caller closes.
+/// TLS: the handshake, within `limit` (the read deadline cancels it for a client that never
+/// completes it, so it cannot hold a slot). false when it failed: logged at debug (a port
+/// scan or a plain HTTP client is no event worth more), the caller closes.
 asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration limit);
 
 /// The SSE sink of one connection. A read kept pending on the socket notices the client
