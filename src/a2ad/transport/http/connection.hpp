@@ -39,9 +39,10 @@ using tcp = asio::ip::tcp;
 
 class ConnSink;
 
-// After a read deadline passed, the pending read is cancelled again this often until the
-// reader has seen it end: a loop of reads that does not look at `timed_out` (the refusal's)
-// may start its next read just after a cancel found nothing pending.
+// After a read deadline passed, the pending operation is cancelled again this often until its
+// caller has seen it end: a composed operation (the TLS handshake) or a loop of reads that does
+// not look at `timed_out` (the refusal's) may start its next read just after a cancel found
+// nothing pending.
 constexpr std::chrono::milliseconds kRecancelEvery{20};
 
 // A client IP address as the caps count it: IPv4 as its IPv4-mapped IPv6 address, so that
