@@ -83,15 +83,17 @@ const char* HttpServer::Impl::Admit(const std::shared_ptr<Conn>& c) {
 
 void HttpServer::Impl::Release(const std::shared_ptr<Conn>& c) {
   std::lock_guard lock(mu);
-  if (conns.erase(c) == 0) return;
-  if (c->address_counted) ReleaseAddress(c->address);
-  c->address_counted = false;
+  if (conns.erase(c) != 0) UncountAddress(*c);
 }
 
 void HttpServer::Impl::ReleaseAddressOf(const std::shared_ptr<Conn>& c) {
   std::lock_guard lock(mu);
-  if (c->address_counted) ReleaseAddress(c->address);
-  c->address_counted = false;
+  UncountAddress(*c);
+}
+
+void HttpServer::Impl::UncountAddress(Conn& c) {
+  if (c.address_counted) ReleaseAddress(c.address);
+  c.address_counted = false;
 }
 
 void HttpServer::Impl::ReleaseAddress(const AddressKey& key) {

@@ -51,6 +51,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   /// --max-connections until Release). Called as the server starts to close it, before the
   /// client can see the close, so a client that reconnects at once is not refused.
   void ReleaseAddressOf(const std::shared_ptr<Conn>& c);
+  void UncountAddress(Conn& c);                // under mu; once per connection
   void ReleaseAddress(const AddressKey& key);  // under mu
 
   /// A request forwarded by a trusted proxy for `client`, counted against the client's
