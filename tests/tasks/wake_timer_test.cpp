@@ -1,4 +1,4 @@
-// The wake timer (wakes.cpp) over a real store and the service: runs parked with a wake time
+// The wake timer (wake_timer.hpp) over a real store and the service: runs parked with a wake time
 // hold no execution, each is executed once at its time, in order; one answered before its
 // time is left alone; a park committed after the timer started (NoteWake) is woken too; a
 // stopped timer ends its loop (the io_context runs out of work).

@@ -10,10 +10,12 @@
 #include <optional>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
+#include "a2ad/tasks/wake_timer.hpp"
 
 namespace a2ad::tasks {
 namespace asio = boost::asio;
@@ -43,7 +45,7 @@ class TaskService::Context final : public ExecutionContext {
   const storage::TaskRecord& record() const override { return *record_; }
   const protocol::Message& message() const override { return message_; }
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
-    auto r = co_await svc_.CommitStep(slot_, std::move(step), lease_epoch_);
+    auto r = co_await svc_.writer_->CommitStep(slot_, std::move(step), lease_epoch_);
     if (!r) NoteFailure(r.error());
     co_return r;
   }
@@ -61,7 +63,8 @@ class TaskService::Context final : public ExecutionContext {
         return Error(ErrorCode::kUnsupportedOperation, "the run is paused", {{"reason", "paused"}});
       return std::nullopt;
     };
-    auto r = co_await svc_.CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
+    auto r =
+        co_await svc_.writer_->CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
     if (!r) NoteFailure(r.error());
     co_return r;
   }
@@ -216,11 +219,11 @@ void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordP
           core::LogError("executor of task " + ctx->task_id() + " threw: " + what);
           // A bug must not leave the task hanging: fail it (if it is not final yet).
           json::object error{{"code", "executor_error"}, {"message", what}};
-          asio::co_spawn(
-              io_,
-              CommitStep(slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}}),
-                         ctx->lease_epoch()),
-              [this](const std::exception_ptr&, const Result<Task>&) { --running_; });
+          asio::co_spawn(io_,
+                         writer_->CommitStep(
+                             slot, OneEvent(protocol::kEvRunFailed, {{"error", std::move(error)}}),
+                             ctx->lease_epoch()),
+                         [this](const std::exception_ptr&, const Result<Task>&) { --running_; });
           return;
         }
         --running_;
@@ -303,8 +306,8 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   for (const auto& rec : unfinished) {
     const protocol::Message* trigger = LastUserMessage(rec.task);
     if (!trigger) continue;  // (an unknown skill: StartExecution says so)
-    StartExecution(Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
-                   rec.skill_id);
+    StartExecution(writer_->Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec),
+                   *trigger, rec.skill_id);
     ++n;
   }
   // Cancelled tasks whose work outside the host may not have been stopped: a crash between
@@ -344,6 +347,79 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
     q.page_token = page->next_page_token;
   }
   return n;
+}
+
+void TaskService::Nudge(const std::string& task_id, const std::string& key, bool forward) {
+  bool woke = false;
+  if (auto slot = writer_->Find(task_id)) {
+    std::lock_guard lock(slot->sleep_mu);
+    for (auto& [k, signal] : slot->nudgeable)
+      if (k == key) {
+        signal->Fire();
+        woke = true;
+      }
+  }
+  if (woke || !forward || !options_.cluster) return;
+  // Several replicas: the run may sleep on another one.
+  asio::co_spawn(io_, ForwardNudge(task_id, key), asio::detached);
+}
+
+asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string key) {
+  auto sent = co_await reads_->Run([this, &task_id, &key]() -> Result<bool> {
+    auto r = options_.cluster->Nudge(task_id, key);
+    if (!r) return std::move(r).error();
+    return true;
+  });
+  if (!sent)
+    core::LogWarn("nudge of run " + task_id +
+                  " not handed to the other replicas (it wakes at its "
+                  "next timer): " +
+                  sent.error().message);
+}
+
+// ---- the wake timer (wake_timer.hpp) ----------------------------------------------------
+
+void TaskService::StartWakes() {
+  if (wakes_) return;
+  wakes_ = std::make_shared<WakeTimer>(
+      io_, store_, clock_, *reads_, options_.cluster ? options_.cluster->holder() : std::string(),
+      [this](const WakeTimer& timer, storage::Wake wake, std::shared_ptr<void> running) {
+        return WakeRun(timer, std::move(wake), std::move(running));
+      });
+  wakes_->Start();
+}
+
+void TaskService::StopWakes() {
+  if (wakes_) wakes_->Stop();
+}
+
+void TaskService::StopAccepting() {
+  accepting_ = false;
+  StopWakes();
+}
+
+bool TaskService::NoteWake(int64_t at_ms) { return wakes_ && wakes_->Note(at_ms); }
+
+asio::awaitable<Result<void>> TaskService::WakeRun(const WakeTimer& timer, storage::Wake wake,
+                                                   std::shared_ptr<void> running) {
+  auto stored = co_await Load(wake.task_id);
+  if (timer.stopped()) co_return core::Ok{};  // (this may be gone: touch nothing)
+  if (!stored) {
+    core::LogWarn("wake timer: run " + wake.task_id + " cannot be read: " + stored.error().message);
+    co_return std::move(stored).error();
+  }
+  if (!stored.value()) co_return core::Ok{};  // deleted meanwhile
+  auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
+  if (protocol::IsTerminal(rec->task.status.state)) co_return core::Ok{};
+  // Answered or resumed meanwhile: its execution drives it, or it waits for a later time.
+  const std::optional<int64_t> until = storage::ParkedUntil(rec->run);
+  if (!until || *until <= 0 || *until > clock_.NowMs()) co_return core::Ok{};
+  Executor* ex = ExecutorFor(rec->skill_id);
+  const protocol::Message* trigger = LastUserMessage(rec->task);
+  if (!ex || !ex->WakesParked() || !trigger) co_return core::Ok{};
+  StartExecution(writer_->Acquire(wake.task_id), rec, *trigger, rec->skill_id, std::nullopt,
+                 wake.lease_epoch, std::move(running));
+  co_return core::Ok{};
 }
 
 }  // namespace a2ad::tasks

@@ -197,7 +197,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
   if (!ex)
     co_return Error(ErrorCode::kUnsupportedOperation,
                     "task " + req.task_id + " runs no known skill; it cannot be paused");
-  auto slot = Acquire(req.task_id);
+  auto slot = writer_->Acquire(req.task_id);
   const std::string handle = "suspend-" + ids_.Next();
   const std::string id = req.task_id;
   PausePlan plan;
@@ -236,7 +236,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
     step = OneEvent(protocol::kEvRunPaused, PauseEntry(f));
     return std::nullopt;
   };
-  auto r = co_await CommitRecord(slot, {}, false, decide);
+  auto r = co_await writer_->CommitRecord(slot, {}, false, decide);
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (repeated) co_return rec;
@@ -261,7 +261,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
                                                            ResumeTaskRequest req) {
   auto visible = co_await Visible(ctx, req.task_id);
   if (!visible) co_return std::move(visible).error();
-  auto slot = Acquire(req.task_id);
+  auto slot = writer_->Acquire(req.task_id);
   const std::string id = req.task_id;
   json::object closed;  // the pause this resume ends
   auto decide = [&](const storage::TaskRecord& head,
@@ -314,7 +314,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
     step = OneEvent(protocol::kEvRunResumed, std::move(payload));
     return std::nullopt;
   };
-  auto r = co_await CommitRecord(slot, {}, false, decide);
+  auto r = co_await writer_->CommitRecord(slot, {}, false, decide);
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (protocol::IsTerminal(rec->task.status.state)) {

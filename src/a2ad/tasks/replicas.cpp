@@ -4,8 +4,8 @@
 // A commit of another replica reaches this one as (task id, sequence) on the feed. Nothing is
 // done for a task nobody here follows. For one that is followed (a stream, a wait, an
 // execution), the task is read back and published like a commit of this process: streams get
-// the commits between from the log (Publish makes them late), waits are woken, the head to
-// build on is read again, and an execution whose run was ended elsewhere (a cancel) stops.
+// the commits between from the log (TaskWriter::Publish makes them late), waits are woken, the head
+// to build on is read again, and an execution whose run was ended elsewhere (a cancel) stops.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <mutex>
@@ -24,12 +24,12 @@ using protocol::TaskState;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 void TaskService::ObserveCommit(const std::string& task_id, int64_t sequence) {
-  auto slot = Find(task_id);
+  auto slot = writer_->Find(task_id);
   if (!slot) return;
   bool behind = true;
   {
     // On what the streams and waits were handed (`fanned`), not on `published`, which reads
-    // from the store move on (Seed) without handing anything.
+    // from the store move on (TaskWriter::Seed) without handing anything.
     std::lock_guard pub(slot->pub_mu);
     behind = !(slot->fanned && slot->fanned->last_sequence >= sequence);
   }
@@ -45,25 +45,9 @@ void TaskService::ObserveCommit(const std::string& task_id, int64_t sequence) {
   asio::co_spawn(io, CatchUp(std::move(slot), behind), asio::detached);
 }
 
-void TaskService::Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored) {
-  auto record = std::make_shared<const storage::TaskRecord>(stored);
-  std::lock_guard pub(slot->pub_mu);
-  if (!slot->published || slot->published->last_sequence < stored.last_sequence)
-    slot->published = record;
-  // A stream whose backlog ends here: the commits after it are handed from here on (a stream
-  // attached earlier and further back gets them too; what a stream has it skips).
-  if (!slot->fanned || slot->fanned->last_sequence > stored.last_sequence) slot->fanned = record;
-}
-
 void TaskService::Resync() {
   if (options_.refresh_all) options_.refresh_all();  // (the feed's thread)
-  std::vector<std::shared_ptr<Slot>> live;
-  {
-    std::lock_guard lock(slots_mu_);
-    for (auto& [id, weak] : slots_)
-      if (auto slot = weak.lock()) live.push_back(std::move(slot));
-  }
-  for (auto& slot : live) {
+  for (auto& slot : writer_->Live()) {
     const auto io = slot->io;
     asio::co_spawn(io, CatchUp(std::move(slot), true), asio::detached);
   }
@@ -89,7 +73,7 @@ asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot, bool reco
   }
   ++slot->failures;
   slot->stale = true;
-  Publish(slot, record, {}, before, before ? before->last_sequence : -1);
+  writer_->Publish(slot, record, {}, before, before ? before->last_sequence : -1);
   if (protocol::IsTerminal(record->task.status.state)) {  // cancelled elsewhere: stop here
     slot->cancel_requested = true;
     slot->WakeSleepers();
@@ -152,7 +136,7 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
                   options_.cluster->holder() + " from its last committed step (lease epoch " +
                   std::to_string(c.epoch) + ")");
     if (options_.refresh_task) options_.refresh_task(c.task_id);
-    auto slot = Acquire(c.task_id);
+    auto slot = writer_->Acquire(c.task_id);
     ++slot->failures;
     slot->stale = true;
     slot->Supersede();  // an execution here of an older lease ends

@@ -53,15 +53,15 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
                                                      std::string parent_run_id) {
   auto visible = co_await Visible(ctx, run_id);
   if (!visible) co_return std::move(visible).error();
-  auto slot = Acquire(run_id);
+  auto slot = writer_->Acquire(run_id);
   json::object payload{{"reason", reason}, {"cancelledBy", "client"}, {"caller", ctx.caller()}};
   if (!parent_run_id.empty()) {
     payload.erase("caller");
     payload["parentRunId"] = parent_run_id;
     payload["cancelledBy"] = "parent";
   }
-  auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)),
-                                 false, {});
+  auto r = co_await writer_->CommitRecord(
+      slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)), false, {});
   if (!r) {
     if (r.error().code != ErrorCode::kUnsupportedOperation) co_return std::move(r).error();
     auto now = co_await Load(run_id);
@@ -136,21 +136,22 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
     payload["parentRunId"] = req.parent_run_id;
     payload["parentNodeId"] = req.parent_node_id;
   }
-  auto slot = Acquire(run_id);
+  auto slot = writer_->Acquire(run_id);
   StartedRun out;
-  Extension first_steps;
+  TaskWriter::Extension first_steps;
   if (req.first_steps_inline)
     first_steps = [executor = ExecutorFor(req.skill_id)](const storage::TaskRecord& fresh) {
       return executor->FirstSteps(fresh);
     };
-  auto r = co_await Create(slot, ctx, req.dedup_key,
-                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), out.replayed,
-                           std::move(first_steps));
+  auto r = co_await writer_->Create(slot, ctx, req.dedup_key,
+                                    OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
+                                    out.replayed, std::move(first_steps));
   if (!r) co_return std::move(r).error();
   out.record = std::move(r).value();
   // A run its creating commit already finished (inline first steps) has nothing to execute.
   if (!out.replayed && !protocol::IsTerminal(out.record->task.status.state))
-    StartExecution(Acquire(out.record->task.id), out.record, msg, req.skill_id, std::nullopt,
+    StartExecution(writer_->Acquire(out.record->task.id), out.record, msg, req.skill_id,
+                   std::nullopt,
                    options_.cluster ? 1 : 0);  // its creating commit took the lease
   co_return out;
 }
@@ -166,7 +167,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
     co_return Error(ErrorCode::kUnsupportedOperation, "run " + run_id + " has no executor");
   req.caller = ctx.caller();  // decidedBy / resolvedBy: who the context says is answering
   req.principal = ctx.principal;
-  auto slot = Acquire(run_id);
+  auto slot = writer_->Acquire(run_id);
   auto resumes = std::make_shared<bool>(true);
   auto resolve = [&req, executor, resumes](const storage::TaskRecord& current,
                                            std::vector<EventDraft>& step) -> std::optional<Error> {
@@ -183,7 +184,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
     if (step.empty()) return Error(ErrorCode::kInternal, "the resolution commits nothing");
     return std::nullopt;
   };
-  auto r = co_await CommitRecord(slot, {}, false, resolve);
+  auto r = co_await writer_->CommitRecord(slot, {}, false, resolve);
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (*resumes) {
@@ -230,14 +231,14 @@ asio::awaitable<RecordPtr> TaskService::WaitForRecord(
   auto stored = co_await Load(id);
   if (stored && stored.value() && stored.value()->tenant != ctx.tenant())
     co_return nullptr;  // another tenant's run: nothing to see
-  auto slot = Acquire(id);
+  auto slot = writer_->Acquire(id);
   if (stored && stored.value()) {
     auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
     std::lock_guard pub(slot->pub_mu);
     if (!slot->published || slot->published->last_sequence < rec->last_sequence)
       slot->published = rec;
   }
-  co_return co_await WaitUntil(slot, std::move(pred), timeout);
+  co_return co_await writer_->WaitUntil(slot, std::move(pred), timeout);
 }
 
 asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallContext& ctx,
@@ -248,11 +249,11 @@ asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallC
   if (!exists) co_return std::move(exists).error();
   // Subscribe first, then read the log: every event is in one or the other (or both, and
   // the stream skips sequences it already sent).
-  auto slot = Acquire(id);
+  auto slot = writer_->Acquire(id);
   auto sub = std::make_shared<Subscription>(queue_capacity);
   StreamStart start;
   start.subscription = sub;
-  start.detach = Attach(slot, sub);
+  start.detach = writer_->Attach(slot, sub);
   struct Read {
     std::vector<protocol::RunEvent> events;
     std::optional<storage::TaskRecord> record;
@@ -285,7 +286,7 @@ asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallC
   start.last_sequence = std::max(start.last_sequence, after_sequence);
   // What a commit seen later (on the change feed) is read from: only a record the backlog
   // reaches (a later one would hide the events between).
-  if (read->record->last_sequence == start.last_sequence) Seed(slot, *read->record);
+  if (read->record->last_sequence == start.last_sequence) writer_->Seed(slot, *read->record);
   start.record = std::make_shared<const storage::TaskRecord>(std::move(*read->record));
   co_return start;
 }

@@ -8,7 +8,7 @@
 // Wait(); the first call wakes the waiter, later calls are no-ops. The waiter resumes by a
 // post to its own executor (never inline inside Fire(), so a writer-thread callback never
 // runs the waiter's code). At most one Wait() per Signal. Wait() cannot be cancelled: to
-// bound it, arrange for a timer to call Fire() (see TaskService::WaitUntil). The Signal must
+// bound it, arrange for a timer to call Fire() (see TaskWriter::WaitUntil). The Signal must
 // outlive a pending Wait(): keep it in a shared_ptr held by both sides.
 //
 // Thread safety: Fire() and Wait() may run concurrently on different threads (one mutex).

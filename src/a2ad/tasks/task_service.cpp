@@ -1,7 +1,7 @@
 // The A2A operations of TaskService: message/send and message/stream (a new task, or a reply
 // to an interrupted one), tasks/get, ListTasks, tasks/cancel and resubscribe. A send reads
 // top to bottom: SendMessage -> Accept -> AcceptNew | AcceptReply -> the writer
-// (task_writer.cpp: Create / CommitRecord) -> StartExecution (execution.cpp).
+// (TaskWriter, task_writer.cpp: Create / CommitRecord) -> StartExecution (execution.cpp).
 #include "a2ad/tasks/task_service.hpp"
 
 #include <algorithm>
@@ -78,6 +78,11 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
       io_(std::move(io)),
       options_(std::move(options)),
       reads_(std::make_unique<ReadExecutor>(options_.read_threads)) {
+  writer_ = std::make_unique<TaskWriter>(
+      store_, clock_, ids_, io_, *reads_,
+      TaskWriter::Options{.cluster = options_.cluster,
+                          .on_commit = options_.on_commit,
+                          .idempotency_retention = options_.idempotency_retention});
   // Not a skill of the card: what a message naming none starts (skill_chooser.hpp).
   executors_[kChooseSkill] = std::make_shared<SkillChooser>(
       [this]() -> const std::vector<SkillInfo>& { return skill_infos_; },
@@ -106,6 +111,21 @@ Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) co
   protocol::TrimHistory(t, history_length);
   return t;
 }
+
+asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
+    const std::string& id) {
+  co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });
+}
+
+asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRecord record) {
+  co_return co_await writer_->WritePushConfig(std::move(record));
+}
+
+size_t TaskService::subscriber_count(const std::string& task_id) {
+  return writer_->subscriber_count(task_id);
+}
+
+bool TaskService::task_locked(const std::string& task_id) { return writer_->task_locked(task_id); }
 
 asio::awaitable<Result<storage::TaskRecord>> TaskService::Visible(const CallContext& ctx,
                                                                   const std::string& id,
@@ -136,7 +156,7 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
   };
   if (settled(*a.record))  // e.g. a retried send whose task already finished
     co_return Shape(a.record->task, req.configuration.history_length);
-  RecordPtr latest = co_await WaitUntil(a.slot, settled, options_.blocking_timeout);
+  RecordPtr latest = co_await writer_->WaitUntil(a.slot, settled, options_.blocking_timeout);
   co_return Shape(latest ? latest->task : a.record->task, req.configuration.history_length);
 }
 
@@ -258,7 +278,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   const std::string fresh_id = task_id;  // unused if this is a retry
   if (!context_given) msg.context_id = ids_.Next();
   msg.task_id = task_id;
-  auto slot = Acquire(task_id);
+  auto slot = writer_->Acquire(task_id);
   if (auto& inline_push = req.configuration.push_notification_config) {
     // push: vetted now, written with the creating commit
     auto vetted = co_await options_.vet_push_config(*inline_push, task_id);
@@ -277,7 +297,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   json::object run_metadata;  // the run is a child of the caller's span (core/trace.hpp)
   KeepTraceparent(run_metadata, ctx.traceparent);
   if (!run_metadata.empty()) payload["runMetadata"] = std::move(run_metadata);
-  Extension first_steps;
+  TaskWriter::Extension first_steps;
   if (first_steps_inline)
     first_steps = [executor](const storage::TaskRecord& fresh) {
       return executor->FirstSteps(fresh);
@@ -288,9 +308,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     slot->keep_creation_items = true;
   }
   bool replayed = false;
-  auto r = co_await Create(slot, ctx, dedup_key,
-                           OneEvent(protocol::kEvTaskSubmitted, std::move(payload)), replayed,
-                           std::move(first_steps));
+  auto r = co_await writer_->Create(slot, ctx, dedup_key,
+                                    OneEvent(protocol::kEvTaskSubmitted, std::move(payload)),
+                                    replayed, std::move(first_steps));
   if (!r) co_return std::move(r).error();
   RecordPtr created = std::move(r).value();
   // A stream attaches once the task is known: a new task has no execution yet (it starts
@@ -300,7 +320,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   if (!replayed) {
     std::vector<StreamItemPtr> creation_items;
     if (attach) {
-      detach = Attach(slot, attach);
+      detach = writer_->Attach(slot, attach);
       std::lock_guard lock(slot->mu);
       creation_items = std::exchange(slot->creation_items, {});
       slot->keep_creation_items = false;
@@ -312,9 +332,9 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
                        std::move(creation_items)};
   }
   task_id = created->task.id;
-  slot = Acquire(task_id);
+  slot = writer_->Acquire(task_id);
   if (attach) {
-    detach = Attach(slot, attach);
+    detach = writer_->Attach(slot, attach);
     auto now = co_await Load(task_id);
     if (!now) co_return std::move(now).error();
     if (now.value()) created = std::make_shared<const storage::TaskRecord>(std::move(*now.value()));
@@ -337,7 +357,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
       std::lock_guard lock(slot->mu);
       slot->pending_push_configs.push_back(InlinePushRecord(task_id, *inline_push, clock_.NowMs()));
     }
-    auto pushed = co_await CommitRecord(slot, {}, false, {});
+    auto pushed = co_await writer_->CommitRecord(slot, {}, false, {});
     if (!pushed) co_return std::move(pushed).error();
     created = std::move(pushed).value();
   }
@@ -358,7 +378,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
                     {{"field", "message.contextId"}});
   msg.context_id = stored->task.context_id;
   std::string skill_id = stored->skill_id;
-  auto slot = Acquire(task_id);
+  auto slot = writer_->Acquire(task_id);
   // push: vetted now, written with the commit of the reply if it is accepted
   std::optional<storage::PushConfigRecord> push_record;
   if (auto& inline_push = req.configuration.push_notification_config) {
@@ -367,7 +387,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
     push_record = InlinePushRecord(task_id, *inline_push, clock_.NowMs());
   }
   std::shared_ptr<void> detach;  // dropped (detaching) on error
-  if (attach) detach = Attach(slot, attach);
+  if (attach) detach = writer_->Attach(slot, attach);
   // Decided under the task's lock against its newest state. A reply is idempotent by
   // (principal, messageId, parts) (accepted_messages.hpp): a retry of an accepted reply writes
   // nothing and is answered with the task as it is now, whatever its state. Of two
@@ -445,8 +465,8 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
     return std::nullopt;
   };
   json::object payload{{"message", protocol::MessageToJson(msg)}, {"caller", caller}};
-  auto r = co_await CommitRecord(slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)),
-                                 false, accept_reply);
+  auto r = co_await writer_->CommitRecord(
+      slot, OneEvent(protocol::kEvMessageReceived, std::move(payload)), false, accept_reply);
   if (!r) co_return std::move(r).error();
   RecordPtr after = std::move(r).value();
   // The record's skill: a chooser's task becomes the chosen skill's run here.
@@ -466,18 +486,18 @@ asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& c
   if (!exists) co_return std::move(exists).error();
   // Subscribe first, then read the log: every event is in one or the other (or both, and
   // the stream skips sequences it already sent). No gap, no duplicate.
-  auto slot = Acquire(task_id);
+  auto slot = writer_->Acquire(task_id);
   auto sub = std::make_shared<Subscription>(queue_capacity);
   StreamStart start;
   start.subscription = sub;
-  start.detach = Attach(slot, sub);
+  start.detach = writer_->Attach(slot, sub);
   if (!after) {
     // Nothing missed: the stored snapshot (read after attaching, so it covers everything the
     // subscription will not see) is where the stream starts.
     auto rec = co_await Load(task_id);
     if (!rec) co_return std::move(rec).error();
     if (!rec.value()) co_return NotFound("task", task_id);
-    Seed(slot, *rec.value());
+    writer_->Seed(slot, *rec.value());
     start.last_sequence = rec.value()->last_sequence;
     start.task_terminal = protocol::IsTerminal(rec.value()->task.status.state);
     start.backlog.push_back(SnapshotItem(start.last_sequence, rec.value()->task));

@@ -5,8 +5,11 @@
 // (executor.hpp) and serializes all mutations of one task.
 //
 // Where each part lives: task_service.cpp (the A2A operations), run_requests.cpp (the
-// OpenWOP side: runs, interrupts, records, events), task_writer.cpp (the writer: per-task
-// slots, commits, fan-out to streams, waits), execution.cpp (executions and recovery).
+// OpenWOP side: runs, interrupts, records, events), pause.cpp (pausing), execution.cpp
+// (executions, recovery and nudges), wake_timer.cpp (the wake timer, WakeTimer), replicas.cpp
+// (other replicas' commits, adopted runs). Every write goes through the TaskWriter
+// (task_writer.hpp: per-task slots, commits, fan-out to streams, waits, idempotent creation), which
+// knows nothing of skills or executions.
 //
 // Callers: every request method takes the protocol::CallContext of the request first. A
 // task belongs to the tenant of the context that created it and is owned by its principal
@@ -22,7 +25,7 @@
 // Threads and locks: the store calls that may block (reads) run on the service's read
 // executor (read_executor.hpp, TaskServiceOptions::read_threads), never on an I/O thread and
 // never under a task's lock; the awaiting coroutine resumes on its own executor. A task's
-// lock (Slot::mu, task_writer.hpp) is held only to assign sequences and queue the commit
+// lock (TaskSlot::mu, task_writer.hpp) is held only to assign sequences and queue the commit
 // (TaskStore::Commit, which does not block); a stale cached head is re-read before it is
 // taken. Commit callbacks run on the store's thread (SQLite: its writer) and only publish.
 //
@@ -54,6 +57,9 @@
 namespace a2ad::tasks {
 
 class ReadExecutor;
+class TaskWriter;
+class WakeTimer;
+struct TaskSlot;
 
 struct TaskServiceOptions {
   /// Several replicas on one database (storage/cluster.hpp): executions hold their run's
@@ -385,7 +391,7 @@ class TaskService {
   /// Refuses new sends from now on (kUnavailable), and ends the wake timer.
   void StopAccepting();
 
-  /// Starts the wake timer (wakes.cpp): a run parked with a wake time (a gate's timeout, a
+  /// Starts the wake timer (wake_timer.hpp): a run parked with a wake time (a gate's timeout, a
   /// pause's timer) holds no execution while it waits; the timer reads the due runs from the
   /// store and starts them, overdue ones at once. The server starts it before recovery; until
   /// then (and in tests that never start it) a parked execution waits for its time itself.
@@ -403,61 +409,9 @@ class TaskService {
   size_t running_executions() const { return running_.load(); }
 
  private:
-  struct Slot;  // the per-task state of the writer (task_writer.hpp)
-  struct Wakes;  // the wake timer's state (wakes.cpp)
+  using Slot = TaskSlot;  // the per-task state of the writer (task_writer.hpp)
   class Context;
   struct Accepted;
-  /// Checked under the task's lock against its newest state before a step is applied;
-  /// an error refuses the step (nothing is written). It may complete the step (e.g. with the
-  /// events that resolve an interrupt, which depend on that newest state), or empty it:
-  /// nothing to write (a retried reply), and the newest record is returned once durable.
-  /// Pure: it must not call the store (it runs under the task's lock).
-  using Precondition = std::function<std::optional<core::Error>(const storage::TaskRecord&,
-                                                                std::vector<EventDraft>& step)>;
-  /// More events for the same commit, given the record after `step` (an executor's first
-  /// steps riding along with a task's creation).
-  using Extension = std::function<std::vector<EventDraft>(const storage::TaskRecord&)>;
-
-  // The writer (task_writer.cpp).
-  std::shared_ptr<Slot> Acquire(const std::string& task_id);
-  std::shared_ptr<Slot> Find(const std::string& task_id);
-  boost::asio::awaitable<core::Result<RecordPtr>> CommitRecord(std::shared_ptr<Slot> slot,
-                                                               std::vector<EventDraft> step,
-                                                               bool creating,
-                                                               Precondition precondition,
-                                                               Extension extend = {},
-                                                               int64_t fence_epoch = 0);
-  boost::asio::awaitable<core::Result<RecordPtr>> CommitRecordOnce(
-      const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
-      const Precondition& precondition, const Extension& extend, int64_t fence_epoch,
-      std::vector<storage::PushConfigRecord>* taken);
-  boost::asio::awaitable<core::Result<protocol::Task>> CommitStep(std::shared_ptr<Slot> slot,
-                                                                  std::vector<EventDraft> step,
-                                                                  int64_t fence_epoch = 0);
-  /// The slot's newest durable record is at least `stored` (read from the store).
-  void Seed(const std::shared_ptr<Slot>& slot, const storage::TaskRecord& stored);
-  /// Hands a durable commit to the task's streams and waits (once each, in order).
-  void Publish(const std::shared_ptr<Slot>& slot, const RecordPtr& record,
-               std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected);
-  /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
-  boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot, bool records);
-  /// Creates the slot's task for ctx's tenant and principal, or finds the one created
-  /// before with the same dedup key (or, without a key, the same id): `replayed`.
-  boost::asio::awaitable<core::Result<RecordPtr>> Create(std::shared_ptr<Slot> slot,
-                                                         const CallContext& ctx,
-                                                         std::string dedup_key,
-                                                         std::vector<EventDraft> step,
-                                                         bool& replayed, Extension extend = {});
-  std::shared_ptr<void> Attach(const std::shared_ptr<Slot>& slot,
-                               const std::shared_ptr<Subscription>& sub);
-  boost::asio::awaitable<RecordPtr> WaitUntil(std::shared_ptr<Slot> slot,
-                                              std::function<bool(const storage::TaskRecord&)> pred,
-                                              std::chrono::milliseconds timeout);
-  boost::asio::awaitable<void> PumpFanOut(std::shared_ptr<Slot> slot);
-  /// The stream items of a commit made without them (no stream was attached when it was
-  /// made; one attached while it was in flight). Reads the store: on the read executor.
-  boost::asio::awaitable<std::vector<StreamItemPtr>> LateItems(RecordPtr before, RecordPtr after,
-                                                               int64_t expected);
 
   // Reads (off the I/O threads, read_executor.hpp).
   /// The record of `id` if ctx's tenant may see it; kTaskNotFound ("<noun> <id> not found")
@@ -468,6 +422,8 @@ class TaskService {
   /// store_.Get(id) on the read executor.
   boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> Load(
       const std::string& id);
+  /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
+  boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot, bool records);
 
   // The A2A send (task_service.cpp).
   boost::asio::awaitable<core::Result<Accepted>> AcceptNew(const CallContext& ctx,
@@ -484,14 +440,12 @@ class TaskService {
 
   boost::asio::awaitable<void> ForwardNudge(std::string task_id, std::string key);
 
-  // The wake timer (wakes.cpp): one per process, reading the parked runs' wake times from the
-  // store in order (TaskStore::ListWakes) and starting the due runs' executions.
+  // The wake timer (wake_timer.hpp; execution.cpp).
   void StopWakes();
-  boost::asio::awaitable<void> WakeLoop(std::shared_ptr<Wakes> w);
-  /// Starts the execution of a run whose wake time is due. An error: the store could not
-  /// be read (the timer tries again).
-  boost::asio::awaitable<core::Result<void>> WakeRun(std::shared_ptr<Wakes> w,
-                                                     storage::Wake wake);
+  /// Starts the execution of a run whose wake time is due (WakeTimer::WakeFn). An error: the
+  /// store could not be read (the timer tries again).
+  boost::asio::awaitable<core::Result<void>> WakeRun(const WakeTimer& timer, storage::Wake wake,
+                                                     std::shared_ptr<void> running);
 
   // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
   // (Slot::Supersede); unset: the current one.
@@ -543,11 +497,12 @@ class TaskService {
   std::unordered_map<std::string, std::shared_ptr<Executor>> executors_;
   std::atomic<bool> accepting_{true};
   std::atomic<size_t> running_{0};
-  std::mutex slots_mu_;
-  std::unordered_map<std::string, std::weak_ptr<Slot>> slots_;
-  // The wake timer (wakes.cpp): on its strand.
-  std::shared_ptr<Wakes> wakes_;
-  // Last member: destroyed (joined) first, while everything its reads use still exists.
+  // The wake timer (wake_timer.hpp); made by StartWakes.
+  std::shared_ptr<WakeTimer> wakes_;
+  // The writer uses reads_; reads_ is made first (in the constructor) and destroyed (joined)
+  // first, while the writer and everything else its reads use still exist.
+  std::unique_ptr<TaskWriter> writer_;
+  // Last member: destroyed (joined) first.
   std::unique_ptr<ReadExecutor> reads_;
 };
 

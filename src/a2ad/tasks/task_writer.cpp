@@ -18,7 +18,6 @@
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/signal.hpp"
 #include "a2ad/tasks/task_projection.hpp"
-#include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::tasks {
 namespace asio = boost::asio;
@@ -83,11 +82,20 @@ std::shared_ptr<StreamItem> SnapshotItem(int64_t sequence, const Task& task) {
   return MakeItem(sequence, std::move(ev));
 }
 
-std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_id) {
+TaskWriter::TaskWriter(storage::TaskStore& store, const core::Clock& clock, core::IdGenerator& ids,
+                       asio::any_io_executor io, ReadExecutor& reads, Options options)
+    : store_(store),
+      clock_(clock),
+      ids_(ids),
+      io_(std::move(io)),
+      reads_(reads),
+      options_(std::move(options)) {}
+
+TaskWriter::SlotPtr TaskWriter::Acquire(const std::string& task_id) {
   std::lock_guard lock(slots_mu_);
   auto& weak = slots_[task_id];
   if (auto slot = weak.lock()) return slot;
-  auto slot = std::make_shared<Slot>(task_id, io_);
+  auto slot = std::make_shared<TaskSlot>(task_id, io_);
   weak = slot;
   if (slots_.size() > 4096 && slots_.size() % 1024 == 0) {  // sweep slots nobody holds
     for (auto it = slots_.begin(); it != slots_.end();)
@@ -96,46 +104,36 @@ std::shared_ptr<TaskService::Slot> TaskService::Acquire(const std::string& task_
   return slot;
 }
 
-std::shared_ptr<TaskService::Slot> TaskService::Find(const std::string& task_id) {
+TaskWriter::SlotPtr TaskWriter::Find(const std::string& task_id) {
   std::lock_guard lock(slots_mu_);
   auto it = slots_.find(task_id);
   return it == slots_.end() ? nullptr : it->second.lock();
 }
 
-void TaskService::Nudge(const std::string& task_id, const std::string& key, bool forward) {
-  bool woke = false;
-  if (auto slot = Find(task_id)) {
-    std::lock_guard lock(slot->sleep_mu);
-    for (auto& [k, signal] : slot->nudgeable)
-      if (k == key) {
-        signal->Fire();
-        woke = true;
-      }
-  }
-  if (woke || !forward || !options_.cluster) return;
-  // Several replicas: the run may sleep on another one.
-  asio::co_spawn(io_, ForwardNudge(task_id, key), asio::detached);
+std::vector<TaskWriter::SlotPtr> TaskWriter::Live() {
+  std::vector<SlotPtr> live;
+  std::lock_guard lock(slots_mu_);
+  for (auto& [id, weak] : slots_)
+    if (auto slot = weak.lock()) live.push_back(std::move(slot));
+  return live;
 }
 
-asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string key) {
-  auto sent = co_await reads_->Run([this, &task_id, &key]() -> Result<bool> {
-    auto r = options_.cluster->Nudge(task_id, key);
-    if (!r) return std::move(r).error();
-    return true;
-  });
-  if (!sent)
-    core::LogWarn("nudge of run " + task_id +
-                  " not handed to the other replicas (it wakes at its "
-                  "next timer): " +
-                  sent.error().message);
+void TaskWriter::Seed(const SlotPtr& slot, const storage::TaskRecord& stored) {
+  auto record = std::make_shared<const storage::TaskRecord>(stored);
+  std::lock_guard pub(slot->pub_mu);
+  if (!slot->published || slot->published->last_sequence < stored.last_sequence)
+    slot->published = record;
+  // A stream whose backlog ends here: the commits after it are handed from here on (a stream
+  // attached earlier and further back gets them too; what a stream has it skips).
+  if (!slot->fanned || slot->fanned->last_sequence > stored.last_sequence) slot->fanned = record;
 }
 
-asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
+asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskWriter::ReadStored(
     const std::string& id) {
-  co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });
+  co_return co_await reads_.Run(id, [this, &id] { return store_.Get(id); });
 }
 
-asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRecord record) {
+asio::awaitable<Result<void>> TaskWriter::WritePushConfig(storage::PushConfigRecord record) {
   auto slot = Acquire(record.task_id);
   const std::string config_id = record.config.id;
   const int64_t created_at = record.created_at_ms;
@@ -157,12 +155,11 @@ asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRe
   co_return core::Ok{};
 }
 
-asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slot> slot,
-                                                             std::vector<EventDraft> step,
-                                                             bool creating,
-                                                             Precondition precondition,
-                                                             Extension extend,
-                                                             int64_t fence_epoch) {
+asio::awaitable<Result<RecordPtr>> TaskWriter::CommitRecord(SlotPtr slot,
+                                                            std::vector<EventDraft> step,
+                                                            bool creating,
+                                                            Precondition precondition,
+                                                            Extension extend, int64_t fence_epoch) {
   // Several replicas: a commit the store refused because another replica's came first (the
   // sequence check) is built again on the newest state, its precondition asked again.
   if (!options_.cluster || creating)
@@ -180,8 +177,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecord(std::shared_ptr<Slo
   }
 }
 
-asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
-    const std::shared_ptr<Slot>& slot, std::vector<EventDraft> step, bool creating,
+asio::awaitable<Result<RecordPtr>> TaskWriter::CommitRecordOnce(
+    const SlotPtr& slot, std::vector<EventDraft> step, bool creating,
     const Precondition& precondition, const Extension& extend, int64_t fence_epoch,
     std::vector<storage::PushConfigRecord>* taken) {
   auto signal = std::make_shared<Signal>();
@@ -203,7 +200,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
     }
     fresh_after = slot->failures.load();
     lock.unlock();
-    auto stored = co_await Load(slot->task_id);
+    auto stored = co_await ReadStored(slot->task_id);
     if (!stored) co_return std::move(stored).error();
     if (!stored.value()) co_return NotFound("task", slot->task_id);
     fresh = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
@@ -323,8 +320,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::CommitRecordOnce(
   co_return std::move(*outcome);
 }
 
-void TaskService::Publish(const std::shared_ptr<Slot>& slot, const RecordPtr& record,
-                          std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected) {
+void TaskWriter::Publish(const SlotPtr& slot, const RecordPtr& record,
+                         std::vector<StreamItemPtr> items, RecordPtr before, int64_t expected) {
   bool start_pump = false;
   {
     std::lock_guard pub(slot->pub_mu);
@@ -364,9 +361,9 @@ void TaskService::Publish(const std::shared_ptr<Slot>& slot, const RecordPtr& re
                [this, slot] { asio::co_spawn(slot->io, PumpFanOut(slot), asio::detached); });
 }
 
-asio::awaitable<void> TaskService::PumpFanOut(std::shared_ptr<Slot> slot) {
+asio::awaitable<void> TaskWriter::PumpFanOut(SlotPtr slot) {
   for (;;) {
-    Slot::FanOutJob job;
+    TaskSlot::FanOutJob job;
     std::vector<std::shared_ptr<Subscription>> subs;
     {
       std::lock_guard pub(slot->pub_mu);  // short: attaching streams wait on it
@@ -389,15 +386,14 @@ asio::awaitable<void> TaskService::PumpFanOut(std::shared_ptr<Slot> slot) {
   }
 }
 
-asio::awaitable<std::vector<StreamItemPtr>> TaskService::LateItems(RecordPtr before,
-                                                                   RecordPtr after,
-                                                                   int64_t expected) {
+asio::awaitable<std::vector<StreamItemPtr>> TaskWriter::LateItems(RecordPtr before, RecordPtr after,
+                                                                  int64_t expected) {
   // The commit's events, read back from the store and folded from the state before it, so
   // the items are the ones an observed commit makes. If the log was pruned meanwhile (or
   // the read fails), the stream gets the task's snapshot instead: nothing is lost.
   const std::string id = after->task.id;
   const auto count = static_cast<size_t>(after->last_sequence - expected);
-  auto events = co_await reads_->Run(
+  auto events = co_await reads_.Run(
       id, [this, &id, expected, count] { return store_.ReadEvents(id, expected, count); });
   std::vector<StreamItemPtr> made;
   if (events && !events->empty() && events->front().sequence == expected + 1 &&
@@ -423,15 +419,14 @@ asio::awaitable<std::vector<StreamItemPtr>> TaskService::LateItems(RecordPtr bef
   co_return made;
 }
 
-asio::awaitable<Result<Task>> TaskService::CommitStep(std::shared_ptr<Slot> slot,
-                                                      std::vector<EventDraft> step,
-                                                      int64_t fence_epoch) {
+asio::awaitable<Result<Task>> TaskWriter::CommitStep(SlotPtr slot, std::vector<EventDraft> step,
+                                                     int64_t fence_epoch) {
   auto r = co_await CommitRecord(std::move(slot), std::move(step), false, {}, {}, fence_epoch);
   if (!r) co_return std::move(r).error();
   co_return r.value()->task;
 }
 
-size_t TaskService::subscriber_count(const std::string& task_id) {
+size_t TaskWriter::subscriber_count(const std::string& task_id) {
   auto slot = Find(task_id);
   if (!slot) return 0;
   std::lock_guard pub(slot->pub_mu);
@@ -439,13 +434,13 @@ size_t TaskService::subscriber_count(const std::string& task_id) {
                                            [](const auto& s) { return !s->closed(); }));
 }
 
-bool TaskService::task_locked(const std::string& task_id) {
+bool TaskWriter::task_locked(const std::string& task_id) {
   auto slot = Find(task_id);
   return slot && slot->mu.held();
 }
 
-std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
-                                          const std::shared_ptr<Subscription>& sub) {
+std::shared_ptr<void> TaskWriter::Attach(const SlotPtr& slot,
+                                         const std::shared_ptr<Subscription>& sub) {
   {
     std::lock_guard pub(slot->pub_mu);
     slot->subscribers.push_back(sub);
@@ -457,8 +452,8 @@ std::shared_ptr<void> TaskService::Attach(const std::shared_ptr<Slot>& slot,
   });
 }
 
-asio::awaitable<RecordPtr> TaskService::WaitUntil(
-    std::shared_ptr<Slot> slot, std::function<bool(const storage::TaskRecord&)> pred,
+asio::awaitable<RecordPtr> TaskWriter::WaitUntil(
+    SlotPtr slot, std::function<bool(const storage::TaskRecord&)> pred,
     std::chrono::milliseconds timeout) {
   auto signal = std::make_shared<Signal>();
   {
@@ -473,15 +468,15 @@ asio::awaitable<RecordPtr> TaskService::WaitUntil(
   co_await signal->Wait();
   timer.cancel();
   std::lock_guard pub(slot->pub_mu);
-  std::erase_if(slot->waiters, [&](const Slot::Waiter& w) { return w.signal == signal; });
+  std::erase_if(slot->waiters, [&](const TaskSlot::Waiter& w) { return w.signal == signal; });
   co_return slot->published;
 }
 
-asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slot,
-                                                       const CallContext& ctx,
-                                                       std::string dedup_key,
-                                                       std::vector<EventDraft> step, bool& replayed,
-                                                       Extension extend) {
+asio::awaitable<Result<RecordPtr>> TaskWriter::Create(SlotPtr slot,
+                                                      const protocol::CallContext& ctx,
+                                                      std::string dedup_key,
+                                                      std::vector<EventDraft> step, bool& replayed,
+                                                      Extension extend) {
   replayed = false;
   // An earlier creation with the same key (or the same id) is the answer, not a new task.
   // With a key (a fresh id) the store decides atomically; only a conflict needs a read.
@@ -489,10 +484,10 @@ asio::awaitable<Result<RecordPtr>> TaskService::Create(std::shared_ptr<Slot> slo
   const std::string tenant = ctx.tenant();
   auto lookup = [&]() -> asio::awaitable<Result<std::optional<storage::TaskRecord>>> {
     if (!dedup_key.empty())
-      co_return co_await reads_->Run(dedup_key, [this, &tenant, &dedup_key] {
+      co_return co_await reads_.Run(dedup_key, [this, &tenant, &dedup_key] {
         return store_.FindByDedupKey(tenant, dedup_key);
       });
-    auto found = co_await Load(slot->task_id);
+    auto found = co_await ReadStored(slot->task_id);
     if (found && found.value() && found.value()->tenant != tenant)
       co_return Error(ErrorCode::kConflict, "task id " + slot->task_id + " is taken");
     co_return found;
