@@ -13,6 +13,7 @@
 #include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/pause.hpp"
 #include "a2ad/tasks/read_executor.hpp"
+#include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 #include "a2ad/tasks/wake_timer.hpp"
@@ -252,7 +253,7 @@ asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, 
                                                     int attempt) {
   // Another execution drives the run now (a resume, an answer, a takeover): nothing to do.
   if (slot->epoch.load() != epoch || slot->executions.load() > 0) co_return;
-  auto stored = co_await Load(slot->task_id);
+  auto stored = co_await reader_->Load(slot->task_id);
   if (!stored) {  // still unreachable: later
     RedriveLater(std::move(slot), epoch, lease_epoch, std::move(skill_id), attempt + 1);
     co_return;
@@ -402,7 +403,7 @@ bool TaskService::NoteWake(int64_t at_ms) { return wakes_ && wakes_->Note(at_ms)
 
 asio::awaitable<Result<void>> TaskService::WakeRun(const WakeTimer& timer, storage::Wake wake,
                                                    std::shared_ptr<void> running) {
-  auto stored = co_await Load(wake.task_id);
+  auto stored = co_await reader_->Load(wake.task_id);
   if (timer.stopped()) co_return core::Ok{};  // (this may be gone: touch nothing)
   if (!stored) {
     core::LogWarn("wake timer: run " + wake.task_id + " cannot be read: " + stored.error().message);

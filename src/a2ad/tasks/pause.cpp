@@ -13,6 +13,7 @@
 #include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -191,7 +192,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
     co_return Invalid("params.mode", "unknown mode '" + req.mode +
                                          "' (finish_step, interrupt_immediate, "
                                          "wait_for_completion)");
-  auto visible = co_await Visible(ctx, req.task_id);
+  auto visible = co_await reader_->Visible(ctx, req.task_id);
   if (!visible) co_return std::move(visible).error();
   Executor* ex = ExecutorFor(visible.value().skill_id);
   if (!ex)
@@ -259,7 +260,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
 
 asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ctx,
                                                            ResumeTaskRequest req) {
-  auto visible = co_await Visible(ctx, req.task_id);
+  auto visible = co_await reader_->Visible(ctx, req.task_id);
   if (!visible) co_return std::move(visible).error();
   auto slot = writer_->Acquire(req.task_id);
   const std::string id = req.task_id;

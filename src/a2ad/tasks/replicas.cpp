@@ -15,6 +15,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/read_executor.hpp"
+#include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -62,7 +63,7 @@ asio::awaitable<void> TaskService::CatchUp(std::shared_ptr<Slot> slot, bool reco
     });
   }
   if (!records) co_return;
-  auto stored = co_await Load(slot->task_id);
+  auto stored = co_await reader_->Load(slot->task_id);
   if (!stored || !stored.value()) co_return;
   auto record = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
   RecordPtr before;

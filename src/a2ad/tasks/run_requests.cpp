@@ -1,6 +1,7 @@
 // The OpenWOP side of TaskService: runs started without an A2A message (POST /v1/runs, child
 // runs), answers to a run's interrupt (REST, interrupt tokens, timeouts), cancel with its
-// cascade to child runs, the stored records and events, waits and event streams.
+// cascade to child runs. (Its reads, records, events, waits and event streams, are
+// TaskReader's: task_reader.cpp.)
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
+#include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
@@ -51,7 +53,7 @@ std::string NameBasedId(std::string_view name) {
 asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std::string run_id,
                                                      std::string reason,
                                                      std::string parent_run_id) {
-  auto visible = co_await Visible(ctx, run_id);
+  auto visible = co_await reader_->Visible(ctx, run_id);
   if (!visible) co_return std::move(visible).error();
   auto slot = writer_->Acquire(run_id);
   json::object payload{{"reason", reason}, {"cancelledBy", "client"}, {"caller", ctx.caller()}};
@@ -64,7 +66,7 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
       slot, OneEvent(protocol::kEvRunCancelled, std::move(payload)), false, {});
   if (!r) {
     if (r.error().code != ErrorCode::kUnsupportedOperation) co_return std::move(r).error();
-    auto now = co_await Load(run_id);
+    auto now = co_await reader_->Load(run_id);
     // Cancel is idempotent in A2A 1.0 (§3.1.5); A2A 0.3 clients (and its TCK) expect a task
     // that is already canceled to be not cancelable, as the 0.3 SDKs answer.
     if (now && now.value() && now.value()->task.status.state == TaskState::kCanceled &&
@@ -159,7 +161,7 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
 asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallContext& ctx,
                                                                  std::string run_id,
                                                                  ResolveRequest req) {
-  auto stored = co_await Visible(ctx, run_id, "run");
+  auto stored = co_await reader_->Visible(ctx, run_id, "run");
   if (!stored) co_return std::move(stored).error();
   const std::string skill_id = stored->skill_id;
   Executor* executor = ExecutorFor(skill_id);
@@ -193,102 +195,6 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
     StartExecution(slot, rec, trigger ? *trigger : none, skill_id);
   }
   co_return rec;
-}
-
-asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::GetRecord(
-    const CallContext& ctx, std::string id) {
-  auto stored = co_await Load(id);
-  if (stored && stored.value() && stored.value()->tenant != ctx.tenant())
-    co_return std::optional<storage::TaskRecord>();  // another tenant's: not there
-  co_return stored;
-}
-
-asio::awaitable<Result<storage::TaskPage>> TaskService::ListRecords(const CallContext& ctx,
-                                                                    storage::TaskQuery q) {
-  q.tenant = ctx.tenant();
-  q.all_tenants = false;
-  co_return co_await reads_->Run([this, &q] { return store_.List(q); });
-}
-
-asio::awaitable<Result<std::vector<protocol::RunEvent>>> TaskService::ReadEvents(
-    const CallContext& ctx, std::string id, int64_t after_sequence, size_t limit) {
-  const std::string tenant = ctx.tenant();
-  co_return co_await reads_->Run(
-      id, [this, &tenant, &id, after_sequence, limit]() -> Result<std::vector<protocol::RunEvent>> {
-        auto stored = store_.Get(id);
-        if (!stored) return std::move(stored).error();
-        if (!stored.value() || stored.value()->tenant != tenant)
-          return std::vector<protocol::RunEvent>();  // as for an unknown run
-        return store_.ReadEvents(id, after_sequence, limit);
-      });
-}
-
-asio::awaitable<RecordPtr> TaskService::WaitForRecord(
-    const CallContext& ctx, std::string id, std::function<bool(const storage::TaskRecord&)> pred,
-    std::chrono::milliseconds timeout) {
-  // Seed the slot's published record from the store, so a condition already true (or a
-  // run nobody committed to since this process started) is seen without a new commit.
-  auto stored = co_await Load(id);
-  if (stored && stored.value() && stored.value()->tenant != ctx.tenant())
-    co_return nullptr;  // another tenant's run: nothing to see
-  auto slot = writer_->Acquire(id);
-  if (stored && stored.value()) {
-    auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
-    std::lock_guard pub(slot->pub_mu);
-    if (!slot->published || slot->published->last_sequence < rec->last_sequence)
-      slot->published = rec;
-  }
-  co_return co_await writer_->WaitUntil(slot, std::move(pred), timeout);
-}
-
-asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallContext& ctx,
-                                                                     std::string id,
-                                                                     int64_t after_sequence,
-                                                                     size_t queue_capacity) {
-  auto exists = co_await Visible(ctx, id, "run");
-  if (!exists) co_return std::move(exists).error();
-  // Subscribe first, then read the log: every event is in one or the other (or both, and
-  // the stream skips sequences it already sent).
-  auto slot = writer_->Acquire(id);
-  auto sub = std::make_shared<Subscription>(queue_capacity);
-  StreamStart start;
-  start.subscription = sub;
-  start.detach = writer_->Attach(slot, sub);
-  struct Read {
-    std::vector<protocol::RunEvent> events;
-    std::optional<storage::TaskRecord> record;
-  };
-  auto read = co_await reads_->Run(id, [this, &id, after_sequence]() -> Result<Read> {
-    Read out;
-    auto events = store_.ReadEvents(id, after_sequence, std::numeric_limits<size_t>::max());
-    if (!events) return std::move(events).error();
-    out.events = std::move(events).value();
-    auto rec = store_.Get(id);
-    if (!rec) return std::move(rec).error();
-    out.record = std::move(rec).value();
-    return out;
-  });
-  if (!read) co_return std::move(read).error();
-  auto& events = read->events;
-  if (!read->record) co_return NotFound("run", id);
-  start.last_sequence = after_sequence;
-  start.task_terminal =
-      protocol::IsTerminal(read->record->task.status.state) || IsTerminalRun(read->record->run);
-  for (size_t i = 0; i < events.size(); ++i) {
-    auto item = std::make_shared<StreamItem>();
-    item->sequence = events[i].sequence;
-    item->a2a = false;
-    item->run_terminal = start.task_terminal && i + 1 == events.size();
-    item->run_event = std::make_shared<const protocol::RunEvent>(std::move(events[i]));
-    start.last_sequence = item->sequence;
-    start.backlog.push_back(std::move(item));
-  }
-  start.last_sequence = std::max(start.last_sequence, after_sequence);
-  // What a commit seen later (on the change feed) is read from: only a record the backlog
-  // reaches (a later one would hide the events between).
-  if (read->record->last_sequence == start.last_sequence) writer_->Seed(slot, *read->record);
-  start.record = std::make_shared<const storage::TaskRecord>(std::move(*read->record));
-  co_return start;
 }
 
 }  // namespace a2ad::tasks

@@ -15,6 +15,7 @@
 #include "a2ad/tasks/builtin/skill_chooser.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
+#include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
 namespace a2ad::tasks {
@@ -83,6 +84,7 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
       TaskWriter::Options{.cluster = options_.cluster,
                           .on_commit = options_.on_commit,
                           .idempotency_retention = options_.idempotency_retention});
+  reader_ = std::make_unique<TaskReader>(store_, *reads_, *writer_, options_.blocking_timeout);
   // Not a skill of the card: what a message naming none starts (skill_chooser.hpp).
   executors_[kChooseSkill] = std::make_shared<SkillChooser>(
       [this]() -> const std::vector<SkillInfo>& { return skill_infos_; },
@@ -112,11 +114,6 @@ Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) co
   return t;
 }
 
-asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::Load(
-    const std::string& id) {
-  co_return co_await reads_->Run(id, [this, &id] { return store_.Get(id); });
-}
-
 asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRecord record) {
   co_return co_await writer_->WritePushConfig(std::move(record));
 }
@@ -127,14 +124,52 @@ size_t TaskService::subscriber_count(const std::string& task_id) {
 
 bool TaskService::task_locked(const std::string& task_id) { return writer_->task_locked(task_id); }
 
-asio::awaitable<Result<storage::TaskRecord>> TaskService::Visible(const CallContext& ctx,
-                                                                  const std::string& id,
-                                                                  const char* noun) {
-  auto stored = co_await Load(id);
-  if (!stored) co_return std::move(stored).error();
-  // Another tenant's task is not found: its existence is not the caller's to learn.
-  if (!stored.value() || stored.value()->tenant != ctx.tenant()) co_return NotFound(noun, id);
-  co_return std::move(*stored.value());
+// ---- reads (TaskReader, task_reader.cpp) ---------------------------------------------------
+
+asio::awaitable<Result<Task>> TaskService::GetTask(const CallContext& ctx,
+                                                   protocol::GetTaskRequest req) {
+  co_return co_await reader_->GetTask(ctx, std::move(req));
+}
+
+asio::awaitable<Result<protocol::ListTasksResponse>> TaskService::ListTasks(
+    const CallContext& ctx, protocol::ListTasksRequest req) {
+  co_return co_await reader_->ListTasks(ctx, std::move(req));
+}
+
+asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskService::GetRecord(
+    const CallContext& ctx, std::string id) {
+  co_return co_await reader_->GetRecord(ctx, std::move(id));
+}
+
+asio::awaitable<Result<storage::TaskPage>> TaskService::ListRecords(const CallContext& ctx,
+                                                                    storage::TaskQuery q) {
+  co_return co_await reader_->ListRecords(ctx, std::move(q));
+}
+
+asio::awaitable<Result<std::vector<protocol::RunEvent>>> TaskService::ReadEvents(
+    const CallContext& ctx, std::string id, int64_t after_sequence, size_t limit) {
+  co_return co_await reader_->ReadEvents(ctx, std::move(id), after_sequence, limit);
+}
+
+asio::awaitable<RecordPtr> TaskService::WaitForRecord(
+    const CallContext& ctx, std::string id, std::function<bool(const storage::TaskRecord&)> pred,
+    std::chrono::milliseconds timeout) {
+  co_return co_await reader_->WaitForRecord(ctx, std::move(id), std::move(pred), timeout);
+}
+
+asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& ctx,
+                                                            std::string task_id,
+                                                            std::optional<StreamCursor> after,
+                                                            size_t queue_capacity) {
+  co_return co_await reader_->Subscribe(ctx, std::move(task_id), after, queue_capacity);
+}
+
+asio::awaitable<Result<StreamStart>> TaskService::SubscribeRunEvents(const CallContext& ctx,
+                                                                     std::string id,
+                                                                     int64_t after_sequence,
+                                                                     size_t queue_capacity) {
+  co_return co_await reader_->SubscribeRunEvents(ctx, std::move(id), after_sequence,
+                                                 queue_capacity);
 }
 
 // ---- message/send, message/stream ----------------------------------------------------------
@@ -335,7 +370,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
   slot = writer_->Acquire(task_id);
   if (attach) {
     detach = writer_->Attach(slot, attach);
-    auto now = co_await Load(task_id);
+    auto now = co_await reader_->Load(task_id);
     if (!now) co_return std::move(now).error();
     if (now.value()) created = std::make_shared<const storage::TaskRecord>(std::move(*now.value()));
   }
@@ -369,7 +404,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
     std::shared_ptr<Subscription> attach) {
   protocol::Message& msg = req.message;
   const std::string task_id = msg.task_id;
-  auto stored = co_await Visible(ctx, task_id);
+  auto stored = co_await reader_->Visible(ctx, task_id);
   if (!stored) co_return std::move(stored).error();
   if (!msg.context_id.empty() && msg.context_id != stored->task.context_id)
     co_return Error(ErrorCode::kInvalidParams,
@@ -476,132 +511,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   co_return Accepted{std::move(slot), std::move(after), std::move(skill_id), std::move(detach)};
 }
 
-// ---- tasks/resubscribe, tasks/get, ListTasks, tasks/cancel ---------------------------------
-
-asio::awaitable<Result<StreamStart>> TaskService::Subscribe(const CallContext& ctx,
-                                                            std::string task_id,
-                                                            std::optional<StreamCursor> after,
-                                                            size_t queue_capacity) {
-  auto exists = co_await Visible(ctx, task_id);
-  if (!exists) co_return std::move(exists).error();
-  // Subscribe first, then read the log: every event is in one or the other (or both, and
-  // the stream skips sequences it already sent). No gap, no duplicate.
-  auto slot = writer_->Acquire(task_id);
-  auto sub = std::make_shared<Subscription>(queue_capacity);
-  StreamStart start;
-  start.subscription = sub;
-  start.detach = writer_->Attach(slot, sub);
-  if (!after) {
-    // Nothing missed: the stored snapshot (read after attaching, so it covers everything the
-    // subscription will not see) is where the stream starts.
-    auto rec = co_await Load(task_id);
-    if (!rec) co_return std::move(rec).error();
-    if (!rec.value()) co_return NotFound("task", task_id);
-    writer_->Seed(slot, *rec.value());
-    start.last_sequence = rec.value()->last_sequence;
-    start.task_terminal = protocol::IsTerminal(rec.value()->task.status.state);
-    start.backlog.push_back(SnapshotItem(start.last_sequence, rec.value()->task));
-    co_return start;
-  }
-  auto events = co_await reads_->Run(task_id, [this, &task_id] {
-    return store_.ReadEvents(task_id, -1, std::numeric_limits<size_t>::max());
-  });
-  if (!events) co_return std::move(events).error();
-  const bool compacted = events->empty() || events->front().sequence != 0;
-  if (compacted) {  // retention pruned the log: only the snapshot is left
-    auto rec = co_await Load(task_id);
-    if (!rec) co_return std::move(rec).error();
-    if (!rec.value()) co_return NotFound("task", task_id);
-    start.last_sequence = rec.value()->last_sequence;
-    Task snapshot = std::move(rec.value()->task);
-    start.task_terminal = protocol::IsTerminal(snapshot.status.state);
-    const int64_t now = after->by_generation ? GenerationOf(snapshot) : start.last_sequence;
-    if (after->value < now) {
-      start.history_compacted = true;
-      json::object marker;
-      marker["historyCompacted"] = true;
-      marker[after->by_generation ? "lastGeneration" : "lastEventId"] = after->value;
-      snapshot.metadata["a2ad"] = std::move(marker);
-    }
-    start.backlog.push_back(SnapshotItem(start.last_sequence, snapshot));
-    co_return start;
-  }
-  storage::TaskRecord folded;
-  for (const auto& e : *events) {
-    auto applied = FoldCommittedEvent(folded, e);
-    if (!applied) co_return std::move(applied).error();
-    const int64_t position = after->by_generation ? GenerationOf(folded.task) : e.sequence;
-    if (position > after->value)
-      if (auto projected = ProjectEvent(folded.task, e))
-        start.backlog.push_back(MakeItem(e.sequence, std::move(*projected)));
-  }
-  start.last_sequence = folded.last_sequence;
-  start.task_terminal = protocol::IsTerminal(folded.task.status.state);
-  if (after->by_generation && after->value > GenerationOf(folded.task))
-    co_return Error(ErrorCode::kInvalidParams,
-                    "lastGeneration " + std::to_string(after->value) +
-                        " is past the task's generation (" +
-                        std::to_string(GenerationOf(folded.task)) + ") of task " + task_id,
-                    {{"field", "lastGeneration"}});
-  if (!after->by_generation && after->value > folded.last_sequence)
-    co_return Error(ErrorCode::kInvalidParams,
-                    "Last-Event-ID " + std::to_string(after->value) + " is past the last event (" +
-                        std::to_string(folded.last_sequence) + ") of task " + task_id,
-                    {{"field", "Last-Event-ID"}});
-  co_return start;
-}
-
-asio::awaitable<Result<Task>> TaskService::GetTask(const CallContext& ctx,
-                                                   protocol::GetTaskRequest req) {
-  auto stored = co_await Visible(ctx, req.id);
-  if (!stored) co_return std::move(stored).error();
-  // currentGeneration (A2A 1.1): a long poll until the generation passes it, at most as long
-  // as a blocking send waits. A task that is done changes no more: answered at once.
-  if (const auto seen = req.current_generation; seen && GenerationOf(stored->task) <= *seen &&
-                                                !protocol::IsTerminal(stored->task.status.state)) {
-    auto newer = co_await WaitForRecord(
-        ctx, req.id,
-        [seen = *seen](const storage::TaskRecord& r) {
-          return GenerationOf(r.task) > seen || protocol::IsTerminal(r.task.status.state);
-        },
-        options_.blocking_timeout);
-    if (newer && newer->last_sequence > stored->last_sequence)
-      co_return Shape(Task(newer->task), req.history_length);
-  }
-  co_return Shape(std::move(stored->task), req.history_length);
-}
-
-asio::awaitable<Result<protocol::ListTasksResponse>> TaskService::ListTasks(
-    const CallContext& ctx, protocol::ListTasksRequest req) {
-  storage::TaskQuery q;
-  q.tenant = ctx.tenant();  // the caller's tenant, never the request's
-  q.context_id = req.context_id;
-  q.state = req.status;
-  q.updated_at_or_after_ms = req.status_timestamp_after_ms;
-  q.page_size = req.page_size;
-  q.page_token = req.page_token;
-  auto page = co_await reads_->Run([this, &q] { return store_.List(q); });
-  if (!page) {
-    if (page.error().code == ErrorCode::kInvalidParams)  // the only one: a bad cursor
-      co_return Error(
-          ErrorCode::kInvalidParams,
-          "params.pageToken: not a token this server issued (" + page.error().message + ")",
-          {{"field", "params.pageToken"}});
-    co_return std::move(page).error();
-  }
-  protocol::ListTasksResponse out;
-  out.tasks.reserve(page->records.size());
-  for (auto& rec : page->records) {
-    Task t = Shape(std::move(rec.task), req.history_length);
-    if (!req.include_artifacts) t.artifacts.clear();
-    out.tasks.push_back(std::move(t));
-  }
-  out.next_page_token = std::move(page->next_page_token);
-  out.page_size = req.page_size;
-  out.total_size = page->total_size;
-  out.unreadable = std::move(page->unreadable);
-  co_return out;
-}
+// ---- tasks/cancel --------------------------------------------------------------------------
 
 asio::awaitable<Result<Task>> TaskService::CancelTask(const CallContext& ctx,
                                                       protocol::CancelTaskRequest req) {

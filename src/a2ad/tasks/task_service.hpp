@@ -5,7 +5,8 @@
 // (executor.hpp) and serializes all mutations of one task.
 //
 // Where each part lives: task_service.cpp (the A2A operations), run_requests.cpp (the
-// OpenWOP side: runs, interrupts, records, events), pause.cpp (pausing), execution.cpp
+// OpenWOP side: runs, interrupts, cancels), task_reader.cpp (TaskReader: tasks/get, lists,
+// records, events, waits, the streams that follow a task), pause.cpp (pausing), execution.cpp
 // (executions, recovery and nudges), wake_timer.cpp (the wake timer, WakeTimer), replicas.cpp
 // (other replicas' commits, adopted runs). Every write goes through the TaskWriter
 // (task_writer.hpp: per-task slots, commits, fan-out to streams, waits, idempotent creation), which
@@ -57,6 +58,7 @@
 namespace a2ad::tasks {
 
 class ReadExecutor;
+class TaskReader;
 class TaskWriter;
 class WakeTimer;
 struct TaskSlot;
@@ -413,15 +415,6 @@ class TaskService {
   class Context;
   struct Accepted;
 
-  // Reads (off the I/O threads, read_executor.hpp).
-  /// The record of `id` if ctx's tenant may see it; kTaskNotFound ("<noun> <id> not found")
-  /// otherwise.
-  boost::asio::awaitable<core::Result<storage::TaskRecord>> Visible(const CallContext& ctx,
-                                                                    const std::string& id,
-                                                                    const char* noun = "task");
-  /// store_.Get(id) on the read executor.
-  boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> Load(
-      const std::string& id);
   /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
   boost::asio::awaitable<void> CatchUp(std::shared_ptr<Slot> slot, bool records);
 
@@ -502,6 +495,7 @@ class TaskService {
   // The writer uses reads_; reads_ is made first (in the constructor) and destroyed (joined)
   // first, while the writer and everything else its reads use still exist.
   std::unique_ptr<TaskWriter> writer_;
+  std::unique_ptr<TaskReader> reader_;  // reads, waits and streams (task_reader.hpp)
   // Last member: destroyed (joined) first.
   std::unique_ptr<ReadExecutor> reads_;
 };
