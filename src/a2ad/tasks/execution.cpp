@@ -423,4 +423,11 @@ asio::awaitable<Result<void>> TaskService::WakeRun(const WakeTimer& timer, stora
   co_return core::Ok{};
 }
 
+void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec) {
+  const uint64_t epoch = slot->Supersede();
+  if (protocol::IsTerminal(rec->task.status.state)) return;
+  const protocol::Message* m = LastUserMessage(rec->task);
+  StartExecution(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
+}
+
 }  // namespace a2ad::tasks

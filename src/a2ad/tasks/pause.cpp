@@ -1,5 +1,6 @@
 // Pausing runs (pause.hpp): the pure rules of the log, and TaskService's PauseTask, ResumeTask
-// and PostEvent (each decided under the task's lock, committed before it is answered).
+// and PostEvent (PauseControl, pause_control.hpp: each decided under the task's lock,
+// committed before it is answered).
 #include "a2ad/tasks/pause.hpp"
 
 #include <algorithm>
@@ -11,10 +12,10 @@
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/storage/stored_records.hpp"
+#include "a2ad/tasks/pause_control.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/task_reader.hpp"
-#include "a2ad/tasks/task_service.hpp"
 #include "a2ad/tasks/task_writer.hpp"
 
 namespace a2ad::tasks {
@@ -167,7 +168,7 @@ bool PauseAdmits(const json::object& run, const std::vector<EventDraft>& step) {
   return ends_node || mode == kWaitForCompletion;
 }
 
-// ---- TaskService ---------------------------------------------------------------------------
+// ---- PauseControl --------------------------------------------------------------------------
 
 namespace {
 
@@ -179,26 +180,31 @@ std::string StateName(protocol::TaskState s) { return std::string(protocol::Task
 
 }  // namespace
 
-void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec) {
-  const uint64_t epoch = slot->Supersede();
-  if (protocol::IsTerminal(rec->task.status.state)) return;
-  const protocol::Message* m = LastUserMessage(rec->task);
-  StartExecution(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
-}
+PauseControl::PauseControl(TaskWriter& writer, TaskReader& reader, storage::TaskStore& store,
+                           ReadExecutor& reads, const core::Clock& clock, core::IdGenerator& ids,
+                           ExecutorFor executor_for, Redrive redrive)
+    : writer_(writer),
+      reader_(reader),
+      store_(store),
+      reads_(reads),
+      clock_(clock),
+      ids_(ids),
+      executor_for_(std::move(executor_for)),
+      redrive_(std::move(redrive)) {}
 
-asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx,
-                                                          PauseTaskRequest req) {
+asio::awaitable<Result<RecordPtr>> PauseControl::Pause(const CallContext& ctx,
+                                                       PauseTaskRequest req) {
   if (!IsPauseMode(req.mode))
     co_return Invalid("params.mode", "unknown mode '" + req.mode +
                                          "' (finish_step, interrupt_immediate, "
                                          "wait_for_completion)");
-  auto visible = co_await reader_->Visible(ctx, req.task_id);
+  auto visible = co_await reader_.Visible(ctx, req.task_id);
   if (!visible) co_return std::move(visible).error();
-  Executor* ex = ExecutorFor(visible.value().skill_id);
+  Executor* ex = executor_for_(visible.value().skill_id);
   if (!ex)
     co_return Error(ErrorCode::kUnsupportedOperation,
                     "task " + req.task_id + " runs no known skill; it cannot be paused");
-  auto slot = writer_->Acquire(req.task_id);
+  auto slot = writer_.Acquire(req.task_id);
   const std::string handle = "suspend-" + ids_.Next();
   const std::string id = req.task_id;
   PausePlan plan;
@@ -237,20 +243,20 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
     step = OneEvent(protocol::kEvRunPaused, PauseEntry(f));
     return std::nullopt;
   };
-  auto r = co_await writer_->CommitRecord(slot, {}, false, decide);
+  auto r = co_await writer_.CommitRecord(slot, {}, false, decide);
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (repeated) co_return rec;
   // The step in flight stops now (interrupt_immediate; an agent pause parks at once); a new
   // execution sleeps until the pause's timers, if it has any.
-  if (req.mode == kInterruptImmediate) Redrive(slot, rec);
+  if (req.mode == kInterruptImmediate) redrive_(slot, rec);
   if (plan.cascade && !plan.child_run_id.empty()) {
     PauseTaskRequest child;
     child.task_id = plan.child_run_id;
     child.mode = req.mode;
     child.reason = "parent run " + id + " was paused";
     child.cascaded_from = id;
-    auto c = co_await PauseTask(ctx, std::move(child));
+    auto c = co_await Pause(ctx, std::move(child));
     if (!c && c.error().code != ErrorCode::kTaskNotPausable)
       core::LogWarn("pause of child run " + plan.child_run_id + " of " + id +
                     " failed: " + c.error().message);
@@ -258,11 +264,11 @@ asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx
   co_return rec;
 }
 
-asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ctx,
-                                                           ResumeTaskRequest req) {
-  auto visible = co_await reader_->Visible(ctx, req.task_id);
+asio::awaitable<Result<RecordPtr>> PauseControl::Resume(const CallContext& ctx,
+                                                        ResumeTaskRequest req) {
+  auto visible = co_await reader_.Visible(ctx, req.task_id);
   if (!visible) co_return std::move(visible).error();
-  auto slot = writer_->Acquire(req.task_id);
+  auto slot = writer_.Acquire(req.task_id);
   const std::string id = req.task_id;
   json::object closed;  // the pause this resume ends
   auto decide = [&](const storage::TaskRecord& head,
@@ -315,19 +321,19 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
     step = OneEvent(protocol::kEvRunResumed, std::move(payload));
     return std::nullopt;
   };
-  auto r = co_await writer_->CommitRecord(slot, {}, false, decide);
+  auto r = co_await writer_.CommitRecord(slot, {}, false, decide);
   if (!r) co_return std::move(r).error();
   RecordPtr rec = std::move(r).value();
   if (protocol::IsTerminal(rec->task.status.state)) {
     slot->Supersede();  // failed by its timeout: the parked execution stops
   } else {
-    Redrive(slot, rec);
+    redrive_(slot, rec);
   }
   // A child paused with this run is resumed with it.
   const std::string child_id(Str(closed, "childRunId"));
   if (!child_id.empty() && closed.contains("cascade") &&
       closed.at("cascade") == json::value(true)) {
-    auto child = co_await GetRecord(ctx, child_id);
+    auto child = co_await reader_.GetRecord(ctx, child_id);
     if (child && child.value())
       if (const json::object* cp = OpenPause(child.value()->run);
           cp && Str(*cp, "cascadedFrom") == id) {
@@ -335,7 +341,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
         again.task_id = child_id;
         again.handle = std::string(Str(*cp, "resumeToken"));
         again.cause = req.cause == kTimeoutCause ? std::string(kExplicitResume) : req.cause;
-        auto c = co_await ResumeTask(ctx, std::move(again));
+        auto c = co_await Resume(ctx, std::move(again));
         if (!c)
           core::LogWarn("resume of child run " + child_id + " of " + id +
                         " failed: " + c.error().message);
@@ -345,8 +351,8 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ct
 }
 
 // (Not in the coroutine: GCC 12 mis-compiles some temporaries inside coroutines.)
-Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& tenant,
-                                                             const std::string& name) {
+Result<std::vector<std::string>> PauseControl::RunsWaitingFor(const std::string& tenant,
+                                                              const std::string& name) {
   // The store's index holds what storage::EventAwaited reads, written with each commit;
   // ResumeTask checks each run again under its lock. A store without one: none.
   auto ids = store_.UnfinishedRunsWaitingFor(tenant, name);
@@ -355,16 +361,15 @@ Result<std::vector<std::string>> TaskService::RunsWaitingFor(const std::string& 
   return std::move(*ids.value());
 }
 
-asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const CallContext& ctx,
-                                                                         std::string name,
-                                                                         json::value payload) {
+asio::awaitable<Result<std::vector<std::string>>> PauseControl::PostEvent(const CallContext& ctx,
+                                                                          std::string name,
+                                                                          json::value payload) {
   if (name.empty() || name.size() > kMaxEventName)
     co_return Invalid("name", "expected an event name (1 to 256 characters)");
   // The runs waiting for it may be parked with no execution, or held by another replica:
   // the store finds them (RunsWaitingFor, off the I/O threads).
   const std::string& tenant = ctx.principal.tenant;
-  auto found =
-      co_await reads_->Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
+  auto found = co_await reads_.Run([this, &tenant, &name] { return RunsWaitingFor(tenant, name); });
   if (!found) co_return std::move(found).error();
   const std::vector<std::string>& candidates = found.value();
   std::vector<std::string> resumed;
@@ -374,7 +379,7 @@ asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const C
     r.on_event = name;
     r.input = payload;
     r.cause = std::string(kExternalEvent);
-    auto done = co_await ResumeTask(ctx, std::move(r));
+    auto done = co_await Resume(ctx, std::move(r));
     if (done) resumed.push_back(id);  // else not waiting (any more), or a store failure
   }
   co_return resumed;

@@ -1,6 +1,7 @@
 #pragma once
 // Pausing runs (the pause extension, seed 004 and its A2A 1.0 revision; docs/PAUSE.md): the
-// requests TaskService::PauseTask / ResumeTask take, and the pure rules both the service and the
+// requests TaskService::PauseTask / ResumeTask take (PauseControl, pause_control.hpp, decides
+// them), and the pure rules both the service and the
 // workflow engine apply to the log.
 //
 // The log: a pause is one entry `run.paused` (the payload PauseEntry builds), a resume one

@@ -13,6 +13,7 @@
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/builtin/skill_chooser.hpp"
+#include "a2ad/tasks/pause_control.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_reader.hpp"
@@ -85,6 +86,10 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
                           .on_commit = options_.on_commit,
                           .idempotency_retention = options_.idempotency_retention});
   reader_ = std::make_unique<TaskReader>(store_, *reads_, *writer_, options_.blocking_timeout);
+  pauses_ = std::make_unique<PauseControl>(
+      *writer_, *reader_, store_, *reads_, clock_, ids_,
+      [this](const std::string& skill_id) { return ExecutorFor(skill_id); },
+      [this](const std::shared_ptr<Slot>& slot, const RecordPtr& rec) { Redrive(slot, rec); });
   // Not a skill of the card: what a message naming none starts (skill_chooser.hpp).
   executors_[kChooseSkill] = std::make_shared<SkillChooser>(
       [this]() -> const std::vector<SkillInfo>& { return skill_infos_; },
@@ -509,6 +514,24 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   if (!*retried && *resumes && !protocol::IsTerminal(after->task.status.state))
     StartExecution(slot, after, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(after), std::move(skill_id), std::move(detach)};
+}
+
+// ---- pausing (PauseControl, pause.cpp) -----------------------------------------------------
+
+asio::awaitable<Result<RecordPtr>> TaskService::PauseTask(const CallContext& ctx,
+                                                          PauseTaskRequest req) {
+  co_return co_await pauses_->Pause(ctx, std::move(req));
+}
+
+asio::awaitable<Result<RecordPtr>> TaskService::ResumeTask(const CallContext& ctx,
+                                                           ResumeTaskRequest req) {
+  co_return co_await pauses_->Resume(ctx, std::move(req));
+}
+
+asio::awaitable<Result<std::vector<std::string>>> TaskService::PostEvent(const CallContext& ctx,
+                                                                         std::string name,
+                                                                         json::value payload) {
+  co_return co_await pauses_->PostEvent(ctx, std::move(name), std::move(payload));
 }
 
 // ---- tasks/cancel --------------------------------------------------------------------------

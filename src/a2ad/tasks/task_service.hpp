@@ -6,9 +6,9 @@
 //
 // Where each part lives: task_service.cpp (the A2A operations), run_requests.cpp (the
 // OpenWOP side: runs, interrupts, cancels), task_reader.cpp (TaskReader: tasks/get, lists,
-// records, events, waits, the streams that follow a task), pause.cpp (pausing), execution.cpp
-// (executions, recovery and nudges), wake_timer.cpp (the wake timer, WakeTimer), replicas.cpp
-// (other replicas' commits, adopted runs). Every write goes through the TaskWriter
+// records, events, waits, the streams that follow a task), pause.cpp (PauseControl: pausing),
+// execution.cpp (executions, recovery and nudges), wake_timer.cpp (the wake timer, WakeTimer),
+// replicas.cpp (other replicas' commits, adopted runs). Every write goes through the TaskWriter
 // (task_writer.hpp: per-task slots, commits, fan-out to streams, waits, idempotent creation), which
 // knows nothing of skills or executions.
 //
@@ -58,6 +58,7 @@
 namespace a2ad::tasks {
 
 class ReadExecutor;
+class PauseControl;
 class TaskReader;
 class TaskWriter;
 class WakeTimer;
@@ -336,7 +337,7 @@ class TaskService {
                                                                        int64_t after_sequence,
                                                                        size_t queue_capacity);
 
-  // ---- pausing (pause.cpp, pause.hpp; the pause extension serves them) -------------------
+  // ---- pausing (PauseControl: pause_control.hpp, pause.cpp; the pause extension serves them)
 
   /// Pauses run `req.task_id` of ctx's tenant: commits run.paused (the task stays working
   /// with metadata.pause) before answering, with a fresh handle (resumeToken). A pause by the
@@ -465,14 +466,9 @@ class TaskService {
   boost::asio::awaitable<void> RedriveIfStopped(std::shared_ptr<Slot> slot, uint64_t epoch,
                                                 int64_t lease_epoch, std::string skill_id,
                                                 int attempt);
-  // Pausing (pause.cpp): supersede the run's execution and start a new one from `rec`
-  // (unless terminal).
+  // Pausing (PauseControl's redrive; execution.cpp): supersede the run's execution and start a
+  // new one from `rec` (unless terminal).
   void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);
-  /// `tenant`'s runs paused until event `name`, found in the store. Blocking (the read
-  /// executor).
-  core::Result<std::vector<std::string>> RunsWaitingFor(const std::string& tenant,
-                                                        const std::string& name);
-
   Executor* ExecutorFor(const std::string& skill_id) const;
   /// The skill a new message names (message, then request metadata `skillId`), else the
   /// default skill; kInvalidParams when `skillId` is not a string.
@@ -496,6 +492,7 @@ class TaskService {
   // first, while the writer and everything else its reads use still exist.
   std::unique_ptr<TaskWriter> writer_;
   std::unique_ptr<TaskReader> reader_;  // reads, waits and streams (task_reader.hpp)
+  std::unique_ptr<PauseControl> pauses_;  // pause.cpp
   // Last member: destroyed (joined) first.
   std::unique_ptr<ReadExecutor> reads_;
 };
