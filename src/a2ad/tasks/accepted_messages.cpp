@@ -9,7 +9,6 @@
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
 namespace json = boost::json;

@@ -10,7 +10,6 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/json_util.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/storage/stored_records.hpp"
 #include "a2ad/tasks/pause_control.hpp"
 #include "a2ad/tasks/read_executor.hpp"

@@ -2,7 +2,6 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_util.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 
 namespace a2ad::tasks {

@@ -11,8 +11,6 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/encode.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/task_reader.hpp"

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "a2ad/core/clock.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/pause.hpp"

@@ -9,8 +9,6 @@
 #include <utility>
 
 #include "a2ad/protocol/encode.hpp"
-#include "a2ad/protocol/v03/codec.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/builtin/skill_chooser.hpp"
 #include "a2ad/tasks/pause_control.hpp"

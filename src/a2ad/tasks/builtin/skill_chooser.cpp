@@ -5,7 +5,6 @@
 #include <cctype>
 
 #include "a2ad/protocol/encode.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/task_service.hpp"
 
 namespace a2ad::tasks {

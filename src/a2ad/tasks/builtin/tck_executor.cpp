@@ -6,7 +6,6 @@
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
 #include "a2ad/tasks/builtin/tck_client_parse.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
 namespace asio = boost::asio;

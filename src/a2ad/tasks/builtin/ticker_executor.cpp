@@ -8,7 +8,6 @@
 
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/run_event.hpp"
-#include "a2ad/protocol/v10/codec.hpp"
 
 namespace a2ad::tasks {
 namespace asio = boost::asio;
