@@ -217,12 +217,9 @@ asio::awaitable<RecordPtr> TaskReader::WaitForRecord(
   if (stored && stored.value() && stored.value()->tenant != ctx.tenant())
     co_return nullptr;  // another tenant's run: nothing to see
   auto slot = writer_.Acquire(id);
-  if (stored && stored.value()) {
-    auto rec = std::make_shared<const storage::TaskRecord>(std::move(*stored.value()));
-    std::lock_guard pub(slot->pub_mu);
-    if (!slot->published || slot->published->last_sequence < rec->last_sequence)
-      slot->published = rec;
-  }
+  if (stored && stored.value())
+    writer_.NoteDurable(slot,
+                        std::make_shared<const storage::TaskRecord>(std::move(*stored.value())));
   co_return co_await writer_.WaitUntil(slot, std::move(pred), timeout);
 }
 

@@ -128,6 +128,12 @@ void TaskWriter::Seed(const SlotPtr& slot, const storage::TaskRecord& stored) {
   if (!slot->fanned || slot->fanned->last_sequence > stored.last_sequence) slot->fanned = record;
 }
 
+void TaskWriter::NoteDurable(const SlotPtr& slot, RecordPtr stored) {
+  std::lock_guard pub(slot->pub_mu);
+  if (!slot->published || slot->published->last_sequence < stored->last_sequence)
+    slot->published = std::move(stored);
+}
+
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskWriter::ReadStored(
     const std::string& id) {
   co_return co_await reads_.Run(id, [this, &id] { return store_.Get(id); });

@@ -190,8 +190,12 @@ class TaskWriter {
   /// TaskService::WritePushConfig.
   boost::asio::awaitable<core::Result<void>> WritePushConfig(storage::PushConfigRecord record);
 
-  /// The slot's newest durable record is at least `stored` (read from the store).
+  /// The slot's newest durable record is at least `stored` (read from the store), and the
+  /// streams are handed the commits after it (a stream whose backlog ends there).
   void Seed(const SlotPtr& slot, const storage::TaskRecord& stored);
+  /// The slot's newest durable record is at least `stored` (read from the store, for a wait:
+  /// what the streams were handed stays as it is).
+  void NoteDurable(const SlotPtr& slot, RecordPtr stored);
   /// Hands a durable commit to the task's streams and waits (once each, in order); commits
   /// between `expected` and `record` that the streams were not handed are read back.
   void Publish(const SlotPtr& slot, const RecordPtr& record, std::vector<StreamItemPtr> items,
