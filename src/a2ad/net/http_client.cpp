@@ -170,16 +170,9 @@ asio::awaitable<std::optional<Error>> Write(Conn& c, http::request<http::string_
                                             Clock::time_point deadline) {
   c.tcp().expires_after(std::max(Left(deadline), std::chrono::milliseconds(1)));
   http::request_serializer<http::string_body> sr{req};
-  BufferList list;
-  while (!sr.is_done()) {
-    boost::system::error_code ec;
-    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) { Gather(buffers, list); });
-    if (ec) co_return StepFailed("write", ec, EgressFailure::kIo);
-    const size_t n = asio::buffer_size(list);
-    const boost::system::error_code wrote = co_await WriteBuffers(c, list);
-    if (wrote) co_return StepFailed("write", wrote, EgressFailure::kIo);
-    sr.consume(n);
-  }
+  const boost::system::error_code ec =
+      co_await WriteHttp([&c](const BufferList& list) { return WriteBuffers(c, list); }, sr, false);
+  if (ec) co_return StepFailed("write", ec, EgressFailure::kIo);
   co_return std::nullopt;
 }
 

@@ -6,7 +6,7 @@
 // are instantiated once per stream, buffer and handler type, and they were the larger part of
 // the compile time of the files that used them. Here a message is read by feeding Beast's
 // parser from the caller's one read coroutine (ReadHttp) and written from its serializer's
-// buffers (Gather) by the caller's one write coroutine; each asynchronous operation is then
+// buffers by the caller's one write coroutine (WriteHttp); each asynchronous operation is then
 // instantiated once, in the caller's .cpp, for TCP and for TLS. A message that arrived whole
 // is parsed without a trip through the scheduler (Beast's reads post their completion).
 #include <boost/asio/awaitable.hpp>
@@ -82,6 +82,26 @@ boost::asio::awaitable<boost::system::error_code> ReadHttp(
     }
     if (std::get<0>(read)) co_return std::get<0>(read);
   }
+}
+
+/// Writes what `sr` (a Beast serializer) makes of its message, its head only with
+/// `head_only`, with `write` (called with each piece's buffers, answering an awaitable
+/// error_code once all of them are written). The errors: the serializer's, or the write's.
+template <class Serializer, class Write>
+boost::asio::awaitable<boost::system::error_code> WriteHttp(Write write, Serializer& sr,
+                                                            bool head_only) {
+  boost::system::error_code ec;
+  if (head_only) sr.split(true);
+  BufferList list;
+  while (!(head_only ? sr.is_header_done() : sr.is_done())) {
+    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) { Gather(buffers, list); });
+    if (ec) co_return ec;
+    const std::size_t n = boost::asio::buffer_size(list);
+    ec = co_await write(list);
+    if (ec) co_return ec;
+    sr.consume(n);
+  }
+  co_return ec;
 }
 
 }  // namespace a2ad::net

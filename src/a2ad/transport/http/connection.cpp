@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <cstdio>
+#include <span>
 #include <utility>
 
 #include "a2ad/core/log.hpp"
@@ -56,6 +57,9 @@ asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buff
                                    whole ? net::ReadUntil::kWhole : net::ReadUntil::kHead);
 }
 
+namespace {
+
+// Writes `buffers` past their first `skip` bytes asynchronously, within `limit`.
 asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
                                                      std::span<const asio::const_buffer> buffers,
                                                      size_t skip,
@@ -67,6 +71,16 @@ asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
   (void)n;
   c.stream.expires_never();
   co_return ec;
+}
+
+}  // namespace
+
+asio::awaitable<boost::system::error_code> WriteList(Conn& c, BufferList list,
+                                                     std::chrono::steady_clock::duration limit) {
+  boost::system::error_code ec;
+  const size_t wrote = c.io.TryWrite(list, ec);
+  if (ec || wrote == asio::buffer_size(list)) co_return ec;
+  co_return co_await WriteRest(c, list, wrote, limit);
 }
 
 bool IsGone(const boost::system::error_code& ec) {

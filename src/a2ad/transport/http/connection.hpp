@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <span>
 #include <string>
 #include <tuple>
 
@@ -119,7 +118,7 @@ bool IsGone(const boost::system::error_code& ec);
 constexpr std::chrono::seconds kWriteStall{30};
 
 // The connection's I/O goes through three non-template coroutines (ReadSome, ReadRequest,
-// WriteRest, in connection.cpp; net/http_io.hpp says why): each Asio and Beast asynchronous
+// WriteList, in connection.cpp; net/http_io.hpp says why): each Asio and Beast asynchronous
 // operation is instantiated once, there, for TCP and for TLS.
 
 using net::BufferList;
@@ -136,45 +135,27 @@ asio::awaitable<ReadResult> ReadSome(Conn& c, asio::mutable_buffer into);
 asio::awaitable<boost::system::error_code> ReadRequest(Conn& c, beast::flat_buffer& buffer,
                                                        RequestParser& parser, bool whole);
 
-/// Writes `buffers` past their first `skip` bytes asynchronously, within `limit`.
-asio::awaitable<boost::system::error_code> WriteRest(Conn& c,
-                                                     std::span<const asio::const_buffer> buffers,
-                                                     size_t skip,
+/// Writes `list`: what the socket takes at once directly (ConnStream::TryWrite), the rest
+/// asynchronously within `limit`.
+asio::awaitable<boost::system::error_code> WriteList(Conn& c, BufferList list,
                                                      std::chrono::steady_clock::duration limit);
 
-/// Writes `buffers`: what the socket takes at once directly (ConnStream::TryWrite), the rest
-/// asynchronously within `limit`.
+/// WriteList of any buffer sequence.
 template <class Buffers>
 asio::awaitable<boost::system::error_code> WriteAll(Conn& c, const Buffers& buffers,
                                                     std::chrono::steady_clock::duration limit) {
   BufferList list;
   Gather(buffers, list);
-  boost::system::error_code ec;
-  const size_t wrote = c.io.TryWrite(list, ec);
-  if (ec || wrote == asio::buffer_size(list)) co_return ec;
-  co_return co_await WriteRest(c, list, wrote, limit);
+  return WriteList(c, std::move(list), limit);
 }
 
-/// WriteAll for an HTTP message (its head only with `head_only`) through its serializer.
+/// An HTTP message (its head only with `head_only`) through its serializer, each piece by
+/// WriteList (net::WriteHttp).
 template <class Serializer>
 asio::awaitable<boost::system::error_code> WriteMessage(Conn& c, Serializer& sr, bool head_only,
                                                         std::chrono::steady_clock::duration limit) {
-  boost::system::error_code ec;
-  if (head_only) sr.split(true);
-  BufferList list;
-  while (!(head_only ? sr.is_header_done() : sr.is_done())) {
-    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) { Gather(buffers, list); });
-    if (ec) co_return ec;
-    const size_t asked = asio::buffer_size(list);
-    const size_t wrote = c.io.TryWrite(list, ec);
-    if (ec) co_return ec;
-    if (wrote < asked) {  // the socket is full (or TLS): the rest waits
-      ec = co_await WriteRest(c, list, wrote, limit);
-      if (ec) co_return ec;
-    }
-    sr.consume(asked);
-  }
-  co_return ec;
+  return net::WriteHttp([&c, limit](const BufferList& list) { return WriteList(c, list, limit); },
+                        sr, head_only);
 }
 
 /// `r` as Beast's response (`Server: a2ad`, its Content-Length), keeping the connection when
