@@ -20,15 +20,6 @@ using core::Result;
 using protocol::Task;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
-namespace {
-
-Task Trimmed(Task t, const std::optional<int32_t>& history_length) {
-  protocol::TrimHistory(t, history_length);
-  return t;
-}
-
-}  // namespace
-
 TaskReader::TaskReader(storage::TaskStore& store, ReadExecutor& reads, TaskWriter& writer,
                        std::chrono::milliseconds blocking_timeout)
     : store_(store), reads_(reads), writer_(writer), blocking_timeout_(blocking_timeout) {}

@@ -112,11 +112,6 @@ std::string TaskService::AvailableSkills() const {
   return available;
 }
 
-Task TaskService::Shape(Task t, const std::optional<int32_t>& history_length) const {
-  protocol::TrimHistory(t, history_length);
-  return t;
-}
-
 asio::awaitable<Result<void>> TaskService::WritePushConfig(storage::PushConfigRecord record) {
   co_return co_await writer_->WritePushConfig(std::move(record));
 }
@@ -185,7 +180,7 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
   if (!accepted) co_return std::move(accepted).error();
   Accepted& a = accepted.value();
   if (req.configuration.return_immediately)
-    co_return Shape(a.record->task, req.configuration.history_length);
+    co_return Trimmed(a.record->task, req.configuration.history_length);
   // Settled: terminal, waiting for input, or paused (pause.hpp): a pause may last for days.
   auto settled = [](const storage::TaskRecord& r) {
     const Task& t = r.task;
@@ -193,9 +188,9 @@ asio::awaitable<Result<Task>> TaskService::SendMessage(const CallContext& ctx,
            OpenPause(r.run) != nullptr;
   };
   if (settled(*a.record))  // e.g. a retried send whose task already finished
-    co_return Shape(a.record->task, req.configuration.history_length);
+    co_return Trimmed(a.record->task, req.configuration.history_length);
   RecordPtr latest = co_await writer_->WaitUntil(a.slot, settled, options_.blocking_timeout);
-  co_return Shape(latest ? latest->task : a.record->task, req.configuration.history_length);
+  co_return Trimmed(latest ? latest->task : a.record->task, req.configuration.history_length);
 }
 
 asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(

@@ -475,7 +475,6 @@ class TaskService {
   core::Result<std::string> SkillOf(const protocol::SendMessageRequest& req) const;
   /// The registered skill ids, comma-separated (for "unknown skill" messages).
   std::string AvailableSkills() const;
-  protocol::Task Shape(protocol::Task t, const std::optional<int32_t>& history_length) const;
 
   storage::TaskStore& store_;
   const core::Clock& clock_;

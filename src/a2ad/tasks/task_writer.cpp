@@ -75,6 +75,11 @@ std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const prot
   return item;
 }
 
+Task Trimmed(Task task, const std::optional<int32_t>& history_length) {
+  protocol::TrimHistory(task, history_length);
+  return task;
+}
+
 std::shared_ptr<StreamItem> SnapshotItem(int64_t sequence, const Task& task) {
   protocol::StreamEvent ev;
   ev.kind = protocol::StreamEvent::Kind::kTask;
