@@ -155,9 +155,10 @@ TEST(PgReplicas, OrphansAreClaimedOnceEachAndALiveHoldersNever) {
 TEST(PgReplicas, TheRunsPausedUntilAnEventAreFoundByItsName) {
   const std::string url = test::FreshPgDatabase();
   auto paused_until = [](const std::string& event) {
-    return boost::json::parse(R"({"status":"paused","pause":{"conditions":{"onEvent":")" +
-                              event + R"("}}})")
-        .as_object();
+    return protocol::RunSnapshotFromJson(
+        boost::json::parse(R"({"status":"paused","pause":{"conditions":{"onEvent":")" + event +
+                           R"("}}})")
+            .as_object());
   };
   {
     Replica a(url, "a");
@@ -166,7 +167,8 @@ TEST(PgReplicas, TheRunsPausedUntilAnEventAreFoundByItsName) {
     TaskCommit other = Create("run-o", "ctx", protocol::TaskState::kWorking);
     other.record.run = paused_until("deploy.done");
     TaskCommit running = Create("run-r", "ctx", protocol::TaskState::kWorking);
-    running.record.run = boost::json::parse(R"({"status":"running"})").as_object();
+    running.record.run =
+        protocol::RunSnapshotFromJson(boost::json::parse(R"({"status":"running"})").as_object());
     for (auto* c : {&waits, &other, &running}) ASSERT_TRUE(IsOk(CommitSync(*a.store, *c)));
     auto found = a.store->UnfinishedRunsWaitingFor(kDefaultTenant, "build.done");
     ASSERT_TRUE(IsOk(found));
@@ -175,7 +177,8 @@ TEST(PgReplicas, TheRunsPausedUntilAnEventAreFoundByItsName) {
     EXPECT_TRUE(a.store->UnfinishedRunsWaitingFor("another-tenant", "build.done")->value().empty());
     // Resumed: no longer found.
     TaskCommit resumed = Append(waits.record, protocol::TaskState::kWorking, 2000);
-    resumed.record.run = boost::json::parse(R"({"status":"running"})").as_object();
+    resumed.record.run =
+        protocol::RunSnapshotFromJson(boost::json::parse(R"({"status":"running"})").as_object());
     ASSERT_TRUE(IsOk(CommitSync(*a.store, resumed)));
     EXPECT_TRUE(a.store->UnfinishedRunsWaitingFor(kDefaultTenant, "build.done")->value().empty());
   }
@@ -207,11 +210,13 @@ TEST(PgReplicas, TheWakeTimesAreReadAtTheUpgradeAndByTheirLeaseHolder) {
   {
     Replica a(url, "a");
     TaskCommit gate = Create("run-g", "ctx", protocol::TaskState::kInputRequired);
-    gate.record.run = boost::json::parse(
-        R"({"status":"waiting-input","interrupt":{"expiresAt":5000}})").as_object();
+    gate.record.run = protocol::RunSnapshotFromJson(
+        boost::json::parse(R"({"status":"waiting-input","interrupt":{"expiresAt":5000}})")
+            .as_object());
     TaskCommit paused = Create("run-p", "ctx", protocol::TaskState::kWorking);
-    paused.record.run = boost::json::parse(
-        R"({"status":"paused","pause":{"triggerAtMs":9000,"timeoutAtMs":7000}})").as_object();
+    paused.record.run = protocol::RunSnapshotFromJson(
+        boost::json::parse(R"({"status":"paused","pause":{"triggerAtMs":9000,"timeoutAtMs":7000}})")
+            .as_object());
     for (auto* c : {&gate, &paused}) ASSERT_TRUE(IsOk(CommitSync(*a.store, *c)));
     ASSERT_TRUE(IsOk(a.cluster->Heartbeat()));
     ASSERT_TRUE(IsOk(a.cluster->Acquire("run-p")));

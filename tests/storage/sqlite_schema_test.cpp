@@ -48,7 +48,7 @@ TEST_F(SqliteTaskStoreTest, Version8DatabaseGetsItsParkedRunsReadOnOpen) {
     ASSERT_NE(store, nullptr);
     for (const auto& [id, run] : runs) {
       TaskCommit c = Create(id, "ctx", TaskState::kWorking);
-      c.record.run = boost::json::parse(run).as_object();
+      c.record.run = protocol::RunSnapshotFromJson(boost::json::parse(run).as_object());
       ASSERT_TRUE(IsOk(CommitSync(*store, std::move(c))));
     }
   }

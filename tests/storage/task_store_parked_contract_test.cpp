@@ -24,7 +24,9 @@ using storage_test::Create;
 using storage_test::IsOk;
 using V = std::vector<std::string>;
 
-boost::json::object RunOf(const char* text) { return boost::json::parse(text).as_object(); }
+protocol::RunSnapshot RunOf(const char* text) {
+  return protocol::RunSnapshotFromJson(boost::json::parse(text).as_object());
+}
 
 // The run snapshots of the cases below.
 const char* kRunning = R"({"status":"running"})";

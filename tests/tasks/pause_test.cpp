@@ -62,10 +62,11 @@ TEST(PauseConditions, RefusesWhatItCannotKeepNamingTheField) {
   }
 }
 
-json::object PausedRun(const std::string& mode, const std::string& in_flight) {
-  json::object run{{"status", "paused"},
-                   {"nodeStates", json::object{{"wait", json::object{{"status", "running"}}}}}};
-  run["pause"] = json::object{{"mode", mode}, {"inFlightNode", in_flight}, {"resumeToken", "h"}};
+protocol::RunSnapshot PausedRun(const std::string& mode, const std::string& in_flight) {
+  protocol::RunSnapshot run;
+  run.status = "paused";
+  run.NodeOrNew("wait").status = "running";
+  run.pause = json::object{{"mode", mode}, {"inFlightNode", in_flight}, {"resumeToken", "h"}};
   return run;
 }
 
@@ -85,22 +86,24 @@ TEST(PauseAdmits, OnlyTheStepThatEndsTheNodeInFlight) {
   const auto child_gate = std::vector<EventDraft>{
       Draft(protocol::kEvChildStatus, "wait", {{"status", "waiting-approval"}})};
 
-  const json::object finish = PausedRun("finish_step", "wait");
+  const protocol::RunSnapshot finish = PausedRun("finish_step", "wait");
   EXPECT_TRUE(PauseAdmits(finish, completes));
   EXPECT_FALSE(PauseAdmits(finish, next_node));
   EXPECT_FALSE(PauseAdmits(finish, fails));  // a run-ending step waits for the resume
   EXPECT_FALSE(PauseAdmits(finish, ends_run));
   EXPECT_FALSE(PauseAdmits(finish, child_running));  // finish_step: only the node's end
-  const json::object whole = PausedRun("wait_for_completion", "wait");
+  const protocol::RunSnapshot whole = PausedRun("wait_for_completion", "wait");
   EXPECT_TRUE(PauseAdmits(whole, completes));
   EXPECT_TRUE(PauseAdmits(whole, child_running));
   EXPECT_FALSE(PauseAdmits(whole, child_gate));  // never a gate while paused
   EXPECT_FALSE(PauseAdmits(PausedRun("interrupt_immediate", "wait"), completes));
   EXPECT_FALSE(PauseAdmits(PausedRun("finish_step", ""), completes));  // nothing in flight
-  json::object done = finish;
-  done["nodeStates"].as_object()["wait"].as_object()["status"] = "completed";
+  protocol::RunSnapshot done = finish;
+  done.Node("wait")->status = "completed";
   EXPECT_FALSE(PauseAdmits(done, completes));  // its step already committed
-  EXPECT_TRUE(PauseAdmits(json::object{{"status", "running"}}, ends_run));  // not paused
+  protocol::RunSnapshot running;
+  running.status = "running";
+  EXPECT_TRUE(PauseAdmits(running, ends_run));  // not paused
 }
 
 struct Log {
@@ -146,7 +149,7 @@ TEST(PauseFold, PausedAndResumedInTheRunAndTheTask) {
   EXPECT_EQ(RunStatus(log.rec.run), "paused");
   ASSERT_NE(OpenPause(log.rec.run), nullptr);
   EXPECT_FALSE(OpenPause(log.rec.run)->contains("caller"));
-  EXPECT_FALSE(log.rec.run.at("nodeStates").as_object().contains("wait"));
+  EXPECT_EQ(log.rec.run.Node("wait"), nullptr);
   // The task: working, metadata.pause; the update carries it.
   EXPECT_EQ(log.rec.task.status.state, protocol::TaskState::kWorking);
   const json::object& view = log.rec.task.metadata.at("pause").as_object();
@@ -166,7 +169,8 @@ TEST(PauseFold, PausedAndResumedInTheRunAndTheTask) {
                   .ok());
   EXPECT_EQ(RunStatus(log.rec.run), "running");
   EXPECT_EQ(OpenPause(log.rec.run), nullptr);
-  EXPECT_EQ(log.rec.run.at("lastResume").at("input"), 42);
+  ASSERT_TRUE(log.rec.run.last_resume);
+  EXPECT_EQ(log.rec.run.last_resume->at("input"), 42);
   EXPECT_FALSE(log.rec.task.metadata.contains("pause"));
   auto resumed = ProjectEvent(log.rec.task, log.last);
   ASSERT_TRUE(resumed);

@@ -465,7 +465,8 @@ TEST_F(ReplyRetryTest, ASnapshotWithoutTheLedgerIsAnsweredFromTheHistory) {
   ASSERT_TRUE(Run(service_->SendMessage(ctx_, Message("r-old", "ask", id))).ok());
   storage::TaskCommit legacy;
   legacy.record = *inner_.Get(id).value();
-  ASSERT_TRUE(legacy.record.run.erase("acceptedMessages"));
+  ASSERT_TRUE(legacy.record.run.accepted_messages);
+  legacy.record.run.accepted_messages.reset();
   legacy.expected_last_sequence = legacy.record.last_sequence;
   bool ok = false;
   inner_.Commit(legacy, [&](core::Result<void> r) { ok = r.ok(); });

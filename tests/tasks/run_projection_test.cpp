@@ -119,7 +119,7 @@ TEST(ForwardProjection, CancelledIsCanceled) {
   h.Commit({{protocol::kEvRunCancelled, "", json::object{{"reason", "user"}}}});
   ExpectProjection(h, {"cancelled", S::kCanceled, "canceled", ""});
   EXPECT_FALSE(ObjAt(h.rec.task.metadata, "openwop").contains("interrupt"));
-  EXPECT_FALSE(h.rec.run.contains("interrupt"));
+  EXPECT_FALSE(h.rec.run.interrupt);
   EXPECT_EQ(h.Plan().kind, K::kDone);
 }
 

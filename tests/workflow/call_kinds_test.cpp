@@ -239,7 +239,7 @@ TEST(CallKinds, InputRequiredBecomesAClarificationWhoseAnswerIsSentToThePeer) {
   h.Effect("call", asking);
   h.Drive();
   ASSERT_EQ(h.Status(), "waiting-input");
-  const json::object& data = ObjAt(ObjAt(h.rec.run, "interrupt"), "data");
+  const json::object& data = ObjAt(ObjAt(h.Run(), "interrupt"), "data");
   EXPECT_EQ(data.at("contentTrust"), "untrusted");
   EXPECT_EQ(data.at("peerTaskId"), "peer-task-1");
   EXPECT_NE(json::serialize(data.at("questions")).find("Which region?"), std::string::npos);
@@ -298,7 +298,7 @@ TEST(CallKinds, AuthRequiredIsAClarificationWithSubkindAuth) {
   h.Effect("call", Task("auth-required"));
   h.Drive();
   ASSERT_EQ(h.Status(), "waiting-input");
-  const json::object& data = ObjAt(ObjAt(h.rec.run, "interrupt"), "data");
+  const json::object& data = ObjAt(ObjAt(h.Run(), "interrupt"), "data");
   EXPECT_EQ(data.at("subkind"), "auth");
   EXPECT_EQ(ObjAt(data, "metadata").at("subkind"), "auth");
 }
@@ -321,17 +321,17 @@ TEST(CallKinds, ACancelledRunCancelsThePeersTaskInFlightOnly) {
   const std::string run_id = kRunId;
   PlanEnv env = h.Env();
   EXPECT_TRUE(
-      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, h.NodeState("call"), env}).empty())
+      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, *h.rec.run.Node("call"), env}).empty())
       << "nothing at the peer yet";
   h.Effect("call", Task("working"));
   json::object spec =
-      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, h.NodeState("call"), env});
+      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, *h.rec.run.Node("call"), env});
   EXPECT_EQ(StrOf(spec, "kind"), "a2a.cancel");
   EXPECT_EQ(StrOf(spec, "peer"), "drafts");
   EXPECT_EQ(StrOf(spec, "reason"), "cross_protocol_cancel");
   h.Effect("call", Task("completed"));
   EXPECT_TRUE(
-      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, h.NodeState("call"), env}).empty());
+      kind.CancelEffect(NodeStep{*wf, n, run_id, h.rec.run, *h.rec.run.Node("call"), env}).empty());
 }
 
 TEST(CallKinds, InvokeConfigRefusalsNameTheField) {

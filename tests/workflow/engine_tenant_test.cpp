@@ -46,8 +46,7 @@ class EngineTenantTest : public ::testing::Test {
                                  const std::string& status) {
     for (int i = 0; i < 500; ++i) {
       auto rec = Run(service_.GetRecord(ctx, id));
-      if (rec.ok() && rec.value() && StrOf(rec.value()->run, "status") == status)
-        return *rec.value();
+      if (rec.ok() && rec.value() && rec.value()->run.status == status) return *rec.value();
       io_.restart();
       io_.run_for(std::chrono::milliseconds(10));
     }
@@ -84,15 +83,14 @@ TEST_F(EngineTenantTest, ChildRunsAndTimeoutsStayInTheRunsTenant) {
   const std::string parent_id = started->record->task.id;
   const storage::TaskRecord parent = WaitStatus(alice, parent_id, "completed");
 
-  const json::value* children = parent.run.if_contains("childRuns");
-  ASSERT_TRUE(children && children->is_array() && !children->get_array().empty());
-  const std::string child_id(children->get_array()[0].at("runId").as_string());
+  ASSERT_FALSE(parent.run.child_runs.empty());
+  const std::string child_id = parent.run.child_runs[0].run_id;
   auto child = Run(service_.GetRecord(alice, child_id));
   ASSERT_TRUE(child.ok() && child.value());
   EXPECT_EQ(child.value()->tenant, "acme");
   EXPECT_EQ(child.value()->owner, "alice");
-  EXPECT_EQ(StrOf(child.value()->run, "status"), "failed");
-  EXPECT_EQ(StrOf(ObjAt(child.value()->run, "error"), "code"), "interrupt_timeout");
+  EXPECT_EQ(child.value()->run.status, "failed");
+  EXPECT_EQ(StrOf(protocol::OrEmpty(child.value()->run.error), "code"), "interrupt_timeout");
   // The timeout answered as the server, in the child's tenant.
   auto events = Run(service_.ReadEvents(alice, child_id, -1, 1000));
   ASSERT_TRUE(events.ok());

@@ -30,7 +30,7 @@ TEST(NodeKinds, ApprovalGateRaisesOneInterruptInOneStep) {
                                              "approval.requested", "node.suspended"}));
   h.Commit(d.events);
   EXPECT_EQ(h.Status(), "waiting-approval");
-  const json::object& interrupt = ObjAt(h.rec.run, "interrupt");
+  const json::object& interrupt = ObjAt(h.Run(), "interrupt");
   EXPECT_EQ(StrOf(interrupt, "key"), std::string(kRunId) + ":gate:0");
   EXPECT_EQ(ObjAt(interrupt, "data").at("actions"), json::parse(R"(["accept","reject"])"));
   EXPECT_EQ(h.Plan().kind, K::kParked);
@@ -153,8 +153,8 @@ TEST(ApprovalActions, RejectFails) {
   h.Drive();
   ASSERT_TRUE(h.Answer(json::parse(R"({"action": "reject", "feedback": "no way"})")).ok());
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "approval_rejected");
-  EXPECT_NE(StrOf(ObjAt(h.rec.run, "error"), "message").find("no way"), std::string::npos);
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "approval_rejected");
+  EXPECT_NE(StrOf(ObjAt(h.Run(), "error"), "message").find("no way"), std::string::npos);
   EXPECT_EQ(h.rec.task.status.state, S::kFailed);
 }
 
@@ -225,7 +225,7 @@ TEST(ApprovalActions, AskDoesNotResume) {
   // Still answerable, and the ask exchange does not leak into the run outputs.
   ASSERT_TRUE(h.Answer(json::parse(R"({"action": "accept"})")).ok());
   EXPECT_EQ(h.Status(), "completed");
-  EXPECT_FALSE(ObjAt(h.rec.run, "outputs").contains("_askExchanges"));
+  EXPECT_FALSE(ObjAt(h.Run(), "outputs").contains("_askExchanges"));
 }
 
 TEST(ApprovalActions, SeedShapeApproveBool) {
@@ -239,7 +239,7 @@ TEST(ApprovalActions, SeedShapeApproveBool) {
   no.Drive();
   ASSERT_TRUE(no.Answer(json::parse(R"({"approve": false})")).ok());
   EXPECT_EQ(no.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(no.rec.run, "error"), "code"), "approval_rejected");
+  EXPECT_EQ(StrOf(ObjAt(no.Run(), "error"), "code"), "approval_rejected");
 }
 
 TEST(ApprovalActions, LegacyDecisionRejectedWithFeedbackIsRefine) {
@@ -275,7 +275,7 @@ TEST(ApprovalActions, ActionNotOfferedIsRefused) {
 TEST(ApprovalActions, DefaultActionsAreAcceptAndReject) {
   Harness h(OneNode(NodeDoc("gate", "core.approvalGate")));
   h.Drive();
-  EXPECT_EQ(ObjAt(ObjAt(h.rec.run, "interrupt"), "data").at("actions"),
+  EXPECT_EQ(ObjAt(ObjAt(h.Run(), "interrupt"), "data").at("actions"),
             json::parse(R"(["accept","reject"])"));
   EXPECT_FALSE(
       h.Resolve(json::parse(R"({"action": "edit-accept", "editedArtifactData": 1})")).ok());
@@ -396,7 +396,7 @@ TEST(WrongReplies, SecondResolutionIsAlreadyResolved) {
 TEST(WrongReplies, TimeoutAfterAnAnswerIsAlreadyResolved) {
   Harness h(ExternalWorkflow());
   h.Drive();
-  const std::string interrupt_id = StrOf(ObjAt(h.rec.run, "interrupt"), "interruptId");
+  const std::string interrupt_id = StrOf(ObjAt(h.Run(), "interrupt"), "interruptId");
   ASSERT_TRUE(h.Answer(json::parse(R"({"orderId": "o-1", "status": "completed"})")).ok());
   tasks::ResolveRequest timeout;
   timeout.via = "timeout";
@@ -411,14 +411,14 @@ TEST(WrongReplies, InterruptTimeoutFailsTheNode) {
   h.Drive();
   tasks::ResolveRequest timeout;
   timeout.via = "timeout";
-  timeout.resume_value = json::value(
-      json::object{{"interruptId", StrOf(ObjAt(h.rec.run, "interrupt"), "interruptId")}});
+  timeout.resume_value =
+      json::value(json::object{{"interruptId", StrOf(ObjAt(h.Run(), "interrupt"), "interruptId")}});
   auto r = h.executor().Resolve(h.rec, timeout);
   ASSERT_TRUE(r.ok()) << r.error().message;
   h.Commit(r.value().events);
   h.Drive();
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "interrupt_timeout");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "interrupt_timeout");
 }
 }  // namespace
 }  // namespace a2ad::workflow

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <deque>
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/core/ids.hpp"
@@ -17,10 +18,10 @@
 #include "a2ad/tasks/task_projection.hpp"
 #include "a2ad/tasks/task_service.hpp"
 #include "a2ad/workflow/definition.hpp"
-#include "a2ad/workflow/workflow_executor.hpp"
 #include "a2ad/workflow/interrupt_token.hpp"
 #include "a2ad/workflow/nodes/registry.hpp"
 #include "a2ad/workflow/plan.hpp"
+#include "a2ad/workflow/workflow_executor.hpp"
 
 namespace a2ad::workflow::test_harness {
 namespace asio = boost::asio;
@@ -210,9 +211,14 @@ class Harness {
     return r;
   }
 
-  std::string Status() const { return StrOf(rec.run, "status"); }
+  std::string Status() const { return rec.run.status; }
+  // The run as the store writes it (RunSnapshotToJson), for assertions on its JSON form. Each
+  // call makes a new one; the ones before stay valid as long as the harness.
+  const json::object& Run() const {
+    return run_views_.emplace_back(protocol::RunSnapshotToJson(rec.run));
+  }
   const json::object& NodeState(std::string_view id) const {
-    return ObjAt(ObjAt(rec.run, "nodeStates"), id);
+    return ObjAt(ObjAt(Run(), "nodeStates"), id);
   }
   std::vector<std::string> Types() const {
     std::vector<std::string> t;
@@ -229,6 +235,7 @@ class Harness {
   }
 
   storage::TaskRecord rec;
+  mutable std::deque<json::object> run_views_;
   std::vector<protocol::RunEvent> log;
   int64_t now = kStart;
   int64_t max_node_executions = 100;

@@ -66,7 +66,7 @@ TEST(InterruptTokens, TheEngineMintsATokenForTheOpenInterrupt) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v.value().run_id, kRunId);
   EXPECT_EQ(v.value().node_id, "gate");
-  EXPECT_EQ(v.value().interrupt_id, StrOf(ObjAt(h.rec.run, "interrupt"), "interruptId"));
+  EXPECT_EQ(v.value().interrupt_id, StrOf(ObjAt(h.Run(), "interrupt"), "interruptId"));
   EXPECT_GT(v.value().expires_at_ms, h.now);
   // Answered: the token leaves the task's metadata.
   ASSERT_TRUE(h.Answer(json::parse(R"({"action": "accept"})")).ok());

@@ -54,8 +54,8 @@ TEST(NodeKinds, FailFailsNodeAndRun) {
   ASSERT_TRUE(rf);
   EXPECT_EQ(StrOf(ObjAt(rf->payload, "error"), "code"), "conformance_test_failure");
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "conformance_test_failure");
-  EXPECT_EQ(StrOf(h.rec.run, "failedNodeId"), "boom");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "conformance_test_failure");
+  EXPECT_EQ(StrOf(h.Run(), "failedNodeId"), "boom");
   EXPECT_EQ(StrOf(h.NodeState("boom"), "status"), "failed");
   EXPECT_EQ(h.Count("run.completed"), 0u);
 }
@@ -181,7 +181,8 @@ TEST(NodeKinds, SubWorkflowCompletedChildMapsOutputs) {
   json::object child{{"runId", d.child_run_id},
                      {"status", "completed"},
                      {"variables", json::object{{"childResult", 42}}}};
-  auto events = FinishChild(*wf, CallNode(*wf), h.rec.run, d.child_run_id, child);
+  auto events = FinishChild(*wf, CallNode(*wf), h.rec.run, d.child_run_id,
+                            protocol::RunSnapshotFromJson(child));
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events[0].type, "variable.changed");
   EXPECT_EQ(events[0].payload.at("name"), json::value("childOutcome"));
@@ -193,13 +194,13 @@ TEST(NodeKinds, SubWorkflowCompletedChildMapsOutputs) {
     }
   EXPECT_EQ(events.back().type, "node.completed");
   h.Commit(events);
-  EXPECT_EQ(ObjAt(h.rec.run, "variables").at("childOutcome"), json::value(42));
+  EXPECT_EQ(ObjAt(h.Run(), "variables").at("childOutcome"), json::value(42));
   EXPECT_EQ(
       json::value(ObjAt(h.NodeState("call"), "outputs")),
       json::value(json::object{{"childRunId", d.child_run_id}, {"childStatus", "completed"}}));
   EXPECT_EQ(h.Drive().kind, K::kDone);
   EXPECT_EQ(h.Status(), "completed");
-  EXPECT_EQ(ObjAt(h.rec.run, "outputs").at("childOutcome"), json::value(42));
+  EXPECT_EQ(ObjAt(h.Run(), "outputs").at("childOutcome"), json::value(42));
 }
 
 TEST(NodeKinds, SubWorkflowFailedChildFailsNodeAndRunByDefault) {
@@ -210,13 +211,14 @@ TEST(NodeKinds, SubWorkflowFailedChildFailsNodeAndRunByDefault) {
     Decision d = h.Drive();
     json::object child{{"status", "failed"},
                        {"error", json::object{{"code", "x"}, {"message", "child broke"}}}};
-    auto events = FinishChild(*wf, CallNode(*wf), h.rec.run, d.child_run_id, child);
+    auto events = FinishChild(*wf, CallNode(*wf), h.rec.run, d.child_run_id,
+                              protocol::RunSnapshotFromJson(child));
     h.Commit(events);
     EXPECT_EQ(h.Count("variable.changed"), 0u);
     EXPECT_EQ(StrOf(h.NodeState("call"), "status"), "failed");
     EXPECT_EQ(h.Status(), "failed");
-    EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "child_run_failed");
-    EXPECT_NE(StrOf(ObjAt(h.rec.run, "error"), "message").find("child broke"), std::string::npos);
+    EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "child_run_failed");
+    EXPECT_NE(StrOf(ObjAt(h.Run(), "error"), "message").find("child broke"), std::string::npos);
     EXPECT_EQ(h.Plan().kind, K::kDone);
   }
 }
@@ -226,7 +228,7 @@ TEST(NodeKinds, SubWorkflowAbsorbCompletesDespiteAFailedChild) {
   Harness h(wf);
   Decision d = h.Drive();
   auto events = FinishChild(*wf, CallNode(*wf), h.rec.run, d.child_run_id,
-                            json::object{{"status", "failed"}});
+                            protocol::RunSnapshotFromJson(json::object{{"status", "failed"}}));
   h.Commit(events);
   EXPECT_EQ(StrOf(h.NodeState("call"), "status"), "completed");
   EXPECT_EQ(StrOf(ObjAt(h.NodeState("call"), "outputs"), "childStatus"), "failed");

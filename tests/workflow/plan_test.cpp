@@ -76,7 +76,7 @@ TEST(ResumeKeys, ALoggedAnswerIsNotAskedAgainAfterACrash) {
                 json::array{EdgeDoc("e1", "gate", "after")}));
   Harness h(wf);
   h.Drive();
-  const std::string key = StrOf(ObjAt(h.rec.run, "interrupt"), "key");
+  const std::string key = StrOf(ObjAt(h.Run(), "interrupt"), "key");
   EXPECT_EQ(key, std::string(kRunId) + ":gate:0");
   auto r = h.Resolve(json::parse(R"({"action": "accept"})"));
   ASSERT_TRUE(r.ok());
@@ -86,8 +86,9 @@ TEST(ResumeKeys, ALoggedAnswerIsNotAskedAgainAfterACrash) {
   storage::TaskRecord folded;
   for (const auto& e : h.log) ASSERT_TRUE(tasks::ApplyEvent(folded, e).ok()) << e.type;
   EXPECT_EQ(folded, h.rec);
-  EXPECT_TRUE(ObjAt(folded.run, "resumeValues").contains(key));
-  EXPECT_EQ(StrOf(ObjAt(folded.run, "nodeStates").at("gate").as_object(), "status"), "running");
+  EXPECT_TRUE(folded.run.resume_values.contains(key));
+  ASSERT_NE(folded.run.Node("gate"), nullptr);
+  EXPECT_EQ(folded.run.Node("gate")->status, "running");
 
   Decision d = Plan(*wf, kRunId, folded.run, h.Env());
   ASSERT_EQ(d.kind, K::kCommit);
@@ -148,7 +149,7 @@ TEST(Limits, RunTimeoutBreachesAndFails) {
   EXPECT_EQ(cap->payload.at("limit"), json::value(1000));
   EXPECT_GE(cap->payload.at("observed").to_number<int64_t>(), 1000);
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "run_timeout");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "run_timeout");
   EXPECT_EQ(h.Count("node.completed"), 0u);
 }
 
@@ -166,12 +167,12 @@ TEST(Limits, MoreThanMaxNodeExecutionsFails) {
   Harness h(wf);
   EXPECT_EQ(h.Drive().kind, K::kDone);
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "recursion_limit_exceeded");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "recursion_limit_exceeded");
   const auto* cap = h.Last("cap.breached");
   ASSERT_TRUE(cap);
   EXPECT_EQ(StrOf(cap->payload, "kind"), "node-executions");
   EXPECT_EQ(h.Count("node.completed"), 100u);
-  EXPECT_EQ(h.rec.run.at("nodeExecutions"), json::value(100));
+  EXPECT_EQ(h.Run().at("nodeExecutions"), json::value(100));
   EXPECT_FALSE(h.NodeState("n100").contains("status"));
 
   // Exactly 100 nodes fit.

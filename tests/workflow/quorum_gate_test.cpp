@@ -42,7 +42,7 @@ std::shared_ptr<const Workflow> QuorumWorkflow(json::object extra = {}) {
 }
 
 const json::object& Quorum(const Harness& h) {
-  return ObjAt(ObjAt(h.rec.run, "interrupt"), "quorum");
+  return ObjAt(ObjAt(h.Run(), "interrupt"), "quorum");
 }
 
 const json::object& TaskQuorum(const Harness& h) {
@@ -115,10 +115,10 @@ TEST(QuorumGate, AMajorityOfRejectsFailsTheRun) {
   const json::object& received = h.Last("approval.received")->payload;
   EXPECT_EQ(received.at("action"), "reject");
   EXPECT_EQ(received.at("quorum").at("reason"), "majority");
-  const std::string why(ObjAt(h.rec.run, "error").at("message").as_string());
+  const std::string why(ObjAt(h.Run(), "error").at("message").as_string());
   EXPECT_NE(why.find("rejected by k3"), std::string::npos) << why;
   EXPECT_NE(why.find("2 rejections"), std::string::npos) << why;
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "approval_rejected");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "approval_rejected");
 }
 
 TEST(QuorumGate, SingleVetoRejectsAtTheFirstReject) {
@@ -185,13 +185,13 @@ TEST(QuorumGate, TheTimeoutStillRejectsAnOpenQuorum) {
   timeout.via = "timeout";
   timeout.caller = "system:timeout";
   timeout.resume_value =
-      json::object{{"interruptId", StrOf(ObjAt(h.rec.run, "interrupt"), "interruptId")}};
+      json::object{{"interruptId", StrOf(ObjAt(h.Run(), "interrupt"), "interruptId")}};
   auto r = h.executor().Resolve(h.rec, timeout);
   ASSERT_TRUE(r.ok()) << r.error().message;
   h.Commit(r->events);
   h.Drive();
   EXPECT_EQ(h.Status(), "failed");
-  EXPECT_EQ(StrOf(ObjAt(h.rec.run, "error"), "code"), "approval_timeout");
+  EXPECT_EQ(StrOf(ObjAt(h.Run(), "error"), "code"), "approval_timeout");
 }
 
 TEST(QuorumGate, TheTallyIsTheFoldOfTheLog) {

@@ -5,9 +5,8 @@
 namespace a2ad::storage {
 
 std::string RunTraceparent(const TaskRecord& record) {
-  const auto* md = record.run.if_contains("metadata");
-  if (!md || !md->is_object()) return {};
-  const auto* ow = md->as_object().if_contains("openwop");
+  if (!record.run.metadata) return {};
+  const auto* ow = record.run.metadata->if_contains("openwop");
   if (!ow || !ow->is_object()) return {};
   const auto* tp = ow->as_object().if_contains("traceparent");
   if (!tp || !tp->is_string() || !core::TraceParent::Parse(tp->as_string())) return {};

@@ -48,7 +48,7 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
     return Unreadable(row.id, "snapshot: it holds task '" + record.task.id + "'");
   auto run = protocol::ParseJsonObject(row.run, "run");
   if (!run) return Unreadable(row.id, "run: " + run.error().message);
-  record.run = std::move(run).value();
+  record.run = protocol::RunSnapshotFromJson(run.value());
   auto a2a_state = protocol::ParseJsonObject(row.a2a_state, "a2a_state");
   if (!a2a_state) return Unreadable(row.id, "a2a_state: " + a2a_state.error().message);
   record.a2a_state = std::move(a2a_state).value();
@@ -69,24 +69,22 @@ core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, i
   return std::move(v).value();
 }
 
-std::string_view EventAwaited(const boost::json::object& run) {
-  if (StringAt(run, "status") != "paused") return {};
-  const boost::json::object* pause = ObjectAt(run, "pause");
-  const boost::json::object* conditions = pause ? ObjectAt(*pause, "conditions") : nullptr;
+std::string_view EventAwaited(const protocol::RunSnapshot& run) {
+  if (run.status != "paused" || !run.pause) return {};
+  const boost::json::object* conditions = ObjectAt(*run.pause, "conditions");
   return conditions ? StringAt(*conditions, "onEvent") : std::string_view();
 }
 
-std::optional<int64_t> ParkedUntil(const boost::json::object& run) {
-  const std::string_view status = StringAt(run, "status");
-  if (status == "paused") {
-    const boost::json::object* pause = ObjectAt(run, "pause");
+std::optional<int64_t> ParkedUntil(const protocol::RunSnapshot& run) {
+  if (run.status == "paused") {
+    const boost::json::object* pause = run.pause ? &*run.pause : nullptr;
     const int64_t trigger = TimeAt(pause, "triggerAtMs");
     const int64_t timeout = TimeAt(pause, "timeoutAtMs");
     if (trigger > 0 && timeout > 0) return std::min(trigger, timeout);
     return trigger > 0 ? trigger : timeout;
   }
-  if (status.starts_with("waiting-") && !run.contains("waitingOn"))
-    return TimeAt(ObjectAt(run, "interrupt"), "expiresAt");
+  if (run.status.starts_with("waiting-") && !run.waiting_on)
+    return TimeAt(run.interrupt ? &*run.interrupt : nullptr, "expiresAt");
   return std::nullopt;
 }
 

@@ -36,7 +36,7 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
 /// The event a stored run is paused until (its open pause's `conditions.onEvent`: `status`
 /// "paused" and `pause.conditions.onEvent` a string); "" when none. The one reading of it:
 /// the PostgreSQL writer indexes it (waits_for_event), the task service follows it.
-std::string_view EventAwaited(const boost::json::object& run);
+std::string_view EventAwaited(const protocol::RunSnapshot& run);
 
 /// Whether a stored run is parked, and until when: nullopt when it is not (an unfinished run
 /// that is not parked needs an execution); 0 when it waits with no time set (for an answer, a
@@ -46,7 +46,7 @@ std::string_view EventAwaited(const boost::json::object& run);
 /// is not: it follows the child). The one reading of it: both SQL writers store it
 /// (`tasks.wake_at_ms`: recovery starts no execution for a parked run, and the task service's
 /// wake timer reads the due ones), and the workflow engine plans with it.
-std::optional<int64_t> ParkedUntil(const boost::json::object& run);
+std::optional<int64_t> ParkedUntil(const protocol::RunSnapshot& run);
 
 /// The payload of a `task_events` row; kDataCorrupt (taskId, sequence) when it does not read.
 core::Result<boost::json::object> DecodeEventPayload(std::string_view task_id, int64_t sequence,

@@ -31,6 +31,7 @@
 #include "a2ad/core/result.hpp"
 #include "a2ad/protocol/model.hpp"
 #include "a2ad/protocol/run_event.hpp"
+#include "a2ad/protocol/run_snapshot.hpp"
 #include "a2ad/storage/push_store.hpp"
 
 namespace a2ad::storage {
@@ -48,9 +49,9 @@ struct TaskRecord {
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;   // = task.status.timestamp_ms of the last transition
   int64_t last_sequence = -1;  // sequence of the newest event in the log; -1: empty log
-  /// The OpenWOP RunSnapshot (run-snapshot.schema.json) folded from the same log
-  /// (tasks/run_projection.hpp); {} for a task no run event touched yet.
-  boost::json::object run;
+  /// The OpenWOP RunSnapshot (protocol/run_snapshot.hpp) folded from the same log
+  /// (tasks/run_projection.hpp); empty() for a task no run event touched yet.
+  protocol::RunSnapshot run;
   /// The RFC 0100 A2ATaskState (a2a-task-state.schema.json) of `task`: the durable,
   /// content-free projection, rewritten with every commit that changes it.
   boost::json::object a2a_state;

@@ -15,8 +15,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kKey = "acceptedMessages";
-
 // A copy with every object's members in name order.
 json::value Sorted(const json::value& v) {
   if (v.is_object()) {
@@ -95,14 +93,13 @@ bool HasDigest(const json::value& digests, std::string_view digest) {
 
 }  // namespace
 
-void RecordAcceptedMessage(json::object& run, const json::object& payload) {
+void RecordAcceptedMessage(protocol::RunSnapshot& run, const json::object& payload) {
   const json::value* m = payload.if_contains("message");
   if (!m || !m->is_object()) return;
   const json::value* id = m->get_object().if_contains("messageId");
   if (!id || !id->is_string() || id->get_string().empty()) return;
-  json::value& seen = run[kKey];
-  if (!seen.is_object()) seen = json::object();
-  json::value& entry = seen.get_object()[id->get_string()];
+  if (!run.accepted_messages) run.accepted_messages.emplace();
+  json::value& entry = (*run.accepted_messages)[id->get_string()];
   const std::string digest = MessageContentDigest(*m);
   const std::string_view sender = SenderOf(payload);
   if (sender == kAnonymous && !entry.is_object()) {
@@ -125,8 +122,8 @@ PriorMessage FindAcceptedMessage(const storage::TaskRecord& record,
   auto compare = [&content](const json::value& digests) {
     return HasDigest(digests, content) ? PriorMessage::kSame : PriorMessage::kDifferent;
   };
-  if (const json::value* seen = record.run.if_contains(kKey); seen && seen->is_object())
-    if (const json::value* entry = seen->get_object().if_contains(message.message_id)) {
+  if (record.run.accepted_messages)
+    if (const json::value* entry = record.run.accepted_messages->if_contains(message.message_id)) {
       if (entry->is_object()) {
         const json::value* mine = entry->get_object().if_contains(caller);
         return mine ? compare(*mine) : PriorMessage::kNone;

@@ -42,7 +42,7 @@ std::string MessageContentDigest(const boost::json::value& message_json);
 /// The fold's part: records payload.message (of a2a.task.submitted or a2a.message.received)
 /// in run.acceptedMessages under its sender (payload.caller, else payload.owner, else
 /// "anonymous").
-void RecordAcceptedMessage(boost::json::object& run, const boost::json::object& payload);
+void RecordAcceptedMessage(protocol::RunSnapshot& run, const boost::json::object& payload);
 
 enum class PriorMessage {
   kNone,       // not seen: a new reply

@@ -136,23 +136,22 @@ json::object PauseEntry(const PauseEntryFields& f) {
   return p;
 }
 
-const json::object* OpenPause(const json::object& run) {
-  if (RunStatus(run) != "paused") return nullptr;
-  const json::value* p = run.if_contains("pause");
-  return p && p->is_object() ? &p->get_object() : nullptr;
+const json::object* OpenPause(const protocol::RunSnapshot& run) {
+  if (run.status != "paused" || !run.pause) return nullptr;
+  return &*run.pause;
 }
 
 std::string PausedStateName(const json::object& pause) {
   return Str(pause, "initiatedBy") == "agent" ? "paused-by-agent" : "paused-by-client";
 }
 
-bool PauseAdmits(const json::object& run, const std::vector<EventDraft>& step) {
+bool PauseAdmits(const protocol::RunSnapshot& run, const std::vector<EventDraft>& step) {
   const json::object* p = OpenPause(run);
   if (!p) return true;
   const std::string_view mode = Str(*p, "mode");
   const std::string_view node = Str(*p, "inFlightNode");
   if (mode == kInterruptImmediate || node.empty() || step.empty()) return false;
-  if (Str(ObjOr(ObjOr(run, "nodeStates"), node), "status") != "running") return false;
+  if (const protocol::NodeState* st = run.Node(node); !st || st->status != "running") return false;
   bool ends_node = false;
   for (const auto& e : step) {
     if (e.node_id != node) return false;

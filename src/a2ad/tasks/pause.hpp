@@ -96,7 +96,7 @@ struct PauseEntryFields {
 boost::json::object PauseEntry(const PauseEntryFields& fields);
 
 /// The open pause of a run snapshot (run.pause), or nullptr.
-const boost::json::object* OpenPause(const boost::json::object& run);
+const boost::json::object* OpenPause(const protocol::RunSnapshot& run);
 /// "paused-by-client" | "paused-by-agent" for an open pause.
 std::string PausedStateName(const boost::json::object& pause);
 
@@ -104,6 +104,6 @@ std::string PausedStateName(const boost::json::object& pause);
 /// ends the node in flight (node.completed with its artifact and variables); in
 /// wait_for_completion also its intermediate steps (a child run's progress); nothing in
 /// interrupt_immediate, nothing that ends the run or opens a gate.
-bool PauseAdmits(const boost::json::object& run, const std::vector<EventDraft>& step);
+bool PauseAdmits(const protocol::RunSnapshot& run, const std::vector<EventDraft>& step);
 
 }  // namespace a2ad::tasks

@@ -1,5 +1,7 @@
 #include "a2ad/tasks/run_projection.hpp"
 
+#include <algorithm>
+
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_util.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
@@ -11,11 +13,8 @@ using protocol::Str;
 
 namespace {
 
-json::object& Obj(json::object& o, std::string_view key) {
-  json::value& v = o[key];
-  if (!v.is_object()) v = json::object();
-  return v.get_object();
-}
+using protocol::NodeState;
+using protocol::RunSnapshot;
 
 // The node an event is about: the envelope's nodeId, else the payload's.
 std::string NodeOf(const RunEvent& e) {
@@ -23,16 +22,30 @@ std::string NodeOf(const RunEvent& e) {
   return std::string(Str(e.payload, "nodeId"));
 }
 
-void SetStatus(json::object& run, std::string_view status) {
-  if (IsTerminalRunStatus(Str(run, "status"))) return;  // terminal is final
-  if (IsTerminalRunStatus(status)) run.erase("pause");
-  run["status"] = status;
+void SetStatus(RunSnapshot& run, std::string_view status) {
+  if (IsTerminalRunStatus(run.status)) return;  // terminal is final
+  if (IsTerminalRunStatus(status)) run.pause.reset();
+  run.status = status;
 }
 
-void EndInterrupt(json::object& run) {
-  run.erase("interrupt");
-  run.erase("currentNodeId");
-  run.erase("waitingOn");
+void EndInterrupt(RunSnapshot& run) {
+  run.interrupt.reset();
+  run.current_node_id.clear();
+  run.waiting_on.reset();
+}
+
+std::optional<json::value> MemberOf(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key)) return *v;
+  return std::nullopt;
+}
+
+std::optional<int64_t> IntMember(const json::object& o, std::string_view key) {
+  if (const json::value* v = o.if_contains(key); v && v->is_int64()) return v->get_int64();
+  return std::nullopt;
+}
+
+std::string StrMember(const json::object& o, std::string_view key) {
+  return std::string(Str(o, key));
 }
 
 }  // namespace
@@ -47,30 +60,29 @@ bool IsTerminalRunStatus(std::string_view s) {
   return s == "completed" || s == "failed" || s == "cancelled";
 }
 
-std::string_view RunStatus(const json::object& run) { return Str(run, "status"); }
+std::string_view RunStatus(const RunSnapshot& run) { return run.status; }
 
-bool IsTerminalRun(const json::object& run) { return IsTerminalRunStatus(RunStatus(run)); }
+bool IsTerminalRun(const RunSnapshot& run) { return IsTerminalRunStatus(run.status); }
 
-void ApplyRunEvent(json::object& run, const RunEvent& e) {
+void ApplyRunEvent(RunSnapshot& run, const RunEvent& e) {
   const std::string when = core::FormatTimestamp(e.timestamp_ms);
   const json::object& p = e.payload;
   if (e.type == protocol::kEvTaskSubmitted) {
-    run = json::object();
-    run["runId"] = e.run_id;
+    run = RunSnapshot();
+    run.run_id = e.run_id;
     std::string_view workflow = Str(p, "workflowId");
-    run["workflowId"] = workflow.empty() ? Str(p, "skillId") : workflow;
-    run["status"] = "pending";
-    run["createdAt"] = when;
-    run["variables"] = json::object();
-    run["nodeStates"] = json::object();
-    if (auto* tags = p.if_contains("tags"); tags && tags->is_array()) run["tags"] = *tags;
-    if (auto* in = p.if_contains("inputs"); in && in->is_object()) run["inputs"] = *in;
-    if (!Str(p, "requestDigest").empty()) run["requestDigest"] = Str(p, "requestDigest");
-    if (auto* md = p.if_contains("runMetadata"); md && md->is_object()) run["metadata"] = *md;
-    for (const char* link : {"parentRunId", "parentNodeId"})
-      if (!Str(p, link).empty()) run[link] = Str(p, link);
-    run["engineVersion"] = "1";
-    run["eventLogSchemaVersion"] = 2;
+    run.workflow_id = workflow.empty() ? Str(p, "skillId") : workflow;
+    run.status = "pending";
+    run.created_at = when;
+    if (auto* tags = p.if_contains("tags"); tags && tags->is_array()) run.tags = tags->get_array();
+    if (auto* in = p.if_contains("inputs"); in && in->is_object()) run.inputs = in->get_object();
+    run.request_digest = Str(p, "requestDigest");
+    if (auto* md = p.if_contains("runMetadata"); md && md->is_object())
+      run.metadata = md->get_object();
+    run.parent_run_id = Str(p, "parentRunId");
+    run.parent_node_id = Str(p, "parentNodeId");
+    run.engine_version = "1";
+    run.event_log_schema_version = 2;
     RecordAcceptedMessage(run, p);
     return;
   }
@@ -80,59 +92,56 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
     RecordAcceptedMessage(run, p);
   } else if (e.type == protocol::kEvSkillChosen) {
     // The run is the chosen skill's from here, and has not started yet (skill_chooser.hpp).
-    run["workflowId"] = Str(p, "skillId");
-    run["status"] = "pending";
-    for (const char* k : {"interrupt", "currentNodeId", "interruptCounts"}) run.erase(k);
+    run.workflow_id = Str(p, "skillId");
+    run.status = "pending";
+    run.interrupt.reset();
+    run.current_node_id.clear();
+    run.interrupt_counts.clear();
   } else if (e.type == protocol::kEvRunStarted) {
     SetStatus(run, "running");
-    run["startedAt"] = when;
-    if (auto* v = p.if_contains("variables"); v && v->is_object()) run["variables"] = *v;
+    run.started_at = when;
+    if (auto* v = p.if_contains("variables"); v && v->is_object()) run.variables = v->get_object();
   } else if (e.type == protocol::kEvNodeStarted) {
-    json::object st;
-    st["status"] = "running";
-    st["typeId"] = Str(p, "typeId");
-    st["attempt"] = p.contains("attempt") ? p.at("attempt") : json::value(0);
-    st["startedAt"] = when;
-    for (const char* extra : {"wakeAt", "startedAtMs", "childRunId", "childWorkflowId"})
-      if (auto* v = p.if_contains(extra)) st[extra] = *v;
-    if (auto* child = p.if_contains("childRunId"); child && child->is_string()) {
-      json::value& list = run["childRuns"];
-      if (!list.is_array()) list = json::array();
-      list.get_array().push_back(json::object{{"runId", *child}, {"status", "pending"}});
-    }
-    Obj(run, "nodeStates")[node] = std::move(st);
-    run["nodeExecutions"] = (run.contains("nodeExecutions") && run.at("nodeExecutions").is_int64()
-                                 ? run.at("nodeExecutions").as_int64()
-                                 : 0) +
-                            1;
+    NodeState st;
+    st.id = node;
+    st.status = "running";
+    st.type_id = Str(p, "typeId");
+    st.attempt = IntMember(p, "attempt").value_or(0);
+    st.started_at = when;
+    st.wake_at = IntMember(p, "wakeAt");
+    st.started_at_ms = IntMember(p, "startedAtMs");
+    st.child_run_id = Str(p, "childRunId");
+    st.child_workflow_id = Str(p, "childWorkflowId");
+    if (!st.child_run_id.empty())
+      run.child_runs.push_back(protocol::ChildRun{st.child_run_id, "pending"});
+    run.NodeOrNew(node) = std::move(st);
+    ++run.node_executions;
   } else if (e.type == protocol::kEvNodeCompleted) {
-    json::object& st = Obj(Obj(run, "nodeStates"), node);
-    st["status"] = "completed";
-    st["completedAt"] = when;
-    st["outputs"] = p.contains("outputs") ? p.at("outputs") : json::value(json::object());
-    if (auto* child = st.if_contains("childRunId"); child && child->is_string()) {
-      if (auto* list = run.if_contains("childRuns"); list && list->is_array())
-        for (auto& c : list->get_array())
-          if (c.is_object() && c.get_object().at("runId") == *child)
-            if (auto* out = p.if_contains("outputs"); out && out->is_object())
-              if (auto* cs = out->get_object().if_contains("childStatus"))
-                c.get_object()["status"] = *cs;
+    NodeState& st = run.NodeOrNew(node);
+    st.status = "completed";
+    st.completed_at = when;
+    st.outputs = MemberOf(p, "outputs").value_or(json::object());
+    if (!st.child_run_id.empty()) {
+      const json::object& out = protocol::ObjOr(p, "outputs");
+      if (const json::value* cs = out.if_contains("childStatus"))
+        for (auto& c : run.child_runs)
+          if (c.run_id == st.child_run_id) c.status = *cs;
     }
   } else if (e.type == protocol::kEvNodeFailed) {
-    json::object& st = Obj(Obj(run, "nodeStates"), node);
-    st["status"] = "failed";
-    if (auto* er = p.if_contains("error")) st["error"] = *er;
+    NodeState& st = run.NodeOrNew(node);
+    st.status = "failed";
+    if (auto er = MemberOf(p, "error")) st.error = std::move(er);
   } else if (e.type == protocol::kEvNodeSkipped) {
-    json::object& st = Obj(Obj(run, "nodeStates"), node);
-    st["status"] = "skipped";
-    if (auto* r = p.if_contains("reason")) st["reason"] = *r;
+    NodeState& st = run.NodeOrNew(node);
+    st.status = "skipped";
+    if (auto r = MemberOf(p, "reason")) st.reason = std::move(r);
   } else if (e.type == protocol::kEvVariableChanged) {
     std::string_view name = Str(p, "name");
     if (!name.empty()) {
       if (auto* next = p.if_contains("next"))
-        Obj(run, "variables")[name] = *next;
+        run.variables[name] = *next;
       else
-        Obj(run, "variables").erase(name);
+        run.variables.erase(name);
     }
   } else if (e.type == protocol::kEvInputRequired) {
     json::object interrupt;
@@ -144,20 +153,25 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
     if (kind.empty()) kind = Str(interrupt, "kind");
     SetStatus(run, WaitingStatusFor(kind));
     if (!node.empty()) {
-      run["currentNodeId"] = node;
-      json::object& counts = Obj(run, "interruptCounts");
-      const json::value* n = counts.if_contains(node);
-      counts[node] = (n && n->is_int64() ? n->as_int64() : 0) + 1;
+      run.current_node_id = node;
+      auto it = std::find_if(run.interrupt_counts.begin(), run.interrupt_counts.end(),
+                             [&](const auto& c) { return c.first == node; });
+      if (it == run.interrupt_counts.end())
+        run.interrupt_counts.emplace_back(node, 1);
+      else
+        ++it->second;
     }
     if (auto* token = p.if_contains("interruptToken")) interrupt["interruptToken"] = *token;
     if (!kind.empty()) interrupt["kind"] = kind;
-    run["interrupt"] = std::move(interrupt);
+    run.interrupt = std::move(interrupt);
   } else if (e.type == protocol::kEvInterruptResolved) {
     std::string_view key = Str(p, "key");
     if (!key.empty())
-      Obj(run, "resumeValues")[key] = p.contains("resumeValue") ? p.at("resumeValue") : nullptr;
+      run.resume_values[key] = p.contains("resumeValue") ? p.at("resumeValue") : nullptr;
   } else if (e.type == protocol::kEvApprovalAsked) {
-    json::value& asks = Obj(Obj(run, "variables"), "_askExchanges")[node];
+    json::value& exchanges = run.variables["_askExchanges"];
+    if (!exchanges.is_object()) exchanges = json::object();
+    json::value& asks = exchanges.get_object()[node];
     if (!asks.is_array()) asks = json::array();
     asks.get_array().push_back(
         json::object{{"question", p.contains("question") ? p.at("question") : json::value()},
@@ -166,10 +180,10 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
   } else if (e.type == protocol::kEvApprovalVote) {
     // A vote on the open quorum interrupt it names: appended, and the counts recomputed
     // from the votes (so the tally is whatever the log holds, replayed or not).
-    json::value* open = run.if_contains("interrupt");
-    if (open && open->is_object() &&
-        Str(open->get_object(), "interruptId") == Str(p, "interruptId")) {
-      json::object& quorum = Obj(open->get_object(), "quorum");
+    if (run.interrupt && Str(*run.interrupt, "interruptId") == Str(p, "interruptId")) {
+      json::value& q = (*run.interrupt)["quorum"];
+      if (!q.is_object()) q = json::object();
+      json::object& quorum = q.get_object();
       json::value& votes = quorum["votes"];
       if (!votes.is_array()) votes = json::array();
       json::object vote{
@@ -189,47 +203,47 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
     std::string_view child_status = Str(p, "status");
     if (child_status.starts_with("waiting-")) {
       SetStatus(run, child_status);
-      run["currentNodeId"] = node;
+      run.current_node_id = node;
       json::object waiting{{"childRunId", Str(p, "childRunId")}, {"nodeId", node}};
       if (auto* i = p.if_contains("interrupt")) waiting["interrupt"] = *i;
-      run["waitingOn"] = std::move(waiting);
+      run.waiting_on = std::move(waiting);
     } else {
-      if (Str(run, "status") != "paused") SetStatus(run, "running");  // a paused run stays so
-      run.erase("waitingOn");
-      run.erase("currentNodeId");
+      if (run.status != "paused") SetStatus(run, "running");  // a paused run stays so
+      run.waiting_on.reset();
+      run.current_node_id.clear();
     }
   } else if (e.type == protocol::kEvNodeEffect) {
-    json::object& effect = Obj(Obj(Obj(run, "nodeStates"), node), "effect");
+    std::optional<json::object>& effect = run.NodeOrNew(node).effect;
+    if (!effect) effect.emplace();
     if (auto* r = p.if_contains("result"); r && r->is_object())
-      for (const auto& kv : r->get_object()) effect[kv.key()] = kv.value();
+      for (const auto& kv : r->get_object()) (*effect)[kv.key()] = kv.value();
   } else if (e.type == protocol::kEvRunPaused) {
     // tasks/pause.hpp: the open pause; an abandoned node starts again on resume.
     SetStatus(run, "paused");
     json::object pause = p;
     pause.erase("caller");
     if (std::string_view n = Str(p, "abandonNode"); !n.empty())
-      if (auto* states = run.if_contains("nodeStates"); states && states->is_object())
-        states->get_object().erase(n);
-    run["pause"] = std::move(pause);
+      std::erase_if(run.node_states, [n](const NodeState& s) { return s.id == n; });
+    run.pause = std::move(pause);
   } else if (e.type == protocol::kEvRunResumed) {
-    std::string_view before = Str(protocol::ObjOr(run, "pause"), "previousStatus");
-    SetStatus(run, before.empty() ? "running" : std::string(before));
+    const std::string before(run.pause ? Str(*run.pause, "previousStatus") : "");
+    SetStatus(run, before.empty() ? "running" : before);
     json::object last{{"cause", Str(p, "cause")}, {"resumedAt", Str(p, "resumedAt")}};
     if (auto* in = p.if_contains("input")) last["input"] = *in;
-    run["lastResume"] = std::move(last);
-    run.erase("pause");
+    run.last_resume = std::move(last);
+    run.pause.reset();
   } else if (e.type == protocol::kEvNodeResumed) {
     SetStatus(run, "running");
     EndInterrupt(run);
   } else if (e.type == protocol::kEvRunCompleted) {
-    run.erase("waitingOn");
+    run.waiting_on.reset();
     SetStatus(run, "completed");
-    run["completedAt"] = when;
-    if (auto* out = p.if_contains("outputs")) run["outputs"] = *out;
+    run.completed_at = when;
+    if (auto out = MemberOf(p, "outputs")) run.outputs = std::move(out);
     EndInterrupt(run);
   } else if (e.type == protocol::kEvRunFailed || e.type == protocol::kEvRunRejected) {
     SetStatus(run, "failed");
-    run["completedAt"] = when;
+    run.completed_at = when;
     json::object error;
     if (auto* er = p.if_contains("error"); er && er->is_object()) error = er->get_object();
     if (e.type == protocol::kEvRunRejected) {
@@ -238,17 +252,17 @@ void ApplyRunEvent(json::object& run, const RunEvent& e) {
     }
     if (!error.contains("code")) error["code"] = "run_failed";
     if (!error.contains("message")) error["message"] = "the run failed";
-    run["error"] = std::move(error);
-    if (!Str(p, "failedNodeId").empty()) run["failedNodeId"] = Str(p, "failedNodeId");
+    run.error = std::move(error);
+    if (!Str(p, "failedNodeId").empty()) run.failed_node_id = StrMember(p, "failedNodeId");
     EndInterrupt(run);
   } else if (e.type == protocol::kEvRunCancelled) {
     SetStatus(run, "cancelled");
-    run["completedAt"] = when;
+    run.completed_at = when;
     EndInterrupt(run);
   }
 }
 
-json::object A2ATaskStateOf(const protocol::Task& task, const json::object& run) {
+json::object A2ATaskStateOf(const protocol::Task& task, const RunSnapshot& run) {
   json::object s;
   s["taskId"] = task.id;
   s["runId"] = task.id;
@@ -257,8 +271,7 @@ json::object A2ATaskStateOf(const protocol::Task& task, const json::object& run)
   if (task.status.state == protocol::TaskState::kInputRequired) {
     // The schema knows two kinds; an external event or custom interrupt waits for input too.
     std::string_view kind;
-    if (auto* i = run.if_contains("interrupt"); i && i->is_object())
-      kind = Str(i->get_object(), "kind");
+    if (run.interrupt) kind = Str(*run.interrupt, "kind");
     if (kind.empty())
       if (auto* ow = task.metadata.if_contains("openwop"); ow && ow->is_object())
         if (auto* i = ow->get_object().if_contains("interrupt"); i && i->is_object())

@@ -86,18 +86,13 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   // Cascade: the run's unfinished children are cancelled too (DIGEST §4.6 cascade-cancel).
   // Children are of the parent's tenant, so the same context sees them.
   const RecordPtr& rec = r.value();
-  if (auto* children = rec->run.if_contains("childRuns"); children && children->is_array())
-    for (const auto& c : children->get_array()) {
-      if (!c.is_object() || !c.get_object().contains("runId")) continue;
-      const json::value& id = c.get_object().at("runId");
-      if (!id.is_string()) continue;
-      auto child =
-          co_await CancelRun(ctx, std::string(id.get_string()), "parent-cancelled", run_id);
-      if (!child && child.error().code != ErrorCode::kTaskNotCancelable &&
-          child.error().code != ErrorCode::kTaskNotFound)
-        core::LogWarn("cancel of child run " + std::string(id.get_string()) + " of " + run_id +
-                      " failed: " + child.error().message);
-    }
+  for (const protocol::ChildRun& c : rec->run.child_runs) {
+    auto child = co_await CancelRun(ctx, c.run_id, "parent-cancelled", run_id);
+    if (!child && child.error().code != ErrorCode::kTaskNotCancelable &&
+        child.error().code != ErrorCode::kTaskNotFound)
+      core::LogWarn("cancel of child run " + c.run_id + " of " + run_id +
+                    " failed: " + child.error().message);
+  }
   co_return rec->task;
 }
 

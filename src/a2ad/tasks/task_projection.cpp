@@ -270,8 +270,8 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
   if (ProjectsToA2a(e)) t.metadata["generation"] = GenerationOf(t) + 1;
   ApplyRunEvent(next.run, e);
   if (e.type == protocol::kEvApprovalVote)
-    if (auto* open = next.run.if_contains("interrupt"); open && open->is_object())
-      if (auto* q = open->get_object().if_contains("quorum"))
+    if (next.run.interrupt)
+      if (auto* q = next.run.interrupt->if_contains("quorum"))
         if (auto* i = OpenwopMetadata(t).if_contains("interrupt"); i && i->is_object())
           i->get_object()["quorum"] = *q;
   if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);

@@ -11,7 +11,6 @@
 
 namespace a2ad::workflow {
 namespace json = boost::json;
-using protocol::ObjOr;
 using protocol::Str;
 
 namespace {
@@ -41,10 +40,9 @@ const json::value* Lookup(const json::object& outputs, std::string_view path) {
 
 }  // namespace
 
-json::object ResolveInputs(const Node& n, const json::object& run) {
+json::object ResolveInputs(const Node& n, const protocol::RunSnapshot& run) {
   json::object out;
-  const json::object& vars = ObjOr(run, "variables");
-  const json::object& states = ObjOr(run, "nodeStates");
+  const json::object& vars = run.variables;
   for (const auto& kv : n.inputs) {
     const json::object& pv = kv.value().get_object();
     std::string_view type = Str(pv, "type");
@@ -53,8 +51,10 @@ json::object ResolveInputs(const Node& n, const json::object& run) {
     } else if (type == "variable") {
       if (const json::value* v = vars.if_contains(Str(pv, "variableName"))) out[kv.key()] = *v;
     } else if (type == "connection") {
-      const json::object& outputs = ObjOr(ObjOr(states, Str(pv, "nodeId")), "outputs");
-      if (const json::value* v = outputs.if_contains(Str(pv, "outputKey"))) out[kv.key()] = *v;
+      const protocol::NodeState* source = run.Node(Str(pv, "nodeId"));
+      if (!source) continue;
+      if (const json::value* v = source->OutputsObject().if_contains(Str(pv, "outputKey")))
+        out[kv.key()] = *v;
     }
   }
   return out;
@@ -85,16 +85,17 @@ bool ConditionHolds(const json::object& cond, const json::object& source_outputs
   return false;
 }
 
-Readiness ReadinessOf(const Workflow& w, const Node& n, const json::object& states) {
+Readiness ReadinessOf(const Workflow& w, const Node& n, const protocol::RunSnapshot& run) {
   size_t incoming = 0, finished = 0, satisfied = 0, failed = 0;
   for (const auto& e : w.edges) {
     if (e.target != n.id) continue;
     ++incoming;
-    const json::object& st = ObjOr(states, e.source);
-    std::string_view status = Str(st, "status");
+    const protocol::NodeState& st =
+        run.Node(e.source) ? *run.Node(e.source) : protocol::NoNodeState();
+    const std::string_view status = st.status;
     if (status == "completed" || status == "failed" || status == "skipped") ++finished;
     if (status == "failed") ++failed;
-    if (status == "completed" && ConditionHolds(e.condition, ObjOr(st, "outputs"))) ++satisfied;
+    if (status == "completed" && ConditionHolds(e.condition, st.OutputsObject())) ++satisfied;
   }
   if (incoming == 0) return Readiness::kReady;
   if (finished < incoming) return Readiness::kWait;

@@ -7,6 +7,7 @@
 // Thread safety: pure functions.
 #include <boost/json/object.hpp>
 
+#include "a2ad/protocol/run_snapshot.hpp"
 #include "a2ad/workflow/definition.hpp"
 
 namespace a2ad::workflow {
@@ -17,11 +18,10 @@ enum class Readiness {
   kWait,   // a source has not finished yet
 };
 
-/// `node`'s readiness given the run's `node_states` (RunSnapshot.nodeStates). A node's rule
+/// `node`'s readiness given its sources' states in `run`. A node's rule
 /// is the last non-default triggerRule among its incoming edges (default all_success); an
 /// edge counts as satisfied when its source completed and its condition holds.
-Readiness ReadinessOf(const Workflow& workflow, const Node& node,
-                      const boost::json::object& node_states);
+Readiness ReadinessOf(const Workflow& workflow, const Node& node, const protocol::RunSnapshot& run);
 
 /// Whether edge condition `condition` ({} : always) holds over its source's outputs.
 /// equals / notEquals (JSON equality), contains (array member or substring), regex (an
@@ -32,6 +32,6 @@ bool ConditionHolds(const boost::json::object& condition,
 
 /// `node`'s input ports resolved against `run` (a RunSnapshot): static values, run
 /// variables, upstream nodes' outputs. A port whose source is absent stays absent.
-boost::json::object ResolveInputs(const Node& node, const boost::json::object& run);
+boost::json::object ResolveInputs(const Node& node, const protocol::RunSnapshot& run);
 
 }  // namespace a2ad::workflow

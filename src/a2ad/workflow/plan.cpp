@@ -15,35 +15,33 @@
 
 namespace a2ad::workflow {
 namespace json = boost::json;
-using protocol::IntOr;
-using protocol::ObjOr;
-using protocol::Str;
 using tasks::EventDraft;
 
 namespace {
 
-json::object RunOutputs(const json::object& run) {
-  json::object outputs = ObjOr(run, "variables");
+json::object RunOutputs(const protocol::RunSnapshot& run) {
+  json::object outputs = run.variables;
   outputs.erase("_askExchanges");
   return outputs;
 }
 
 }  // namespace
 
-Decision Plan(const Workflow& w, const std::string& run_id, const json::object& run,
+Decision Plan(const Workflow& w, const std::string& run_id, const protocol::RunSnapshot& run,
               const PlanEnv& env) {
   Decision d;
-  const std::string_view status = Str(run, "status");
+  const std::string_view status = run.status;
   if (run.empty() || tasks::IsTerminalRunStatus(status)) return d;
   if (status == "pending") {
     json::object vars;
     for (const auto& v : w.variables)
       if (v.default_value) vars[v.name] = *v.default_value;
-    for (const auto& kv : ObjOr(run, "inputs")) vars[kv.key()] = kv.value();
+    const json::object inputs = run.inputs.value_or(json::object());
+    for (const auto& kv : inputs) vars[kv.key()] = kv.value();
     d.kind = Decision::Kind::kCommit;
     d.events.push_back(Ev(protocol::kEvRunStarted, "",
                           json::object{{"workflowId", w.id},
-                                       {"inputs", ObjOr(run, "inputs")},
+                                       {"inputs", inputs},
                                        {"variables", std::move(vars)},
                                        {"transport", "a2a"},
                                        {"engineVersion", "1"}}));
@@ -61,7 +59,7 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
   if (w.timeout_ms > 0) {
     int64_t started = env.now_ms;
     int64_t parsed = 0;
-    if (core::ParseTimestamp(Str(run, "startedAt"), parsed)) started = parsed;
+    if (core::ParseTimestamp(run.started_at, parsed)) started = parsed;
     deadline = started + w.timeout_ms;
     if (env.now_ms >= deadline) {
       d.kind = Decision::Kind::kCommit;
@@ -75,19 +73,18 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
     }
   }
   const NodeKindRegistry& kinds = NodeKindRegistry::Get();
-  const json::object& states = ObjOr(run, "nodeStates");
   // A node in flight continues where its log left it.
   for (const auto& n : w.nodes) {
-    const json::object& st = ObjOr(states, n.id);
-    if (Str(st, "status") != "running") continue;
-    d = kinds.KindOf(n).Continue(NodeStep{w, n, run_id, run, st, env, deadline});
+    const protocol::NodeState* st = run.Node(n.id);
+    if (!st || st->status != "running") continue;
+    d = kinds.KindOf(n).Continue(NodeStep{w, n, run_id, run, *st, env, deadline});
     d.node = &n;
     return d;
   }
   // The next node, in declaration order among the ready ones (DIGEST §5.1).
   for (const auto& n : w.nodes) {
-    if (states.contains(n.id)) continue;
-    Readiness r = n.disabled ? Readiness::kSkip : ReadinessOf(w, n, states);
+    if (run.Node(n.id)) continue;
+    Readiness r = n.disabled ? Readiness::kSkip : ReadinessOf(w, n, run);
     if (r == Readiness::kWait) continue;
     d.kind = Decision::Kind::kCommit;
     d.node = &n;
@@ -96,7 +93,7 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
                             json::object{{"reason", n.disabled ? "disabled" : "condition"}}));
       return d;
     }
-    const int64_t executions = IntOr(run, "nodeExecutions", 0);
+    const int64_t executions = run.node_executions;
     if (executions >= env.max_node_executions) {
       d.events.push_back(Ev(protocol::kEvCapBreached, n.id,
                             json::object{{"kind", "node-executions"},
@@ -108,8 +105,8 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
       return d;
     }
     const json::object inputs = ResolveInputs(n, run);
-    const json::object& st = ObjOr(states, n.id);  // empty: the node has not started
-    d.events = kinds.KindOf(n).Start(NodeStep{w, n, run_id, run, st, env, deadline}, inputs);
+    d.events = kinds.KindOf(n).Start(
+        NodeStep{w, n, run_id, run, protocol::NoNodeState(), env, deadline}, inputs);
     return d;
   }
   // Nothing left to run.
@@ -130,8 +127,9 @@ Decision Plan(const Workflow& w, const std::string& run_id, const json::object& 
 }
 
 std::vector<EventDraft> FinishChild(const Workflow& w, const Node& node,
-                                    const json::object& parent_run, const std::string& child_run_id,
-                                    const json::object& child_run) {
+                                    const protocol::RunSnapshot& parent_run,
+                                    const std::string& child_run_id,
+                                    const protocol::RunSnapshot& child_run) {
   (void)w;
   return NodeKindRegistry::Get().KindOf(node).FinishChild(node, parent_run, child_run_id,
                                                               child_run);

@@ -22,14 +22,14 @@ namespace a2ad::workflow {
 /// The next step of run `run_id` of `workflow`, whose snapshot is `run` (a RunSnapshot).
 /// Caps: settings.timeout (cap.breached run-duration, then run_timeout) and
 /// env.max_node_executions (cap.breached node-executions, then recursion_limit_exceeded).
-Decision Plan(const Workflow& workflow, const std::string& run_id, const boost::json::object& run,
+Decision Plan(const Workflow& workflow, const std::string& run_id, const protocol::RunSnapshot& run,
               const PlanEnv& env);
 
 /// The events that finish node `node` (its kind's FinishChild) once its child run
 /// `child_run_id` is terminal with snapshot `child_run`; `parent_run` is the node's run.
 std::vector<tasks::EventDraft> FinishChild(const Workflow& workflow, const Node& node,
-                                           const boost::json::object& parent_run,
+                                           const protocol::RunSnapshot& parent_run,
                                            const std::string& child_run_id,
-                                           const boost::json::object& child_run);
+                                           const protocol::RunSnapshot& child_run);
 
 }  // namespace a2ad::workflow

@@ -58,13 +58,14 @@ void CompleteNode(std::vector<EventDraft>& out, const std::string& run_id, const
 }
 
 std::vector<EventDraft> ChildStatusStep(const Node& n, const std::string& child_run_id,
-                                        const std::string& status, const json::object& child) {
+                                        const std::string& status,
+                                        const protocol::RunSnapshot& child) {
   std::vector<EventDraft> out;
   json::object payload{{"childRunId", child_run_id}, {"status", status}};
-  if (const json::value* i = child.if_contains("interrupt"); i && i->is_object()) {
+  if (child.interrupt) {
     json::object brief;
     for (const char* k : {"nodeId", "interruptId", "kind"})
-      if (const json::value* v = i->get_object().if_contains(k)) brief[k] = *v;
+      if (const json::value* v = child.interrupt->if_contains(k)) brief[k] = *v;
     payload["interrupt"] = std::move(brief);
   }
   out.push_back(Ev(protocol::kEvChildStatus, n.id, std::move(payload)));

@@ -50,7 +50,7 @@ void CompleteNode(std::vector<tasks::EventDraft>& out, const std::string& run_id
 /// (`status`: running or waiting-*) and, when it waits at a gate, that interrupt's identity.
 std::vector<tasks::EventDraft> ChildStatusStep(const Node& node, const std::string& child_run_id,
                                                const std::string& status,
-                                               const boost::json::object& child_run);
+                                               const protocol::RunSnapshot& child_run);
 
 /// A string as itself, any other value as its JSON text.
 std::string AsText(const boost::json::value& value);

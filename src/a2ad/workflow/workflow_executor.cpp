@@ -15,7 +15,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using core::Error;
 using core::ErrorCode;
-using protocol::IntOr;
 using protocol::ObjOr;
 using protocol::Str;
 using tasks::EventDraft;
@@ -56,12 +55,11 @@ PlanEnv WorkflowExecutor::Env() const {
 core::Result<tasks::PausePlan> WorkflowExecutor::PlanPause(const storage::TaskRecord& current,
                                                            std::string_view mode) const {
   tasks::PausePlan plan;
-  const json::object& states = ObjOr(current.run, "nodeStates");
   for (const auto& n : workflow_->nodes) {
-    const json::object& st = ObjOr(states, n.id);
-    if (Str(st, "status") != "running") continue;
-    if (std::string child(Str(st, "childRunId")); !child.empty()) {
-      plan.child_run_id = std::move(child);
+    const protocol::NodeState* st = current.run.Node(n.id);
+    if (!st || st->status != "running") continue;
+    if (!st->child_run_id.empty()) {
+      plan.child_run_id = st->child_run_id;
       plan.cascade = mode != tasks::kWaitForCompletion;
       plan.in_flight_node = n.id;
     } else if (mode == tasks::kInterruptImmediate) {
@@ -133,7 +131,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         if (tasks::RunStatus(rec->run) == "paused") {
           // A pause's timer (trigger, timeout): the service decides what fired, under the
           // run's lock; a resume meanwhile wins (the handle no longer matches).
-          const std::string handle(Str(ObjOr(rec->run, "pause"), "resumeToken"));
+          const std::string handle(Str(protocol::OrEmpty(rec->run.pause), "resumeToken"));
           if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
           tasks::ResumeTaskRequest timer;
           timer.task_id = run_id;
@@ -143,7 +141,7 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
           if (!fired && fired.error().code == ErrorCode::kConflict) continue;  // woke early
           co_return;  // resumed (a new execution drives it), failed, or resumed by another
         }
-        const std::string interrupt_id(Str(ObjOr(rec->run, "interrupt"), "interruptId"));
+        const std::string interrupt_id(Str(protocol::OrEmpty(rec->run.interrupt), "interruptId"));
         if (!co_await ctx->SleepUntil(d.wake_at)) co_return;
         tasks::ResolveRequest timeout;
         timeout.via = "timeout";
@@ -205,10 +203,10 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
         auto terminal = [](const storage::TaskRecord& r) { return tasks::IsTerminalRun(r.run); };
         // While the child waits at a gate the parent's status mirrors it (DIGEST §5.2).
         auto mirror_of = [](const storage::TaskRecord& r) {
-          std::string_view st = Str(r.run, "status");
+          std::string_view st = r.run.status;
           return std::string(st.starts_with("waiting-") ? st : "running");
         };
-        std::string mirrored(Str(rec->run, "status"));
+        std::string mirrored = rec->run.status;
         if (!mirrored.starts_with("waiting-")) mirrored = "running";
         std::shared_ptr<const storage::TaskRecord> done;
         while (!ctx->cancel_requested()) {
@@ -265,14 +263,13 @@ asio::awaitable<void> WorkflowExecutor::Execute(std::shared_ptr<tasks::Execution
 asio::awaitable<void> WorkflowExecutor::AfterCancel(
     std::shared_ptr<const storage::TaskRecord> rec) {
   if (!effects_) co_return;
-  const json::object& states = ObjOr(rec->run, "nodeStates");
   const PlanEnv env = Env();
   for (const auto& n : workflow_->nodes) {
-    const json::object& st = ObjOr(states, n.id);
-    if (Str(st, "status") != "running") continue;
+    const protocol::NodeState* st = rec->run.Node(n.id);
+    if (!st || st->status != "running") continue;
     const std::string& run_id = rec->task.id;
     json::object spec = NodeKindRegistry::Get().KindOf(n).CancelEffect(
-        NodeStep{*workflow_, n, run_id, rec->run, st, env});
+        NodeStep{*workflow_, n, run_id, rec->run, *st, env});
     if (!spec.empty()) co_await effects_->Cancel(tasks::RunCallContext(*rec), spec);
   }
 }
@@ -300,7 +297,7 @@ std::optional<json::value> FromMessage(const protocol::Message& m) {
 
 bool WorkflowExecutor::MayAnswer(const storage::TaskRecord& current,
                                  const protocol::Principal& who) const {
-  const json::object& interrupt = ObjOr(current.run, "interrupt");
+  const json::object& interrupt = protocol::OrEmpty(current.run.interrupt);
   if (Str(interrupt, "kind") != "approval") return true;
   const json::object& data = ObjOr(interrupt, "data");
   json::array actions{"accept", "reject"};
@@ -312,25 +309,23 @@ bool WorkflowExecutor::MayAnswer(const storage::TaskRecord& current,
 
 core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRecord& current,
                                                           const tasks::ResolveRequest& req) {
-  const json::object& run = current.run;
+  const protocol::RunSnapshot& run = current.run;
   const std::string run_id = current.task.id;
-  const json::value* open = run.if_contains("interrupt");
-  const std::string_view status = Str(run, "status");
-  if (!open || !open->is_object() || !status.starts_with("waiting-")) {
+  const std::string_view status = run.status;
+  if (!run.interrupt || !status.starts_with("waiting-")) {
     if (status == "cancelled")
       return Reason(ErrorCode::kUnsupportedOperation, "interrupt_gone",
                     "run " + run_id + " was cancelled; its interrupts are gone");
     // A node whose interrupt was answered already: the second answer loses.
     if (!req.node_id.empty()) {
-      const json::object& st = ObjOr(ObjOr(run, "nodeStates"), req.node_id);
-      if (IntOr(ObjOr(run, "interruptCounts"), req.node_id, 0) > 0 && !st.empty())
+      if (run.InterruptCount(req.node_id) > 0 && run.Node(req.node_id))
         return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
                       "the interrupt of node '" + req.node_id + "' was already resolved");
     }
-    if (const json::value* w = run.if_contains("waitingOn"); w && w->is_object())
+    if (run.waiting_on)
       return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",
                     "run " + run_id + " waits for its child run " +
-                        std::string(Str(w->get_object(), "childRunId")) +
+                        std::string(Str(*run.waiting_on, "childRunId")) +
                         "; answer that run's interrupt");
     if (req.via == "token" || req.via == "timeout")
       return Reason(ErrorCode::kConflict, "interrupt_already_resolved",
@@ -339,7 +334,7 @@ core::Result<tasks::Resolution> WorkflowExecutor::Resolve(const storage::TaskRec
                   "run " + run_id + " has no open interrupt" +
                       (req.node_id.empty() ? "" : " at node '" + req.node_id + "'"));
   }
-  const json::object& interrupt = open->get_object();
+  const json::object& interrupt = *run.interrupt;
   const std::string node_id(Str(interrupt, "nodeId"));
   if (!req.node_id.empty() && req.node_id != node_id)
     return Reason(ErrorCode::kTaskNotFound, "interrupt_not_found",

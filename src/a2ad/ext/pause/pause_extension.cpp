@@ -120,7 +120,7 @@ json::object PauseSummary(const storage::TaskRecord& rec) {
 // tasks/resume's result (the seed names none): {taskId, state, previousState, cause,
 // resumedAt}, from the run.resumed entry the resume wrote.
 json::object ResumeSummary(const storage::TaskRecord& rec) {
-  const json::object& last = ObjOr(rec.run, "lastResume");
+  const json::object& last = protocol::OrEmpty(rec.run.last_resume);
   json::object out{{"taskId", rec.task.id},
                    {"state", protocol::TaskStateLabel(rec.task.status.state)},
                    {"cause", Str(last, "cause")},

@@ -108,7 +108,10 @@ void PostgresStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
   if (p.result) {
     const TaskRecord& r = commit.Record();
     protocol::AppendTask(p.snapshot, r.task, protocol::Wire::kV10);
-    protocol::JsonTextWriter(p.run).Object(r.run);
+    {
+      protocol::JsonTextWriter run(p.run);
+      protocol::WriteRunSnapshot(run, r.run);
+    }
     protocol::JsonTextWriter(p.a2a_state).Object(r.a2a_state);
     p.payloads.resize(commit.events.size());
     for (size_t i = 0; i < commit.events.size(); ++i)

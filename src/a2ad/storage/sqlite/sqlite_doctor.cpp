@@ -374,7 +374,9 @@ class Doctor {
           t.updated_at_ms = folded->updated_at_ms;
           t.snapshot.clear();
           protocol::AppendTask(t.snapshot, folded->task, protocol::Wire::kV10);
-          t.run = protocol::SerializeJson(folded->run);
+          t.run.clear();
+          protocol::JsonTextWriter run(t.run);
+          protocol::WriteRunSnapshot(run, folded->run);
           t.a2a_state = protocol::SerializeJson(folded->a2a_state);
           problems = ColumnProblems(t);
           if (problems.empty())

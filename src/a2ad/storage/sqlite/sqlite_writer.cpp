@@ -162,7 +162,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.tenant = p.Append(r.tenant);
     p.owner = p.Append(r.owner);
     p.snapshot = p.Appended([&] { protocol::AppendTask(p.text, r.task, protocol::Wire::kV10); });
-    p.run = p.Appended([&] { json.Object(r.run); });
+    p.run = p.Appended([&] { protocol::WriteRunSnapshot(json, r.run); });
     p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
     // Indexed: what a restart starts again, when a parked run wakes, what a posted event finds.
     if (!protocol::IsTerminal(r.task.status.state)) {

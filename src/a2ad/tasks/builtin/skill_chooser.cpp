@@ -167,9 +167,7 @@ core::Result<Resolution> SkillChooser::Resolve(const storage::TaskRecord& curren
   }
   Executor* executor = lookup_(chosen->id);
   if (!executor) return Error(ErrorCode::kInternal, "skill '" + chosen->id + "' has no executor");
-  json::object inputs;
-  if (const auto* in = current.run.if_contains("inputs"); in && in->is_object())
-    inputs = in->get_object();
+  json::object inputs = current.run.inputs.value_or(json::object());
   if (auto refused = executor->CheckInputs(inputs)) return std::move(*refused);
   Resolution r;
   r.events.push_back(

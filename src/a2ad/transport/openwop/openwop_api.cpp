@@ -139,8 +139,13 @@ std::optional<std::string_view> RouteScope(std::string_view method,
   return std::nullopt;
 }
 
+// {runId, status}: what cancel and a vote answer.
+json::object RunStatusAnswer(const std::string& run_id, const protocol::RunSnapshot& run) {
+  return json::object{{"runId", run_id}, {"status", run.status}};
+}
+
 json::object PublicRunSnapshot(const storage::TaskRecord& record) {
-  json::object run = record.run;
+  json::object run = protocol::RunSnapshotToJson(record.run);
   for (const char* internal :
        {"requestDigest", "resumeValues", "interruptCounts", "inputs", "acceptedMessages"})
     run.erase(internal);
@@ -374,8 +379,7 @@ asio::awaitable<HttpResponse> OpenwopApi::CreateRun(const CallContext& ctx, cons
   if (!started) co_return ErrorResponse(started.error());
   const auto& rec = *started->record;
   if (started->replayed) {
-    auto stored = rec.run.if_contains("requestDigest");
-    if (!stored || !stored->is_string() || stored->get_string() != digest)
+    if (rec.run.request_digest != digest)
       co_return ErrorResponse(409, "idempotency_key_mismatch",
                               "this Idempotency-Key was used with a different request body");
   }
@@ -443,8 +447,8 @@ asio::awaitable<HttpResponse> OpenwopApi::CancelRun(const CallContext& ctx, cons
     // tasks/cancel keeps its TaskNotCancelable for a task that ended otherwise.)
     if (done.error().code == ErrorCode::kTaskNotCancelable) {
       auto rec = co_await service_.GetRecord(ctx, id);
-      if (rec && rec.value() && rec.value()->run.contains("status"))
-        co_return Json(200, json::object{{"runId", id}, {"status", rec.value()->run.at("status")}});
+      if (rec && rec.value() && !rec.value()->run.status.empty())
+        co_return Json(200, RunStatusAnswer(id, rec.value()->run));
     }
     co_return ErrorResponse(done.error());
   }
@@ -544,12 +548,13 @@ asio::awaitable<HttpResponse> OpenwopApi::Events(const CallContext& ctx, const s
       const storage::TaskRecord& rec = *item.record_after;
       if (rec.last_sequence <= *sent_through) return std::nullopt;
       *sent_through = rec.last_sequence;
-      json::object d{{"eventId", rec.task.id + "/state.snapshot/" + std::to_string(rec.last_sequence)},
-                     {"runId", rec.task.id},
-                     {"type", "state.snapshot"},
-                     {"timestamp", core::FormatTimestamp(rec.updated_at_ms)},
-                     {"sequence", rec.last_sequence},
-                     {"payload", rec.run}};
+      json::object d{
+          {"eventId", rec.task.id + "/state.snapshot/" + std::to_string(rec.last_sequence)},
+          {"runId", rec.task.id},
+          {"type", "state.snapshot"},
+          {"timestamp", core::FormatTimestamp(rec.updated_at_ms)},
+          {"sequence", rec.last_sequence},
+          {"payload", protocol::RunSnapshotToJson(rec.run)}};
       return Doc{"state.snapshot", protocol::SerializeJson(d), rec.last_sequence};
     };
   } else {
@@ -652,11 +657,11 @@ asio::awaitable<HttpResponse> OpenwopApi::ResolveAtNode(const CallContext& ctx,
       co_return ErrorResponse(404, "not_found", "no run '" + run_id + "'");
     co_return ErrorResponse(done.error());
   }
-  json::object answer{
-      {"runId", run_id}, {"nodeId", node_id}, {"status", done.value()->run.at("status")}};
+  json::object answer = RunStatusAnswer(run_id, done.value()->run);
+  answer["nodeId"] = node_id;
   // A quorum still open (this vote counted, or counted before): the tally so far.
-  if (auto* open = done.value()->run.if_contains("interrupt"); open && open->is_object())
-    if (auto* quorum = open->get_object().if_contains("quorum")) answer["quorum"] = *quorum;
+  if (const auto& open = done.value()->run.interrupt)
+    if (auto* quorum = open->if_contains("quorum")) answer["quorum"] = *quorum;
   co_return Json(200, answer);
 }
 
@@ -674,18 +679,16 @@ asio::awaitable<HttpResponse> OpenwopApi::Token(const CallContext& ctx, const st
   auto rec = co_await service_.GetRecord(ctx, claims->run_id);
   if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value()) co_return ErrorResponse(404, "interrupt_not_found", "the run no longer exists");
-  const json::object& run = rec.value()->run;
-  const json::value* open = run.if_contains("interrupt");
-  const bool matches =
-      open && open->is_object() && Str(open->get_object(), "interruptId") == claims->interrupt_id;
+  const protocol::RunSnapshot& run = rec.value()->run;
+  const bool matches = run.interrupt && Str(*run.interrupt, "interruptId") == claims->interrupt_id;
   if (!matches) {
-    if (Str(run, "status") == "cancelled")
+    if (run.status == "cancelled")
       co_return ErrorResponse(410, "interrupt_gone", "the run was cancelled");
     co_return ErrorResponse(409, "interrupt_already_resolved",
                             "this interrupt was already resolved");
   }
   if (r.method == "GET") {
-    const json::object& i = open->get_object();
+    const json::object& i = *run.interrupt;
     json::object payload{{"kind", i.at("kind")},      {"key", i.at("key")},
                          {"data", i.at("data")},      {"runId", claims->run_id},
                          {"nodeId", claims->node_id}, {"interruptId", claims->interrupt_id}};

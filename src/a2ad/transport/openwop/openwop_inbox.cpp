@@ -17,7 +17,6 @@ namespace a2ad::transport {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using protocol::ObjOr;
-using protocol::Str;
 
 namespace {
 
@@ -112,7 +111,7 @@ HttpResponse RunsAnswer(const storage::TaskPage& page, const std::string& status
   json::array runs;
   for (const auto& rec : page.records) {
     if (rec.run.empty()) continue;
-    if (!status.empty() && Str(rec.run, "status") != status) continue;
+    if (!status.empty() && rec.run.status != status) continue;
     json::object run = PublicRunSnapshot(rec);
     run["updatedAt"] = core::FormatTimestamp(rec.updated_at_ms);
     runs.push_back(std::move(run));
@@ -158,7 +157,7 @@ asio::awaitable<HttpResponse> OpenwopApi::Inbox(const CallContext& ctx, const Ht
       if (!page) co_return ErrorResponse(page.error());
       for (auto& rec : page->records) {
         // A run that waits on its child run is answered there: the child is listed.
-        if (rec.run.contains("waitingOn") || !service_.MayAnswer(ctx, rec)) continue;
+        if (rec.run.waiting_on || !service_.MayAnswer(ctx, rec)) continue;
         waiting.push_back(std::move(rec));
         ++found;
       }

@@ -146,7 +146,7 @@ class A2aInvoke final : public NodeKind {
     const json::object& c = n.config;
     std::vector<EventDraft> out;
     out.push_back(Ev(protocol::kEvNodeStarted, n.id, StartedPayload(n)));
-    const int64_t ordinal = IntOr(step.run, "nodeExecutions", 0);
+    const int64_t ordinal = step.run.node_executions;
     json::array parts;
     if (!Str(c, "text").empty()) parts.push_back(PartOf(c.at("text")));
     json::object data;
@@ -269,7 +269,7 @@ void Complete(std::vector<EventDraft>& events, const std::string& run_id, const 
 
 Decision A2aInvoke::Continue(const NodeStep& step) const {
   const Node& n = step.node;
-  const json::object& effect = ObjOr(step.state, "effect");
+  const json::object& effect = step.state.EffectObject();
   const json::object& request = ObjOr(effect, "request");
   Decision d;
   d.kind = Decision::Kind::kCommit;
@@ -323,11 +323,11 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
     d.effect["state"] = state;
     d.effect["statusStamp"] = Str(effect, "statusStamp");
   } else if (state == "input-required" || state == "auth-required") {
-    const int64_t raised = IntOr(ObjOr(step.run, "interruptCounts"), n.id, 0);
+    const int64_t raised = step.run.InterruptCount(n.id);
     const int64_t replies = IntOr(effect, "replies", 0);
     if (raised > replies) {  // answered: send the answer on to the peer's task
       const std::string key = step.run_id + ":" + n.id + ":" + std::to_string(raised - 1);
-      const json::value* rv = ObjOr(step.run, "resumeValues").if_contains(key);
+      const json::value* rv = step.run.resume_values.if_contains(key);
       if (!rv) {
         d.kind = Decision::Kind::kParked;
         return d;
@@ -377,7 +377,7 @@ Decision A2aInvoke::Continue(const NodeStep& step) const {
 }
 
 json::object A2aInvoke::CancelEffect(const NodeStep& step) const {
-  const json::object& effect = ObjOr(step.state, "effect");
+  const json::object& effect = step.state.EffectObject();
   const std::string_view task_id = Str(effect, "taskId");
   if (task_id.empty() || Terminal(Str(effect, "state"))) return {};
   json::object spec = PeerFields(ObjOr(effect, "request"));

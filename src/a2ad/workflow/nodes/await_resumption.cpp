@@ -18,8 +18,6 @@
 
 namespace a2ad::workflow::nodes {
 namespace json = boost::json;
-using protocol::IntOr;
-using protocol::ObjOr;
 using protocol::Str;
 using tasks::EventDraft;
 
@@ -63,7 +61,7 @@ class AwaitResumption final : public NodeKind {
     // Deterministic: a restart that re-decides this step names the same handle.
     const std::string handle =
         "suspend-" + tasks::NameBasedId("await-resumption\n" + step.run_id + "\n" + n.id + "\n" +
-                                        std::to_string(IntOr(step.run, "nodeExecutions", 0)));
+                                        std::to_string(step.run.node_executions));
     tasks::PauseEntryFields f{req,  handle, step.env.now_ms, "running", "working", nullptr,
                               n.id, {}};
     out.push_back(Ev(protocol::kEvRunPaused, "", tasks::PauseEntry(f)));
@@ -74,7 +72,7 @@ class AwaitResumption final : public NodeKind {
   Decision Continue(const NodeStep& step) const override {
     Decision d;
     d.kind = Decision::Kind::kCommit;
-    const json::object& last = ObjOr(step.run, "lastResume");
+    const json::object& last = protocol::OrEmpty(step.run.last_resume);
     json::object outputs{{"input", nullptr}, {"cause", Str(last, "cause")}};
     if (auto* in = last.if_contains("input")) outputs["input"] = *in;
     CompleteNode(d.events, step.run_id, step.node, std::move(outputs));

@@ -9,7 +9,6 @@
 
 namespace a2ad::workflow::nodes {
 namespace json = boost::json;
-using protocol::IntOr;
 using tasks::EventDraft;
 
 namespace {
@@ -55,13 +54,13 @@ class Delay final : public NodeKind {
   Decision Continue(const NodeStep& step) const override {
     Decision d;
     d.kind = Decision::Kind::kSleep;
-    d.wake_at = IntOr(step.state, "wakeAt", step.env.now_ms);
+    d.wake_at = step.state.wake_at.value_or(step.env.now_ms);
     if (step.deadline_ms > 0 && step.deadline_ms < d.wake_at) {
       d.wake_at = step.deadline_ms;  // wake for the run's deadline; the next Plan fails the run
       return d;
     }
     CompleteNode(d.events, step.run_id, step.node, json::object(),
-                 d.wake_at - IntOr(step.state, "startedAtMs", d.wake_at));
+                 d.wake_at - step.state.started_at_ms.value_or(d.wake_at));
     return d;
   }
 };

@@ -128,12 +128,11 @@ class Gate : public NodeKind {
 
   Decision Continue(const NodeStep& step) const override {
     const Node& n = step.node;
-    const int64_t ordinal = IntOr(ObjOr(step.run, "interruptCounts"), n.id, 0) - 1;
+    const int64_t ordinal = step.run.InterruptCount(n.id) - 1;
     const std::string key = step.run_id + ":" + n.id + ":" + std::to_string(ordinal);
     Decision d;
     d.kind = Decision::Kind::kCommit;
-    if (const json::value* rv = ObjOr(step.run, "resumeValues").if_contains(key);
-        rv && ordinal >= 0)
+    if (const json::value* rv = step.run.resume_values.if_contains(key); rv && ordinal >= 0)
       d.events = FinishGate(step.run_id, n, *rv);
     else
       d.events = RaiseInterrupt(step, true);
@@ -168,8 +167,7 @@ std::vector<EventDraft> RaiseInterrupt(const NodeStep& step, bool started, const
   const Node& n = step.node;
   const PlanEnv& env = step.env;
   std::vector<EventDraft> out;
-  const json::object& counts = ObjOr(step.run, "interruptCounts");
-  const int64_t ordinal = IntOr(counts, n.id, 0);
+  const int64_t ordinal = step.run.InterruptCount(n.id);
   const std::string key = run_id + ":" + n.id + ":" + std::to_string(ordinal);
   const std::string interrupt_id = n.id + "-" + std::to_string(ordinal);
   const int64_t timeout_ms = IntOr(n.config, "timeoutMs", 0);

@@ -139,7 +139,7 @@ class HttpCall final : public NodeKind {
     req["timeoutMs"] = IntOr(c, "timeoutMs", 10000);
     req["retry"] = RetrySpec(c);
     // The node's execution ordinal in the run: the idempotency key's last varying part.
-    req["ordinal"] = IntOr(step.run, "nodeExecutions", 0);
+    req["ordinal"] = step.run.node_executions;
     out.push_back(Ev(protocol::kEvNodeEffect, n.id,
                      json::object{{"effect", "http"}, {"result", json::object{{"request", req}}}}));
     return out;
@@ -147,7 +147,7 @@ class HttpCall final : public NodeKind {
 
   Decision Continue(const NodeStep& step) const override {
     const Node& n = step.node;
-    const json::object& effect = ObjOr(step.state, "effect");
+    const json::object& effect = step.state.EffectObject();
     Decision d;
     d.kind = Decision::Kind::kCommit;
     if (const json::value* e = effect.if_contains("error"); e && e->is_object()) {

@@ -17,9 +17,9 @@ Decision NodeKind::Continue(const NodeStep& step) const {
   return d;
 }
 
-std::vector<EventDraft> NodeKind::FinishChild(const Node& node, const json::object&,
+std::vector<EventDraft> NodeKind::FinishChild(const Node& node, const protocol::RunSnapshot&,
                                               const std::string& child_run_id,
-                                              const json::object&) const {
+                                              const protocol::RunSnapshot&) const {
   std::vector<EventDraft> out;
   FailNode(out, node,
            ErrorObj("internal_error", "node '" + node.id + "' (" + node.type_id +

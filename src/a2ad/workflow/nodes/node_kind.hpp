@@ -42,8 +42,8 @@ struct NodeStep {
   const Workflow& workflow;
   const Node& node;
   const std::string& run_id;
-  const boost::json::object& run;    // the RunSnapshot (TaskRecord::run)
-  const boost::json::object& state;  // run.nodeStates[node.id]; empty before Start
+  const protocol::RunSnapshot& run;  // TaskRecord::run
+  const protocol::NodeState& state;  // run.Node(node.id); NoNodeState() before Start
   const PlanEnv& env;
   int64_t deadline_ms = 0;  // the run's settings.timeout as an instant; 0: none
 };
@@ -91,9 +91,9 @@ class NodeKind {
   /// snapshot `child_run`: the events that finish the node. `parent_run` is the node's run.
   /// Default (a kind that starts no child): the node fails.
   virtual std::vector<tasks::EventDraft> FinishChild(const Node& node,
-                                                     const boost::json::object& parent_run,
+                                                     const protocol::RunSnapshot& parent_run,
                                                      const std::string& child_run_id,
-                                                     const boost::json::object& child_run) const;
+                                                     const protocol::RunSnapshot& child_run) const;
 
   /// The run was cancelled while this node was in flight (`step.state` its last state): the
   /// spec of an EffectRunner::Cancel that stops its work outside the host (effects.hpp), or

@@ -65,24 +65,24 @@ class SubWorkflow final : public NodeKind {
     const Node& n = step.node;
     Decision d;
     d.kind = Decision::Kind::kWaitChild;
-    d.child_run_id = std::string(Str(step.state, "childRunId"));
+    d.child_run_id = step.state.child_run_id;
     d.child_workflow_id = std::string(Str(n.config, "workflowId"));
-    const json::object& vars = ObjOr(step.run, "variables");
+    const json::object& vars = step.run.variables;
     for (const auto& kv : ObjOr(n.config, "inputMapping"))
       if (const json::value* v = vars.if_contains(kv.value().get_string()))
         d.child_inputs[kv.key()] = *v;
     return d;
   }
 
-  std::vector<EventDraft> FinishChild(const Node& n, const json::object& parent,
+  std::vector<EventDraft> FinishChild(const Node& n, const protocol::RunSnapshot& parent,
                                       const std::string& child_run_id,
-                                      const json::object& child) const override {
+                                      const protocol::RunSnapshot& child) const override {
     std::vector<EventDraft> out;
-    std::string status(Str(child, "status"));
-    const std::string run_id(Str(parent, "runId"));
+    const std::string& status = child.status;
+    const std::string& run_id = parent.run_id;
     if (status == "completed") {
-      const json::object& child_vars = ObjOr(child, "variables");
-      const json::object& parent_vars = ObjOr(parent, "variables");
+      const json::object& child_vars = child.variables;
+      const json::object& parent_vars = parent.variables;
       for (const auto& kv : ObjOr(n.config, "outputMapping")) {
         const json::value* v = child_vars.if_contains(kv.value().get_string());
         if (!v) continue;  // a missing child variable does not overwrite the parent's
@@ -93,7 +93,7 @@ class SubWorkflow final : public NodeKind {
     }
     json::object outputs{{"childRunId", child_run_id}, {"childStatus", status}};
     if (status == "failed" && Str(n.config, "onChildFailure") != "absorb") {
-      json::object err = ObjOr(child, "error");
+      const json::object& err = protocol::OrEmpty(child.error);
       FailNode(out, n,
                ErrorObj("child_run_failed", "child run " + child_run_id +
                                                 " failed: " + std::string(Str(err, "message"))));
