@@ -12,7 +12,9 @@
 //    refuses a value (kInvalidParams) it reports that very fault and returns the document
 //    without it (which ParseJson accepts), unless the text turns out not to be JSON further
 //    on or it meets a fault it cannot read past (a lone surrogate escape); text that is not
-//    JSON fails both ways alike.
+//    JSON fails both ways alike;
+//  - any object, read as a stored run snapshot (protocol/run_snapshot.hpp), is written as
+//    text that reads back to the same snapshot, with no member written twice.
 #include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
@@ -23,6 +25,7 @@
 
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/run_snapshot.hpp"
 #include "fuzz_check.hpp"
 
 namespace a2ad::fuzz {
@@ -50,6 +53,20 @@ bool Equivalent(const json::value& a, const json::value& b) {
     return true;
   }
   return a == b;
+}
+
+// `o` read as a stored run snapshot is written as text that reads back to the same snapshot.
+// The text is what SerializeJson writes of its own parse: no member is written twice (the
+// parse would keep one of them, and the text would be shorter).
+void CheckRunSnapshot(const json::object& o) {
+  const protocol::RunSnapshot run = protocol::RunSnapshotFromJson(o);
+  std::string text;
+  protocol::JsonTextWriter w(text);
+  protocol::WriteRunSnapshot(w, run);
+  auto back = protocol::ParseJsonObject(text, "run");
+  FUZZ_CHECK(back.ok(), "WriteRunSnapshot wrote text that does not read: " + text);
+  FUZZ_CHECK(protocol::SerializeJson(*back) == text, "a member written twice? " + text);
+  FUZZ_CHECK(protocol::RunSnapshotFromJson(*back) == run, "the snapshot changed: " + text);
 }
 
 // No `Infinity`/`NaN` (or any other bare word but true/false/null) outside strings.
@@ -173,7 +190,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "ParseJson refuses SerializeJson's text: " + back.error().message + "\n     " + out);
     FUZZ_CHECK(*back == *strict, "the round trip changed the value: " + out);
     FUZZ_CHECK(protocol::SerializeJson(*back) == out, "the text is not stable: " + out);
-    if (strict->is_object()) FUZZ_CHECK(protocol::ParseJsonObject(text, "body").ok(), out);
+    if (strict->is_object()) {
+      FUZZ_CHECK(protocol::ParseJsonObject(text, "body").ok(), out);
+      CheckRunSnapshot(strict->get_object());
+    }
   } else if (strict.error().code == core::ErrorCode::kInvalidParams) {
     // ParseJson stops at the fault; the lenient reader goes on, and may then meet text that
     // is not JSON after all.

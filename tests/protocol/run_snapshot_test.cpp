@@ -121,13 +121,16 @@ TEST(RunSnapshot, AKnownMemberOfAnotherTypeIsKeptAsItWasUntilSet) {
   json::object back = json::parse(Text(r)).as_object();
   EXPECT_EQ(back.at("nodeExecutions"), "7");
   EXPECT_EQ(back.at("childRuns"), json::parse(R"([{"runId":3}])"));
-  // nodeStates is always written for a run: the typed (empty) one wins over the stored one.
-  EXPECT_EQ(back.at("nodeStates"), json::object());
+  EXPECT_EQ(back.at("nodeStates"), json::parse("[1]"));
+  EXPECT_EQ(Read(Text(r)), r);
   // Once the fold sets the member, the typed value is the one written, once.
   r.node_executions = 3;
+  r.NodeOrNew("n").status = "running";
   const std::string text = Text(r);
   EXPECT_EQ(json::parse(text).at("nodeExecutions"), 3);
-  EXPECT_EQ(text.find("nodeExecutions"), text.rfind("nodeExecutions"));
+  EXPECT_EQ(json::parse(text).at("nodeStates").at("n").at("status"), "running");
+  for (const char* name : {"\"nodeExecutions\"", "\"nodeStates\""})
+    EXPECT_EQ(text.find(name), text.rfind(name)) << name;
 }
 
 TEST(RunSnapshot, NodeOrNewAppendsInOrderAndFindsAgain) {

@@ -131,6 +131,10 @@ void PutChildRuns(JsonTextWriter& w, const RunSnapshot& r) {
 }
 
 using R = RunSnapshot;
+// Whether a run's always-written member `name` is written though empty: yes, unless the run
+// read it with another type (kept in extra, and written from there).
+bool Whole(const R& r, std::string_view name) { return !r.empty() && !r.extra.contains(name); }
+
 // The order members are written in (the fold's order of setting them).
 const std::array<Member<R>, 29> kRunMembers = {
     Field<R, &R::run_id>("runId"),
@@ -139,12 +143,13 @@ const std::array<Member<R>, 29> kRunMembers = {
     Field<R, &R::created_at>("createdAt"),
     Field<R, &R::started_at>("startedAt"),
     Field<R, &R::completed_at>("completedAt"),
-    // A run has variables and nodeStates, even empty ones.
+    // A run has variables and nodeStates, even empty ones (unless it holds another type).
     Member<R>{"variables", [](const json::value& v, R& r) { return Take(v, r.variables); },
-              [](const R& r) { return !r.empty() || !r.variables.empty(); },
+              [](const R& r) { return !r.variables.empty() || Whole(r, "variables"); },
               [](JsonTextWriter& w, const R& r) { w.Object(r.variables); }},
     Member<R>{"nodeStates", TakeNodeStates,
-              [](const R& r) { return !r.empty() || !r.node_states.empty(); }, PutNodeStates},
+              [](const R& r) { return !r.node_states.empty() || Whole(r, "nodeStates"); },
+              PutNodeStates},
     Field<R, &R::tags>("tags"),
     Field<R, &R::inputs>("inputs"),
     Field<R, &R::request_digest>("requestDigest"),
