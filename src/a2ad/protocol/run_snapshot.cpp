@@ -15,38 +15,38 @@ namespace {
 // it is written, and how. A member read with an unexpected type goes to `extra` instead and
 // is written back from there, unless the typed member has been set since (it wins).
 
-bool Take(const json::value& v, std::string& out) {
+bool Take(json::value& v, std::string& out) {
   if (!v.is_string()) return false;
   out = v.get_string();
   return true;
 }
-bool Take(const json::value& v, int64_t& out) {
+bool Take(json::value& v, int64_t& out) {
   if (!v.is_int64()) return false;
   out = v.get_int64();
   return true;
 }
-bool Take(const json::value& v, std::optional<int64_t>& out) {
+bool Take(json::value& v, std::optional<int64_t>& out) {
   if (!v.is_int64()) return false;
   out = v.get_int64();
   return true;
 }
-bool Take(const json::value& v, json::object& out) {
+bool Take(json::value& v, json::object& out) {
   if (!v.is_object()) return false;
-  out = v.get_object();
+  out = std::move(v.get_object());
   return true;
 }
-bool Take(const json::value& v, std::optional<json::object>& out) {
+bool Take(json::value& v, std::optional<json::object>& out) {
   if (!v.is_object()) return false;
-  out = v.get_object();
+  out = std::move(v.get_object());
   return true;
 }
-bool Take(const json::value& v, std::optional<json::array>& out) {
+bool Take(json::value& v, std::optional<json::array>& out) {
   if (!v.is_array()) return false;
-  out = v.get_array();
+  out = std::move(v.get_array());
   return true;
 }
-bool Take(const json::value& v, std::optional<json::value>& out) {
-  out = v;
+bool Take(json::value& v, std::optional<json::value>& out) {
+  out = std::move(v);
   return true;
 }
 
@@ -69,22 +69,22 @@ void Put(JsonTextWriter& w, const std::optional<json::value>& v) { w.Value(*v); 
 template <class S>
 struct Member {
   std::string_view name;
-  bool (*take)(const json::value&, S&);
+  bool (*take)(json::value&, S&);
   bool (*set)(const S&);
   void (*put)(JsonTextWriter&, const S&);
 };
 
 template <class S, auto M>
 constexpr Member<S> Field(std::string_view name) {
-  return {name, [](const json::value& v, S& s) { return Take(v, s.*M); },
+  return {name, [](json::value& v, S& s) { return Take(v, s.*M); },
           [](const S& s) { return Set(s.*M); },
           [](JsonTextWriter& w, const S& s) { Put(w, s.*M); }};
 }
 
-bool TakeNodeStates(const json::value& v, RunSnapshot& r);
+bool TakeNodeStates(json::value& v, RunSnapshot& r);
 void PutNodeStates(JsonTextWriter& w, const RunSnapshot& r);
 
-bool TakeCounts(const json::value& v, RunSnapshot& r) {
+bool TakeCounts(json::value& v, RunSnapshot& r) {
   if (!v.is_object()) return false;
   for (const auto& kv : v.get_object())
     if (!kv.value().is_int64()) return false;
@@ -106,7 +106,7 @@ void PutCounts(JsonTextWriter& w, const RunSnapshot& r) {
   w.Raw('}');
 }
 
-bool TakeChildRuns(const json::value& v, RunSnapshot& r) {
+bool TakeChildRuns(json::value& v, RunSnapshot& r) {
   if (!v.is_array()) return false;
   for (const auto& c : v.get_array()) {
     if (!c.is_object() || c.get_object().size() != 2) return false;
@@ -114,9 +114,9 @@ bool TakeChildRuns(const json::value& v, RunSnapshot& r) {
     if (!id || !id->is_string() || !c.get_object().contains("status")) return false;
   }
   r.child_runs.clear();
-  for (const auto& c : v.get_array())
+  for (auto& c : v.get_array())
     r.child_runs.push_back(ChildRun{std::string(c.get_object().at("runId").get_string()),
-                                    c.get_object().at("status")});
+                                    std::move(c.get_object().at("status"))});
   return true;
 }
 
@@ -144,7 +144,7 @@ const std::array<Member<R>, 29> kRunMembers = {
     Field<R, &R::started_at>("startedAt"),
     Field<R, &R::completed_at>("completedAt"),
     // A run has variables and nodeStates, even empty ones (unless it holds another type).
-    Member<R>{"variables", [](const json::value& v, R& r) { return Take(v, r.variables); },
+    Member<R>{"variables", [](json::value& v, R& r) { return Take(v, r.variables); },
               [](const R& r) { return !r.variables.empty() || Whole(r, "variables"); },
               [](JsonTextWriter& w, const R& r) { w.Object(r.variables); }},
     Member<R>{"nodeStates", TakeNodeStates,
@@ -193,11 +193,11 @@ const std::array<Member<N>, 13> kNodeMembers = {
 };
 
 template <class S, size_t K>
-S Read(S s, const json::object& o, const std::array<Member<S>, K>& members) {
-  for (const auto& kv : o) {
+S Read(S s, json::object& o, const std::array<Member<S>, K>& members) {
+  for (auto& kv : o) {
     auto m = std::find_if(members.begin(), members.end(),
                           [&](const Member<S>& x) { return x.name == kv.key(); });
-    if (m == members.end() || !m->take(kv.value(), s)) s.extra[kv.key()] = kv.value();
+    if (m == members.end() || !m->take(kv.value(), s)) s.extra[kv.key()] = std::move(kv.value());
   }
   return s;
 }
@@ -226,13 +226,13 @@ void Write(JsonTextWriter& w, const S& s, const std::array<Member<S>, K>& member
   w.Raw('}');
 }
 
-bool TakeNodeStates(const json::value& v, RunSnapshot& r) {
+bool TakeNodeStates(json::value& v, RunSnapshot& r) {
   if (!v.is_object()) return false;
   for (const auto& kv : v.get_object())
     if (!kv.value().is_object()) return false;  // not a shape this host wrote: kept whole
   r.node_states.clear();
   r.node_states.reserve(v.get_object().size());
-  for (const auto& kv : v.get_object()) {
+  for (auto& kv : v.get_object()) {
     NodeState s;
     s.id = kv.key();
     r.node_states.push_back(Read(std::move(s), kv.value().get_object(), kNodeMembers));
@@ -299,9 +299,7 @@ const NodeState& NoNodeState() {
   return none;
 }
 
-RunSnapshot RunSnapshotFromJson(const json::object& o) {
-  return Read(RunSnapshot{}, o, kRunMembers);
-}
+RunSnapshot RunSnapshotFromJson(json::object o) { return Read(RunSnapshot{}, o, kRunMembers); }
 
 void WriteRunSnapshot(JsonTextWriter& w, const RunSnapshot& run) { Write(w, run, kRunMembers); }
 

@@ -127,9 +127,10 @@ struct RunSnapshot {
   friend bool operator==(const RunSnapshot&, const RunSnapshot&) = default;
 };
 
-/// Reads a stored or served snapshot. Never fails: members of an unexpected type are kept in
-/// `extra` (so they are written back unchanged), and `{}` reads as an empty snapshot.
-RunSnapshot RunSnapshotFromJson(const boost::json::object& o);
+/// Reads a stored or served snapshot (its members are moved out of `o`). Never fails: members
+/// of an unexpected type are kept in `extra` (so they are written back unchanged), and `{}`
+/// reads as an empty snapshot.
+RunSnapshot RunSnapshotFromJson(boost::json::object o);
 /// The JSON text of `run` (`{}` when empty()): the known members in a fixed order, then
 /// `extra`. RunSnapshotFromJson of the text gives `run` back.
 void WriteRunSnapshot(JsonTextWriter& out, const RunSnapshot& run);

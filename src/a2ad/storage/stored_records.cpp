@@ -48,7 +48,7 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
     return Unreadable(row.id, "snapshot: it holds task '" + record.task.id + "'");
   auto run = protocol::ParseJsonObject(row.run, "run");
   if (!run) return Unreadable(row.id, "run: " + run.error().message);
-  record.run = protocol::RunSnapshotFromJson(run.value());
+  record.run = protocol::RunSnapshotFromJson(std::move(run).value());
   auto a2a_state = protocol::ParseJsonObject(row.a2a_state, "a2a_state");
   if (!a2a_state) return Unreadable(row.id, "a2a_state: " + a2a_state.error().message);
   record.a2a_state = std::move(a2a_state).value();
