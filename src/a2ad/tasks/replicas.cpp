@@ -14,6 +14,7 @@
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/storage/stored_records.hpp"
+#include "a2ad/tasks/executions.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_reader.hpp"
 #include "a2ad/tasks/task_service.hpp"
@@ -141,7 +142,7 @@ size_t TaskService::Adopt(const std::vector<storage::Cluster::Claimed>& claimed)
     ++slot->failures;
     slot->stale = true;
     slot->Supersede();  // an execution here of an older lease ends
-    StartExecution(slot, rec, *trigger, rec->skill_id, std::nullopt, c.epoch);
+    runs_->Start(slot, rec, *trigger, rec->skill_id, std::nullopt, c.epoch);
     ++started;
   }
   return started;

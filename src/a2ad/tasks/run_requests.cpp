@@ -11,6 +11,7 @@
 #include "a2ad/core/log.hpp"
 #include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/encode.hpp"
+#include "a2ad/tasks/executions.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/run_projection.hpp"
 #include "a2ad/tasks/task_reader.hpp"
@@ -79,9 +80,7 @@ asio::awaitable<Result<Task>> TaskService::CancelRun(const CallContext& ctx, std
   slot->cancel_requested = true;
   slot->WakeSleepers();
   if (Executor* ex = ExecutorFor(r.value()->skill_id)) {
-    ++running_;  // drained at shutdown like an execution
-    asio::co_spawn(io_, ex->AfterCancel(r.value()),
-                   [this](const std::exception_ptr&) { --running_; });
+    runs_->Spawn(ex->AfterCancel(r.value()));  // drained at shutdown like an execution
   }
   // Cascade: the run's unfinished children are cancelled too (DIGEST §4.6 cascade-cancel).
   // Children are of the parent's tenant, so the same context sees them.
@@ -108,7 +107,7 @@ std::optional<Error> TaskService::CheckRunInputs(const std::string& skill_id,
 
 asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx,
                                                           StartRunRequest req) {
-  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
+  if (!runs_->accepting()) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
   if (auto refused = CheckRunInputs(req.skill_id, req.inputs)) co_return std::move(*refused);
   const std::string run_id = req.run_id.empty() ? ids_.Next() : req.run_id;
   protocol::Message msg;
@@ -145,9 +144,8 @@ asio::awaitable<Result<StartedRun>> TaskService::StartRun(const CallContext& ctx
   out.record = std::move(r).value();
   // A run its creating commit already finished (inline first steps) has nothing to execute.
   if (!out.replayed && !protocol::IsTerminal(out.record->task.status.state))
-    StartExecution(writer_->Acquire(out.record->task.id), out.record, msg, req.skill_id,
-                   std::nullopt,
-                   options_.cluster ? 1 : 0);  // its creating commit took the lease
+    runs_->Start(writer_->Acquire(out.record->task.id), out.record, msg, req.skill_id, std::nullopt,
+                 options_.cluster ? 1 : 0);  // its creating commit took the lease
   co_return out;
 }
 
@@ -185,7 +183,7 @@ asio::awaitable<Result<RecordPtr>> TaskService::ResolveInterrupt(const CallConte
   if (*resumes) {
     const protocol::Message* trigger = LastUserMessage(rec->task);
     protocol::Message none;
-    StartExecution(slot, rec, trigger ? *trigger : none, skill_id);
+    runs_->Start(slot, rec, trigger ? *trigger : none, skill_id);
   }
   co_return rec;
 }

@@ -1,7 +1,7 @@
 // The A2A operations of TaskService: message/send and message/stream (a new task, or a reply
 // to an interrupted one), tasks/get, ListTasks, tasks/cancel and resubscribe. A send reads
 // top to bottom: SendMessage -> Accept -> AcceptNew | AcceptReply -> the writer
-// (TaskWriter, task_writer.cpp: Create / CommitRecord) -> StartExecution (execution.cpp).
+// (TaskWriter, task_writer.cpp: Create / CommitRecord) -> Executions::Start (executions.cpp).
 #include "a2ad/tasks/task_service.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/tasks/accepted_messages.hpp"
 #include "a2ad/tasks/builtin/skill_chooser.hpp"
+#include "a2ad/tasks/executions.hpp"
 #include "a2ad/tasks/pause_control.hpp"
 #include "a2ad/tasks/read_executor.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -87,14 +88,33 @@ TaskService::TaskService(storage::TaskStore& store, const core::Clock& clock,
   pauses_ = std::make_unique<PauseControl>(
       *writer_, *reader_, store_, *reads_, clock_, ids_,
       [this](const std::string& skill_id) { return ExecutorFor(skill_id); },
-      [this](const std::shared_ptr<Slot>& slot, const RecordPtr& rec) { Redrive(slot, rec); });
+      [this](const std::shared_ptr<Slot>& slot, const RecordPtr& rec) {
+        runs_->Redrive(slot, rec);
+      });
   // Not a skill of the card: what a message naming none starts (skill_chooser.hpp).
   executors_[kChooseSkill] = std::make_shared<SkillChooser>(
       [this]() -> const std::vector<SkillInfo>& { return skill_infos_; },
       [this](const std::string& id) { return ExecutorFor(id); });
+  runs_ = std::make_unique<Executions>(
+      io_, store_, clock_, *writer_, *reader_, *reads_,
+      [this](const std::string& id) { return ExecutorFor(id); },
+      Executions::Options{.cluster = options_.cluster,
+                          .refresh_task = options_.refresh_task,
+                          .after_cancel_recovery = options_.after_cancel_recovery});
 }
 
-TaskService::~TaskService() { StopWakes(); }  // the loop ends without touching this
+TaskService::~TaskService() { runs_->StopWakes(); }  // the loop ends without touching this
+
+// ---- the server's own work: Executions (executions.hpp) ------------------------------------
+
+Result<size_t> TaskService::RecoverUnfinished(bool runs) { return runs_->RecoverUnfinished(runs); }
+void TaskService::Nudge(const std::string& task_id, const std::string& key, bool forward) {
+  runs_->Nudge(task_id, key, forward);
+}
+bool TaskService::NoteWake(int64_t at_ms) { return runs_->NoteWake(at_ms); }
+void TaskService::StopAccepting() { runs_->StopAccepting(); }
+void TaskService::StartWakes() { runs_->StartWakes(); }
+size_t TaskService::running_executions() const { return runs_->running(); }
 
 void TaskService::RegisterSkill(SkillInfo info, std::shared_ptr<Executor> executor) {
   executors_[info.id] = std::move(executor);
@@ -217,7 +237,7 @@ asio::awaitable<Result<StreamStart>> TaskService::SendStreamingMessage(
 asio::awaitable<Result<TaskService::Accepted>> TaskService::Accept(
     const CallContext& ctx, protocol::SendMessageRequest& req, std::shared_ptr<Subscription> attach,
     bool first_steps_inline) {
-  if (!accepting_) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
+  if (!runs_->accepting()) co_return Error(ErrorCode::kUnavailable, "server is shutting down");
   if (req.message.role != protocol::Role::kUser)
     co_return Error(ErrorCode::kInvalidParams,
                     "message.role: a client message must have the user role",
@@ -360,7 +380,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptNew(
     }
     // A task its creating commit already finished (inline first steps) has nothing to run.
     if (!protocol::IsTerminal(created->task.status.state))
-      StartExecution(slot, created, msg, skill_id, std::nullopt, options_.cluster ? 1 : 0);
+      runs_->Start(slot, created, msg, skill_id, std::nullopt, options_.cluster ? 1 : 0);
     co_return Accepted{std::move(slot), std::move(created), std::move(skill_id), std::move(detach),
                        std::move(creation_items)};
   }
@@ -505,7 +525,7 @@ asio::awaitable<Result<TaskService::Accepted>> TaskService::AcceptReply(
   // The record's skill: a chooser's task becomes the chosen skill's run here.
   skill_id = after->skill_id;
   if (!*retried && *resumes && !protocol::IsTerminal(after->task.status.state))
-    StartExecution(slot, after, msg, skill_id);
+    runs_->Start(slot, after, msg, skill_id);
   co_return Accepted{std::move(slot), std::move(after), std::move(skill_id), std::move(detach)};
 }
 

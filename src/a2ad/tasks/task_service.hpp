@@ -7,7 +7,8 @@
 // Where each part lives: task_service.cpp (the A2A operations), run_requests.cpp (the
 // OpenWOP side: runs, interrupts, cancels), task_reader.cpp (TaskReader: tasks/get, lists,
 // records, events, waits, the streams that follow a task), pause.cpp (PauseControl: pausing),
-// execution.cpp (executions, recovery and nudges), wake_timer.cpp (the wake timer, WakeTimer),
+// executions.cpp (Executions: executions, recovery, nudges and the wake timer), wake_timer.cpp
+// (the wake timer's loop, WakeTimer),
 // replicas.cpp (other replicas' commits, adopted runs). Every write goes through the TaskWriter
 // (task_writer.hpp: per-task slots, commits, fan-out to streams, waits, idempotent creation), which
 // knows nothing of skills or executions.
@@ -61,7 +62,7 @@ class ReadExecutor;
 class PauseControl;
 class TaskReader;
 class TaskWriter;
-class WakeTimer;
+class Executions;
 struct TaskSlot;
 
 struct TaskServiceOptions {
@@ -362,7 +363,7 @@ class TaskService {
   boost::asio::awaitable<core::Result<std::vector<std::string>>> PostEvent(
       const CallContext& ctx, std::string name, boost::json::value payload);
 
-  // ---- the server's own work (execution.cpp) ------------------------------------------------
+  // ---- the server's own work (Executions, executions.hpp) -----------------------------------
 
   /// Starts the execution of every unfinished run of every tenant that is not
   /// parked (TaskStore::ListRunnable), each acting with its own run's context; and spawns
@@ -409,11 +410,10 @@ class TaskService {
   /// not held when they are called).
   bool task_locked(const std::string& task_id);
   /// Number of executions still running.
-  size_t running_executions() const { return running_.load(); }
+  size_t running_executions() const;
 
  private:
   using Slot = TaskSlot;  // the per-task state of the writer (task_writer.hpp)
-  class Context;
   struct Accepted;
 
   /// Reads the task and publishes it if newer (a commit of another replica: replicas.cpp).
@@ -432,43 +432,6 @@ class TaskService {
                                                         std::shared_ptr<Subscription> attach,
                                                         bool first_steps_inline = false);
 
-  boost::asio::awaitable<void> ForwardNudge(std::string task_id, std::string key);
-
-  // The wake timer (wake_timer.hpp; execution.cpp).
-  void StopWakes();
-  /// Starts the execution of a run whose wake time is due (WakeTimer::WakeFn). An error: the
-  /// store could not be read (the timer tries again).
-  boost::asio::awaitable<core::Result<void>> WakeRun(const WakeTimer& timer, storage::Wake wake,
-                                                     std::shared_ptr<void> running);
-
-  // Executions (execution.cpp). `epoch`: the slot's execution epoch the execution belongs to
-  // (Slot::Supersede); unset: the current one.
-  // `lease_epoch`: the run's lease (storage/cluster.hpp) when the caller holds it (its
-  // creating commit took it: 1); 0: taken here (with several replicas), on the read executor
-  // (a database round trip is never made on an I/O thread), the execution starting after it.
-  // `hold` is kept until the execution ends (the wake timer counts its executions so).
-  void StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec, const protocol::Message& message,
-                      const std::string& skill_id, std::optional<uint64_t> epoch = std::nullopt,
-                      int64_t lease_epoch = 0, std::shared_ptr<void> hold = {});
-  boost::asio::awaitable<void> TakeLeaseThenLaunch(std::shared_ptr<Slot> slot, RecordPtr rec,
-                                                   protocol::Message message, std::string skill_id,
-                                                   uint64_t in_epoch, std::shared_ptr<void> hold);
-  // StartExecution's end, the lease held: runs `executor`. `counted`: running_ and
-  // slot->executions count this execution already (while its lease was being taken).
-  void Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
-              const protocol::Message& message, const std::string& skill_id, uint64_t in_epoch,
-              int64_t lease_epoch, bool counted, std::shared_ptr<void> hold = {});
-  // An execution that stopped because the store could not be reached is started again from
-  // its last committed step, after 0.5 s, 1 s, ... (at most 30 s apart) while it cannot be,
-  // unless another execution drives the run by then (execution.cpp).
-  void RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64_t lease_epoch,
-                    std::string skill_id, int attempt);
-  boost::asio::awaitable<void> RedriveIfStopped(std::shared_ptr<Slot> slot, uint64_t epoch,
-                                                int64_t lease_epoch, std::string skill_id,
-                                                int attempt);
-  // Pausing (PauseControl's redrive; execution.cpp): supersede the run's execution and start a
-  // new one from `rec` (unless terminal).
-  void Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec);
   Executor* ExecutorFor(const std::string& skill_id) const;
   /// The skill a new message names (message, then request metadata `skillId`), else the
   /// default skill; kInvalidParams when `skillId` is not a string.
@@ -483,10 +446,9 @@ class TaskService {
   TaskServiceOptions options_;
   std::vector<SkillInfo> skill_infos_;
   std::unordered_map<std::string, std::shared_ptr<Executor>> executors_;
-  std::atomic<bool> accepting_{true};
-  std::atomic<size_t> running_{0};
-  // The wake timer (wake_timer.hpp); made by StartWakes.
-  std::shared_ptr<WakeTimer> wakes_;
+  // Executions, recovery, nudges and the wake timer (executions.hpp). Destroyed after the
+  // parts below: its wake timer's loop is stopped by then (the destructor stops it first).
+  std::unique_ptr<Executions> runs_;
   // The writer uses reads_; reads_ is made first (in the constructor) and destroyed (joined)
   // first, while the writer and everything else its reads use still exist.
   std::unique_ptr<TaskWriter> writer_;

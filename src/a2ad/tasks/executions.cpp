@@ -1,6 +1,8 @@
-// How tasks run: the ExecutionContext an executor gets (commits, durable sleeps, cancel),
-// starting an execution on its own strand (a throwing executor fails its task), and
-// re-driving unfinished tasks after a restart.
+// Executions (executions.hpp): the ExecutionContext an executor gets (commits, durable
+// sleeps, cancel), starting an execution on its own strand (a throwing executor fails its
+// task), re-driving runs, recovery after a restart, nudges and the wake timer.
+#include "a2ad/tasks/executions.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,11 +30,11 @@ using protocol::Task;
 using protocol::TaskState;
 using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
-class TaskService::Context final : public ExecutionContext {
+class Executions::Context final : public ExecutionContext {
  public:
-  Context(TaskService& svc, std::shared_ptr<Slot> slot, RecordPtr record, protocol::Message message,
-          std::string skill_id, uint64_t epoch, int64_t lease_epoch)
-      : svc_(svc),
+  Context(Executions& owner, std::shared_ptr<TaskSlot> slot, RecordPtr record,
+          protocol::Message message, std::string skill_id, uint64_t epoch, int64_t lease_epoch)
+      : owner_(owner),
         epoch_(epoch),
         lease_epoch_(lease_epoch),
         slot_(std::move(slot)),
@@ -46,7 +48,7 @@ class TaskService::Context final : public ExecutionContext {
   const storage::TaskRecord& record() const override { return *record_; }
   const protocol::Message& message() const override { return message_; }
   asio::awaitable<Result<Task>> Commit(std::vector<EventDraft> step) override {
-    auto r = co_await svc_.writer_->CommitStep(slot_, std::move(step), lease_epoch_);
+    auto r = co_await owner_.writer_->CommitStep(slot_, std::move(step), lease_epoch_);
     if (!r) NoteFailure(r.error());
     co_return r;
   }
@@ -64,8 +66,8 @@ class TaskService::Context final : public ExecutionContext {
         return Error(ErrorCode::kUnsupportedOperation, "the run is paused", {{"reason", "paused"}});
       return std::nullopt;
     };
-    auto r =
-        co_await svc_.writer_->CommitRecord(slot_, std::move(step), false, admit, {}, lease_epoch_);
+    auto r = co_await owner_.writer_->CommitRecord(slot_, std::move(step), false, admit, {},
+                                                   lease_epoch_);
     if (!r) NoteFailure(r.error());
     co_return r;
   }
@@ -76,7 +78,7 @@ class TaskService::Context final : public ExecutionContext {
     return Sleep(epoch_ms, std::move(key));
   }
   bool WakeLater(int64_t epoch_ms) override {
-    return epoch_ms > svc_.clock_.NowMs() && svc_.NoteWake(epoch_ms);
+    return epoch_ms > owner_.clock_.NowMs() && owner_.NoteWake(epoch_ms);
   }
   asio::awaitable<bool> Sleep(int64_t epoch_ms, std::optional<std::string> key) {
     auto signal = std::make_shared<Signal>();
@@ -86,7 +88,7 @@ class TaskService::Context final : public ExecutionContext {
       slot_->sleepers.push_back(signal);
       if (key) slot_->nudgeable.emplace_back(std::move(*key), signal);
     }
-    const int64_t left = epoch_ms - svc_.clock_.NowMs();
+    const int64_t left = epoch_ms - owner_.clock_.NowMs();
     asio::steady_timer timer(co_await asio::this_coro::executor,
                              std::chrono::milliseconds(std::max<int64_t>(left, 0)));
     timer.async_wait([signal](boost::system::error_code ec) {
@@ -102,12 +104,12 @@ class TaskService::Context final : public ExecutionContext {
     co_return !cancel_requested();
   }
   asio::awaitable<bool> HoldsRun() override {
-    if (lease_epoch_ == 0 || !svc_.options_.cluster) co_return true;
+    if (lease_epoch_ == 0 || !owner_.options_.cluster) co_return true;
     const std::string& id = slot_->task_id;
     const int64_t lease = lease_epoch_;
-    storage::Cluster* cluster = svc_.options_.cluster;
+    storage::Cluster* cluster = owner_.options_.cluster;
     auto ask = [cluster, &id, lease]() -> Result<bool> { return cluster->Holds(id, lease); };
-    auto held = co_await svc_.reads_->Run(ask);
+    auto held = co_await owner_.reads_->Run(ask);
     if (!held) {  // the database cannot say: stop, and execute the run again once it can
       store_failed_ = true;
       co_return false;
@@ -133,23 +135,42 @@ class TaskService::Context final : public ExecutionContext {
   }
 
  private:
-  TaskService& svc_;
+  Executions& owner_;
   const uint64_t epoch_;
   const int64_t lease_epoch_;  // the run's lease (storage/cluster.hpp); 0: no leases
   std::atomic<bool> store_failed_{false};
-  std::shared_ptr<Slot> slot_;
+  std::shared_ptr<TaskSlot> slot_;
   RecordPtr record_;
   protocol::Message message_;
   std::string skill_id_;
   const protocol::CallContext call_;  // the run's own: its tenant and owner
 };
 
-void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
-                                 const protocol::Message& message, const std::string& skill_id,
-                                 std::optional<uint64_t> epoch, int64_t lease_epoch,
-                                 std::shared_ptr<void> hold) {
-  auto it = executors_.find(skill_id);
-  if (it == executors_.end()) {
+Executions::Executions(asio::any_io_executor io, storage::TaskStore& store,
+                       const core::Clock& clock, TaskWriter& writer, TaskReader& reader,
+                       ReadExecutor& reads, ExecutorFor executor_for, Options options)
+    : io_(std::move(io)),
+      store_(store),
+      clock_(clock),
+      writer_(&writer),
+      reader_(&reader),
+      reads_(&reads),
+      executor_for_(std::move(executor_for)),
+      options_(std::move(options)) {}
+
+Executions::~Executions() { StopWakes(); }  // the loop ends without touching this
+
+void Executions::Spawn(asio::awaitable<void> work) {
+  ++running_;
+  asio::co_spawn(io_, std::move(work), [this](const std::exception_ptr&) { --running_; });
+}
+
+void Executions::Start(std::shared_ptr<TaskSlot> slot, RecordPtr rec,
+                       const protocol::Message& message, const std::string& skill_id,
+                       std::optional<uint64_t> epoch, int64_t lease_epoch,
+                       std::shared_ptr<void> hold) {
+  Executor* executor = executor_for_(skill_id);
+  if (!executor) {
     core::LogError("task " + rec->task.id + " names unknown skill '" + skill_id +
                    "'; not executed");
     return;
@@ -162,21 +183,20 @@ void TaskService::StartExecution(std::shared_ptr<Slot> slot, RecordPtr rec,
     ++running_;
     ++slot->executions;
     const auto io = slot->io;  // (read before the move below)
-    asio::co_spawn(
-        io,
-        TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch,
-                            std::move(hold)),
-        asio::detached);
+    asio::co_spawn(io,
+                   TakeLeaseThenLaunch(std::move(slot), std::move(rec), message, skill_id, in_epoch,
+                                       std::move(hold)),
+                   asio::detached);
     return;
   }
-  Launch(*it->second, std::move(slot), std::move(rec), message, skill_id, in_epoch, lease_epoch,
+  Launch(*executor, std::move(slot), std::move(rec), message, skill_id, in_epoch, lease_epoch,
          false, std::move(hold));
 }
 
-asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slot, RecordPtr rec,
-                                                       protocol::Message message,
-                                                       std::string skill_id, uint64_t in_epoch,
-                                                       std::shared_ptr<void> hold) {
+asio::awaitable<void> Executions::TakeLeaseThenLaunch(std::shared_ptr<TaskSlot> slot, RecordPtr rec,
+                                                      protocol::Message message,
+                                                      std::string skill_id, uint64_t in_epoch,
+                                                      std::shared_ptr<void> hold) {
   const std::string& id = rec->task.id;
   auto taken = co_await reads_->Run([this, &id]() -> Result<int64_t> {
     auto lease = options_.cluster->Acquire(id);
@@ -190,14 +210,14 @@ asio::awaitable<void> TaskService::TakeLeaseThenLaunch(std::shared_ptr<Slot> slo
     if (accepting_) RedriveLater(slot, in_epoch, 0, skill_id, 0);
     co_return;
   }
-  Launch(*executors_.at(skill_id), std::move(slot), std::move(rec), message, skill_id, in_epoch,
+  Launch(*executor_for_(skill_id), std::move(slot), std::move(rec), message, skill_id, in_epoch,
          taken.value(), true, std::move(hold));
 }
 
-void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordPtr rec,
-                         const protocol::Message& message, const std::string& skill_id,
-                         uint64_t in_epoch, int64_t lease_epoch, bool counted,
-                         std::shared_ptr<void> hold) {
+void Executions::Launch(Executor& executor, std::shared_ptr<TaskSlot> slot, RecordPtr rec,
+                        const protocol::Message& message, const std::string& skill_id,
+                        uint64_t in_epoch, int64_t lease_epoch, bool counted,
+                        std::shared_ptr<void> hold) {
   auto ctx = std::make_shared<Context>(*this, slot, std::move(rec), message, skill_id, in_epoch,
                                        lease_epoch);
   if (!counted) {
@@ -233,8 +253,8 @@ void TaskService::Launch(Executor& executor, std::shared_ptr<Slot> slot, RecordP
       });
 }
 
-void TaskService::RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64_t lease_epoch,
-                               std::string skill_id, int attempt) {
+void Executions::RedriveLater(std::shared_ptr<TaskSlot> slot, uint64_t epoch, int64_t lease_epoch,
+                              std::string skill_id, int attempt) {
   auto timer = std::make_shared<asio::steady_timer>(
       io_,
       std::chrono::milliseconds(std::min<int64_t>(int64_t{500} << std::min(attempt, 6), 30000)));
@@ -248,9 +268,9 @@ void TaskService::RedriveLater(std::shared_ptr<Slot> slot, uint64_t epoch, int64
   });
 }
 
-asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, uint64_t epoch,
-                                                    int64_t lease_epoch, std::string skill_id,
-                                                    int attempt) {
+asio::awaitable<void> Executions::RedriveIfStopped(std::shared_ptr<TaskSlot> slot, uint64_t epoch,
+                                                   int64_t lease_epoch, std::string skill_id,
+                                                   int attempt) {
   // Another execution drives the run now (a resume, an answer, a takeover): nothing to do.
   if (slot->epoch.load() != epoch || slot->executions.load() > 0) co_return;
   auto stored = co_await reader_->Load(slot->task_id);
@@ -267,7 +287,7 @@ asio::awaitable<void> TaskService::RedriveIfStopped(std::shared_ptr<Slot> slot, 
                 "commit had failed: the store could not be reached)");
   ++slot->failures;
   slot->stale = true;
-  StartExecution(slot, rec, *trigger, skill_id, epoch, lease_epoch);
+  Start(slot, rec, *trigger, skill_id, epoch, lease_epoch);
 }
 
 namespace {
@@ -280,15 +300,14 @@ asio::awaitable<void> ResendCancels(Executor* ex, RecordPtr rec, storage::Cluste
   if (!claim) co_return;
   const std::string id = rec->task.id;
   const int64_t epoch = *claim;
-  Result<void> released = co_await reads->Run([cluster, &id, epoch] {
-    return cluster->Release(id, epoch);
-  });
+  Result<void> released =
+      co_await reads->Run([cluster, &id, epoch] { return cluster->Release(id, epoch); });
   if (!released) core::LogWarn("run " + id + ": giving its claim up: " + released.error().message);
 }
 
 }  // namespace
 
-Result<size_t> TaskService::RecoverUnfinished(bool runs) {
+Result<size_t> Executions::RecoverUnfinished(bool runs) {
   // The runs in flight (a parked run is not listed: it needs no execution until it is
   // answered, resumed or due). Collected first, then started: a started run creates child
   // runs, which the listing must not find and start a second time.
@@ -306,9 +325,9 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   size_t n = 0;
   for (const auto& rec : unfinished) {
     const protocol::Message* trigger = LastUserMessage(rec.task);
-    if (!trigger) continue;  // (an unknown skill: StartExecution says so)
-    StartExecution(writer_->Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec),
-                   *trigger, rec.skill_id);
+    if (!trigger) continue;  // (an unknown skill: Start says so)
+    Start(writer_->Acquire(rec.task.id), std::make_shared<const storage::TaskRecord>(rec), *trigger,
+          rec.skill_id);
     ++n;
   }
   // Cancelled tasks whose work outside the host may not have been stopped: a crash between
@@ -323,7 +342,7 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
     auto page = store_.List(q);
     if (!page) return std::move(page).error();
     for (auto& rec : page->records) {
-      Executor* ex = ExecutorFor(rec.skill_id);
+      Executor* ex = executor_for_(rec.skill_id);
       if (!ex) continue;
       // Several replicas starting at once: one resends a run's cancels at a time; the claim
       // (the ended run's lease) lasts while its replica lives and is given up after.
@@ -338,11 +357,8 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
         if (!got.value()) continue;  // another live replica is resending them
         claim = got.value();
       }
-      ++running_;  // drained at shutdown like an execution
-      asio::co_spawn(io_,
-                     ResendCancels(ex, std::make_shared<const storage::TaskRecord>(rec),
-                                   options_.cluster, reads_.get(), claim),
-                     [this](const std::exception_ptr&) { --running_; });
+      Spawn(ResendCancels(ex, std::make_shared<const storage::TaskRecord>(rec), options_.cluster,
+                          reads_, claim));
     }
     if (page->next_page_token.empty()) break;
     q.page_token = page->next_page_token;
@@ -350,7 +366,7 @@ Result<size_t> TaskService::RecoverUnfinished(bool runs) {
   return n;
 }
 
-void TaskService::Nudge(const std::string& task_id, const std::string& key, bool forward) {
+void Executions::Nudge(const std::string& task_id, const std::string& key, bool forward) {
   bool woke = false;
   if (auto slot = writer_->Find(task_id)) {
     std::lock_guard lock(slot->sleep_mu);
@@ -365,7 +381,7 @@ void TaskService::Nudge(const std::string& task_id, const std::string& key, bool
   asio::co_spawn(io_, ForwardNudge(task_id, key), asio::detached);
 }
 
-asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string key) {
+asio::awaitable<void> Executions::ForwardNudge(std::string task_id, std::string key) {
   auto sent = co_await reads_->Run([this, &task_id, &key]() -> Result<bool> {
     auto r = options_.cluster->Nudge(task_id, key);
     if (!r) return std::move(r).error();
@@ -380,7 +396,7 @@ asio::awaitable<void> TaskService::ForwardNudge(std::string task_id, std::string
 
 // ---- the wake timer (wake_timer.hpp) ----------------------------------------------------
 
-void TaskService::StartWakes() {
+void Executions::StartWakes() {
   if (wakes_) return;
   wakes_ = std::make_shared<WakeTimer>(
       io_, store_, clock_, *reads_, options_.cluster ? options_.cluster->holder() : std::string(),
@@ -390,19 +406,19 @@ void TaskService::StartWakes() {
   wakes_->Start();
 }
 
-void TaskService::StopWakes() {
+void Executions::StopWakes() {
   if (wakes_) wakes_->Stop();
 }
 
-void TaskService::StopAccepting() {
+void Executions::StopAccepting() {
   accepting_ = false;
   StopWakes();
 }
 
-bool TaskService::NoteWake(int64_t at_ms) { return wakes_ && wakes_->Note(at_ms); }
+bool Executions::NoteWake(int64_t at_ms) { return wakes_ && wakes_->Note(at_ms); }
 
-asio::awaitable<Result<void>> TaskService::WakeRun(const WakeTimer& timer, storage::Wake wake,
-                                                   std::shared_ptr<void> running) {
+asio::awaitable<Result<void>> Executions::WakeRun(const WakeTimer& timer, storage::Wake wake,
+                                                  std::shared_ptr<void> running) {
   auto stored = co_await reader_->Load(wake.task_id);
   if (timer.stopped()) co_return core::Ok{};  // (this may be gone: touch nothing)
   if (!stored) {
@@ -415,19 +431,19 @@ asio::awaitable<Result<void>> TaskService::WakeRun(const WakeTimer& timer, stora
   // Answered or resumed meanwhile: its execution drives it, or it waits for a later time.
   const std::optional<int64_t> until = storage::ParkedUntil(rec->run);
   if (!until || *until <= 0 || *until > clock_.NowMs()) co_return core::Ok{};
-  Executor* ex = ExecutorFor(rec->skill_id);
+  Executor* ex = executor_for_(rec->skill_id);
   const protocol::Message* trigger = LastUserMessage(rec->task);
   if (!ex || !ex->WakesParked() || !trigger) co_return core::Ok{};
-  StartExecution(writer_->Acquire(wake.task_id), rec, *trigger, rec->skill_id, std::nullopt,
-                 wake.lease_epoch, std::move(running));
+  Start(writer_->Acquire(wake.task_id), rec, *trigger, rec->skill_id, std::nullopt,
+        wake.lease_epoch, std::move(running));
   co_return core::Ok{};
 }
 
-void TaskService::Redrive(const std::shared_ptr<Slot>& slot, const RecordPtr& rec) {
+void Executions::Redrive(const std::shared_ptr<TaskSlot>& slot, const RecordPtr& rec) {
   const uint64_t epoch = slot->Supersede();
   if (protocol::IsTerminal(rec->task.status.state)) return;
   const protocol::Message* m = LastUserMessage(rec->task);
-  StartExecution(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
+  Start(slot, rec, m ? *m : protocol::Message{}, rec->skill_id, epoch);
 }
 
 }  // namespace a2ad::tasks
