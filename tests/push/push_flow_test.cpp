@@ -12,8 +12,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <thread>
+#include <utility>
 
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -335,6 +337,91 @@ TEST_F(PushFlow, ARedirectIsAFailedAttemptAndIsNotFollowed) {
   EXPECT_EQ(rows[0].last_error, "redirect (302) not followed");
   EXPECT_EQ(rx.count(), 1u);
   EXPECT_EQ(elsewhere.count(), 0u);
+}
+
+// A push store whose AllWebhooks runs `during_read` once, after it has read: what another
+// thread does while the webhooks are read again (PushService::RefreshWebhooks, the change
+// feed's resync). Everything else goes to `inner`.
+using core::Result;
+
+class ReadRacingPushStore final : public storage::PushStore {
+ public:
+  explicit ReadRacingPushStore(storage::PushStore& inner) : inner_(inner) {}
+  std::function<void()> during_read;
+
+  Result<void> PutConfig(const storage::PushConfigRecord& r) override {
+    return inner_.PutConfig(r);
+  }
+  Result<std::optional<storage::PushConfigRecord>> GetConfig(std::string_view t,
+                                                             std::string_view c) override {
+    return inner_.GetConfig(t, c);
+  }
+  Result<std::vector<storage::PushConfigRecord>> ListConfigs(std::string_view t) override {
+    return inner_.ListConfigs(t);
+  }
+  Result<bool> DeleteConfig(std::string_view t, std::string_view c) override {
+    return inner_.DeleteConfig(t, c);
+  }
+  Result<std::vector<storage::PushConfigRecord>> AllConfigs() override {
+    return inner_.AllConfigs();
+  }
+  Result<void> Enqueue(const std::vector<storage::OutboxRow>& rows) override {
+    return inner_.Enqueue(rows);
+  }
+  Result<std::vector<storage::OutboxRow>> DueOutbox(int64_t now, size_t limit) override {
+    return inner_.DueOutbox(now, limit);
+  }
+  Result<std::optional<int64_t>> NextDueAt() override { return inner_.NextDueAt(); }
+  Result<void> UpdateOutbox(const storage::OutboxRow& row) override {
+    return inner_.UpdateOutbox(row);
+  }
+  Result<void> UpdateOutboxBatch(const std::vector<storage::OutboxRow>& rows) override {
+    return inner_.UpdateOutboxBatch(rows);
+  }
+  Result<std::vector<storage::OutboxRow>> ListOutbox(std::string_view t) override {
+    return inner_.ListOutbox(t);
+  }
+  Result<std::vector<storage::OutboxRow>> ListDead(size_t limit) override {
+    return inner_.ListDead(limit);
+  }
+  Result<void> PutWebhook(const storage::WebhookRecord& r) override { return inner_.PutWebhook(r); }
+  Result<std::optional<storage::WebhookRecord>> GetWebhook(std::string_view id) override {
+    return inner_.GetWebhook(id);
+  }
+  Result<bool> DeleteWebhook(std::string_view id) override { return inner_.DeleteWebhook(id); }
+  Result<std::vector<storage::WebhookRecord>> AllWebhooks() override {
+    auto read = inner_.AllWebhooks();
+    if (auto f = std::exchange(during_read, {})) f();
+    return read;
+  }
+
+ private:
+  storage::PushStore& inner_;
+};
+
+// The webhooks read again (the change feed's resync) while one is registered here: the
+// registration is not lost from the cache (it was: the read, made before it, replaced the
+// cache after it, and the webhook got no deliveries until the next resync). The same for a
+// deletion: a deleted webhook does not come back.
+TEST_F(PushFlow, AWebhookRegisteredOrDeletedWhileTheWebhooksAreReadAgainIsKept) {
+  ReadRacingPushStore racing(*push_store_);
+  PushService push(racing, *task_store_, *guard_, clock_, *ids_);
+  std::string id;
+  racing.during_read = [&] {
+    auto hook = Await(
+        push.RegisterWebhook("https://nowhere.example.com/openwop", {"run.completed"}, "", ""));
+    ASSERT_TRUE(hook) << hook.error().message;
+    id = hook->webhook_id;
+  };
+  push.RefreshWebhooks();
+  ASSERT_FALSE(id.empty());
+  auto listed = push.ListWebhooks("default");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].id, id);
+
+  racing.during_read = [&] { ASSERT_TRUE(push.DeleteWebhook(id, "default")); };
+  push.RefreshWebhooks();
+  EXPECT_TRUE(push.ListWebhooks("default").empty());
 }
 
 }  // namespace

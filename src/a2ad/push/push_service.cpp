@@ -137,15 +137,34 @@ void PushService::Confirm(const std::string& task_id, const std::vector<std::str
 }
 
 void PushService::RefreshWebhooks() {
-  auto hooks = store_.AllWebhooks();
-  if (!hooks) return;
-  std::map<std::string, storage::WebhookRecord> fresh;
-  for (auto& w : *hooks) {
-    w.secret.clear();
-    fresh[w.id] = std::move(w);
+  // A registration or deletion here while the store is read may be missing from what was
+  // read (it writes the store, then the cache): the cache is replaced only by a read that no
+  // such change overlapped. Registrations are rare, so a few reads settle it.
+  constexpr int kReads = 8;
+  for (int read = 1;; ++read) {
+    uint64_t before = 0;
+    {
+      std::lock_guard lock(mu_);
+      before = webhooks_gen_;
+    }
+    auto hooks = store_.AllWebhooks();
+    if (!hooks) return;
+    std::map<std::string, storage::WebhookRecord> fresh;
+    for (auto& w : *hooks) {
+      w.secret.clear();
+      fresh[w.id] = std::move(w);
+    }
+    std::lock_guard lock(mu_);
+    if (webhooks_gen_ != before && read < kReads) continue;
+    if (webhooks_gen_ != before) {
+      core::LogWarn(
+          "webhooks: registrations kept changing while they were read again; the "
+          "cache is left as it was until the next read");
+      return;
+    }
+    webhooks_ = std::move(fresh);
+    return;
   }
-  std::lock_guard lock(mu_);
-  webhooks_ = std::move(fresh);
 }
 
 namespace {
@@ -205,6 +224,7 @@ asio::awaitable<Result<WebhookRegistration>> PushService::RegisterWebhook(
   w.secret.clear();  // the cache never holds secrets
   std::lock_guard lock(mu_);
   webhooks_[w.id] = std::move(w);
+  ++webhooks_gen_;
   co_return out;
 }
 
@@ -220,6 +240,7 @@ Result<void> PushService::DeleteWebhook(const std::string& id, const std::string
   if (auto deleted = store_.DeleteWebhook(id); !deleted) return std::move(deleted).error();
   std::lock_guard lock(mu_);
   webhooks_.erase(id);
+  ++webhooks_gen_;
   return core::Ok{};
 }
 

@@ -176,6 +176,7 @@ class PushService {
   std::map<std::string, std::vector<CachedConfig>, std::less<>> cache_;  // task id -> configs
   uint64_t stored_gen_ = 0;  // guarded by mu_: counts what was learned to be stored
   std::map<std::string, storage::WebhookRecord> webhooks_;  // id -> subscription (no secret)
+  uint64_t webhooks_gen_ = 0;  // guarded by mu_: counts registrations and deletions here
 };
 
 }  // namespace a2ad::push
