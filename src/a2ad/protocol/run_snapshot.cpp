@@ -25,28 +25,25 @@ bool Take(json::value& v, int64_t& out) {
   out = v.get_int64();
   return true;
 }
-bool Take(json::value& v, std::optional<int64_t>& out) {
-  if (!v.is_int64()) return false;
-  out = v.get_int64();
-  return true;
-}
 bool Take(json::value& v, json::object& out) {
   if (!v.is_object()) return false;
   out = std::move(v.get_object());
   return true;
 }
-bool Take(json::value& v, std::optional<json::object>& out) {
-  if (!v.is_object()) return false;
-  out = std::move(v.get_object());
-  return true;
-}
-bool Take(json::value& v, std::optional<json::array>& out) {
+bool Take(json::value& v, json::array& out) {
   if (!v.is_array()) return false;
   out = std::move(v.get_array());
   return true;
 }
-bool Take(json::value& v, std::optional<json::value>& out) {
+bool Take(json::value& v, json::value& out) {  // any type
   out = std::move(v);
+  return true;
+}
+template <class T>
+bool Take(json::value& v, std::optional<T>& out) {
+  T taken;
+  if (!Take(v, taken)) return false;
+  out = std::move(taken);
   return true;
 }
 
@@ -61,10 +58,14 @@ bool Set(const std::optional<T>& o) {
 void Put(JsonTextWriter& w, const std::string& s) { w.String(s); }
 void Put(JsonTextWriter& w, int64_t n) { w.Int(n); }
 void Put(JsonTextWriter& w, const json::object& o) { w.Object(o); }
-void Put(JsonTextWriter& w, const std::optional<int64_t>& n) { w.Int(*n); }
-void Put(JsonTextWriter& w, const std::optional<json::object>& o) { w.Object(*o); }
-void Put(JsonTextWriter& w, const std::optional<json::array>& a) { w.Value(*a); }
-void Put(JsonTextWriter& w, const std::optional<json::value>& v) { w.Value(*v); }
+void Put(JsonTextWriter& w, const json::array& a) {  // (as Value(a) would, without a copy)
+  w.Array(a, [](JsonTextWriter& x, const json::value& v) { x.Value(v); });
+}
+void Put(JsonTextWriter& w, const json::value& v) { w.Value(v); }
+template <class T>
+void Put(JsonTextWriter& w, const std::optional<T>& o) {
+  Put(w, *o);
+}
 
 template <class S>
 struct Member {

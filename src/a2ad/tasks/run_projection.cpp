@@ -44,10 +44,6 @@ std::optional<int64_t> IntMember(const json::object& o, std::string_view key) {
   return std::nullopt;
 }
 
-std::string StrMember(const json::object& o, std::string_view key) {
-  return std::string(Str(o, key));
-}
-
 }  // namespace
 
 std::string_view WaitingStatusFor(std::string_view kind) {
@@ -253,7 +249,8 @@ void ApplyRunEvent(RunSnapshot& run, const RunEvent& e) {
     if (!error.contains("code")) error["code"] = "run_failed";
     if (!error.contains("message")) error["message"] = "the run failed";
     run.error = std::move(error);
-    if (!Str(p, "failedNodeId").empty()) run.failed_node_id = StrMember(p, "failedNodeId");
+    if (std::string_view failed = Str(p, "failedNodeId"); !failed.empty())
+      run.failed_node_id = failed;
     EndInterrupt(run);
   } else if (e.type == protocol::kEvRunCancelled) {
     SetStatus(run, "cancelled");
