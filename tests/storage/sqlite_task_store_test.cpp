@@ -130,6 +130,26 @@ TEST_F(SqliteTaskStoreTest, ManyConcurrentReadersShareASmallPool) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// tasks.a2a_state is not read back (the record derives it), but it is the RFC 0100 view an
+// operator's SQL and an earlier release read: every commit writes it for the task as
+// committed.
+TEST_F(SqliteTaskStoreTest, EveryCommitWritesTheA2ATaskStateColumn) {
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(IsOk(CommitSync(*store, Create("task-1", "ctx", TaskState::kWorking, 1000, 1))));
+  RawDb raw(path_);
+  const std::string query = "SELECT a2a_state FROM tasks WHERE id = 'task-1'";
+  EXPECT_EQ(raw.Text(query),
+            R"({"taskId":"task-1","runId":"task-1","contextId":"ctx","state":"working",)"
+            R"("updatedAt":"1970-01-01T00:00:01.000Z"})");
+  auto got = store->Get("task-1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  ASSERT_TRUE(IsOk(CommitSync(*store, storage_test::Append(**got, TaskState::kCompleted, 2500))));
+  EXPECT_EQ(raw.Text(query),
+            R"({"taskId":"task-1","runId":"task-1","contextId":"ctx","state":"completed",)"
+            R"("updatedAt":"1970-01-01T00:00:02.500Z"})");
+}
+
 // Every start reads the push configs of unfinished tasks (PushService::WarmCache). The query
 // must start from push_configs and look each task up by its key: a plan that scans the
 // tasks (or one of their indexes) costs seconds at a million stored tasks.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../workflow/harness.hpp"
+#include "a2ad/protocol/a2a_task_state.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/tasks/task_projection.hpp"
@@ -33,6 +34,8 @@ void ExpectContentFree(const json::object& a2a) {
         << "A2ATaskState carries '" << kv.key() << "': " << json::serialize(a2a);
 }
 
+json::object A2A(const Harness& h) { return protocol::A2ATaskStateOf(h.rec.task, h.rec.run); }
+
 // ---- the run status table ----------------------------------------------------------------------
 
 struct ProjectionRow {
@@ -46,15 +49,15 @@ void ExpectProjection(const Harness& h, const ProjectionRow& row) {
   SCOPED_TRACE("run status " + row.run_status);
   EXPECT_EQ(h.Status(), row.run_status);
   EXPECT_EQ(h.rec.task.status.state, row.task_state);
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "state"), row.a2a_state);
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "taskId"), kRunId);
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "runId"), kRunId);
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "contextId"), "ctx-1");
+  EXPECT_EQ(StrOf(A2A(h), "state"), row.a2a_state);
+  EXPECT_EQ(StrOf(A2A(h), "taskId"), kRunId);
+  EXPECT_EQ(StrOf(A2A(h), "runId"), kRunId);
+  EXPECT_EQ(StrOf(A2A(h), "contextId"), "ctx-1");
   if (row.interrupt_kind.empty())
-    EXPECT_FALSE(h.rec.a2a_state.contains("interruptKind")) << json::serialize(h.rec.a2a_state);
+    EXPECT_FALSE(A2A(h).contains("interruptKind")) << json::serialize(A2A(h));
   else
-    EXPECT_EQ(StrOf(h.rec.a2a_state, "interruptKind"), row.interrupt_kind);
-  ExpectContentFree(h.rec.a2a_state);
+    EXPECT_EQ(StrOf(A2A(h), "interruptKind"), row.interrupt_kind);
+  ExpectContentFree(A2A(h));
 }
 
 TEST(ForwardProjection, PendingRunningCompleted) {
@@ -93,12 +96,12 @@ TEST(ForwardProjection, WaitingExternalIsInputRequired) {
   EXPECT_EQ(h.Drive().kind, K::kParked);
   EXPECT_EQ(h.Status(), "waiting-external");
   EXPECT_EQ(h.rec.task.status.state, S::kInputRequired);
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "state"), "input-required");
+  EXPECT_EQ(StrOf(A2A(h), "state"), "input-required");
   // The schema knows approval | clarification only; an external wait is not an approval.
-  EXPECT_EQ(StrOf(h.rec.a2a_state, "interruptKind"), "clarification");
+  EXPECT_EQ(StrOf(A2A(h), "interruptKind"), "clarification");
   EXPECT_EQ(StrOf(ObjAt(ObjAt(h.rec.task.metadata, "openwop"), "interrupt"), "kind"),
             "external-event");
-  ExpectContentFree(h.rec.a2a_state);
+  ExpectContentFree(A2A(h));
 }
 
 TEST(ForwardProjection, FailedCarriesErrorInMetadataAndStatusMessage) {
@@ -134,8 +137,8 @@ TEST(ForwardProjection, A2AStateNeverCarriesContent) {
   h.Drive();
   ASSERT_EQ(h.Status(), "completed");
   EXPECT_FALSE(h.rec.task.artifacts.empty());
-  ExpectContentFree(h.rec.a2a_state);
-  EXPECT_EQ(json::serialize(h.rec.a2a_state).find("s3cr3t"), std::string::npos);
+  ExpectContentFree(A2A(h));
+  EXPECT_EQ(json::serialize(A2A(h)).find("s3cr3t"), std::string::npos);
 }
 
 // ---- the A2A update of each run event ----------------------------------------------------------

@@ -49,9 +49,6 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
   auto run = protocol::ParseJsonObject(row.run, "run");
   if (!run) return Unreadable(row.id, "run: " + run.error().message);
   record.run = protocol::RunSnapshotFromJson(std::move(run).value());
-  auto a2a_state = protocol::ParseJsonObject(row.a2a_state, "a2a_state");
-  if (!a2a_state) return Unreadable(row.id, "a2a_state: " + a2a_state.error().message);
-  record.a2a_state = std::move(a2a_state).value();
   record.dedup_key = std::string(row.dedup_key);
   record.tenant = std::string(row.tenant);
   record.owner = std::string(row.owner);

@@ -24,7 +24,6 @@ struct StoredTask {
   int64_t last_sequence = -1;
   std::string_view snapshot;   // the v1.0 Task JSON
   std::string_view run;        // the OpenWOP RunSnapshot JSON object
-  std::string_view a2a_state;  // the RFC 0100 A2ATaskState JSON object
   std::string_view dedup_key;
   std::string_view tenant;
   std::string_view owner;

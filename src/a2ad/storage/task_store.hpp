@@ -52,9 +52,6 @@ struct TaskRecord {
   /// The OpenWOP RunSnapshot (protocol/run_snapshot.hpp) folded from the same log
   /// (tasks/run_projection.hpp); empty() for a task no run event touched yet.
   protocol::RunSnapshot run;
-  /// The RFC 0100 A2ATaskState (a2a-task-state.schema.json) of `task`: the durable,
-  /// content-free projection, rewritten with every commit that changes it.
-  boost::json::object a2a_state;
   /// Set at creation for idempotent creation (the same caller's same A2A messageId or
   /// Idempotency-Key): unique among the tasks of `tenant`; "" for none.
   std::string dedup_key;

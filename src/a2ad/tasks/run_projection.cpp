@@ -259,24 +259,4 @@ void ApplyRunEvent(RunSnapshot& run, const RunEvent& e) {
   }
 }
 
-json::object A2ATaskStateOf(const protocol::Task& task, const RunSnapshot& run) {
-  json::object s;
-  s["taskId"] = task.id;
-  s["runId"] = task.id;
-  if (!task.context_id.empty()) s["contextId"] = task.context_id;
-  s["state"] = protocol::TaskStateLabel(task.status.state);
-  if (task.status.state == protocol::TaskState::kInputRequired) {
-    // The schema knows two kinds; an external event or custom interrupt waits for input too.
-    std::string_view kind;
-    if (run.interrupt) kind = Str(*run.interrupt, "kind");
-    if (kind.empty())
-      if (auto* ow = task.metadata.if_contains("openwop"); ow && ow->is_object())
-        if (auto* i = ow->get_object().if_contains("interrupt"); i && i->is_object())
-          kind = Str(i->get_object(), "kind");
-    s["interruptKind"] = kind == "approval" ? "approval" : "clarification";
-  }
-  s["updatedAt"] = core::FormatTimestamp(task.status.timestamp_ms);
-  return s;
-}
-
 }  // namespace a2ad::tasks

@@ -29,8 +29,4 @@ bool IsTerminalRunStatus(std::string_view status);
 std::string_view RunStatus(const protocol::RunSnapshot& run);
 bool IsTerminalRun(const protocol::RunSnapshot& run);
 
-/// The RFC 0100 A2ATaskState of a task whose run is `run` (a2a-task-state.schema.json):
-/// content-free, taskId == runId, lowercase-hyphen state, interruptKind iff input-required.
-boost::json::object A2ATaskStateOf(const protocol::Task& task, const protocol::RunSnapshot& run);
-
 }  // namespace a2ad::tasks

@@ -274,7 +274,6 @@ core::Result<void> ApplyInPlace(storage::TaskRecord& next, const RunEvent& e) {
       if (auto* q = next.run.interrupt->if_contains("quorum"))
         if (auto* i = OpenwopMetadata(t).if_contains("interrupt"); i && i->is_object())
           i->get_object()["quorum"] = *q;
-  if (new_state || next.last_sequence == -1) next.a2a_state = A2ATaskStateOf(t, next.run);
   next.last_sequence = e.sequence;
   next.updated_at_ms = e.timestamp_ms;
   return core::Ok{};

@@ -29,14 +29,14 @@ core::Result<PgDoctorReport> CheckPostgres(const std::string& url) {
   for (;;) {
     auto rows = db.Exec(
         "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run,"
-        " a2a_state, coalesce(dedup_key, ''), tenant, owner FROM tasks WHERE id > $1"
+        " coalesce(dedup_key, ''), tenant, owner FROM tasks WHERE id > $1"
         " ORDER BY id LIMIT $2",
         pg::Params().Add(after).Add(kPage), "read tasks");
     if (!rows) return std::move(rows).error();
     for (int i = 0; i < rows->size(); ++i) {
-      StoredTask t{rows->Text(i, 0), rows->Text(i, 1), rows->Int(i, 2), rows->Int(i, 3),
-                   rows->Int(i, 4), rows->Text(i, 5), rows->Text(i, 6), rows->Text(i, 7),
-                   rows->Text(i, 8), rows->Text(i, 9), rows->Text(i, 10)};
+      StoredTask t{rows->Text(i, 0), rows->Text(i, 1), rows->Int(i, 2),  rows->Int(i, 3),
+                   rows->Int(i, 4),  rows->Text(i, 5), rows->Text(i, 6), rows->Text(i, 7),
+                   rows->Text(i, 8), rows->Text(i, 9)};
       ++report.tasks_checked;
       if (auto r = DecodeStoredTask(t); !r)
         report.damaged.push_back({std::string(t.id), "snapshot", r.error().message});

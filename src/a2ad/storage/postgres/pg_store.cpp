@@ -20,7 +20,8 @@ core::Error Closed() { return core::Error(core::ErrorCode::kUnavailable, "task s
 
 constexpr const char* kTaskColumns =
     "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run,"
-    " a2a_state, coalesce(dedup_key, ''), tenant, owner FROM tasks";
+    " coalesce(dedup_key, ''), tenant, owner FROM tasks";
+constexpr int kTaskColumnCount = 10;  // of kTaskColumns (List's count follows them)
 
 core::Result<TaskRecord> ReadTask(const Rows& rows, int i) {
   StoredTask t;
@@ -31,10 +32,9 @@ core::Result<TaskRecord> ReadTask(const Rows& rows, int i) {
   t.last_sequence = rows.Int(i, 4);
   t.snapshot = rows.Text(i, 5);
   t.run = rows.Text(i, 6);
-  t.a2a_state = rows.Text(i, 7);
-  t.dedup_key = rows.Text(i, 8);
-  t.tenant = rows.Text(i, 9);
-  t.owner = rows.Text(i, 10);
+  t.dedup_key = rows.Text(i, 7);
+  t.tenant = rows.Text(i, 8);
+  t.owner = rows.Text(i, 9);
   return DecodeStoredTask(t);
 }
 
@@ -234,7 +234,7 @@ core::Result<TaskPage> PostgresStore::List(const TaskQuery& query) {
     int64_t last_updated = 0;
     bool more = false;
     for (int i = 0; i < count; ++i) {
-      page.total_size = static_cast<int32_t>(rows->Int(i, 11));
+      page.total_size = static_cast<int32_t>(rows->Int(i, kTaskColumnCount));
       if (rows->IsNull(i, 0)) continue;  // no page: the row carries the count alone
       if (taken == query.page_size) {
         more = true;

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/a2a_task_state.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/model.hpp"
@@ -112,7 +113,10 @@ void PostgresStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
       protocol::JsonTextWriter run(p.run);
       protocol::WriteRunSnapshot(run, r.run);
     }
-    protocol::JsonTextWriter(p.a2a_state).Object(r.a2a_state);
+    {
+      protocol::JsonTextWriter a2a_state(p.a2a_state);
+      protocol::WriteA2ATaskState(a2a_state, r.task, r.run);
+    }
     p.payloads.resize(commit.events.size());
     for (size_t i = 0; i < commit.events.size(); ++i)
       protocol::JsonTextWriter(p.payloads[i]).Object(commit.events[i].payload);

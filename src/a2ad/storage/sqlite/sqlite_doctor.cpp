@@ -8,13 +8,14 @@
 #include <set>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/protocol/a2a_task_state.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
-#include "a2ad/storage/stored_records.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
+#include "a2ad/storage/stored_records.hpp"
 
 namespace a2ad::storage::sqlite {
 namespace json = boost::json;
@@ -377,7 +378,9 @@ class Doctor {
           t.run.clear();
           protocol::JsonTextWriter run(t.run);
           protocol::WriteRunSnapshot(run, folded->run);
-          t.a2a_state = protocol::SerializeJson(folded->a2a_state);
+          t.a2a_state.clear();
+          protocol::JsonTextWriter a2a_state(t.a2a_state);
+          protocol::WriteA2ATaskState(a2a_state, folded->task, folded->run);
           problems = ColumnProblems(t);
           if (problems.empty())
             how += std::string(how.empty() ? "" : "; ") + "rebuilt from its event log (" +

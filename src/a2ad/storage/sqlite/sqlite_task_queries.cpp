@@ -30,18 +30,18 @@ using sqlite::Run;
 using sqlite::Stmt;
 
 constexpr const char* kRecordColumns =
-    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key, tenant, owner";
+    "id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, dedup_key,"
+    " tenant, owner";
 constexpr const char* kSelectTask =
-    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key, tenant, owner FROM tasks WHERE id = ?1";
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, dedup_key,"
+    " tenant, owner FROM tasks WHERE id = ?1";
 constexpr const char* kSelectByDedupKey =
-    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key, tenant, owner FROM tasks WHERE tenant = ?1 AND dedup_key = ?2";
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, dedup_key,"
+    " tenant, owner FROM tasks WHERE tenant = ?1 AND dedup_key = ?2";
 // Partial indexes of schema version 9: each WHERE repeats its index's verbatim.
 constexpr const char* kSelectRunnable =
-    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, a2a_state,"
-    " dedup_key, tenant, owner FROM tasks INDEXED BY tasks_runnable"
+    "SELECT id, skill_id, created_at_ms, updated_at_ms, last_sequence, snapshot, run, dedup_key,"
+    " tenant, owner FROM tasks INDEXED BY tasks_runnable"
     " WHERE wake_at_ms IS NULL AND NOT (state BETWEEN 3 AND 5 OR state = 7) AND id > ?1"
     " ORDER BY id LIMIT ?2";
 constexpr const char* kSelectWakes =
@@ -64,10 +64,9 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row) {
   stored.last_sequence = row.Int(4);
   stored.snapshot = row.Text(5);
   stored.run = row.Text(6);
-  stored.a2a_state = row.Text(7);
-  stored.dedup_key = row.Text(8);
-  stored.tenant = row.Text(9);
-  stored.owner = row.Text(10);
+  stored.dedup_key = row.Text(7);
+  stored.tenant = row.Text(8);
+  stored.owner = row.Text(9);
   return DecodeStoredTask(stored);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/protocol/a2a_task_state.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/v10/codec.hpp"
@@ -163,7 +164,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     p.owner = p.Append(r.owner);
     p.snapshot = p.Appended([&] { protocol::AppendTask(p.text, r.task, protocol::Wire::kV10); });
     p.run = p.Appended([&] { protocol::WriteRunSnapshot(json, r.run); });
-    p.a2a_state = p.Appended([&] { json.Object(r.a2a_state); });
+    p.a2a_state = p.Appended([&] { protocol::WriteA2ATaskState(json, r.task, r.run); });
     // Indexed: what a restart starts again, when a parked run wakes, what a posted event finds.
     if (!protocol::IsTerminal(r.task.status.state)) {
       p.wake_at_ms = ParkedUntil(r.run);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "a2ad/core/clock.hpp"
+#include "a2ad/protocol/a2a_task_state.hpp"
 #include "a2ad/protocol/event_cursor.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
@@ -13,8 +14,8 @@
 #include "a2ad/transport/a2a/a2a_operations.hpp"
 #include "a2ad/transport/auth/auth.hpp"
 #include "a2ad/transport/error_body.hpp"
-#include "a2ad/transport/openwop/openwop_discovery.hpp"
 #include "a2ad/transport/http/sse_pump.hpp"
+#include "a2ad/transport/openwop/openwop_discovery.hpp"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -718,7 +719,7 @@ asio::awaitable<HttpResponse> OpenwopApi::TaskState(const CallContext& ctx, cons
   auto rec = co_await service_.GetRecord(ctx, id);
   if (!rec) co_return ErrorResponse(rec.error());
   if (!rec.value()) co_return ErrorResponse(404, "not_found", "no task '" + id + "'");
-  json::object state = rec.value()->a2a_state;
+  json::object state = protocol::A2ATaskStateOf(rec.value()->task, rec.value()->run);
   // The push config lives with the push store (with its raw token, which never leaves it);
   // the state carries the URL and the token's fingerprint only.
   if (options_.push_config_of)
