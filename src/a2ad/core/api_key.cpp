@@ -4,13 +4,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/sha256.hpp"
 
 namespace a2ad::core {
 namespace {
@@ -85,9 +85,7 @@ std::optional<ApiKeyParts> ParseApiKey(std::string_view text) {
 }
 
 std::string HashApiKeySecret(std::string_view secret) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), digest);
-  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+  return HexEncode(DigestBytes(Sha256Of(secret)));
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

@@ -10,7 +10,6 @@
 #include <openssl/objects.h>
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
-#include <openssl/sha.h>
 
 namespace a2ad::core {
 
@@ -79,12 +78,6 @@ bool LooksEncrypted(std::string_view pem) { return pem.find("ENCRYPTED") != pem.
 int NoPassphrase(char*, int, int, void*) { return -1; }
 
 }  // namespace
-
-std::string Sha256(std::string_view data) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(Bytes(data), data.size(), d);
-  return std::string(reinterpret_cast<const char*>(d), sizeof d);
-}
 
 // ---- Es256PublicKey -----------------------------------------------------------------------
 

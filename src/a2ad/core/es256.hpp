@@ -22,11 +22,9 @@
 #include <string_view>
 
 #include "a2ad/core/result.hpp"
+#include "a2ad/core/sha256.hpp"  // Sha256, as the signatures digest
 
 namespace a2ad::core {
-
-/// The SHA-256 digest of `data`, 32 bytes.
-std::string Sha256(std::string_view data);
 
 /// A P-256 public key.
 class Es256PublicKey {

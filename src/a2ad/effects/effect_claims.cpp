@@ -1,7 +1,6 @@
 #include "a2ad/effects/effect_claims.hpp"
 
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/tasks/signal.hpp"
 
 namespace a2ad::effects {
@@ -114,9 +114,7 @@ std::string IdempotencyKey(std::string_view tenant, std::string_view run, std::s
   in += std::to_string(ordinal);
   in.push_back('\0');
   in += provider;
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(in.data()), in.size(), d);
-  return core::Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(d), sizeof d));
+  return core::Base64UrlEncode(core::DigestBytes(core::Sha256Of(in)));
 }
 
 namespace {

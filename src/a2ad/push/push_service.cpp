@@ -1,11 +1,11 @@
 #include "a2ad/push/push_service.hpp"
 
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/run_event.hpp"
@@ -179,9 +179,7 @@ std::string HexOf(const unsigned char* p, size_t n) {
 }
 
 std::string SecretFingerprint(const std::string& secret) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), d);
-  return HexOf(d, 4);
+  return HexOf(core::Sha256Of(secret).data(), 4);
 }
 
 json::object WebhookBody(const std::string& tenant, const protocol::RunEvent& e) {

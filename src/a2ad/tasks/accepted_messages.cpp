@@ -1,12 +1,11 @@
 #include "a2ad/tasks/accepted_messages.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <vector>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/protocol/json_text.hpp"
 
@@ -38,10 +37,7 @@ json::value Sorted(const json::value& v) {
 
 std::string Digest(const json::value& parts) {
   const std::string text = protocol::SerializeJson(Sorted(parts));
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  return core::Base64UrlEncode(
-      std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+  return core::Base64UrlEncode(core::DigestBytes(core::Sha256Of(text)));
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 // runs), answers to a run's interrupt (REST, interrupt tokens, timeouts), cancel with its
 // cascade to child runs. (Its reads, records, events, waits and event streams, are
 // TaskReader's: task_reader.cpp.)
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <limits>
 
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/core/trace.hpp"
 #include "a2ad/protocol/encode.hpp"
 #include "a2ad/tasks/executions.hpp"
@@ -40,10 +40,9 @@ void KeepTraceparent(json::object& metadata, const std::string& traceparent) {
 }
 
 std::string NameBasedId(std::string_view name) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest);
+  const core::Sha256Digest digest = core::Sha256Of(name);
   unsigned char d[16];
-  std::copy(digest, digest + 16, d);
+  std::copy(digest.begin(), digest.begin() + 16, d);
   d[6] = static_cast<unsigned char>((d[6] & 0x0f) | 0x80);  // version 8
   d[8] = static_cast<unsigned char>((d[8] & 0x3f) | 0x80);  // RFC 9562 variant
   return core::FormatUuid(d);

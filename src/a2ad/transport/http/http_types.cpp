@@ -1,6 +1,5 @@
 #include "a2ad/transport/http/http_types.hpp"
 
-#include <openssl/sha.h>
 #include <strings.h>
 
 #include <boost/url/parse.hpp>
@@ -8,6 +7,7 @@
 #include <ctime>
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/sha256.hpp"
 
 namespace a2ad::transport {
 
@@ -38,9 +38,7 @@ HttpResponse JsonResponse(int status, std::string body) {
 }
 
 std::string Sha256Hex(std::string_view bytes) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), d);
-  return core::HexEncode(std::string_view(reinterpret_cast<const char*>(d), sizeof d));
+  return core::HexEncode(core::DigestBytes(core::Sha256Of(bytes)));
 }
 
 std::string WeakEtag(std::string_view body) {
