@@ -22,6 +22,14 @@ class FixedClock final : public Clock {
   int64_t NowMs() const override { return 1767225600123; }
 };
 
+TEST(FormatUuid, IsTheCanonicalLowercaseForm) {
+  const unsigned char bytes[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                   0xf0, 0x0f, 0x10, 0x9a, 0xbc, 0xde, 0xff, 0x00};
+  EXPECT_EQ(FormatUuid(bytes), "01234567-89ab-cdef-f00f-109abcdeff00");
+  const unsigned char zeros[16] = {};
+  EXPECT_EQ(FormatUuid(zeros), "00000000-0000-0000-0000-000000000000");
+}
+
 TEST(UuidV7, LayoutVersionVariantAndTimePrefix) {
   FixedClock clock;
   auto ids = MakeUuidV7Generator(clock);

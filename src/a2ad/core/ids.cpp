@@ -9,12 +9,14 @@ namespace a2ad::core {
 
 std::string FormatUuid(const unsigned char (&b)[16]) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
+  // Where each byte's two digits go in 8-4-4-4-12 (every id a task, context, message and
+  // event gets is formatted here: one allocation and no per-character capacity checks).
+  static constexpr unsigned char kAt[16] = {0,  2,  4,  6,  9,  11, 14, 16,
+                                            19, 21, 24, 26, 28, 30, 32, 34};
+  std::string out(36, '-');
   for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[b[i] >> 4];
-    out += kHex[b[i] & 15];
+    out[kAt[i]] = kHex[b[i] >> 4];
+    out[kAt[i] + 1] = kHex[b[i] & 15];
   }
   return out;
 }
