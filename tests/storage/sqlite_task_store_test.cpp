@@ -5,6 +5,7 @@
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <string>
@@ -128,6 +129,19 @@ TEST_F(SqliteTaskStoreTest, ManyConcurrentReadersShareASmallPool) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// SQLite's memory statistics take a process-wide mutex on every allocation, which the writer
+// and the readers would share; the store's first connection turns them off, and then SQLite
+// counts nothing (sqlite3_memory_used stays 0 however much it allocates).
+TEST_F(SqliteTaskStoreTest, TheStoreRunsSqliteWithoutMemoryStatistics) {
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(IsOk(CommitSync(
+        *store, Create("task-" + std::to_string(i), "ctx", TaskState::kWorking, 1000 + i, 3))));
+  ASSERT_TRUE(store->Get("task-7").ok());
+  EXPECT_EQ(sqlite3_memory_used(), 0);
 }
 
 // tasks.a2a_state is not read back (the record derives it), but it is the RFC 0100 view an

@@ -1,6 +1,21 @@
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 
+#include <mutex>
+
 namespace a2ad::storage::sqlite {
+namespace {
+
+// SQLite keeps memory statistics (sqlite3_memory_used, the soft and hard heap limits; a2ad
+// reads none of them) behind one process-wide mutex taken on every allocation and free:
+// about 75 times per commit, by the writer and every reader alike. Off, for the process,
+// before the first connection: sqlite3_config must precede SQLite's initialization, so it
+// is refused (and changes nothing) if something opened a database first.
+void ConfigureSqliteOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
+}  // namespace
 
 Stmt::~Stmt() {
   sqlite3_reset(stmt_);
@@ -51,6 +66,7 @@ std::string_view Stmt::Text(int column) const {
 
 core::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, int flags,
                                                            int busy_timeout_ms) {
+  ConfigureSqliteOnce();
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {

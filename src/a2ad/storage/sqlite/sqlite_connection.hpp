@@ -1,6 +1,7 @@
 #pragma once
 // Internal to storage_sqlite: RAII over the SQLite C API. One Connection is used by one
-// thread at a time (connections are opened SQLITE_OPEN_NOMUTEX).
+// thread at a time (connections are opened SQLITE_OPEN_NOMUTEX). The first Open turns SQLite's
+// memory statistics off for the process (a global mutex on every allocation).
 #include <sqlite3.h>
 
 #include <cstdint>
