@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """WAL pages per commit of a model of a2ad's SQLite send: task_events as WITHOUT ROWID (today's
 schema) against a rowid table with a unique (task_id, sequence) index (bench/RESULTS.md, "The
-task_events candidate"). Not a2ad's schema verbatim: the tasks table with four of its indexes,
+task_events candidate"), and against a table keyed by one integer, a per-task number shifted
+left 24 bits or'd with the sequence, with no second index (bench/RESULTS.md, stop 50). Not a2ad's schema verbatim: the tasks table with four of its indexes,
 UUIDv7 task ids as a2ad makes them, a 900-byte snapshot and three 500-byte events per send.
 
     python3 bench/wal_model.py [SENDS]
@@ -21,8 +22,8 @@ def uuid7(offset_ms):
     return str(uuid.UUID(bytes=ms.to_bytes(6, "big") + os.urandom(10)))
 
 
-def wal_pages_per_commit(rowid, sends, per_commit, workdir):
-    path = os.path.join(workdir, f"model-{int(rowid)}-{per_commit}.db")
+def wal_pages_per_commit(layout, sends, per_commit, workdir):
+    path = os.path.join(workdir, f"model-{layout}-{per_commit}.db")
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA wal_autocheckpoint=0")
@@ -33,7 +34,9 @@ def wal_pages_per_commit(rowid, sends, per_commit, workdir):
         db.execute(f"CREATE INDEX tasks_{len(columns)} ON tasks({columns})")
     events = ("task_id TEXT NOT NULL, sequence INT NOT NULL, event_id TEXT, type TEXT, "
               "node_id TEXT, timestamp_ms INT, payload TEXT")
-    if rowid:
+    if layout == "int-key":
+        db.execute(f"CREATE TABLE task_events(k INTEGER PRIMARY KEY, {events})")
+    elif layout == "rowid":
         db.execute(f"CREATE TABLE task_events({events})")
         db.execute("CREATE UNIQUE INDEX task_events_key ON task_events(task_id, sequence)")
     else:
@@ -49,8 +52,10 @@ def wal_pages_per_commit(rowid, sends, per_commit, workdir):
             db.execute("INSERT INTO tasks VALUES(?,?,?,?,?,?,?)",
                        (task, uuid7(c), 3, c, "x" * 900, "default", "{}"))
             for seq in range(3):
-                db.execute("INSERT INTO task_events VALUES(?,?,?,?,?,?,?)",
-                           (task, seq, str(uuid.uuid4()), "status", "n", c, "y" * 500))
+                row = (task, seq, str(uuid.uuid4()), "status", "n", c, "y" * 500)
+                if layout == "int-key":
+                    row = (((c * per_commit + k) << 24) | seq,) + row
+                db.execute(f"INSERT INTO task_events VALUES({','.join('?' * len(row))})", row)
         db.execute("COMMIT")
     pages = (os.path.getsize(path + "-wal") - start) / commits / PAGE
     db.close()
@@ -61,10 +66,12 @@ def main():
     sends = int(sys.argv[1]) if len(sys.argv) > 1 else 3200
     with tempfile.TemporaryDirectory() as workdir:
         for per_commit in (1, 32):
-            today = wal_pages_per_commit(False, sends, per_commit, workdir)
-            rowid = wal_pages_per_commit(True, sends, per_commit, workdir)
+            today = wal_pages_per_commit("without-rowid", sends, per_commit, workdir)
+            rowid = wal_pages_per_commit("rowid", sends, per_commit, workdir)
+            key = wal_pages_per_commit("int-key", sends, per_commit, workdir)
             print(f"sends per commit {per_commit:3}: WITHOUT ROWID {today:6.2f} pages, "
-                  f"rowid + index {rowid:6.2f} pages ({(rowid - today) / today * 100:+.0f}%)")
+                  f"rowid + index {rowid:6.2f} pages ({(rowid - today) / today * 100:+.0f}%), "
+                  f"integer key {key:6.2f} pages ({(key - today) / today * 100:+.0f}%)")
 
 
 if __name__ == "__main__":
