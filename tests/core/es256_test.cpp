@@ -134,10 +134,5 @@ TEST(Es256, AnEmptyKeyDoesNothing) {
   EXPECT_FALSE(empty.public_key().Verify("x", std::string(64, '\1')));
 }
 
-TEST(Es256, Sha256OfTheFipsExample) {
-  EXPECT_EQ(HexEncode(Sha256("abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
 }  // namespace
 }  // namespace a2ad::core

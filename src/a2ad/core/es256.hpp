@@ -22,7 +22,6 @@
 #include <string_view>
 
 #include "a2ad/core/result.hpp"
-#include "a2ad/core/sha256.hpp"  // Sha256, as the signatures digest
 
 namespace a2ad::core {
 

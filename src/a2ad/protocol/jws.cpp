@@ -1,6 +1,7 @@
 #include "a2ad/protocol/jws.hpp"
 
 #include "a2ad/core/encoding.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/protocol/jcs.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 

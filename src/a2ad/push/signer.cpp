@@ -11,6 +11,7 @@
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/core/es256.hpp"
 #include "a2ad/core/log.hpp"
+#include "a2ad/core/sha256.hpp"
 #include "a2ad/protocol/json_parse.hpp"
 #include "a2ad/protocol/json_text.hpp"
 #include "a2ad/protocol/jws.hpp"
