@@ -28,7 +28,6 @@ using core::ErrorCode;
 using core::Result;
 using protocol::Task;
 using protocol::TaskState;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 class Executions::Context final : public ExecutionContext {
  public:

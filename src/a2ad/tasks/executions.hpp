@@ -41,7 +41,6 @@ struct TaskSlot;
 
 class Executions {
  public:
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
   /// The executor of a skill id, or nullptr (TaskService's registry).
   using ExecutorFor = std::function<Executor*(const std::string& skill_id)>;
 

@@ -23,6 +23,9 @@
 
 namespace a2ad::tasks {
 
+/// A committed record as the task service shares it: immutable, read by many at once.
+using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+
 /// An event to append; the service stamps eventId, runId, timestamp and sequence.
 struct EventDraft {
   std::string type;

@@ -26,7 +26,6 @@ using core::Result;
 using protocol::IntOr;
 using protocol::ObjOr;
 using protocol::Str;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 bool IsPauseMode(std::string_view mode) {
   return mode == kFinishStep || mode == kInterruptImmediate || mode == kWaitForCompletion;

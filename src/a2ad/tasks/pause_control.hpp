@@ -34,7 +34,6 @@ struct TaskSlot;
 class PauseControl {
  public:
   using CallContext = protocol::CallContext;
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
   /// The executor of a skill, or nullptr.
   using ExecutorFor = std::function<Executor*(const std::string& skill_id)>;
   /// Supersedes the run's execution and starts a new one from `record` (unless terminal).

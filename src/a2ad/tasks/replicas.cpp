@@ -23,7 +23,6 @@
 namespace a2ad::tasks {
 namespace asio = boost::asio;
 using protocol::TaskState;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 void TaskService::ObserveCommit(const std::string& task_id, int64_t sequence) {
   auto slot = writer_->Find(task_id);

@@ -18,7 +18,6 @@ using core::Error;
 using core::ErrorCode;
 using core::Result;
 using protocol::Task;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 TaskReader::TaskReader(storage::TaskStore& store, ReadExecutor& reads, TaskWriter& writer,
                        std::chrono::milliseconds blocking_timeout)

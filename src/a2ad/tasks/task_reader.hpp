@@ -35,7 +35,6 @@ struct TaskSlot;
 class TaskReader {
  public:
   using CallContext = protocol::CallContext;
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
   /// `blocking_timeout`: the longest a GetTask long poll (currentGeneration) waits.
   TaskReader(storage::TaskStore& store, ReadExecutor& reads, TaskWriter& writer,

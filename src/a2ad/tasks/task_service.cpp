@@ -26,7 +26,6 @@ using core::ErrorCode;
 using core::Result;
 using protocol::Task;
 using protocol::TaskState;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 namespace {
 

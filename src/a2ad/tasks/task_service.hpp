@@ -199,7 +199,6 @@ std::string NameBasedId(std::string_view name);
 class TaskService {
  public:
   using CallContext = protocol::CallContext;
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
   TaskService(storage::TaskStore& store, const core::Clock& clock, core::IdGenerator& ids,
               boost::asio::any_io_executor io, TaskServiceOptions options);

@@ -27,7 +27,6 @@ using core::ErrorCode;
 using core::Result;
 using protocol::Task;
 using protocol::TaskState;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
 
 std::vector<EventDraft> OneEvent(std::string type, json::object payload) {
   std::vector<EventDraft> step(1);

@@ -69,7 +69,6 @@ class SlotMutex {
 
 /// Per-task state shared by everything touching one task while it is active.
 struct TaskSlot {
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
   TaskSlot(std::string id, boost::asio::any_io_executor executor)
       : task_id(std::move(id)), io(std::move(executor)) {}
   const std::string task_id;
@@ -135,7 +134,6 @@ struct TaskSlot {
 
 class TaskWriter {
  public:
-  using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
   using SlotPtr = std::shared_ptr<TaskSlot>;
   /// Checked under the task's lock against its newest state before a step is applied;
   /// an error refuses the step (nothing is written). It may complete the step (e.g. with the

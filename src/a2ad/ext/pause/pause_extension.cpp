@@ -26,7 +26,7 @@ using transport::OperationCall;
 using transport::OperationResult;
 
 using Awaitable = asio::awaitable<Result<OperationResult>>;
-using RecordPtr = std::shared_ptr<const storage::TaskRecord>;
+using tasks::RecordPtr;
 
 void ShowPausedStates(json::value& v, protocol::Wire shape) {
   if (v.is_array()) {
