@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "a2ad/storage/sqlite/sqlite_wal_vfs.hpp"
+
 namespace a2ad::storage::sqlite {
 namespace {
 
@@ -68,7 +70,8 @@ core::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& pa
                                                            int busy_timeout_ms) {
   ConfigureSqliteOnce();
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, CoalescingWalVfs());
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to storage_sqlite: RAII over the SQLite C API. One Connection is used by one
 // thread at a time (connections are opened SQLITE_OPEN_NOMUTEX). The first Open turns SQLite's
-// memory statistics off for the process (a global mutex on every allocation).
+// memory statistics off for the process (a global mutex on every allocation). Every
+// connection opens its database through the VFS of sqlite_wal_vfs.hpp.
 #include <sqlite3.h>
 
 #include <cstdint>
