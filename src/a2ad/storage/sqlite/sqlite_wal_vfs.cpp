@@ -25,6 +25,8 @@ constexpr int kFrameHeaderBytes = 24;
 // page is 64 KiB), and the default VFS on Unix writes at most 128 KiB - 1 bytes per call (a
 // larger write fails as a full disk).
 constexpr size_t kMaxBuffered = size_t{64} * 1024;
+// The WAL index's locks (SQLite's WAL file format): the first is the write lock.
+constexpr int kWalWriteLock = 0;
 
 std::atomic<uint64_t> g_from_sqlite{0};
 std::atomic<uint64_t> g_to_file{0};
@@ -94,9 +96,6 @@ int DeviceCharacteristics(sqlite3_file* f) {
 int ShmMap(sqlite3_file* f, int page, int page_size, int extend, void volatile** out) {
   return RealMethods(f).xShmMap(Of(f)->real, page, page_size, extend, out);
 }
-int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return RealMethods(f).xShmLock(Of(f)->real, offset, n, flags);
-}
 int ShmUnmap(sqlite3_file* f, int delete_flag) {
   return RealMethods(f).xShmUnmap(Of(f)->real, delete_flag);
 }
@@ -129,6 +128,20 @@ void ShmBarrier(sqlite3_file* f) {
     }
   }
   RealMethods(f).xShmBarrier(self->real);
+}
+
+// Releasing the WAL's write lock ends the connection's write transaction. Whatever of its WAL
+// is still buffered then was never committed (a commit's frames were written with its commit
+// frame): frames of a transaction that spilled pages and rolled back. They must not reach the
+// file later, when another connection may have committed frames at the same place.
+int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  File* self = Of(f);
+  if (offset == kWalWriteLock && (flags & SQLITE_SHM_UNLOCK) != 0 && self->wal_file != nullptr) {
+    WalBuffer& b = *self->wal_file->wal;
+    b.bytes.clear();
+    b.commit_frame_next = false;
+  }
+  return RealMethods(f).xShmLock(self->real, offset, n, flags);
 }
 
 constexpr sqlite3_io_methods kDatabaseV3 = {.iVersion = 3,
@@ -170,6 +183,10 @@ int WalWrite(sqlite3_file* f, const void* data, int amount, sqlite3_int64 offset
   File* self = Of(f);
   WalBuffer& b = *self->wal;
   g_from_sqlite.fetch_add(1, std::memory_order_relaxed);
+  if (self->database == nullptr) {  // no end of its transactions to be seen: not buffered
+    g_to_file.fetch_add(1, std::memory_order_relaxed);
+    return RealMethods(f).xWrite(self->real, data, amount, offset);
+  }
   const auto size = static_cast<size_t>(amount);
   if (!b.bytes.empty() && (offset != b.start + static_cast<sqlite3_int64>(b.bytes.size()) ||
                            b.bytes.size() + size > kMaxBuffered)) {

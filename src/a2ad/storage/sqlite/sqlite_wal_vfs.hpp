@@ -13,7 +13,9 @@
 // (a read, a sync, a size, a truncate, a close, a write elsewhere) writes the buffer first,
 // as does a barrier on the database's shared memory, so the file never lags what a
 // connection may read or publish. A failed write fails the transaction's commit like a
-// failed write of the default VFS, and nothing of it is published.
+// failed write of the default VFS, and nothing of it is published. Frames still buffered when
+// the connection releases the WAL's write lock belong to a transaction that rolled back: they
+// are dropped, never written over what another connection commits next.
 //
 // Every Connection opens its database through it; databases opened by other programs or by
 // a2ad before this VFS are the same files (the on-disk format is SQLite's own).
