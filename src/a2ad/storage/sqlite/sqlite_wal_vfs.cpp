@@ -321,24 +321,23 @@ const char* CoalescingWalVfs() {
       core::LogWarn("sqlite: the default VFS is too old to wrap; WAL writes are not coalesced");
       return;
     }
-    g_vfs = sqlite3_vfs{};
-    g_vfs.iVersion = 2;
-    g_vfs.szOsFile = static_cast<int>(sizeof(File)) + g_real->szOsFile;
-    g_vfs.mxPathname = g_real->mxPathname;
-    g_vfs.zName = kName;
-    g_vfs.xOpen = &Open;
-    g_vfs.xDelete = &Delete;
-    g_vfs.xAccess = &Access;
-    g_vfs.xFullPathname = &FullPathname;
-    g_vfs.xDlOpen = &DlOpen;
-    g_vfs.xDlError = &DlError;
-    g_vfs.xDlSym = &DlSym;
-    g_vfs.xDlClose = &DlClose;
-    g_vfs.xRandomness = &Randomness;
-    g_vfs.xSleep = &Sleep;
-    g_vfs.xCurrentTime = &CurrentTime;
-    g_vfs.xGetLastError = &GetLastError;
-    g_vfs.xCurrentTimeInt64 = &CurrentTimeInt64;
+    g_vfs = sqlite3_vfs{.iVersion = 2,
+                        .szOsFile = static_cast<int>(sizeof(File)) + g_real->szOsFile,
+                        .mxPathname = g_real->mxPathname,
+                        .zName = kName,
+                        .xOpen = &Open,
+                        .xDelete = &Delete,
+                        .xAccess = &Access,
+                        .xFullPathname = &FullPathname,
+                        .xDlOpen = &DlOpen,
+                        .xDlError = &DlError,
+                        .xDlSym = &DlSym,
+                        .xDlClose = &DlClose,
+                        .xRandomness = &Randomness,
+                        .xSleep = &Sleep,
+                        .xCurrentTime = &CurrentTime,
+                        .xGetLastError = &GetLastError,
+                        .xCurrentTimeInt64 = &CurrentTimeInt64};
     registered = sqlite3_vfs_register(&g_vfs, 0) == SQLITE_OK;
     if (!registered) core::LogWarn("sqlite: the WAL-coalescing VFS could not be registered");
   });
