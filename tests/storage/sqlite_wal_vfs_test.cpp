@@ -42,45 +42,45 @@ class WalVfsTest : public ::testing::Test {
     return std::move(db).value();
   }
 
+  // Inserts `rows` rows of 1 KB into the transaction `db` has open.
+  static int InsertRows(Connection& db, int from, int rows) {
+    int rc = SQLITE_OK;
+    for (int i = from; rc == SQLITE_OK && i < from + rows; ++i) {
+      const std::string sql =
+          "INSERT INTO t VALUES (" + std::to_string(i) + ", printf('%.*c', 1000, 'x'))";
+      rc = sqlite3_exec(db.handle(), sql.c_str(), nullptr, nullptr, nullptr);
+    }
+    return rc;
+  }
+
   // Inserts `rows` rows of 1 KB in one transaction.
   static int Insert(Connection& db, int from, int rows) {
     int rc = sqlite3_exec(db.handle(), "BEGIN", nullptr, nullptr, nullptr);
-    for (int i = from; rc == SQLITE_OK && i < from + rows; ++i) {
-      const std::string sql =
-          "INSERT INTO t VALUES (" + std::to_string(i) + ", printf('%.*c', " + "1000, 'x'))";
-      rc = sqlite3_exec(db.handle(), sql.c_str(), nullptr, nullptr, nullptr);
-    }
+    if (rc == SQLITE_OK) rc = InsertRows(db, from, rows);
     if (rc == SQLITE_OK) return sqlite3_exec(db.handle(), "COMMIT", nullptr, nullptr, nullptr);
     (void)sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
     return rc;
   }
 
-  // What a connection of another program sees (SQLite's default VFS).
-  int64_t CountFromElsewhere() {
-    sqlite3* other = nullptr;
-    EXPECT_EQ(sqlite3_open_v2(path_.c_str(), &other, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-    int64_t count = -1;
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(other, "SELECT count(*) FROM t", -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW)
-      count = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-    sqlite3_close(other);
-    return count;
-  }
-
-  std::string IntegrityFromElsewhere() {
+  // The first column of `sql`'s first row, as text, read by a connection of another program
+  // (SQLite's default VFS); "" if there is none.
+  std::string FromElsewhere(const char* sql) {
     sqlite3* other = nullptr;
     EXPECT_EQ(sqlite3_open_v2(path_.c_str(), &other, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
     std::string result;
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(other, "PRAGMA integrity_check", -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(other, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
       result = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
     sqlite3_finalize(stmt);
     sqlite3_close(other);
     return result;
   }
+  int64_t CountFromElsewhere() {
+    const std::string count = FromElsewhere("SELECT count(*) FROM t");
+    return count.empty() ? -1 : std::stoll(count);
+  }
+  std::string IntegrityFromElsewhere() { return FromElsewhere("PRAGMA integrity_check"); }
 
   std::string dir_;
   std::string path_;
@@ -140,11 +140,7 @@ TEST_F(WalVfsTest, FramesOfARolledBackTransactionNeverOverwriteLaterCommits) {
   ASSERT_TRUE(a->Exec("PRAGMA cache_size=2", "small cache"));
   const WalWriteCounts before = WalWrites();
   ASSERT_EQ(sqlite3_exec(a->handle(), "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
-  for (int i = 1000; i < 1200; ++i) {
-    const std::string sql =
-        "INSERT INTO t VALUES (" + std::to_string(i) + ", printf('%.*c', 1000, 'a'))";
-    ASSERT_EQ(sqlite3_exec(a->handle(), sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-  }
+  ASSERT_EQ(InsertRows(*a, 1000, 200), SQLITE_OK);
   const WalWriteCounts spilled = WalWrites();
   ASSERT_GT(spilled.from_sqlite - before.from_sqlite, 40U);  // the spill reached the VFS
   ASSERT_EQ(sqlite3_exec(a->handle(), "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);

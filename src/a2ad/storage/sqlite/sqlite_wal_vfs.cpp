@@ -257,8 +257,7 @@ constexpr sqlite3_io_methods kWal = VersionOne({.xClose = &CloseWal,
 // ---- the VFS ------------------------------------------------------------------------------
 
 int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
-  File* self = new (f) File{};
-  self->base.pMethods = nullptr;
+  File* self = new (f) File{};  // pMethods null: SQLite closes nothing if the open fails
   self->real = reinterpret_cast<sqlite3_file*>(self + 1);
   std::memset(self->real, 0, static_cast<size_t>(g_real->szOsFile));
   const int rc = g_real->xOpen(g_real, name, self->real, flags, out_flags);
