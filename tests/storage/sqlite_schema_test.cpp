@@ -23,6 +23,7 @@ namespace {
 using protocol::TaskState;
 using storage_test::CommitSync;
 using storage_test::Create;
+using storage_test::Ids;
 using storage_test::IsOk;
 using storage_test::MustOpen;
 using storage_test::RawDb;
@@ -110,7 +111,7 @@ TEST_F(SqliteTaskStoreTest, Version5DatabaseGetsTenantsAndOwnersOnOpen) {
   ASSERT_NE(store, nullptr);
   {
     RawDb raw(path_);
-    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 9);
+    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), sqlite::LatestVersion());
     EXPECT_EQ(raw.Int("SELECT count(*) FROM tasks WHERE tenant = 'default' AND owner = "
                       "'anonymous'"),
               1);
@@ -215,6 +216,78 @@ TEST_F(SqliteListPlanTest, AnIdempotencyKeyIsFoundThroughItsUniqueIndex) {
   EXPECT_NE(plan.find("SEARCH tasks USING INDEX tasks_by_dedup_key (tenant=? AND dedup_key=?)"),
             std::string::npos)
       << plan;
+}
+
+// ---- schema version 10 --------------------------------------------------------------------
+
+// The List indexes as version 9 made them: descending.
+void MakeListIndexesDescending(RawDb& raw) {
+  raw.Exec("DROP INDEX tasks_by_updated");
+  raw.Exec("CREATE INDEX tasks_by_updated ON tasks(tenant, updated_at_ms DESC, id DESC)");
+  raw.Exec("DROP INDEX tasks_by_context");
+  raw.Exec(
+      "CREATE INDEX tasks_by_context ON tasks(tenant, context_id, updated_at_ms DESC, id DESC)");
+  raw.Exec("DROP INDEX tasks_by_tenant_state");
+  raw.Exec(
+      "CREATE INDEX tasks_by_tenant_state ON tasks(tenant, state, updated_at_ms DESC, id DESC)");
+  raw.Exec("DROP INDEX tasks_cancelled");
+  raw.Exec("CREATE INDEX tasks_cancelled ON tasks(updated_at_ms DESC, id DESC) WHERE state = 5");
+}
+
+// The share of the leaf pages of `index` in use.
+double LeafFill(RawDb& raw, const std::string& index) {
+  const auto used = raw.Column(
+      "SELECT CAST(1000 * sum(pgsize - unused) / sum(pgsize) AS TEXT) FROM dbstat WHERE name = '" +
+          index + "' AND pagetype = 'leaf'",
+      0);
+  return used.empty() ? 0 : std::stod(used[0]) / 1000;
+}
+
+TEST_F(SqliteTaskStoreTest, Version9DatabaseGetsAscendingListIndexesOnOpen) {
+  {
+    auto store = MustOpen(path_);
+    ASSERT_NE(store, nullptr);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(IsOk(CommitSync(
+          *store, Create("t" + std::to_string(i), "ctx", TaskState::kCanceled, 1000 * (i + 1)))));
+  }
+  {
+    RawDb raw(path_);
+    MakeListIndexesDescending(raw);
+    raw.Exec("DELETE FROM schema_migrations WHERE version > 9");
+  }
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  {
+    RawDb raw(path_);
+    EXPECT_EQ(raw.Int("SELECT max(version) FROM schema_migrations"), 10);
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = "
+                      "'tasks' AND sql LIKE '%DESC%'"),
+              0);
+  }
+  TaskQuery by_context;
+  by_context.context_id = "ctx";
+  EXPECT_EQ(Ids(store->List(by_context)->records), (std::vector<std::string>{"t2", "t1", "t0"}));
+  TaskQuery cancelled;
+  cancelled.all_tenants = true;
+  cancelled.state = TaskState::kCanceled;
+  cancelled.updated_at_or_after_ms = 2000;
+  EXPECT_EQ(Ids(store->List(cancelled)->records), (std::vector<std::string>{"t2", "t1"}));
+}
+
+// Each task written lands at the right edge of the List indexes, where SQLite fills pages
+// before it starts a new one. Descending (version 9), it landed at the left edge and every
+// insert moved cells between the first leaves: half-empty leaves, and about two pages
+// written per index per task.
+TEST_F(SqliteTaskStoreTest, TheListIndexesArePackedAsTasksAreWritten) {
+  auto store = MustOpen(path_);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 2000; ++i)
+    ASSERT_TRUE(IsOk(CommitSync(
+        *store, Create("t" + std::to_string(100000 + i), "ctx", TaskState::kCompleted, 1000 + i))));
+  RawDb raw(path_);
+  for (const char* index : {"tasks_by_updated", "tasks_by_context", "tasks_by_tenant_state"})
+    EXPECT_GT(LeafFill(raw, index), 0.8) << index;
 }
 
 // ---- per-component migrations ---------------------------------------------------------------

@@ -199,6 +199,19 @@ CREATE INDEX tasks_waiting_on_event ON tasks(tenant, waits_for_event)
   WHERE waits_for_event IS NOT NULL;
 )sql";
 
+// Schema version 10: the List indexes ascending (sqlite_schema.hpp). A list still reads them
+// newest first, scanning backwards.
+constexpr const char* kV10 = R"sql(
+DROP INDEX tasks_by_updated;
+CREATE INDEX tasks_by_updated ON tasks(tenant, updated_at_ms, id);
+DROP INDEX tasks_by_context;
+CREATE INDEX tasks_by_context ON tasks(tenant, context_id, updated_at_ms, id);
+DROP INDEX tasks_by_tenant_state;
+CREATE INDEX tasks_by_tenant_state ON tasks(tenant, state, updated_at_ms, id);
+DROP INDEX tasks_cancelled;
+CREATE INDEX tasks_cancelled ON tasks(updated_at_ms, id) WHERE state = 5;
+)sql";
+
 constexpr const char* kCreateComponentMigrationsTable =
     "CREATE TABLE IF NOT EXISTS component_migrations ("
     "  component TEXT NOT NULL,"
@@ -294,7 +307,8 @@ core::Result<int> Apply(Connection& db, const Ledger& ledger, const std::vector<
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8}, {9, kV9},
+      {1, kV1}, {2, kV2}, {3, kV3}, {4, kV4}, {5, kV5},
+      {6, kV6}, {7, kV7}, {8, kV8}, {9, kV9}, {10, kV10},
   };
   return kMigrations;
 }

@@ -79,6 +79,14 @@
 //   tasks_by_state is dropped; tasks_cancelled(updated_at_ms DESC, id DESC) WHERE state = 5, the
 //   one scan of every tenant left (the cancels resent at a start, TaskQuery::all_tenants).
 //
+// Version 10: the List indexes ascending: tasks_by_updated(tenant, updated_at_ms, id),
+//   tasks_by_context(tenant, context_id, updated_at_ms, id), tasks_by_tenant_state(tenant,
+//   state, updated_at_ms, id), tasks_cancelled(updated_at_ms, id) WHERE state = 5. A task
+//   written now lands at the right edge of each, where SQLite packs pages full; descending,
+//   it landed at the left edge, where every insert moved cells between the first leaves (two
+//   pages written per index per task, leaves half empty). Lists read them backwards, newest
+//   first, as before.
+//
 // Extensions keep their own tables through per-component migrations
 // (sqlite_migration.hpp, MigrateComponent below), applied after these.
 //
