@@ -132,8 +132,7 @@ TEST_F(SqliteTaskStoreTest, PruneRunsAfterTheCommitsAcceptedBeforeIt) {
   gate.Install(opts);
   auto store = MustOpen(path_, opts);
   ASSERT_NE(store, nullptr);
-  auto first = CommitAsync(*store, Create("first"));
-  gate.WaitEntered();  // the writer holds [first]
+  auto first = gate.Hold(*store, Create("first"));  // the writer holds [first]
   auto done = CommitAsync(*store, Create("done", "ctx", TaskState::kCompleted, 500, 4));
   // Release once PruneEvents has most likely queued its job behind "done"; the result is the
   // same either way (the order is FIFO), the pause only makes the interesting case likely.

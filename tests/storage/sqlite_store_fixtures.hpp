@@ -4,8 +4,9 @@
 // (RawDb), Open that fails the test (MustOpen) and a gate that holds the writer inside its
 // first batch (WriterGate). The builders of commits are in task_store_fixtures.hpp.
 //
-// Thread safety: WriterGate's hook runs on the writer thread, its other methods on the
-// test's; RawDb and the fixture belong to the test's thread.
+// Thread safety: WriterGate's hook runs on the thread writing the batch (the writer thread, or
+// the gate's own thread for the commit it holds), its other methods on the test's; RawDb and
+// the fixture belong to the test's thread.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -91,6 +93,20 @@ inline std::unique_ptr<SqliteTaskStore> MustOpen(const std::string& path, Sqlite
 // meanwhile queue up and form the next batch. Records every batch size.
 class WriterGate {
  public:
+  ~WriterGate() {
+    if (holder_.joinable()) holder_.join();
+  }
+  // Commits `commit` from a thread of the gate's (an idle store writes it on the calling
+  // thread, which the gate then holds) and returns once its batch is held.
+  std::future<core::Result<void>> Hold(TaskStore& store, TaskCommit commit) {
+    auto done = std::make_shared<std::promise<core::Result<void>>>();
+    auto future = done->get_future();
+    holder_ = std::thread([&store, done, c = std::move(commit)]() mutable {
+      store.Commit(std::move(c), [done](core::Result<void> r) { done->set_value(std::move(r)); });
+    });
+    WaitEntered();
+    return future;
+  }
   void Install(SqliteOptions& opts) {
     opts.batch_hook = [this](size_t n) {
       bool first = false;
@@ -117,6 +133,7 @@ class WriterGate {
   std::vector<size_t> sizes_;
   std::promise<void> entered_;
   std::promise<void> release_;
+  std::thread holder_;
 };
 
 class SqliteTaskStoreTest : public ::testing::Test {

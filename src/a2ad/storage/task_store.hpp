@@ -13,11 +13,12 @@
 // ReadEvents take a task id alone (ids are unique across tenants): deciding who may see a
 // task is the service's job (tasks::TaskService answers "not found" for another tenant's).
 //
-// Threads: every member is thread-safe. Commit must not block (it queues or applies in
-// memory): TaskService calls it under a task's lock, which is what orders one task's
-// commits. Every other call may block (a network database, a busy SQLite file):
-// TaskService never calls them on an I/O thread nor under a task's lock; it runs them on its
-// read executor (tasks/read_executor.hpp).
+// Threads: every member is thread-safe. Commit must not block for long (it queues, applies
+// in memory, or, SQLite with an idle writer, writes one transaction without waiting for any
+// lock): TaskService calls it under a task's lock, which is what orders one task's commits.
+// Every other call may block (a network database, a busy SQLite file): TaskService never
+// calls them on an I/O thread nor under a task's lock; it runs them on its read executor
+// (tasks/read_executor.hpp).
 #include <boost/json/object.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -150,8 +151,9 @@ class TaskStore {
   /// expected_last_sequence (including "already exists" for -1); kInvalidParams if the
   /// preconditions are violated; kUnavailable after Close(); kInternal on storage failure.
   /// Nothing is written on error. `done` runs exactly once, after the transaction is
-  /// committed (or failed), on an unspecified thread (SQLite: its writer thread); it must
-  /// not block. Commits are applied in call order. Thread-safe.
+  /// committed (or failed), on an unspecified thread (SQLite: its writer thread, or the
+  /// caller's before Commit returns); it must not block. Commits are applied in call order.
+  /// Thread-safe.
   virtual void Commit(TaskCommit commit, CommitCallback done) = 0;
 
   /// The task's record, or nullopt if unknown. Thread-safe; sees every commit whose `done`

@@ -42,11 +42,10 @@ core::Result<size_t> SqliteTaskStore::Impl::PruneEvents(int64_t terminal_before_
   {
     std::lock_guard lock(queue_mu_);
     if (stopping_) return Closed();
-    // Checked while the writer runs (not stopping_): a joined thread's id may be reused.
-    if (std::this_thread::get_id() == writer_id_) {
+    if (WritingHere()) {
       return Internal(
-          "SqliteTaskStore::PruneEvents called on the writer thread (from a commit "
-          "callback): it would wait for itself");
+          "SqliteTaskStore::PruneEvents called from a commit callback: it would wait for "
+          "itself");
     }
     queue_.emplace_back(std::move(job));
   }

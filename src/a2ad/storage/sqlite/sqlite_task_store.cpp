@@ -102,10 +102,15 @@ void SqliteTaskStore::Impl::Start() {
     core::SetThreadName("sqlite-writer");
     WriterLoop();
   });
-  writer_id_ = writer_thread_.get_id();
 }
 
 void SqliteTaskStore::Impl::Close() {
+  if (WritingHere()) {
+    // A `done` callback called Close(): waiting for the writer would deadlock (task_store.hpp
+    // forbids it).
+    core::LogError("SqliteTaskStore::Close called from a commit callback");
+    std::abort();
+  }
   std::lock_guard close_lock(close_mu_);
   if (closed_) return;
   {
@@ -113,14 +118,7 @@ void SqliteTaskStore::Impl::Close() {
     stopping_ = true;
   }
   queue_cv_.notify_all();
-  if (writer_thread_.joinable()) {
-    if (writer_thread_.get_id() == std::this_thread::get_id()) {
-      // A `done` callback called Close(): joining would deadlock (task_store.hpp forbids it).
-      core::LogError("SqliteTaskStore::Close called from a commit callback");
-      std::abort();
-    }
-    writer_thread_.join();
-  }
+  if (writer_thread_.joinable()) writer_thread_.join();
   StopCheckpointer();
   readers_.Close();
   writer_.reset();  // the last connection to close checkpoints the WAL

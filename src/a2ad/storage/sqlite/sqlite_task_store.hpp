@@ -3,12 +3,16 @@
 // (ARCHITECTURE.md "Durability model" and "Concurrency model"). Contract: task_store.hpp.
 // The schema and its migrations are described in sqlite_schema.hpp.
 //
-// Writes: ONE dedicated writer thread with its own connection, fed by a FIFO queue, so
-// commits are applied in call order. The writer takes every queued commit (up to
+// Writes: ONE writer connection, used by a dedicated writer thread fed by a FIFO queue, so
+// commits are applied in call order. When the writer is idle and nothing is queued, Commit
+// writes the commit itself on the calling thread (a batch of one; not with synchronous_full,
+// whose fsync would hold the caller); commits arriving meanwhile queue for the writer
+// thread, which starts once the caller is done. The writer takes every queued commit (up to
 // SqliteOptions::max_batch_commits, and up to a queued prune job: see Retention) and applies them
 // in one transaction, each inside its own SAVEPOINT: a commit that fails its sequence check
 // (kConflict) or a storage step rolls back to its savepoint alone, the rest of the batch still
-// commits. The callbacks of a batch run on the writer thread, in call order, after the outer COMMIT
+// commits. The callbacks of a batch run on the writer thread (or, for a commit written by its
+// caller, on the caller's thread before Commit returns), in call order, after the outer COMMIT
 // (or with the error); if the outer COMMIT fails, every commit of the batch that had succeeded gets
 // kInternal (the ones that had already failed keep their own error). Precondition checks
 // and JSON serialization run on the calling thread, so the writer does only SQL.

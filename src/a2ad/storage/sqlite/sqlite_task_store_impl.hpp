@@ -179,12 +179,18 @@ class SqliteTaskStore::Impl {
   void RunPruneBatch(std::unique_ptr<PruneJob> job, bool stopping);
   void RunWriteJob(WriteJob& job);
   core::Result<PruneBatch> WritePruneBatch(int64_t terminal_before_ms);
-  void ApplyBatch(std::vector<Pending>& batch);
-  void WriteBatch(std::vector<Pending>& batch);
+  // A commit written on the caller's thread (the writer idle, nothing queued; Commit).
+  void WriteOnCaller(Pending p);
+  // `begun`: the transaction has been begun (BEGIN IMMEDIATE) for the batch already.
+  void ApplyBatch(std::vector<Pending>& batch, bool begun = false);
+  void WriteBatch(std::vector<Pending>& batch, bool begun);
   // Writes the batch's commits in one transaction; see the comment at its definition.
   // Returns false (transaction rolled back, nothing reported) when a commit failed after
   // writing some of its rows without savepoints: the caller writes the batch again with them.
-  bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints);
+  bool WriteBatchOnce(std::vector<Pending>& batch, bool savepoints, bool begun);
+  // Copies what the last background checkpoint left, so that the next transaction restarts
+  // the WAL (OnWalCommit); skipped while the checkpointer runs.
+  void CheckpointForRestart(sqlite3* db);
   core::Result<void> ApplyInSavepoint(Pending& p, bool& aborted);
   // The commit participant's look at the commits of `batch` that were written, before COMMIT.
   void TellParticipant(std::vector<Pending>& batch);
@@ -194,7 +200,7 @@ class SqliteTaskStore::Impl {
 
   const std::string path_;
   const SqliteOptions opts_;
-  std::unique_ptr<sqlite::Connection> writer_;  // used only by the writer thread once started
+  std::unique_ptr<sqlite::Connection> writer_;  // used by whoever set writing_ (under queue_mu_)
   sqlite::ReaderPool readers_;
 
   std::mutex quarantine_mu_;
@@ -206,8 +212,25 @@ class SqliteTaskStore::Impl {
   std::condition_variable queue_cv_;
   std::deque<Job> queue_;
   bool stopping_ = false;
+  bool writing_ = false;      // the writer connection is in use (by the writer thread or a caller)
+  bool restart_due_ = false;  // a caller's commit left the WAL's restart checkpoint to the writer
   std::thread writer_thread_;
-  std::thread::id writer_id_;  // set by Start(), before any other thread sees this object
+
+  // Which store's writer connection the current thread is using: the writer thread's, or a
+  // caller's writing its own commit (Commit). Commit callbacks run there, so a call that
+  // waits for the writer (PruneEvents, Close) from one would wait for itself.
+  static inline thread_local const Impl* writer_here_ = nullptr;
+  class WriterHere {
+   public:
+    explicit WriterHere(const Impl* impl) : before_(std::exchange(writer_here_, impl)) {}
+    ~WriterHere() { writer_here_ = before_; }
+    WriterHere(const WriterHere&) = delete;
+    WriterHere& operator=(const WriterHere&) = delete;
+
+   private:
+    const Impl* before_;
+  };
+  bool WritingHere() const { return writer_here_ == this; }
 
   std::unique_ptr<sqlite::Connection> checkpointer_;  // used only by checkpoint_thread_
   std::thread checkpoint_thread_;
