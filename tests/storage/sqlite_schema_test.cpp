@@ -248,8 +248,8 @@ TEST_F(SqliteTaskStoreTest, Version9DatabaseGetsAscendingListIndexesOnOpen) {
     auto store = MustOpen(path_);
     ASSERT_NE(store, nullptr);
     for (int i = 0; i < 3; ++i)
-      ASSERT_TRUE(IsOk(CommitSync(
-          *store, Create("t" + std::to_string(i), "ctx", TaskState::kCanceled, 1000 * (i + 1)))));
+      ASSERT_TRUE(IsOk(CommitSync(*store, Create("t" + std::to_string(i), "ctx",
+                                                 TaskState::kCanceled, int64_t{1000} * (i + 1)))));
   }
   {
     RawDb raw(path_);

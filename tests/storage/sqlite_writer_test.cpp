@@ -30,6 +30,7 @@ using storage_test::CommitSync;
 using storage_test::Create;
 using storage_test::IsOk;
 using storage_test::MustOpen;
+using storage_test::RawDb;
 using storage_test::SqliteTaskStoreTest;
 using storage_test::WriterGate;
 
@@ -44,7 +45,7 @@ TEST_F(SqliteTaskStoreTest, ACommitToAnIdleWriterIsWrittenOnTheCallersThread) {
   for (int i = 0; i < 3; ++i) {
     std::thread::id ran_on;
     bool called = false;
-    store->Commit(Create("task-" + std::to_string(i)), [&](core::Result<void> r) {
+    store->Commit(Create("task-" + std::to_string(i)), [&](const core::Result<void>& r) {
       EXPECT_TRUE(IsOk(r));
       ran_on = std::this_thread::get_id();
       called = true;
@@ -64,11 +65,38 @@ TEST_F(SqliteTaskStoreTest, WithSynchronousFullTheWriterThreadWritesEveryCommit)
   auto store = MustOpen(path_, opts);
   ASSERT_NE(store, nullptr);
   std::promise<std::thread::id> ran_on;
-  store->Commit(Create("task-1"), [&ran_on](core::Result<void> r) {
+  store->Commit(Create("task-1"), [&ran_on](const core::Result<void>& r) {
     EXPECT_TRUE(IsOk(r));
     ran_on.set_value(std::this_thread::get_id());
   });
   EXPECT_NE(ran_on.get_future().get(), std::this_thread::get_id());
+}
+
+// Another connection holds the write lock (a migration, a repair, the sqlite3 shell): the
+// caller does not wait for it (busy_timeout), the commit goes to the writer thread, which
+// waits and writes it once the lock is free. (Had the caller waited, it would have got the
+// lock when it was let go and written the commit itself.)
+TEST_F(SqliteTaskStoreTest, ACallerNeverWaitsForAnotherConnectionsWriteLock) {
+  SqliteOptions opts;
+  opts.busy_timeout_ms = 5000;
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+  RawDb raw(path_);
+  raw.Exec("BEGIN IMMEDIATE");
+  std::thread holder([&raw] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    raw.Exec("COMMIT");
+  });
+  std::promise<std::thread::id> ran_on;
+  std::promise<core::Result<void>> result;
+  store->Commit(Create("task-1"), [&](core::Result<void> r) {
+    ran_on.set_value(std::this_thread::get_id());
+    result.set_value(std::move(r));
+  });
+  holder.join();
+  EXPECT_TRUE(IsOk(result.get_future().get()));
+  EXPECT_NE(ran_on.get_future().get(), std::this_thread::get_id());
+  EXPECT_TRUE(store->Get("task-1")->has_value());
 }
 
 // Callers writing their own commits and the writer thread taking the queue in turns: from
@@ -186,7 +214,7 @@ TEST_F(SqliteTaskStoreTest, ACommitCallbackThatThrowsIsLoggedAndTheWriterGoesOn)
   auto store = MustOpen(path_, SqliteOptions{});
   ASSERT_NE(store, nullptr);
   store->Commit(Create("task-throws"),
-                [](core::Result<void>) { throw std::runtime_error("a caller's bug"); });
+                [](const core::Result<void>&) { throw std::runtime_error("a caller's bug"); });
   EXPECT_TRUE(CommitSync(*store, Create("task-after")).ok());
   auto got = store->Get("task-throws");
   EXPECT_TRUE(got.ok() && got->has_value()) << "the commit whose callback threw still landed";

@@ -202,7 +202,6 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
       p.result = core::Error(core::ErrorCode::kInvalidParams,
                              "task " + r.task.id + ": a commit of more than 4 GiB of text");
   }
-  bool here = false;
   {
     std::unique_lock lock(queue_mu_);
     if (stopping_) {
@@ -213,39 +212,45 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     // An idle writer and nothing queued: this thread writes the commit itself, saving the
     // writer's wake-up and the wake-up back (a quarter of the CPU of a send at one
     // connection). Not with synchronous=FULL, whose fsync would hold the caller's thread.
-    here = !opts_.synchronous_full && !writing_ && queue_.empty();
-    if (here)
-      writing_ = true;
-    else
+    if (opts_.synchronous_full || writing_ || !queue_.empty()) {
       queue_.emplace_back(std::move(p));
+      lock.unlock();
+      queue_cv_.notify_one();
+      return;
+    }
+    writing_ = true;
   }
-  if (here) {
-    WriteOnCaller(std::move(p));
-  } else {
-    queue_cv_.notify_one();
-  }
+  WriteOnCaller(std::move(p));
 }
 
 void SqliteTaskStore::Impl::WriteOnCaller(Pending p) {
   // The caller never waits for another connection's write lock (busy_timeout: a migration,
   // a repair, the sqlite3 shell): if it is taken, the commit goes to the writer thread, first
   // in line (it was called before whatever queued meanwhile).
-  bool begun = false;
-  if (p.result) {
+  const bool begin = p.result.ok();  // a commit refused by its checks writes nothing
+  if (begin) {
     sqlite3_busy_timeout(writer_->handle(), 0);
-    begun = Run(*writer_, "BEGIN IMMEDIATE").ok();
+    const bool begun = Run(*writer_, "BEGIN IMMEDIATE").ok();
     sqlite3_busy_timeout(writer_->handle(), opts_.busy_timeout_ms);
+    if (!begun) {
+      {
+        std::lock_guard lock(queue_mu_);
+        writing_ = false;
+        queue_.emplace_front(std::move(p));
+      }
+      queue_cv_.notify_all();
+      return;
+    }
   }
   std::vector<Pending> batch;
-  if (begun || !p.result) {
-    batch.push_back(std::move(p));
+  batch.push_back(std::move(p));
+  {
     const WriterHere here(this);
-    ApplyBatch(batch, begun);
+    ApplyBatch(batch, begin);
   }
   {
     std::lock_guard lock(queue_mu_);
     writing_ = false;
-    if (batch.empty()) queue_.emplace_front(std::move(p));
     if (queue_.empty() && !stopping_ && !restart_due_) return;
   }
   queue_cv_.notify_all();
