@@ -214,8 +214,7 @@ void SqliteTaskStore::Impl::Commit(TaskCommit commit, CommitCallback done) {
     // connection). Not with synchronous=FULL, whose fsync would hold the caller's thread.
     if (opts_.synchronous_full || writing_ || !queue_.empty()) {
       queue_.emplace_back(std::move(p));
-      lock.unlock();
-      queue_cv_.notify_one();
+      queue_cv_.notify_one();  // under the lock, as in WriteOnCaller
       return;
     }
     writing_ = true;
@@ -233,12 +232,10 @@ void SqliteTaskStore::Impl::WriteOnCaller(Pending p) {
     const bool begun = Run(*writer_, "BEGIN IMMEDIATE").ok();
     sqlite3_busy_timeout(writer_->handle(), opts_.busy_timeout_ms);
     if (!begun) {
-      {
-        std::lock_guard lock(queue_mu_);
-        writing_ = false;
-        queue_.emplace_front(std::move(p));
-      }
-      queue_cv_.notify_all();
+      std::lock_guard lock(queue_mu_);
+      writing_ = false;
+      queue_.emplace_front(std::move(p));
+      queue_cv_.notify_all();  // under the lock: see below
       return;
     }
   }
@@ -248,12 +245,11 @@ void SqliteTaskStore::Impl::WriteOnCaller(Pending p) {
     const WriterHere here(this);
     ApplyBatch(batch, begin);
   }
-  {
-    std::lock_guard lock(queue_mu_);
-    writing_ = false;
-    if (queue_.empty() && !stopping_ && !restart_due_) return;
-  }
-  queue_cv_.notify_all();
+  // Notified under the lock: once writing_ is false, Close() may finish and destroy the store
+  // (the callback may have told its owner it could), so nothing of it is touched after.
+  std::lock_guard lock(queue_mu_);
+  writing_ = false;
+  if (!queue_.empty() || stopping_ || restart_due_) queue_cv_.notify_all();
 }
 
 void SqliteTaskStore::Impl::WriterLoop() {
