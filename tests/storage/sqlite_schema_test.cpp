@@ -234,13 +234,10 @@ void MakeListIndexesDescending(RawDb& raw) {
   raw.Exec("CREATE INDEX tasks_cancelled ON tasks(updated_at_ms DESC, id DESC) WHERE state = 5");
 }
 
-// The share of the leaf pages of `index` in use.
-double LeafFill(RawDb& raw, const std::string& index) {
-  const auto used = raw.Column(
-      "SELECT CAST(1000 * sum(pgsize - unused) / sum(pgsize) AS TEXT) FROM dbstat WHERE name = '" +
-          index + "' AND pagetype = 'leaf'",
-      0);
-  return used.empty() ? 0 : std::stod(used[0]) / 1000;
+// How much of the leaf pages of `index` is in use, in thousandths.
+int64_t LeafFillPerMille(RawDb& raw, const std::string& index) {
+  return raw.Int("SELECT 1000 * sum(pgsize - unused) / sum(pgsize) FROM dbstat WHERE name = '" +
+                 index + "' AND pagetype = 'leaf'");
 }
 
 TEST_F(SqliteTaskStoreTest, Version9DatabaseGetsAscendingListIndexesOnOpen) {
@@ -287,7 +284,7 @@ TEST_F(SqliteTaskStoreTest, TheListIndexesArePackedAsTasksAreWritten) {
         *store, Create("t" + std::to_string(100000 + i), "ctx", TaskState::kCompleted, 1000 + i))));
   RawDb raw(path_);
   for (const char* index : {"tasks_by_updated", "tasks_by_context", "tasks_by_tenant_state"})
-    EXPECT_GT(LeafFill(raw, index), 0.8) << index;
+    EXPECT_GT(LeafFillPerMille(raw, index), 800) << index;
 }
 
 // ---- per-component migrations ---------------------------------------------------------------

@@ -317,8 +317,8 @@ void SqliteTaskStore::Impl::ApplyBatch(std::vector<Pending>& batch, bool begun) 
 }
 
 void SqliteTaskStore::Impl::WriteBatch(std::vector<Pending>& batch, bool begun) {
+  // (Never with `begun`: a caller begins a transaction only for a commit that passed.)
   if (std::none_of(batch.begin(), batch.end(), [](const Pending& p) { return p.result.ok(); })) {
-    if (begun) (void)Run(*writer_, "ROLLBACK");
     return;
   }
   // Savepoints isolate the commits of a batch from each other, but each one costs two
