@@ -398,6 +398,27 @@ TEST_F(HttpServerTest, TricklingHeadIsCutAtTheHeaderTimeout) {
   EXPECT_EQ(c.Response().status, 408);
 }
 
+// A connection's reads share one pending wait of their deadline timer (connection.hpp): a slow
+// head after a kept-alive request gets its header timeout from its own first byte, although
+// the wait left pending by the request before ends sooner.
+TEST_F(HttpServerTest, SlowHeadAfterARequestGetsTheWholeHeaderTimeout) {
+  HttpServerOptions opts;
+  opts.header_timeout = Ms(600);
+  opts.idle_timeout = Ms(5000);
+  Start(opts);
+  RawConn c("127.0.0.1", port_);
+  ASSERT_TRUE(c.Send(kHealthz));
+  ASSERT_TRUE(Served(c));  // its head's deadline left a wait that ends within 600 ms
+  std::this_thread::sleep_for(Ms(300));
+  const auto t1 = Clock::now();
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Slo"));
+  ASSERT_TRUE(c.WaitClosed(Ms(4000))) << "held past the header timeout";
+  const auto took = Clock::now() - t1;
+  EXPECT_GE(took, Ms(550)) << "cut when the earlier request's wait ended";
+  EXPECT_LT(took, Ms(3000));
+  EXPECT_NE(c.received().find("HTTP/1.1 408"), std::string::npos) << c.received();
+}
+
 // The idle wait for a request's first byte is the idle timeout, not the header timeout:
 // neither a new connection nor a kept-alive one is cut at the (shorter) header timeout, and
 // an idle connection is closed without an answer.

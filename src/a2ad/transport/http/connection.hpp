@@ -65,6 +65,14 @@ struct Conn : std::enable_shared_from_this<Conn> {
   beast::tcp_stream& stream;  // the TCP stream under `io`: expiry, cancel, close
   // The deadline of the current read. Unlike the tcp_stream's own expiry (which closes the
   // socket, so no 408 could follow), it only cancels the read and sets `timed_out`.
+  //
+  // The timer is not armed and cancelled for each read: a request's three (the idle wait, the
+  // head, the body) would each queue a timer and post a cancelled wait's completion. Arm and
+  // Disarm set `deadline_at`; a wait that is already pending and ends no later than the new
+  // deadline is left to end, and then waits again for the deadline armed by then, if any. Only
+  // a deadline earlier than the pending wait's end restarts it. So a deadline never fires
+  // early (the handler compares the clock with `deadline_at`) nor late (no wait ends after
+  // it), and a connection's requests share one wait until it ends.
   asio::steady_timer read_deadline;
   const asio::ip::address peer;
   const AddressKey address;
@@ -73,7 +81,6 @@ struct Conn : std::enable_shared_from_this<Conn> {
   const bool trusted_proxy;
   bool address_counted = false;  // counted against its address's cap; under the server's mu
   bool timed_out = false;        // the current read's deadline passed; on the strand
-  uint64_t deadline_gen = 0;     // tells a stale deadline handler from the armed one
   bool busy = false;             // inside a request; touched only on the connection's strand
   std::weak_ptr<ConnSink> sink;  // set while streaming; touched only on the strand
   std::string client_subject;    // TLS: the verified client certificate's subject, or ""
@@ -81,28 +88,43 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// Arms the read deadline `d` from now. Call on the strand; pair with DisarmReadDeadline.
   void ArmReadDeadline(std::chrono::steady_clock::duration d) {
     timed_out = false;
-    read_deadline.expires_after(d);
-    WaitReadDeadline(++deadline_gen);
+    deadline_armed_ = true;
+    deadline_at_ = std::chrono::steady_clock::now() + d;
+    if (waiting_ && read_deadline.expiry() <= deadline_at_) return;  // it waits again then
+    read_deadline.expires_at(deadline_at_);  // ends a later wait (its handler sees a newer one)
+    WaitReadDeadline();
   }
 
-  /// Ends the read deadline (a stale expiry that is already queued is ignored).
-  void DisarmReadDeadline() {
-    ++deadline_gen;
-    read_deadline.cancel();
-  }
+  /// Ends the read deadline. The pending wait, if any, ends at its time and stops.
+  void DisarmReadDeadline() { deadline_armed_ = false; }
 
  private:
-  void WaitReadDeadline(uint64_t gen) {
-    read_deadline.async_wait([weak = weak_from_this(), gen](boost::system::error_code ec) {
-      auto self = weak.lock();
-      if (ec || !self || self->deadline_gen != gen) return;
-      self->timed_out = true;
-      boost::system::error_code ignored;
-      self->stream.socket().cancel(ignored);
-      self->read_deadline.expires_after(kRecancelEvery);
-      self->WaitReadDeadline(gen);
-    });
+  void WaitReadDeadline() {
+    waiting_ = true;
+    read_deadline.async_wait(
+        [weak = weak_from_this(), wait = ++wait_gen_](boost::system::error_code) {
+          auto self = weak.lock();
+          // Gone, or a newer wait replaced this one (and is pending).
+          if (!self || self->wait_gen_ != wait) return;
+          self->waiting_ = false;
+          if (!self->deadline_armed_) return;
+          if (std::chrono::steady_clock::now() < self->deadline_at_) {
+            self->read_deadline.expires_at(self->deadline_at_);
+          } else {
+            // Passed: cancel the read, and again every kRecancelEvery while it stays armed.
+            self->timed_out = true;
+            boost::system::error_code ignored;
+            self->stream.socket().cancel(ignored);
+            self->read_deadline.expires_after(kRecancelEvery);
+          }
+          self->WaitReadDeadline();
+        });
   }
+
+  std::chrono::steady_clock::time_point deadline_at_{};
+  bool deadline_armed_ = false;
+  bool waiting_ = false;   // an async_wait of read_deadline is pending
+  uint64_t wait_gen_ = 0;  // tells the pending wait's handler from a replaced one's
 };
 
 /// The path of a request whose head could not be read to its end: the parser's once it has
