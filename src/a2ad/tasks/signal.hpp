@@ -5,11 +5,13 @@
 // waits on a task's published record (WaitUntil) and durable-timer sleeps.
 //
 // Contract: Fire() may be called from any thread, any number of times, before or after
-// Wait(); the first call wakes the waiter, later calls are no-ops. The waiter resumes by a
-// post to its own executor (never inline inside Fire(), so a writer-thread callback never
-// runs the waiter's code). At most one Wait() per Signal. Wait() cannot be cancelled: to
-// bound it, arrange for a timer to call Fire() (see TaskWriter::WaitUntil). The Signal must
-// outlive a pending Wait(): keep it in a shared_ptr held by both sides.
+// Wait(); the first call wakes the waiter, later calls are no-ops. A Wait() that finds it
+// fired goes on without suspending (a commit written on the caller's thread has fired it
+// before the caller waits; a post would hand the waiter to another I/O thread for nothing).
+// Otherwise the waiter resumes by a post to its own executor (never inline inside Fire(), so
+// a writer-thread callback never runs the waiter's code). At most one Wait() per Signal. Wait()
+// cannot be cancelled: to bound it, arrange for a timer to call Fire() (see TaskWriter::WaitUntil).
+// The Signal must outlive a pending Wait(): keep it in a shared_ptr held by both sides.
 //
 // Thread safety: Fire() and Wait() may run concurrently on different threads (one mutex).
 #include <boost/asio/async_result.hpp>
@@ -24,8 +26,30 @@ namespace a2ad::tasks {
 
 class Signal {
  public:
-  /// Completes once Fire() has been called (immediately if it already was).
+  /// Completes once Fire() has been called (at once, without suspending, if it already was).
   boost::asio::awaitable<void> Wait() {
+    if (Fired()) co_return;
+    co_await Suspend();
+  }
+
+  void Fire() {
+    std::function<void()> resume;
+    {
+      std::lock_guard lock(mu_);
+      if (fired_) return;
+      fired_ = true;
+      resume.swap(resume_);
+    }
+    if (resume) resume();
+  }
+
+ private:
+  bool Fired() const {
+    std::lock_guard lock(mu_);
+    return fired_;
+  }
+
+  boost::asio::awaitable<void> Suspend() {
     return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
         [this](auto handler) {
           auto ex = boost::asio::get_associated_executor(handler);
@@ -44,18 +68,6 @@ class Signal {
         boost::asio::use_awaitable);
   }
 
-  void Fire() {
-    std::function<void()> resume;
-    {
-      std::lock_guard lock(mu_);
-      if (fired_) return;
-      fired_ = true;
-      resume.swap(resume_);
-    }
-    if (resume) resume();
-  }
-
- private:
   mutable std::mutex mu_;
   bool fired_ = false;
   std::function<void()> resume_;
