@@ -31,8 +31,36 @@ TEST(Signal, AWaitAfterTheFireGoesOnWithoutSuspending) {
         order.push_back("waiter");
       },
       asio::detached);
-  io.run();
+  std::thread([&] { io.run(); }).join();  // a thread of its own: no streak (see below) yet
   EXPECT_EQ(order, (std::vector<std::string>{"waiter", "queued before the wait"}));
+}
+
+// A run whose every commit fires its signal before it waits still yields its thread: a
+// handler queued before a long streak of such waits runs before the streak ends.
+TEST(Signal, ALongStreakOfFiredWaitsYieldsTheThread) {
+  asio::io_context io(1);
+  unsigned waits_before_the_queued_handler_ran = 0;
+  unsigned waits = 0;
+  bool queued_ran = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        asio::post(io, [&] {
+          queued_ran = true;
+          waits_before_the_queued_handler_ran = waits;
+        });
+        for (unsigned i = 0; i < 4 * Signal::kMaxInlineStreak; ++i) {
+          Signal signal;
+          signal.Fire();
+          co_await signal.Wait();
+          ++waits;
+        }
+      },
+      asio::detached);
+  io.run();
+  ASSERT_TRUE(queued_ran);
+  EXPECT_LT(waits_before_the_queued_handler_ran, 4 * Signal::kMaxInlineStreak);
+  EXPECT_GT(waits_before_the_queued_handler_ran, 0u);
 }
 
 // Fired from another thread while the waiter waits (the thread starts from a handler that

@@ -7,7 +7,8 @@
 // Contract: Fire() may be called from any thread, any number of times, before or after
 // Wait(); the first call wakes the waiter, later calls are no-ops. A Wait() that finds it
 // fired goes on without suspending (a commit written on the caller's thread has fired it
-// before the caller waits; a post would hand the waiter to another I/O thread for nothing).
+// before the caller waits; a post would hand the waiter to another I/O thread for nothing),
+// except every kMaxInlineStreak-th in a row on a thread, which yields.
 // Otherwise the waiter resumes by a post to its own executor (never inline inside Fire(), so
 // a writer-thread callback never runs the waiter's code). At most one Wait() per Signal. Wait()
 // cannot be cancelled: to bound it, arrange for a timer to call Fire() (see TaskWriter::WaitUntil).
@@ -28,9 +29,15 @@ class Signal {
  public:
   /// Completes once Fire() has been called (at once, without suspending, if it already was).
   boost::asio::awaitable<void> Wait() {
-    if (Fired()) co_return;
+    if (Fired() && ++inline_streak_ < kMaxInlineStreak) co_return;
+    inline_streak_ = 0;
     co_await Suspend();
   }
+
+  /// Of the Wait()s a thread completes one after another without suspending, every this
+  /// many-th suspends (by a post) all the same: a run whose every commit is written on its
+  /// caller's thread still lets that thread's other work in.
+  static constexpr unsigned kMaxInlineStreak = 64;
 
   void Fire() {
     std::function<void()> resume;
@@ -68,6 +75,7 @@ class Signal {
         boost::asio::use_awaitable);
   }
 
+  static inline thread_local unsigned inline_streak_ = 0;
   mutable std::mutex mu_;
   bool fired_ = false;
   std::function<void()> resume_;
