@@ -68,10 +68,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
   //
   // The timer is not armed and cancelled for each read: a request's three (the idle wait, the
   // head, the body) would each queue a timer and post a cancelled wait's completion. Arm and
-  // Disarm set `deadline_at`; a wait that is already pending and ends no later than the new
+  // Disarm set `deadline_at_`; a wait that is already pending and ends no later than the new
   // deadline is left to end, and then waits again for the deadline armed by then, if any. Only
   // a deadline earlier than the pending wait's end restarts it. So a deadline never fires
-  // early (the handler compares the clock with `deadline_at`) nor late (no wait ends after
+  // early (the handler compares the clock with `deadline_at_`) nor late (no wait ends after
   // it), and a connection's requests share one wait until it ends.
   asio::steady_timer read_deadline;
   const asio::ip::address peer;
