@@ -1,5 +1,5 @@
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/defer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/http/empty_body.hpp>
 
 #include "a2ad/core/log.hpp"
@@ -139,9 +139,7 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
         // requests that are ready are read first. Beast's composed reads did this (twice) for a
         // request that needed no read, and without it the echo send at 64 connections was
         // about 6% slower while one connection gained about 5% (bench/RESULTS.md, stop 47).
-        // Deferred, not posted: it joins the queue behind what is ready when this handler
-        // returns, as a post does, but does not wake another I/O thread to run it.
-        co_await asio::defer(c->stream.get_executor(), asio::use_awaitable);
+        co_await asio::post(c->stream.get_executor(), asio::use_awaitable);
         out = co_await handler(std::move(in));
       } catch (const std::exception& e) {
         core::LogError(std::string("handler threw: ") + e.what());
