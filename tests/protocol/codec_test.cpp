@@ -48,6 +48,16 @@ TEST(Codec, V10MessageRoundTrips) {
   EXPECT_EQ(back.value(), m);
 }
 
+TEST(Codec, TheDomEncoderGrowsContainersByDoublingFromFour) {
+  // MessageToJson builds its objects a member at a time: room for 4, then doubled, rather
+  // than Boost.JSON's reallocation at 1, 2, 3, 4, 6 and 9 members.
+  const json::object o = MessageToJson(Sample());
+  // messageId, contextId, taskId, role, parts, metadata, extensions, referenceTaskIds
+  EXPECT_EQ(o.size(), 8u);
+  EXPECT_EQ(o.capacity(), 8u);  // Boost.JSON's own growth would leave 9
+  EXPECT_EQ(o.at("parts").as_array()[0].as_object().capacity(), 4u);  // {"text"}: 1
+}
+
 TEST(Codec, V03MessageRoundTrips) {
   Message m = Sample();
   auto back = v03::MessageFromJson(MessageToJson(m, Wire::kV03), "m");

@@ -31,6 +31,20 @@ TEST(ParseJson, ReadsOrdinaryDocuments) {
   EXPECT_EQ(SerializeJson(*v), json::serialize(*v));
 }
 
+TEST(ParseJson, GrowsContainersByDoublingFromFour) {
+  // One allocation for a container of up to 4 members or items, then one per doubling
+  // (Boost.JSON's own growth reallocates at 1, 2, 3, 4, 6 and 9: five times for five).
+  auto doc = ParseJson(R"({"a":1,"b":2,"c":3,"d":4,"e":5,"list":[1,2,3,4,5],"one":{"x":1}})");
+  ASSERT_TRUE(doc) << doc.error().message;
+  const json::object& o = doc->as_object();
+  EXPECT_EQ(o.size(), 7u);
+  EXPECT_EQ(o.capacity(), 8u);
+  EXPECT_EQ(o.at("list").as_array().capacity(), 8u);
+  EXPECT_EQ(o.at("one").as_object().capacity(), 4u);
+  EXPECT_EQ(SerializeJson(*doc),
+            R"({"a":1,"b":2,"c":3,"d":4,"e":5,"list":[1,2,3,4,5],"one":{"x":1}})");
+}
+
 TEST(ParseJson, RefusesNumbersBeyondADoubleNamingTheMember) {
   for (const char* text : {R"({"a":{"b":[0,-1e999]}})", R"({"a":{"b":[0,1E400]}})",
                            R"({"a":{"b":[0,1.7976931348623159e308]}})"}) {

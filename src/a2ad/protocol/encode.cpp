@@ -5,6 +5,7 @@
 
 #include "a2ad/core/clock.hpp"
 #include "a2ad/protocol/json_text.hpp"
+#include "a2ad/protocol/json_util.hpp"
 
 namespace a2ad::protocol {
 namespace json = boost::json;
@@ -92,7 +93,12 @@ class DomSink {
   json::value& Slot() {
     if (open_.empty()) return root_;
     json::value& top = *open_.back();
-    return top.is_object() ? top.get_object()[key_] : top.get_array().emplace_back(nullptr);
+    if (top.is_object()) {
+      RoomForOne(top.get_object());
+      return top.get_object()[key_];
+    }
+    RoomForOne(top.get_array());
+    return top.get_array().emplace_back(nullptr);
   }
   json::value root_;
   // The deepest shape (a task's status message's file part) opens 6: no allocation per DOM.

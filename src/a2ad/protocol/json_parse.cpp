@@ -181,10 +181,14 @@ class StrictBuilder {
     }
     Frame& top = frames_.back();
     if (top.container.is_array()) {
-      top.container.get_array().push_back(std::move(v));
+      json::array& a = top.container.get_array();
+      RoomForOne(a);
+      a.push_back(std::move(v));
       return true;
     }
-    auto [it, inserted] = top.container.get_object().emplace(top.key, std::move(v));
+    json::object& o = top.container.get_object();
+    RoomForOne(o);
+    auto [it, inserted] = o.emplace(top.key, std::move(v));
     (void)it;
     if (!inserted)
       return Refuse("duplicate member name '" + top.key + "' (each name may appear once)", ec);

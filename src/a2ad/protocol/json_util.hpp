@@ -6,6 +6,7 @@
 // member reads as the fallback, never as an error.
 //
 // Thread safety: pure functions (ObjOr's empty object is a constant shared by all threads).
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -55,5 +56,13 @@ const boost::json::object& ObjOr(const boost::json::object& o, std::string_view 
 /// The number member `key` of `o` as an integer (a double is truncated, a uint64 cast);
 /// `fallback` when absent or not a number.
 int64_t IntOr(const boost::json::object& o, std::string_view key, int64_t fallback);
+
+/// Room for one more member or item, for containers built one at a time (a parse, an
+/// encoder). Boost.JSON grows a container by half from nothing, a reallocation each at 1, 2,
+/// 3, 4, 6 and 9 members; this starts at 4 and doubles.
+template <class Container>
+void RoomForOne(Container& c) {
+  if (c.size() == c.capacity()) c.reserve(c.capacity() < 4 ? 4 : c.capacity() * 2);
+}
 
 }  // namespace a2ad::protocol
