@@ -504,5 +504,22 @@ TEST(AcceptedMessages, TheDigestIsOfThePartsInEitherWireVersionAndMemberOrder) {
   EXPECT_NE(MessageContentDigest(d), MessageContentDigest(a));
 }
 
+TEST(AcceptedMessages, TheDigestIsStableAcrossReleases) {
+  // Snapshots keep these digests: a retry of a message accepted by an earlier release must
+  // still read as the same content. The value is the one that release computed.
+  protocol::Message m;
+  m.message_id = "m";
+  m.role = protocol::Role::kUser;
+  m.parts.push_back(protocol::Part::Text("hello \"world\"\n"));
+  m.parts.push_back(protocol::Part::Data(
+      json::parse(R"({"z": [3, {"b": true, "a": null}], "a": 1.5, "m": "\u00e9"})")));
+  protocol::Part file;
+  file.kind = protocol::Part::Kind::kUrl;
+  file.text = "https://example.com/a.pdf";
+  file.media_type = "application/pdf";
+  m.parts.push_back(file);
+  EXPECT_EQ(MessageContentDigest(m), "YemwL2xmCDl5ykONCgaRtzZKEkN4gqE_WJuAn8JGVd8");
+}
+
 }  // namespace
 }  // namespace a2ad::tasks

@@ -1,8 +1,8 @@
 #include "a2ad/tasks/accepted_messages.hpp"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <boost/json/array.hpp>
-#include <vector>
 
 #include "a2ad/core/encoding.hpp"
 #include "a2ad/core/sha256.hpp"
@@ -14,29 +14,32 @@ namespace json = boost::json;
 
 namespace {
 
-// A copy with every object's members in name order.
-json::value Sorted(const json::value& v) {
+// `v` as JSON text with every object's members in name order, written without a sorted copy.
+void WriteSorted(protocol::JsonTextWriter& w, const json::value& v) {
   if (v.is_object()) {
-    std::vector<const json::key_value_pair*> members;
+    boost::container::small_vector<const json::key_value_pair*, 8> members;
     for (const auto& kv : v.get_object()) members.push_back(&kv);
     std::sort(members.begin(), members.end(),
               [](const auto* a, const auto* b) { return a->key() < b->key(); });
-    json::object out;
-    out.reserve(members.size());
-    for (const auto* kv : members) out.emplace(kv->key(), Sorted(kv->value()));
-    return out;
+    w.Raw('{');
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) w.Raw(',');
+      w.Key(members[i]->key());
+      WriteSorted(w, members[i]->value());
+    }
+    w.Raw('}');
+  } else if (v.is_array()) {
+    w.Array(v.get_array(),
+            [](protocol::JsonTextWriter& out, const json::value& x) { WriteSorted(out, x); });
+  } else {
+    w.Value(v);
   }
-  if (v.is_array()) {
-    json::array out;
-    out.reserve(v.get_array().size());
-    for (const auto& x : v.get_array()) out.push_back(Sorted(x));
-    return out;
-  }
-  return v;
 }
 
 std::string Digest(const json::value& parts) {
-  const std::string text = protocol::SerializeJson(Sorted(parts));
+  std::string text;
+  protocol::JsonTextWriter w(text);
+  WriteSorted(w, parts);
   return core::Base64UrlEncode(core::DigestBytes(core::Sha256Of(text)));
 }
 
