@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Interleaved A/B of two a2ad binaries on the blocking echo send (bench/RESULTS.md "Round 3"):
+# Interleaved A/B of two a2ad binaries on the blocking echo send and on GetTask (bench/RESULTS.md
+# "Round 3" and "Stop 54"):
 #
 #   bash bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
+#   SCENARIOS=send bash bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]   # sends only
 #
-# Each round runs OLD then NEW, at 1 and at 64 connections, on a fresh server each time
-# (127.0.0.1, port 0, temp data dir), 1 s warm-up then a 3 s window of v1.0 SendMessage, with
-# bench/loadgen.cpp. Alternating the two in every round keeps a slow spell of the VM from
-# landing on one side only. Prints one line per cell and the medians.
+# Each round runs OLD then NEW, for each scenario at 1 and at 64 connections, on a fresh
+# server each time (127.0.0.1, port 0, temp data dir), 1 s warm-up then a 3 s window, with
+# bench/loadgen.cpp. Scenarios (SCENARIOS, default "send get"): `send`, v1.0 SendMessage of
+# the echo skill; `get`, v1.0 GetTask round robin over 1,000 tasks the loadgen sends first.
+# Alternating the two in every round keeps a slow spell of the VM from landing on one side
+# only. Prints one line per cell and the medians.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,8 +25,14 @@ WORK=$(mktemp -d /tmp/a2ad-ab.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT  # each cell stops its own server
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
+echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}' >"$WORK/get.json"
+SCENARIOS=${SCENARIOS:-"send get"}
+for scenario in $SCENARIOS; do
+  [[ $scenario == send || $scenario == get ]] ||
+    { echo "unknown scenario '$scenario' (SCENARIOS takes send and get)" >&2; exit 2; }
+done
 
-cell() {  # binary conns -> "rps p50_ms cpu_ms_per_1k"
+cell() {  # binary conns scenario -> "rps p50_ms cpu_ms_per_1k"
   local dir
   dir=$(mktemp -d "$WORK/run.XXXX")
   "$1" serve --listen 127.0.0.1:0 --data-dir "$dir/data" --log-level warn --default-skill echo >"$dir/out" 2>&1 &
@@ -34,8 +44,11 @@ cell() {  # binary conns -> "rps p50_ms cpu_ms_per_1k"
     sleep 0.05
   done
   [[ -n $port ]] || { echo "server did not start: $(cat "$dir/out")" >&2; exit 1; }
+  local requests=(--body-file "$WORK/body.json")
+  [[ $3 == get ]] && requests=(--body-file "$WORK/get.json" --seed 1000
+    --seed-body-file "$WORK/body.json")
   "$LOADGEN" --port "$port" --connections "$2" --warmup-s 1 --duration-s 3 --server-pid "$PID" \
-    --header "A2A-Version: 1.0" --body-file "$WORK/body.json" --expect TASK_STATE_COMPLETED |
+    --header "A2A-Version: 1.0" "${requests[@]}" --expect TASK_STATE_COMPLETED |
     grep '^RESULT' | tr ' ' '\n' | awk -F= '$1=="rps"{r=$2} $1=="p50_ms"{p=$2} $1=="cpu_ms_per_1k"{c=$2}
       END{print r, p, c}'
   kill "$PID"
@@ -44,23 +57,28 @@ cell() {  # binary conns -> "rps p50_ms cpu_ms_per_1k"
 
 declare -A all
 for round in $(seq "$ROUNDS"); do
-  for conns in 1 64; do
-    for side in old new; do
-      bin=$OLD
-      [[ $side == new ]] && bin=$NEW
-      line=$(cell "$bin" "$conns")
-      all[$side.$conns]+="$line"$'\n'
-      printf 'round %s  c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$round" "$conns" "$side" $line
+  for scenario in $SCENARIOS; do
+    for conns in 1 64; do
+      for side in old new; do
+        bin=$OLD
+        [[ $side == new ]] && bin=$NEW
+        line=$(cell "$bin" "$conns" "$scenario")
+        all[$scenario.$side.$conns]+="$line"$'\n'
+        printf 'round %s  %-4s c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$round" \
+          "$scenario" "$conns" "$side" $line
+      done
     done
   done
 done
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 echo "medians over $ROUNDS rounds:"
-for conns in 1 64; do
-  for side in old new; do
-    rows=${all[$side.$conns]}
-    printf '  c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$conns" "$side" \
-      "$(awk 'NF{print $1}' <<<"$rows" | median)" "$(awk 'NF{print $2}' <<<"$rows" | median)" \
-      "$(awk 'NF{print $3}' <<<"$rows" | median)"
+for scenario in $SCENARIOS; do
+  for conns in 1 64; do
+    for side in old new; do
+      rows=${all[$scenario.$side.$conns]}
+      printf '  %-4s c=%-3s %-3s  req/s %-8s p50 ms %-7s CPU ms/1k %s\n' "$scenario" "$conns" \
+        "$side" "$(awk 'NF{print $1}' <<<"$rows" | median)" \
+        "$(awk 'NF{print $2}' <<<"$rows" | median)" "$(awk 'NF{print $3}' <<<"$rows" | median)"
+    done
   done
 done
