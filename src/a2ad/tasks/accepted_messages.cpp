@@ -15,6 +15,8 @@ namespace json = boost::json;
 namespace {
 
 // `v` as JSON text with every object's members in name order, written without a sorted copy.
+// Not RFC 8785 (protocol/jcs.hpp): that sorts by UTF-16 and spells numbers as ECMAScript does,
+// and stored snapshots keep digests of these bytes (byte order, json_text.hpp's numbers).
 void WriteSorted(protocol::JsonTextWriter& w, const json::value& v) {
   if (v.is_object()) {
     boost::container::small_vector<const json::key_value_pair*, 8> members;
