@@ -3,6 +3,7 @@
 #include "a2ad/storage/api_key_store.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <memory>
@@ -77,6 +78,73 @@ TEST_P(ApiKeyStoreContract, InsertFindListRevoke) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ApiKeyStoreContract, ::testing::Values("memory", "sqlite"));
+
+// SQLite's Any() without a read (sqlite_api_key_store.hpp): while `<path>-keys` is absent it
+// answers false without touching the database; a key inserted by another store (another
+// process) creates the file, and the next Any() reads and sees the key.
+class SqliteApiKeys : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDir("a2ad-keys-marker");
+    path_ = (dir_ / "a2ad.db").string();
+    ASSERT_TRUE(SqliteTaskStore::Migrate(path_));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::unique_ptr<sqlite::SqliteApiKeyStore> Open() {
+    auto opened = sqlite::SqliteApiKeyStore::Open(path_);
+    EXPECT_TRUE(opened) << opened.error().message;
+    return opened ? std::move(opened).value() : nullptr;
+  }
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  static ApiKeyRecord Key() {
+    ApiKeyRecord r;
+    r.key_id = "0000000000000001";
+    r.secret_sha256 = std::string(64, 'a');
+    r.tenant = "acme";
+    r.scopes = {"tasks:read"};
+    return r;
+  }
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
+  auto server = Open();
+  ASSERT_TRUE(server);
+  EXPECT_FALSE(fs::exists(path_ + "-keys"));
+  // A read of api_keys would fail now; Any() does not read.
+  Sql("ALTER TABLE api_keys RENAME TO api_keys_away");
+  auto any = server->Any();
+  ASSERT_TRUE(any) << any.error().message;
+  EXPECT_FALSE(*any);
+  Sql("ALTER TABLE api_keys_away RENAME TO api_keys");
+  auto cli = Open();  // `a2ad keys create`, as another process would
+  ASSERT_TRUE(cli && cli->Insert(Key()));
+  EXPECT_TRUE(fs::exists(path_ + "-keys"));
+  any = server->Any();
+  ASSERT_TRUE(any) << any.error().message;
+  EXPECT_TRUE(*any);
+}
+
+TEST_F(SqliteApiKeys, OpenRemakesTheFileWhenKeysExistWithoutIt) {
+  {
+    auto cli = Open();
+    ASSERT_TRUE(cli && cli->Insert(Key()));
+  }
+  ASSERT_TRUE(fs::remove(path_ + "-keys"));  // a database restored without it
+  auto server = Open();
+  ASSERT_TRUE(server);
+  EXPECT_TRUE(fs::exists(path_ + "-keys"));
+  auto any = server->Any();
+  ASSERT_TRUE(any) << any.error().message;
+  EXPECT_TRUE(*any);
+}
 
 }  // namespace
 }  // namespace a2ad::storage

@@ -1,5 +1,11 @@
 #include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
@@ -42,7 +48,8 @@ ApiKeyRecord ReadRow(const Stmt& s) {
 
 }  // namespace
 
-SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, std::string marker)
+    : db_(std::move(db)), marker_(std::move(marker)) {}
 SqliteApiKeyStore::~SqliteApiKeyStore() = default;
 
 core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const std::string& path) {
@@ -54,11 +61,30 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const s
     return core::Error(core::ErrorCode::kInternal,
                        "sqlite '" + path + "': schema version " + std::to_string(*version) +
                            " has no api_keys table; run `a2ad migrate`");
-  return std::unique_ptr<SqliteApiKeyStore>(new SqliteApiKeyStore(std::move(db).value()));
+  std::unique_ptr<SqliteApiKeyStore> store(
+      new SqliteApiKeyStore(std::move(db).value(), path + "-keys"));
+  std::lock_guard lock(store->mu_);
+  auto any = store->AnyRow();
+  if (!any) return std::move(any).error();
+  if (*any)
+    if (auto marked = store->Mark(); !marked) return std::move(marked).error();
+  return store;
+}
+
+core::Result<void> SqliteApiKeyStore::Mark() {
+  if (::access(marker_.c_str(), F_OK) == 0) return core::Ok{};
+  const int fd = ::open(marker_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return core::Error(core::ErrorCode::kInternal, "cannot create '" + marker_ +
+                                                       "' (it tells a running server that keys " +
+                                                       "exist): " + std::strerror(errno));
+  ::close(fd);
+  return core::Ok{};
 }
 
 core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {
   std::lock_guard lock(mu_);
+  if (auto marked = Mark(); !marked) return std::move(marked).error();  // before the row
   auto prepared = db_->Prepare(std::string("INSERT INTO api_keys(") + kColumns +
                                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!prepared) return std::move(prepared).error();
@@ -127,7 +153,13 @@ core::Result<bool> SqliteApiKeyStore::Revoke(std::string_view key_id, int64_t no
 }
 
 core::Result<bool> SqliteApiKeyStore::Any() {
+  // No key since Open (header). Only "no such file" says so: any other failure reads.
+  if (::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT) return false;
   std::lock_guard lock(mu_);
+  return AnyRow();
+}
+
+core::Result<bool> SqliteApiKeyStore::AnyRow() {
   auto prepared = db_->Prepare("SELECT EXISTS (SELECT 1 FROM api_keys)");
   if (!prepared) return std::move(prepared).error();
   Stmt s(*prepared);

@@ -5,6 +5,14 @@
 // so). Reads see keys created and revoked by other processes (`a2ad keys` while the server
 // runs) at their next call.
 //
+// Any() without a read: a server without keys (development mode) asks Any() at every request,
+// and a read transaction per request costs more than a small request does. So a file next to
+// the database, `<path>-keys` (empty), says "keys may exist": Insert creates it before the
+// key's row is written, and Open creates it when it finds keys without it (a database copied
+// or restored from elsewhere). While it is absent no key has been inserted since Open, in any
+// process, and Any() answers false with one access(2) and no database read; once it exists,
+// Any() reads as before. Deleting it while keys exist is harmless: the next Open remakes it.
+//
 // Thread safety: every method may be called from any thread at once.
 #include <memory>
 #include <mutex>
@@ -18,10 +26,12 @@ class Connection;
 
 class SqliteApiKeyStore final : public ApiKeyStore {
  public:
-  /// Opens `path` (an a2ad.db at the latest schema version). kInternal naming the problem.
+  /// Opens `path` (an a2ad.db at the latest schema version); creates `<path>-keys` if it finds
+  /// keys without it. kInternal naming the problem.
   static core::Result<std::unique_ptr<SqliteApiKeyStore>> Open(const std::string& path);
   ~SqliteApiKeyStore() override;
 
+  /// Creates `<path>-keys` first; kInternal (and no key written) if it cannot.
   core::Result<void> Insert(const ApiKeyRecord& record) override;
   core::Result<std::optional<ApiKeyRecord>> Find(std::string_view key_id) override;
   core::Result<std::vector<ApiKeyRecord>> List() override;
@@ -29,9 +39,13 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   core::Result<bool> Any() override;
 
  private:
-  explicit SqliteApiKeyStore(std::unique_ptr<Connection> db);
+  SqliteApiKeyStore(std::unique_ptr<Connection> db, std::string marker);
+  core::Result<bool> AnyRow();  // under mu_
+  core::Result<void> Mark();    // creates marker_ (if absent)
+
   std::mutex mu_;
   std::unique_ptr<Connection> db_;
+  const std::string marker_;  // "<path>-keys", above
 };
 
 }  // namespace a2ad::storage::sqlite
