@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,6 +130,53 @@ TEST_F(SqliteTaskStoreTest, ManyConcurrentReadersShareASmallPool) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// TryGet (task_store.hpp) answers as Get does from an idle reader, and gives up at once when
+// every reader is lent out. (Its other way out, a lock held by another process, cannot be
+// made to happen here: in WAL mode no process can lock readers out while this one has the
+// file open, short of a crash recovery.)
+TEST_F(SqliteTaskStoreTest, TryGetAnswersFromAnIdleReaderAndNeverWaits) {
+  SqliteOptions opts;
+  opts.reader_connections = 1;
+  auto store = MustOpen(path_, opts);
+  ASSERT_NE(store, nullptr);
+  TaskCommit created = Create("task-1", "ctx", TaskState::kWorking, 1000, 3);
+  created.record.run.run_id = "task-1";
+  created.record.run.status = "running";
+  ASSERT_TRUE(IsOk(CommitSync(*store, std::move(created))));
+  EXPECT_FALSE(store->TryGet("task-1", true)) << "no reader is open yet: it does not open one";
+  auto got = store->Get("task-1");  // opens the one reader
+  ASSERT_TRUE(got.ok() && got->has_value());
+  auto now = store->TryGet("task-1", true);
+  ASSERT_TRUE(now && now->ok() && now->value());
+  EXPECT_EQ(*now->value(), **got);
+  EXPECT_EQ(now->value()->run.status, "running");
+  auto task_only = store->TryGet("task-1", false);  // without the run
+  ASSERT_TRUE(task_only && task_only->ok() && task_only->value());
+  EXPECT_EQ(task_only->value()->task, (*got)->task);
+  EXPECT_EQ(task_only->value()->last_sequence, 2);
+  EXPECT_TRUE(task_only->value()->run.empty());
+  auto unknown = store->TryGet("task-2", true);
+  ASSERT_TRUE(unknown && unknown->ok());
+  EXPECT_FALSE(unknown->value());
+
+  // The reader lent out (a read transaction in progress on another thread).
+  std::atomic<bool> lent{false}, give_back{false};
+  std::thread holder([&] {
+    (void)store->Read([&](sqlite::Connection&) -> core::Result<void> {
+      lent = true;
+      while (!give_back) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return core::Ok{};
+    });
+  });
+  while (!lent) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(store->TryGet("task-1", true));
+  give_back = true;
+  holder.join();
+
+  auto after = store->TryGet("task-1", true);
+  ASSERT_TRUE(after && after->ok() && after->value()) << "the reader is back";
 }
 
 // SQLite's memory statistics take a process-wide mutex on every allocation, which the writer

@@ -1,7 +1,9 @@
 // Where TaskService calls its store (task_service.hpp "Threads and locks"): every read runs on
 // the read executor, never on an I/O thread and never under a task's lock, so a slow read
 // (a network database) stalls only the request that waits for it; a stale cached head is
-// re-read before the lock is taken, and again if another commit failed meanwhile.
+// re-read before the lock is taken, and again if another commit failed meanwhile. The one
+// exception, a read the store answers without waiting (TaskStore::TryGet), stays where it is
+// asked, behind any read of its task still on the executor.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -23,12 +25,10 @@
 namespace a2ad::tasks {
 namespace {
 namespace asio = boost::asio;
-namespace json = boost::json;
 using core::ErrorCode;
 using S = protocol::TaskState;
 
 using testing::GateExecutor;
-using testing::TextOf;
 
 // A store that notes where each read runs (thread, whether the task's lock is held), can
 // hold a chosen Get of one task until Open(), and can hold commits and fail them.
@@ -59,6 +59,28 @@ class ObservedStore final : public storage::ForwardingTaskStore {
     }
     return inner().Get(id);
   }
+  // Answers at once only when `answer_now` is set, and then declines the first
+  // `decline_now` times (that read goes to Get, on the read executor).
+  std::optional<core::Result<std::optional<storage::TaskRecord>>> TryGet(std::string_view id,
+                                                                         bool) override {
+    if (!answer_now) return std::nullopt;
+    Note("TryGet", id);
+    {
+      std::lock_guard lock(mu_);
+      if (decline_now > 0) {
+        --decline_now;
+        return std::nullopt;
+      }
+    }
+    return inner().Get(id);
+  }
+  std::atomic<bool> answer_now{false};
+  void DeclineNow(int n) {
+    std::lock_guard lock(mu_);
+    decline_now = n;
+  }
+  int decline_now = 0;  // under mu_
+
   core::Result<std::optional<storage::TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                                   std::string_view key) override {
     Note("FindByDedupKey", "");
@@ -264,6 +286,59 @@ TEST_F(TaskServiceReadsTest, ASlowStoreReadDoesNotBlockTheIoThread) {
   EXPECT_EQ(slow->value()->id, id);
   EXPECT_EQ(resumed_on, io_thread_) << "the request resumes on its own executor";
   ExpectReadsOffTheIoThreadAndUnlocked();
+}
+
+// A read the store answers without waiting (TaskStore::TryGet) runs where it is asked and
+// crosses no thread; one it declines goes to Get on the read executor as before.
+TEST_F(TaskServiceReadsTest, AReadTheStoreAnswersAtOnceStaysOnTheIoThread) {
+  auto first = Run(service_->SendMessage(ctx_, Send("m-1", "one", "echo")));
+  ASSERT_TRUE(first.ok());
+  store_.answer_now = true;
+  const size_t before = store_.reads().size();
+  protocol::GetTaskRequest req;
+  req.id = first->id;
+  auto got = Run(service_->GetTask(ctx_, req));
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->status.state, S::kCompleted);
+  const auto reads = store_.reads();
+  ASSERT_EQ(reads.size(), before + 1);
+  EXPECT_EQ(reads.back().method, "TryGet");
+  EXPECT_EQ(reads.back().thread, io_thread_);
+  EXPECT_FALSE(reads.back().task_locked);
+}
+
+// Reads of one task resume in the order they were asked (read_executor.hpp): while one waits
+// on the read executor, a later read of the task queues behind it, although the store could
+// answer that one at once.
+TEST_F(TaskServiceReadsTest, AReadThatCouldAnswerAtOnceWaitsBehindAnEarlierReadOfItsTask) {
+  auto first = Run(service_->SendMessage(ctx_, Send("m-1", "one", "echo")));
+  ASSERT_TRUE(first.ok());
+  const std::string id = first->id;
+  store_.answer_now = true;
+  store_.DeclineNow(1);
+  store_.GateGet(id, 1);
+  std::vector<int> resumed;
+  auto get = [](TaskService& svc, const protocol::CallContext& ctx, std::string task_id,
+                std::vector<int>& order, int n) -> asio::awaitable<core::Result<protocol::Task>> {
+    protocol::GetTaskRequest req;
+    req.id = task_id;
+    auto r = co_await svc.GetTask(ctx, std::move(req));
+    order.push_back(n);
+    co_return r;
+  };
+  auto one = Spawn(get(*service_, ctx_, id, resumed, 1));
+  RunUntil([&] { return store_.blocked(); });
+  auto two = Spawn(get(*service_, ctx_, id, resumed, 2));
+  io_.poll();
+  EXPECT_FALSE(two->has_value()) << "answered before the earlier read of its task";
+  store_.Open();
+  RunUntil([&] { return one->has_value() && two->has_value(); });
+  ASSERT_TRUE(one->value().ok() && two->value().ok());
+  EXPECT_EQ(resumed, (std::vector<int>{1, 2}));
+  int try_gets = 0;
+  for (const auto& r : store_.reads())
+    if (r.method == "TryGet" && r.task_id == id) ++try_gets;
+  EXPECT_EQ(try_gets, 1) << "the second read did not ask for an answer at once";
 }
 
 TEST_F(TaskServiceReadsTest, AStaleHeadIsReReadOffTheLockAndAgainIfACommitFailedMeanwhile) {

@@ -26,6 +26,11 @@ class WakingTaskStore final : public storage::ForwardingTaskStore {
   WakingTaskStore(storage::TaskStore& inner, std::function<void()> wake, Confirm confirm = {})
       : ForwardingTaskStore(inner), wake_(std::move(wake)), confirm_(std::move(confirm)) {}
 
+  std::optional<core::Result<std::optional<storage::TaskRecord>>> TryGet(std::string_view task_id,
+                                                                         bool with_run) override {
+    return inner().TryGet(task_id, with_run);  // reads are the wrapped store's
+  }
+
   void Commit(storage::TaskCommit commit, CommitCallback done) override {
     const bool rows = !commit.outbox.empty();
     std::vector<std::string> configs;

@@ -33,7 +33,7 @@ core::Error Unreadable(std::string_view task_id, const std::string& what) {
 
 }  // namespace
 
-core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
+core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row, bool with_run) {
   TaskRecord record;
   record.skill_id = std::string(row.skill_id);
   record.created_at_ms = row.created_at_ms;
@@ -46,9 +46,11 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row) {
   record.task = std::move(task).value();
   if (record.task.id != row.id)
     return Unreadable(row.id, "snapshot: it holds task '" + record.task.id + "'");
-  auto run = protocol::ParseJsonObject(row.run, "run");
-  if (!run) return Unreadable(row.id, "run: " + run.error().message);
-  record.run = protocol::RunSnapshotFromJson(std::move(run).value());
+  if (with_run) {
+    auto run = protocol::ParseJsonObject(row.run, "run");
+    if (!run) return Unreadable(row.id, "run: " + run.error().message);
+    record.run = protocol::RunSnapshotFromJson(std::move(run).value());
+  }
   record.dedup_key = std::string(row.dedup_key);
   record.tenant = std::string(row.tenant);
   record.owner = std::string(row.owner);

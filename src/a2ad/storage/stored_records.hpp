@@ -29,8 +29,9 @@ struct StoredTask {
   std::string_view owner;
 };
 
-/// The record a row stores; kDataCorrupt when a column does not read.
-core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row);
+/// The record a row stores; kDataCorrupt when a column does not read. Without `with_run`
+/// the run column is neither read nor checked (TaskRecord::run stays empty).
+core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row, bool with_run = true);
 
 /// The event a stored run is paused until (its open pause's `conditions.onEvent`: `status`
 /// "paused" and `pause.conditions.onEvent` a string); "" when none. The one reading of it:

@@ -161,6 +161,18 @@ class TaskStore {
   /// a `taskId` detail: it is quarantined in place, the rest of the store is unaffected.
   virtual core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) = 0;
 
+  /// Get's answer when the store can give it without waiting, else nullopt: for the I/O
+  /// threads, which hand a read that would wait to the read executor (tasks/read_executor.hpp)
+  /// instead. Without `with_run` the store may leave TaskRecord::run empty (and unchecked),
+  /// for a caller that needs the A2A task only (tasks/get). SQLite answers from an idle reader
+  /// connection and gives up at once, rather than wait, when every reader is lent out or a lock is
+  /// held (sqlite_task_store.hpp "Reads"); memory always answers; the default (a network database)
+  /// never does. Thread-safe.
+  virtual std::optional<core::Result<std::optional<TaskRecord>>> TryGet(std::string_view,
+                                                                        bool /*with_run*/) {
+    return std::nullopt;
+  }
+
   /// The task of `tenant` created with `dedup_key` (TaskRecord::dedup_key), or nullopt.
   /// Creating a second task of one tenant with a key that tenant already used fails with
   /// kConflict (unless the holder is older than TaskCommit::dedup_takeover_before_ms);

@@ -23,15 +23,15 @@ TaskReader::TaskReader(storage::TaskStore& store, ReadExecutor& reads, TaskWrite
                        std::chrono::milliseconds blocking_timeout)
     : store_(store), reads_(reads), writer_(writer), blocking_timeout_(blocking_timeout) {}
 
-asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskReader::Load(
-    const std::string& id) {
-  co_return co_await reads_.Run(id, [this, &id] { return store_.Get(id); });
+asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskReader::Load(const std::string& id,
+                                                                             bool with_run) {
+  co_return co_await writer_.ReadStored(id, with_run);
 }
 
 asio::awaitable<Result<storage::TaskRecord>> TaskReader::Visible(const CallContext& ctx,
                                                                  const std::string& id,
-                                                                 const char* noun) {
-  auto stored = co_await Load(id);
+                                                                 const char* noun, bool with_run) {
+  auto stored = co_await Load(id, with_run);
   if (!stored) co_return std::move(stored).error();
   // Another tenant's task is not found: its existence is not the caller's to learn.
   if (!stored.value() || stored.value()->tenant != ctx.tenant()) co_return NotFound(noun, id);
@@ -53,7 +53,7 @@ asio::awaitable<Result<StreamStart>> TaskReader::Subscribe(const CallContext& ct
                                                            std::string task_id,
                                                            std::optional<StreamCursor> after,
                                                            size_t queue_capacity) {
-  auto exists = co_await Visible(ctx, task_id);
+  auto exists = co_await Visible(ctx, task_id, "task", /*with_run=*/false);
   if (!exists) co_return std::move(exists).error();
   auto attached = Attached(task_id, queue_capacity);
   const std::shared_ptr<TaskSlot>& slot = attached.first;
@@ -120,7 +120,7 @@ asio::awaitable<Result<StreamStart>> TaskReader::Subscribe(const CallContext& ct
 
 asio::awaitable<Result<Task>> TaskReader::GetTask(const CallContext& ctx,
                                                   protocol::GetTaskRequest req) {
-  auto stored = co_await Visible(ctx, req.id);
+  auto stored = co_await Visible(ctx, req.id, "task", /*with_run=*/false);  // the task only
   if (!stored) co_return std::move(stored).error();
   // currentGeneration (A2A 1.1): a long poll until the generation passes it, at most as long
   // as a blocking send waits. A task that is done changes no more: answered at once.
@@ -217,7 +217,7 @@ asio::awaitable<Result<StreamStart>> TaskReader::SubscribeRunEvents(const CallCo
                                                                     std::string id,
                                                                     int64_t after_sequence,
                                                                     size_t queue_capacity) {
-  auto exists = co_await Visible(ctx, id, "run");
+  auto exists = co_await Visible(ctx, id, "run", /*with_run=*/false);
   if (!exists) co_return std::move(exists).error();
   auto attached = Attached(id, queue_capacity);
   const std::shared_ptr<TaskSlot>& slot = attached.first;

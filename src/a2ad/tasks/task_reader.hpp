@@ -40,14 +40,16 @@ class TaskReader {
   TaskReader(storage::TaskStore& store, ReadExecutor& reads, TaskWriter& writer,
              std::chrono::milliseconds blocking_timeout);
 
-  /// The stored record of `id` (any tenant's): for the service's own work.
+  /// The stored record of `id` (any tenant's): for the service's own work. Without
+  /// `with_run` its run may be left empty (TaskStore::TryGet).
   boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> Load(
-      const std::string& id);
+      const std::string& id, bool with_run = true);
   /// The record of `id` if ctx's tenant may see it; kTaskNotFound ("<noun> <id> not found")
-  /// otherwise.
+  /// otherwise. Without `with_run` its run may be left empty.
   boost::asio::awaitable<core::Result<storage::TaskRecord>> Visible(const CallContext& ctx,
                                                                     const std::string& id,
-                                                                    const char* noun = "task");
+                                                                    const char* noun = "task",
+                                                                    bool with_run = true);
 
   // TaskService's reads, as it documents them.
   boost::asio::awaitable<core::Result<protocol::Task>> GetTask(const CallContext& ctx,

@@ -26,7 +26,9 @@
 //
 // Threads and locks: the store calls that may block (reads) run on the service's read
 // executor (read_executor.hpp, TaskServiceOptions::read_threads), never on an I/O thread and
-// never under a task's lock; the awaiting coroutine resumes on its own executor. A task's
+// never under a task's lock; the awaiting coroutine resumes on its own executor. The one
+// exception is a read of one task the store can answer without waiting (TaskStore::TryGet,
+// SQLite's idle reader): that runs where it is asked, never under a task's lock. A task's
 // lock (TaskSlot::mu, task_writer.hpp) is held only to assign sequences and queue the commit
 // (TaskStore::Commit, which does not block); a stale cached head is re-read before it is
 // taken. Commit callbacks run on the store's thread (SQLite: its writer) and only publish.

@@ -139,8 +139,10 @@ void TaskWriter::NoteDurable(const SlotPtr& slot, RecordPtr stored) {
 }
 
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskWriter::ReadStored(
-    const std::string& id) {
-  co_return co_await reads_.Run(id, [this, &id] { return store_.Get(id); });
+    const std::string& id, bool with_run) {
+  co_return co_await reads_.RunOrNow(
+      id, [this, &id, with_run] { return store_.TryGet(id, with_run); },
+      [this, &id] { return store_.Get(id); });
 }
 
 asio::awaitable<Result<void>> TaskWriter::WritePushConfig(storage::PushConfigRecord record) {

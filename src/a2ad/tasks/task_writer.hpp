@@ -207,6 +207,12 @@ class TaskWriter {
                                               std::function<bool(const storage::TaskRecord&)> pred,
                                               std::chrono::milliseconds timeout);
 
+  /// The stored record of `id`: the store's TryGet on this thread when it answers, else its
+  /// Get on the read executor (ReadExecutor::RunOrNow). Without `with_run` its run may be
+  /// left empty (TaskStore::TryGet).
+  boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> ReadStored(
+      const std::string& id, bool with_run = true);
+
   /// TaskService::subscriber_count and task_locked.
   size_t subscriber_count(const std::string& task_id);
   bool task_locked(const std::string& task_id);
@@ -221,9 +227,6 @@ class TaskWriter {
   /// made; one attached while it was in flight). Reads the store: on the read executor.
   boost::asio::awaitable<std::vector<StreamItemPtr>> LateItems(RecordPtr before, RecordPtr after,
                                                                int64_t expected);
-  /// The stored record of `id` (store_.Get on the read executor).
-  boost::asio::awaitable<core::Result<std::optional<storage::TaskRecord>>> ReadStored(
-      const std::string& id);
 
   storage::TaskStore& store_;
   const core::Clock& clock_;

@@ -25,6 +25,11 @@ class MemoryTaskStore final : public TaskStore, public PushStore {
 
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  /// Always answers (a map under a mutex never waits for long), with the run.
+  std::optional<core::Result<std::optional<TaskRecord>>> TryGet(std::string_view task_id,
+                                                                bool /*with_run*/) override {
+    return Get(task_id);
+  }
   core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                          std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;

@@ -25,6 +25,14 @@ core::Result<ReaderPool::Lease> ReaderPool::Acquire() {
   return Lease(this, std::move(opened).value());
 }
 
+std::optional<ReaderPool::Lease> ReaderPool::TryAcquire() {
+  std::lock_guard lock(mu_);
+  if (closed_ || idle_.empty()) return std::nullopt;
+  std::unique_ptr<Connection> connection = std::move(idle_.back());
+  idle_.pop_back();
+  return Lease(this, std::move(connection));
+}
+
 void ReaderPool::Close() {
   std::unique_lock lock(mu_);
   closed_ = true;

@@ -5,7 +5,8 @@
 //
 // Contract: a connection is lent to one caller at a time (a Lease, which gives it back when
 // destroyed), so it is used by one thread at a time as sqlite_connection.hpp requires. After
-// Close(), Acquire fails with kUnavailable ("task store is closed").
+// Close(), Acquire fails with kUnavailable ("task store is closed") and TryAcquire gives
+// nullopt.
 //
 // Thread safety: Acquire and Close may be called from any thread; a Lease and its connection
 // belong to the thread that acquired them. Close must not be called while the calling thread
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +49,10 @@ class ReaderPool {
       : path_(std::move(path)), max_(max), busy_timeout_ms_(busy_timeout_ms) {}
 
   core::Result<Lease> Acquire();
+  /// An idle connection, or nullopt (none idle, or closed): never waits, never opens one.
+  std::optional<Lease> TryAcquire();
+
+  int busy_timeout_ms() const { return busy_timeout_ms_; }
 
   void Close();
 

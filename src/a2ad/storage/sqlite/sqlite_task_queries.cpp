@@ -55,7 +55,7 @@ constexpr const char* kSelectEvents =
     " WHERE task_id = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3";
 
 // The row of a SELECT of kRecordColumns. kDataCorrupt when its text does not read.
-core::Result<TaskRecord> ReadRecord(const Stmt& row) {
+core::Result<TaskRecord> ReadRecord(const Stmt& row, bool with_run = true) {
   StoredTask stored;
   stored.id = row.Text(0);
   stored.skill_id = row.Text(1);
@@ -63,11 +63,11 @@ core::Result<TaskRecord> ReadRecord(const Stmt& row) {
   stored.updated_at_ms = row.Int(3);
   stored.last_sequence = row.Int(4);
   stored.snapshot = row.Text(5);
-  stored.run = row.Text(6);
+  if (with_run) stored.run = row.Text(6);
   stored.dedup_key = row.Text(7);
   stored.tenant = row.Text(8);
   stored.owner = row.Text(9);
-  return DecodeStoredTask(stored);
+  return DecodeStoredTask(stored, with_run);
 }
 
 // Runs `sql` on a connection borrowed from `readers`: `bind` binds its parameters, `row` reads
@@ -162,20 +162,39 @@ core::Error SqliteTaskStore::Impl::Quarantined(core::Error e) {
   return e;
 }
 
-core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
-  auto lease = readers_.Acquire();
-  if (!lease) return std::move(lease).error();
-  Connection& db = lease->connection();
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::GetOn(Connection& db,
+                                                                     std::string_view task_id,
+                                                                     bool with_run, int& rc) {
   auto prepared = db.Prepare(kSelectTask);
   if (!prepared) return std::move(prepared).error();
   Stmt select(*prepared);
   select.Bind(1, task_id);
-  const int rc = select.Step();
+  rc = select.Step();
   if (rc == SQLITE_DONE) return std::optional<TaskRecord>();
   if (rc != SQLITE_ROW) return db.Fail("read task", rc);
-  auto record = ReadRecord(select);
+  auto record = ReadRecord(select, with_run);
   if (!record) return Quarantined(std::move(record).error());
   return std::optional<TaskRecord>(std::move(record).value());
+}
+
+core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
+  auto lease = readers_.Acquire();
+  if (!lease) return std::move(lease).error();
+  int rc = SQLITE_OK;
+  return GetOn(lease->connection(), task_id, /*with_run=*/true, rc);
+}
+
+std::optional<core::Result<std::optional<TaskRecord>>> SqliteTaskStore::Impl::TryGet(
+    std::string_view task_id, bool with_run) {
+  auto lease = readers_.TryAcquire();
+  if (!lease) return std::nullopt;
+  sqlite3* handle = lease->connection().handle();
+  sqlite3_busy_timeout(handle, 0);  // a lock held elsewhere: Get waits for it, off this thread
+  int rc = SQLITE_OK;
+  auto read = GetOn(lease->connection(), task_id, with_run, rc);
+  sqlite3_busy_timeout(handle, readers_.busy_timeout_ms());
+  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return std::nullopt;
+  return read;
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(

@@ -250,6 +250,11 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Get(std::string_view ta
   return impl_->Get(task_id);
 }
 
+std::optional<core::Result<std::optional<TaskRecord>>> SqliteTaskStore::TryGet(
+    std::string_view task_id, bool with_run) {
+  return impl_->TryGet(task_id, with_run);
+}
+
 core::Result<TaskPage> SqliteTaskStore::List(const TaskQuery& query) { return impl_->List(query); }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::FindByDedupKey(std::string_view tenant,

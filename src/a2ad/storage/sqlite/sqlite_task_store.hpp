@@ -23,7 +23,11 @@
 // descriptors and page caches bounded however many threads call, and lets Close() release
 // every connection. In WAL mode each read transaction sees every transaction committed
 // before it began, so a read sees every commit whose callback has already run. List reads
-// the count and the page in one read transaction.
+// the count and the page in one read transaction. TryGet is Get that never waits: it takes
+// only an idle connection (never opens one), with a busy timeout of 0 for its statement, so
+// that a read that would have to wait for a lock (in WAL mode only while another process
+// recovers the WAL after a crash) answers nullopt at once instead of after busy_timeout_ms;
+// the caller's Get then waits, off the I/O thread.
 //
 // Retention (PruneEvents): a prune is a job in the same FIFO queue as the commits, so it
 // starts after every commit accepted before it. Each turn of the writer runs one prune
@@ -156,6 +160,9 @@ class SqliteTaskStore final : public TaskStore {
   /// After Close(), `done` runs inline on the calling thread with kUnavailable.
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  /// See TaskStore and "Reads" above.
+  std::optional<core::Result<std::optional<TaskRecord>>> TryGet(std::string_view task_id,
+                                                                bool with_run) override;
   core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                          std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;

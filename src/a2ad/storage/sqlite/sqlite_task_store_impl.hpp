@@ -81,8 +81,13 @@ class SqliteTaskStore::Impl {
 
   void Commit(TaskCommit commit, CommitCallback done);
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id);
+  /// Get's statement on `db`; `rc` is its step's result code.
+  core::Result<std::optional<TaskRecord>> GetOn(sqlite::Connection& db, std::string_view task_id,
+                                                bool with_run, int& rc);
   core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                          std::string_view key);
+  std::optional<core::Result<std::optional<TaskRecord>>> TryGet(std::string_view task_id,
+                                                                bool with_run);
   core::Result<TaskPage> List(const TaskQuery& query);
   core::Result<TaskPage> ListRunnable(std::string_view after_id, size_t limit);
   core::Result<std::vector<Wake>> ListWakes(int64_t after_ms, std::string_view after_id,
