@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
 #include "a2ad/storage/sqlite/sqlite_task_store.hpp"
@@ -144,6 +147,32 @@ TEST_F(SqliteApiKeys, OpenRemakesTheFileWhenKeysExistWithoutIt) {
   auto any = server->Any();
   ASSERT_TRUE(any) << any.error().message;
   EXPECT_TRUE(*any);
+}
+
+// Find runs on a pool of connections (sqlite_api_key_store.hpp): lookups from many threads at
+// once all answer, and a key revoked by another process is refused by the next lookup.
+TEST_F(SqliteApiKeys, LookupsFromManyThreadsAtOnceSeeARevocationAtTheNextCall) {
+  auto server = Open();
+  auto cli = Open();
+  ASSERT_TRUE(server && cli && cli->Insert(Key()));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        auto found = server->Find("0000000000000001");
+        auto missing = server->Find("00000000000000ff");
+        if (!found || !found->has_value() || (*found)->tenant != "acme" || !missing ||
+            missing->has_value())
+          ++wrong;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  ASSERT_TRUE(cli->Revoke("0000000000000001", 500));
+  auto after = server->Find("0000000000000001");
+  ASSERT_TRUE(after && after->has_value());
+  EXPECT_EQ((*after)->revoked_at_ms, 500);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
+#include "a2ad/storage/sqlite/sqlite_reader_pool.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
 
 namespace a2ad::storage::sqlite {
@@ -14,6 +15,9 @@ namespace {
 
 constexpr const char* kColumns =
     "key_id, secret_sha256, tenant, scopes, name, created_at_ms, expires_at_ms, revoked_at_ms";
+constexpr const char* kSelectKey =
+    "SELECT key_id, secret_sha256, tenant, scopes, name, created_at_ms, expires_at_ms,"
+    " revoked_at_ms FROM api_keys WHERE key_id = ?1";
 
 std::string JoinScopes(const std::vector<std::string>& scopes) {
   std::string out;
@@ -48,12 +52,18 @@ ApiKeyRecord ReadRow(const Stmt& s) {
 
 }  // namespace
 
-SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, std::string marker)
-    : db_(std::move(db)), marker_(std::move(marker)) {}
+// Find's pool: one connection per I/O thread of a small machine; more callers wait their turn.
+constexpr size_t kLookupConnections = 4;
+constexpr int kBusyTimeoutMs = 5000;
+
+SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path)
+    : db_(std::move(db)),
+      marker_(path + "-keys"),
+      lookups_(std::make_unique<ReaderPool>(path, kLookupConnections, kBusyTimeoutMs)) {}
 SqliteApiKeyStore::~SqliteApiKeyStore() = default;
 
 core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const std::string& path) {
-  auto db = Connection::Open(path, SQLITE_OPEN_READWRITE, 5000);
+  auto db = Connection::Open(path, SQLITE_OPEN_READWRITE, kBusyTimeoutMs);
   if (!db) return std::move(db).error();
   auto version = CurrentVersion(**db);
   if (!version) return std::move(version).error();
@@ -61,8 +71,7 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const s
     return core::Error(core::ErrorCode::kInternal,
                        "sqlite '" + path + "': schema version " + std::to_string(*version) +
                            " has no api_keys table; run `a2ad migrate`");
-  std::unique_ptr<SqliteApiKeyStore> store(
-      new SqliteApiKeyStore(std::move(db).value(), path + "-keys"));
+  std::unique_ptr<SqliteApiKeyStore> store(new SqliteApiKeyStore(std::move(db).value(), path));
   std::lock_guard lock(store->mu_);
   auto any = store->AnyRow();
   if (!any) return std::move(any).error();
@@ -106,15 +115,16 @@ core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {
 }
 
 core::Result<std::optional<ApiKeyRecord>> SqliteApiKeyStore::Find(std::string_view key_id) {
-  std::lock_guard lock(mu_);
-  auto prepared =
-      db_->Prepare(std::string("SELECT ") + kColumns + " FROM api_keys WHERE key_id = ?1");
+  auto lease = lookups_->Acquire();
+  if (!lease) return std::move(lease).error();
+  Connection& db = lease->connection();
+  auto prepared = db.Prepare(kSelectKey);
   if (!prepared) return std::move(prepared).error();
   Stmt s(*prepared);
   s.Bind(1, key_id);
   const int rc = s.Step();
   if (rc == SQLITE_DONE) return std::optional<ApiKeyRecord>();
-  if (rc != SQLITE_ROW) return db_->Fail("read api key", rc);
+  if (rc != SQLITE_ROW) return db.Fail("read api key", rc);
   return std::optional<ApiKeyRecord>(ReadRow(s));
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// ApiKeyStore over the api_keys table (schema version 7) of a2ad.db: its own connection,
-// used under a mutex (a lookup is one primary-key read, well under the cost of a request).
+// ApiKeyStore over the api_keys table (schema version 7) of a2ad.db: Find, the lookup of every
+// authenticated request, on a small pool of read-only connections (sqlite_reader_pool.hpp), so
+// that the I/O threads do not queue for one; the rest (writes, `a2ad keys`) on a connection of
+// its own under a mutex.
 // Open requires the schema to be current (the task store's Open or `a2ad migrate` made it
 // so). Reads see keys created and revoked by other processes (`a2ad keys` while the server
 // runs) at their next call.
@@ -23,6 +25,7 @@
 namespace a2ad::storage::sqlite {
 
 class Connection;
+class ReaderPool;
 
 class SqliteApiKeyStore final : public ApiKeyStore {
  public:
@@ -39,13 +42,14 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   core::Result<bool> Any() override;
 
  private:
-  SqliteApiKeyStore(std::unique_ptr<Connection> db, std::string marker);
+  SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path);
   core::Result<bool> AnyRow();  // under mu_
   core::Result<void> Mark();    // creates marker_ (if absent)
 
   std::mutex mu_;
   std::unique_ptr<Connection> db_;
-  const std::string marker_;  // "<path>-keys", above
+  const std::string marker_;             // "<path>-keys", above
+  std::unique_ptr<ReaderPool> lookups_;  // Find's connections
 };
 
 }  // namespace a2ad::storage::sqlite

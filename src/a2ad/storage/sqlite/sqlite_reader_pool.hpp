@@ -1,7 +1,7 @@
 #pragma once
 // Internal to storage_sqlite: ReaderPool, the read-only connections of SqliteTaskStore's reads
-// (Get/FindByDedupKey/List/ReadEvents, sqlite_task_queries.cpp). Why a pool and not a
-// connection per calling thread: sqlite_task_store.hpp ("Reads").
+// (Get/FindByDedupKey/List/ReadEvents, sqlite_task_queries.cpp) and of SqliteApiKeyStore's
+// lookups. Why a pool and not a connection per calling thread: sqlite_task_store.hpp ("Reads").
 //
 // Contract: a connection is lent to one caller at a time (a Lease, which gives it back when
 // destroyed), so it is used by one thread at a time as sqlite_connection.hpp requires. After
