@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -93,8 +94,9 @@ class SqliteApiKeys : public ::testing::Test {
     ASSERT_TRUE(SqliteTaskStore::Migrate(path_));
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::unique_ptr<sqlite::SqliteApiKeyStore> Open() {
-    auto opened = sqlite::SqliteApiKeyStore::Open(path_);
+  std::unique_ptr<sqlite::SqliteApiKeyStore> Open(
+      std::chrono::milliseconds foreign_check = std::chrono::hours(1)) {
+    auto opened = sqlite::SqliteApiKeyStore::Open(path_, foreign_check);
     EXPECT_TRUE(opened) << opened.error().message;
     return opened ? std::move(opened).value() : nullptr;
   }
@@ -133,6 +135,27 @@ TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
   any = server->Any();
   ASSERT_TRUE(any) << any.error().message;
   EXPECT_TRUE(*any);
+}
+
+// A key written without Insert (an older a2ad, the sqlite3 shell) makes no file: Any() still
+// reads once per `foreign_check` and sees it.
+TEST_F(SqliteApiKeys, AKeyWrittenByOtherMeansIsSeenWithinTheForeignCheck) {
+  auto server = Open(std::chrono::milliseconds(50));
+  ASSERT_TRUE(server);
+  EXPECT_FALSE(*server->Any());
+  Sql("INSERT INTO api_keys(key_id, secret_sha256, tenant, scopes, name, created_at_ms,"
+      " expires_at_ms, revoked_at_ms) VALUES ('00000000000000aa', 'x', 'acme', 'admin', '', 1,"
+      " 0, 0)");
+  EXPECT_FALSE(fs::exists(path_ + "-keys"));
+  bool seen = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!seen && std::chrono::steady_clock::now() < deadline) {
+    auto any = server->Any();
+    ASSERT_TRUE(any) << any.error().message;
+    seen = *any;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(SqliteApiKeys, OpenRemakesTheFileWhenKeysExistWithoutIt) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "a2ad/core/log.hpp"
 #include "a2ad/storage/sqlite/sqlite_connection.hpp"
 #include "a2ad/storage/sqlite/sqlite_reader_pool.hpp"
 #include "a2ad/storage/sqlite/sqlite_schema.hpp"
@@ -50,19 +51,29 @@ ApiKeyRecord ReadRow(const Stmt& s) {
   return r;
 }
 
-}  // namespace
-
 // Find's pool: one connection per I/O thread of a small machine; more callers wait their turn.
 constexpr size_t kLookupConnections = 4;
 constexpr int kBusyTimeoutMs = 5000;
 
-SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path)
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path,
+                                     std::chrono::milliseconds foreign_check)
     : db_(std::move(db)),
       marker_(path + "-keys"),
-      lookups_(std::make_unique<ReaderPool>(path, kLookupConnections, kBusyTimeoutMs)) {}
+      lookups_(std::make_unique<ReaderPool>(path, kLookupConnections, kBusyTimeoutMs)),
+      foreign_check_(foreign_check),
+      next_read_ms_(SteadyMs() + foreign_check.count()) {}  // Open has just read
 SqliteApiKeyStore::~SqliteApiKeyStore() = default;
 
-core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const std::string& path) {
+core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
+    const std::string& path, std::chrono::milliseconds foreign_check) {
   auto db = Connection::Open(path, SQLITE_OPEN_READWRITE, kBusyTimeoutMs);
   if (!db) return std::move(db).error();
   auto version = CurrentVersion(**db);
@@ -71,12 +82,13 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(const s
     return core::Error(core::ErrorCode::kInternal,
                        "sqlite '" + path + "': schema version " + std::to_string(*version) +
                            " has no api_keys table; run `a2ad migrate`");
-  std::unique_ptr<SqliteApiKeyStore> store(new SqliteApiKeyStore(std::move(db).value(), path));
+  std::unique_ptr<SqliteApiKeyStore> store(
+      new SqliteApiKeyStore(std::move(db).value(), path, foreign_check));
   std::lock_guard lock(store->mu_);
   auto any = store->AnyRow();
   if (!any) return std::move(any).error();
-  if (*any)
-    if (auto marked = store->Mark(); !marked) return std::move(marked).error();
+  if (*any)  // a file that cannot be made (read-only directory): keys_seen_ answers instead
+    if (auto marked = store->Mark(); !marked) core::LogWarn("api keys: " + marked.error().message);
   return store;
 }
 
@@ -163,8 +175,14 @@ core::Result<bool> SqliteApiKeyStore::Revoke(std::string_view key_id, int64_t no
 }
 
 core::Result<bool> SqliteApiKeyStore::Any() {
-  // No key since Open (header). Only "no such file" says so: any other failure reads.
-  if (::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT) return false;
+  if (keys_seen_.load(std::memory_order_acquire)) return true;
+  // No Insert since Open (header). Only "no such file" says so: any other failure reads.
+  if (::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT) {
+    const int64_t now = SteadyMs();
+    int64_t due = next_read_ms_.load(std::memory_order_relaxed);
+    if (now < due || !next_read_ms_.compare_exchange_strong(due, now + foreign_check_.count()))
+      return false;  // else this caller reads, for a key written by other means
+  }
   std::lock_guard lock(mu_);
   return AnyRow();
 }
@@ -175,7 +193,9 @@ core::Result<bool> SqliteApiKeyStore::AnyRow() {
   Stmt s(*prepared);
   const int rc = s.Step();
   if (rc != SQLITE_ROW) return db_->Fail("count api keys", rc);
-  return s.Int(0) != 0;
+  const bool any = s.Int(0) != 0;
+  if (any) keys_seen_.store(true, std::memory_order_release);
+  return any;
 }
 
 }  // namespace a2ad::storage::sqlite

@@ -11,11 +11,17 @@
 // and a read transaction per request costs more than a small request does. So a file next to
 // the database, `<path>-keys` (empty), says "keys may exist": Insert creates it before the
 // key's row is written, and Open creates it when it finds keys without it (a database copied
-// or restored from elsewhere). While it is absent no key has been inserted since Open, in any
-// process, and Any() answers false with one access(2) and no database read; once it exists,
-// Any() reads as before. Deleting it while keys exist is harmless: the next Open remakes it.
+// or restored from elsewhere). While it is absent no Insert has run since Open, in any
+// process, and Any() answers false with one access(2), reading the table only once per
+// `foreign_check` (a key written by other means, an older a2ad or the sqlite3 shell, is seen
+// that late); once it exists, Any() reads. Once keys are seen, Any() answers true without
+// either (keys are revoked, never deleted). Deleting the file while keys exist is harmless,
+// and so is a data directory where Open cannot make it (read-only): Open saw the keys.
 //
 // Thread safety: every method may be called from any thread at once.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,7 +37,8 @@ class SqliteApiKeyStore final : public ApiKeyStore {
  public:
   /// Opens `path` (an a2ad.db at the latest schema version); creates `<path>-keys` if it finds
   /// keys without it. kInternal naming the problem.
-  static core::Result<std::unique_ptr<SqliteApiKeyStore>> Open(const std::string& path);
+  static core::Result<std::unique_ptr<SqliteApiKeyStore>> Open(
+      const std::string& path, std::chrono::milliseconds foreign_check = std::chrono::seconds(1));
   ~SqliteApiKeyStore() override;
 
   /// Creates `<path>-keys` first; kInternal (and no key written) if it cannot.
@@ -42,14 +49,18 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   core::Result<bool> Any() override;
 
  private:
-  SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path);
-  core::Result<bool> AnyRow();  // under mu_
+  SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path,
+                    std::chrono::milliseconds foreign_check);
+  core::Result<bool> AnyRow();  // under mu_; notes keys seen
   core::Result<void> Mark();    // creates marker_ (if absent)
 
   std::mutex mu_;
   std::unique_ptr<Connection> db_;
   const std::string marker_;             // "<path>-keys", above
   std::unique_ptr<ReaderPool> lookups_;  // Find's connections
+  const std::chrono::milliseconds foreign_check_;
+  std::atomic<bool> keys_seen_{false};
+  std::atomic<int64_t> next_read_ms_{0};  // steady clock: Any()'s next read without the file
 };
 
 }  // namespace a2ad::storage::sqlite
