@@ -3,8 +3,9 @@
 // ReadEvents, FindByDedupKey; task_store.hpp "Threads"), so that no I/O thread ever waits for
 // a database: a few dedicated threads (an asio::thread_pool) run them, and the coroutine that
 // asked resumes on its own executor with the result. On a network database it is what keeps
-// one slow query from stalling every connection served by that I/O thread; on SQLite a read
-// of one task takes microseconds and two thread hops cost more than it (RunOrNow below).
+// one slow query from stalling every connection served by that I/O thread. On SQLite a read
+// of one task from the page cache costs its decode (tens of microseconds for a task of a
+// few messages, more for a long history), and two thread hops cost as much (RunOrNow below).
 //
 // Contract of Run(fn): `fn` (a callable returning core::Result<T>, which must not touch
 // anything the I/O threads change without a lock) runs once on a pool thread; its result is

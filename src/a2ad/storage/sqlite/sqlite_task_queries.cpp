@@ -190,10 +190,16 @@ std::optional<core::Result<std::optional<TaskRecord>>> SqliteTaskStore::Impl::Tr
   if (!lease) return std::nullopt;
   sqlite3* handle = lease->connection().handle();
   sqlite3_busy_timeout(handle, 0);  // a lock held elsewhere: Get waits for it, off this thread
+  struct Restore {                  // also if the decode throws
+    sqlite3* handle;
+    int ms;
+    ~Restore() { sqlite3_busy_timeout(handle, ms); }
+  } restore{handle, readers_.busy_timeout_ms()};
   int rc = SQLITE_OK;
   auto read = GetOn(lease->connection(), task_id, with_run, rc);
-  sqlite3_busy_timeout(handle, readers_.busy_timeout_ms());
-  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return std::nullopt;
+  // The step's code, or (a statement not yet prepared on this connection) the prepare's.
+  const int code = (read ? rc : (rc != SQLITE_OK ? rc : sqlite3_errcode(handle))) & 0xff;
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return std::nullopt;
   return read;
 }
 
