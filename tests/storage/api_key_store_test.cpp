@@ -84,8 +84,9 @@ TEST_P(ApiKeyStoreContract, InsertFindListRevoke) {
 INSTANTIATE_TEST_SUITE_P(Backends, ApiKeyStoreContract, ::testing::Values("memory", "sqlite"));
 
 // SQLite's Any() without a read (sqlite_api_key_store.hpp): while `<path>-keys` is absent it
-// answers false without touching the database; a key inserted by another store (another
-// process) creates the file, and the next Any() reads and sees the key.
+// answers false without touching the database (but once per `foreign_check`, an hour here
+// unless a test says otherwise); a key inserted by another store (another process) creates
+// the file, and the next Any() reads and sees the key.
 class SqliteApiKeys : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -173,7 +174,7 @@ TEST_F(SqliteApiKeys, OpenRemakesTheFileWhenKeysExistWithoutIt) {
 }
 
 // Find runs on a pool of connections (sqlite_api_key_store.hpp): lookups from many threads at
-// once all answer, and a key revoked by another process is refused by the next lookup.
+// once all answer, and a key revoked by another process is seen revoked by the next lookup.
 TEST_F(SqliteApiKeys, LookupsFromManyThreadsAtOnceSeeARevocationAtTheNextCall) {
   auto server = Open();
   auto cli = Open();
