@@ -197,8 +197,9 @@ std::optional<core::Result<std::optional<TaskRecord>>> SqliteTaskStore::Impl::Tr
   } restore{handle, readers_.busy_timeout_ms()};
   int rc = SQLITE_OK;
   auto read = GetOn(lease->connection(), task_id, with_run, rc);
-  // The step's code, or (a statement not yet prepared on this connection) the prepare's.
-  const int code = (read ? rc : (rc != SQLITE_OK ? rc : sqlite3_errcode(handle))) & 0xff;
+  if (read) return read;
+  // The step's code, or (rc untouched: the statement's prepare failed) the connection's.
+  const int code = (rc != SQLITE_OK ? rc : sqlite3_errcode(handle)) & 0xff;
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return std::nullopt;
   return read;
 }
