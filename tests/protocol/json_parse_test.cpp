@@ -213,6 +213,43 @@ TEST(ParseJson, ReportingFaultsKeepsReadingAndNamesTheFirst) {
   EXPECT_FALSE(ParseJsonReportingFaults("[1", none));  // not JSON still fails
 }
 
+// Every container and string of the document is made with the resource given, at every depth
+// and in every way the parser makes one (a string in one piece or in parts, a key's value, an
+// item, the document itself).
+void ExpectAllOn(const json::value& v, const json::memory_resource* resource) {
+  if (v.is_object()) {
+    EXPECT_EQ(v.get_object().storage().get(), resource);
+    for (const auto& member : v.get_object()) ExpectAllOn(member.value(), resource);
+  } else if (v.is_array()) {
+    EXPECT_EQ(v.get_array().storage().get(), resource);
+    for (const auto& item : v.get_array()) ExpectAllOn(item, resource);
+  } else {
+    EXPECT_EQ(v.storage().get(), resource);
+  }
+}
+
+TEST(ParseJson, MakesEveryValueWithTheResourceGiven) {
+  const std::string text = R"({"a":[1,-2,18446744073709551615,3.5,true,null,{"b":{"c":[]}}],)"
+                           R"("long":")" +
+                           std::string(300, 'x') + R"(","\u00e9":"\ud83d\ude00"})";
+  unsigned char buffer[1024];  // smaller than the document: the arena also grows onto the heap
+  json::monotonic_resource arena(buffer, sizeof buffer);
+  auto v = ParseJson(text, &arena);
+  ASSERT_TRUE(v) << v.error().message;
+  ExpectAllOn(*v, &arena);
+  EXPECT_EQ(*v, *ParseJson(text));  // the same document as on the default resource
+  ExpectAllOn(*ParseJson(text), json::storage_ptr().get());
+
+  // Strict as ever: the faults are found, named, and nothing of the document is returned.
+  json::monotonic_resource arena2;
+  auto dup = ParseJson(R"({"x":[{"a":1,"a":2}]})", &arena2);
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(Field(dup.error()), "x[0].a");
+  auto big = ParseJson(R"({"n":[1e999]})", &arena2);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(Field(big.error()), "n[0]");
+}
+
 TEST(ParseJson, ObjectHelperNamesWhatItWanted) {
   auto v = ParseJsonObject("[1]", "body");
   ASSERT_FALSE(v);

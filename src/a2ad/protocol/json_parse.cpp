@@ -34,12 +34,12 @@ class StrictBuilder {
   bool on_document_end(error_code&) { return true; }
 
   bool on_array_begin(error_code&) {
-    Open(json::array());
+    Open(json::array(sp_));
     return true;
   }
   bool on_array_end(std::size_t, error_code& ec) { return Close(ec); }
   bool on_object_begin(error_code&) {
-    Open(json::object());
+    Open(json::object(sp_));
     return true;
   }
   bool on_object_end(std::size_t, error_code& ec) { return Close(ec); }
@@ -49,11 +49,11 @@ class StrictBuilder {
     return true;
   }
   bool on_string(json::string_view s, std::size_t, error_code& ec) {
-    if (text_.empty()) return Insert(json::string(s), ec);
+    if (text_.empty()) return Insert(json::string_view(s), ec);
     text_.append(s.data(), s.size());
-    json::string str(text_);
+    const bool inserted = Insert(json::string_view(text_), ec);
     text_.clear();
-    return Insert(std::move(str), ec);
+    return inserted;
   }
   bool on_key_part(json::string_view s, std::size_t, error_code&) {
     text_.append(s.data(), s.size());
@@ -77,11 +77,11 @@ class StrictBuilder {
   }
   bool on_int64(int64_t i, json::string_view, error_code& ec) {
     number_.clear();
-    return Insert(json::value(i), ec);
+    return Insert(i, ec);
   }
   bool on_uint64(uint64_t u, json::string_view, error_code& ec) {
     number_.clear();
-    return Insert(json::value(u), ec);
+    return Insert(u, ec);
   }
   bool on_double(double d, json::string_view s, error_code& ec) {
     number_.append(s.data(), s.size());
@@ -101,23 +101,24 @@ class StrictBuilder {
                         " is beyond what a JSON number can hold (a finite IEEE 754 double, "
                         "magnitude below 1.8e308)",
                     ec) &&
-             Insert(json::value(nullptr), ec);
+             Insert(nullptr, ec);
     }
     if (integer) {
       return Refuse("integer out of range: " + literal +
                         " does not fit 64 bits (from -9223372036854775808 to "
                         "18446744073709551615); send it as a string",
                     ec) &&
-             Insert(json::value(nullptr), ec);
+             Insert(nullptr, ec);
     }
-    return Insert(json::value(d), ec);
+    return Insert(d, ec);
   }
-  bool on_bool(bool b, error_code& ec) { return Insert(json::value(b), ec); }
-  bool on_null(error_code& ec) { return Insert(json::value(nullptr), ec); }
+  bool on_bool(bool b, error_code& ec) { return Insert(b, ec); }
+  bool on_null(error_code& ec) { return Insert(nullptr, ec); }
   bool on_comment_part(json::string_view, error_code&) { return true; }
   bool on_comment(json::string_view, error_code&) { return true; }
 
-  explicit StrictBuilder(bool continue_after_fault) : continue_after_fault_(continue_after_fault) {}
+  StrictBuilder(bool continue_after_fault, json::storage_ptr sp)
+      : sp_(std::move(sp)), result_(sp_), continue_after_fault_(continue_after_fault) {}
 
   json::value& result() { return result_; }
   // The path of the value being read when the parser stopped (public: a lone surrogate is a
@@ -134,10 +135,9 @@ class StrictBuilder {
     std::string key;  // objects: the name of the member being read
   };
 
-  void Open(json::value container) {
-    frames_.emplace_back();
-    frames_.back().container = std::move(container);
-  }
+  // Every value of the document is made with sp_, so that the moves below (construction and
+  // assignment from a value of the same resource) take the value over instead of copying it.
+  void Open(json::value container) { frames_.push_back(Frame{std::move(container), {}}); }
 
   bool Close(error_code& ec) {
     json::value done = std::move(frames_.back().container);
@@ -174,27 +174,31 @@ class StrictBuilder {
     return false;
   }
 
-  bool Insert(json::value v, error_code& ec) {
+  // Makes the value from `arg` in its place: the next item of the innermost open array, the
+  // member of the innermost open object named by its key, or the document.
+  template <class Arg>
+  bool Insert(Arg&& arg, error_code& ec) {
     if (frames_.empty()) {
-      result_ = std::move(v);
+      result_ = json::value(std::forward<Arg>(arg), sp_);
       return true;
     }
     Frame& top = frames_.back();
     if (top.container.is_array()) {
       json::array& a = top.container.get_array();
       RoomForOne(a);
-      a.push_back(std::move(v));
+      a.emplace_back(std::forward<Arg>(arg));
       return true;
     }
     json::object& o = top.container.get_object();
     RoomForOne(o);
-    auto [it, inserted] = o.emplace(top.key, std::move(v));
+    auto [it, inserted] = o.emplace(top.key, std::forward<Arg>(arg));
     (void)it;
     if (!inserted)
       return Refuse("duplicate member name '" + top.key + "' (each name may appear once)", ec);
     return true;
   }
 
+  json::storage_ptr sp_;  // before result_, which is made with it
   std::vector<Frame> frames_;
   std::string text_;    // a string or key arriving in parts
   std::string number_;  // a number arriving in parts
@@ -212,10 +216,11 @@ bool AfterLeadingSurrogateEscape(std::string_view text, size_t at) {
 }
 
 core::Result<json::value> Parse(std::string_view text, const JsonParseOptions& options,
-                                std::optional<Error>& fault, bool continue_after_fault) {
+                                std::optional<Error>& fault, bool continue_after_fault,
+                                json::storage_ptr storage = {}) {
   json::parse_options opts;
   opts.max_depth = options.max_depth;
-  json::basic_parser<StrictBuilder> parser(opts, continue_after_fault);
+  json::basic_parser<StrictBuilder> parser(opts, continue_after_fault, std::move(storage));
   boost::system::error_code ec;
   size_t used = parser.write_some(false, text.data(), text.size(), ec);
   // write_some stops at the end of the document: anything but whitespace after it is an
@@ -254,6 +259,12 @@ core::Result<json::value> Parse(std::string_view text, const JsonParseOptions& o
 core::Result<json::value> ParseJson(std::string_view text, const JsonParseOptions& options) {
   std::optional<Error> fault;
   return Parse(text, options, fault, false);
+}
+
+core::Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage,
+                                    const JsonParseOptions& options) {
+  std::optional<Error> fault;
+  return Parse(text, options, fault, false, std::move(storage));
 }
 
 core::Result<json::value> ParseJsonReportingFaults(std::string_view text,

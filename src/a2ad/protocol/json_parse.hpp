@@ -21,6 +21,7 @@
 // the member at fault, "params.message.parts[1].data.a", as the `field` detail).
 //
 // Thread safety: pure function; safe from any thread.
+#include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 #include <cstddef>
 #include <optional>
@@ -37,6 +38,14 @@ struct JsonParseOptions {
 
 /// Parses `text` as one strict JSON document (see the file comment for what is refused).
 core::Result<boost::json::value> ParseJson(std::string_view text,
+                                           const JsonParseOptions& options = {});
+
+/// ParseJson, with every value of the document made with `storage` (a
+/// boost::json::monotonic_resource on the stack, say, for a document read and dropped at once:
+/// its nodes are then not allocated one by one, nor freed). The resource must outlive the
+/// result and every value moved or copy-constructed from it (both keep the resource); assigning
+/// a value to one made with another resource copies it into that one.
+core::Result<boost::json::value> ParseJson(std::string_view text, boost::json::storage_ptr storage,
                                            const JsonParseOptions& options = {});
 
 /// ParseJson, except that a value that cannot be represented (the kInvalidParams faults) does
