@@ -86,6 +86,72 @@ TEST(Codec, V10TaskRoundTripsThroughStorageForm) {
   EXPECT_EQ(back.value(), t);
 }
 
+// The v1.0 decoders read a document without spelling out paths, and only when that fails read
+// it again to name the field at fault: the name is the same as ever, however deep.
+TEST(Codec, V10DecodersNameTheFieldAtFaultAtAnyDepth) {
+  Task t;
+  t.id = "t1";
+  t.status.state = TaskState::kCompleted;
+  t.status.message = Sample();
+  t.artifacts.resize(2);
+  t.artifacts[0].artifact_id = "a0";
+  t.artifacts[1].artifact_id = "a1";
+  t.artifacts[1].parts = Sample().parts;
+  t.history = {Sample(), Sample()};
+  const json::value good = TaskToJson(t);
+  ASSERT_TRUE(v10::TaskFromJson(good, "snapshot"));
+
+  auto broken = [&](auto change) {
+    json::value v = good;
+    change(v.as_object());
+    auto r = v10::TaskFromJson(v, "snapshot");
+    return r ? std::string("<decoded>") : r.error().message;
+  };
+  EXPECT_EQ(broken([](json::object& o) {
+              auto& part = o["artifacts"].as_array()[1].as_object()["parts"].as_array()[2];
+              part.as_object()["url"] = 7;
+            }),
+            "snapshot.artifacts[1].parts[2].url: expected a string");
+  EXPECT_EQ(broken([](json::object& o) {
+              auto& part = o["history"].as_array()[1].as_object()["parts"].as_array()[3];
+              part.as_object()["metadata"] = json::array{};
+            }),
+            "snapshot.history[1].parts[3].metadata: expected an object");
+  EXPECT_EQ(broken([](json::object& o) {
+              o["status"].as_object()["message"].as_object()["role"] = "ROLE_NOBODY";
+            }),
+            R"(snapshot.status.message.role: expected "ROLE_USER" or "ROLE_AGENT")");
+  EXPECT_EQ(broken([](json::object& o) { o["history"].as_array()[0].as_object().erase("parts"); }),
+            "snapshot.history[0].parts: required field is missing (at least one part)");
+  auto message = v10::MessageFromJson(
+      json::object{
+          {"messageId", "m"}, {"role", "ROLE_USER"}, {"parts", json::array{json::object{}}}},
+      "params.message");
+  ASSERT_FALSE(message);
+  EXPECT_EQ(message.error().message,
+            "params.message.parts[0]: a part needs one of text, raw, url or data");
+}
+
+// A decoded task owns its JSON members on the default resource, whatever resource the document
+// was read into (a stored task's is an arena on the stack that ends with the read).
+TEST(Codec, V10DecodedMembersLeaveTheDocumentsResource) {
+  Task t;
+  t.id = "t1";
+  t.status.state = TaskState::kWorking;
+  t.metadata["openwop"] = json::object{{"runId", "t1"}};
+  t.history = {Sample()};
+  json::monotonic_resource arena;
+  const json::value doc(TaskToJson(t), &arena);
+  auto back = v10::TaskFromJson(doc, "snapshot");
+  ASSERT_TRUE(back) << back.error().message;
+  const json::memory_resource* fallback = json::storage_ptr().get();
+  EXPECT_EQ(back->metadata.storage().get(), fallback);
+  EXPECT_EQ(back->history[0].metadata.storage().get(), fallback);
+  EXPECT_EQ(back->history[0].parts[3].data.storage().get(), fallback);
+  EXPECT_EQ(back->history[0].parts[3].metadata.storage().get(), fallback);
+  EXPECT_EQ(*back, t);
+}
+
 TEST(Codec, NonObjectDataIsWrappedForV03) {
   Part p = Part::Data(json::array{1, "two"});
   json::object o = PartToJson(p, Wire::kV03);

@@ -86,7 +86,7 @@ Result<json::object> OptObject(const json::object& o, std::string_view path, std
   const json::value* v = Find(o, camel, snake);
   if (!v || v->is_null()) return json::object();
   if (!v->is_object()) return FieldError(Join(path, camel), "expected an object");
-  return v->get_object();
+  return json::object(v->get_object(), json::storage_ptr());  // not o's resource: an arena's, say
 }
 
 Result<std::vector<std::string>> OptStringList(const json::object& o, std::string_view path,

@@ -37,6 +37,8 @@ core::Result<std::optional<int64_t>> OptInt(const boost::json::object& o, std::s
                                             std::string_view camel, std::string_view snake = {});
 core::Result<std::optional<bool>> OptBool(const boost::json::object& o, std::string_view path,
                                           std::string_view camel, std::string_view snake = {});
+/// Optional object member, copied with the default resource (`o` may live in an arena);
+/// missing or null => {}. Wrong type => error.
 core::Result<boost::json::object> OptObject(const boost::json::object& o, std::string_view path,
                                             std::string_view camel, std::string_view snake = {});
 core::Result<std::vector<std::string>> OptStringList(const boost::json::object& o,

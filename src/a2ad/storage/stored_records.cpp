@@ -1,6 +1,7 @@
 #include "a2ad/storage/stored_records.hpp"
 
 #include <algorithm>
+#include <boost/json/monotonic_resource.hpp>
 #include <string>
 
 #include "a2ad/protocol/json_parse.hpp"
@@ -39,7 +40,12 @@ core::Result<TaskRecord> DecodeStoredTask(const StoredTask& row, bool with_run) 
   record.created_at_ms = row.created_at_ms;
   record.updated_at_ms = row.updated_at_ms;
   record.last_sequence = row.last_sequence;
-  auto snapshot = protocol::ParseJson(row.snapshot);
+  // The snapshot's DOM lives only until TaskFromJson has copied it into the Task (its members
+  // are assigned, which copies them out of the arena): its nodes come from a buffer on the
+  // stack, and are not freed one by one. A task of a few messages fits in it.
+  unsigned char buffer[4096];
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
+  auto snapshot = protocol::ParseJson(row.snapshot, &arena);
   if (!snapshot) return Unreadable(row.id, "snapshot: " + snapshot.error().message);
   auto task = protocol::v10::TaskFromJson(snapshot.value(), "snapshot");
   if (!task) return Unreadable(row.id, "snapshot: " + task.error().message);

@@ -27,11 +27,33 @@ bool ParseRole(const json::value& v, Role& out) {
   return false;
 }
 
-Result<std::vector<Part>> PartsFromJson(const json::object& o, std::string_view path,
-                                        bool required) {
+// The path of a value being decoded, not spelled out: a decoder first runs with it, and only if
+// that fails runs again with the path as text, for the error's message (a valid document
+// builds no path strings).
+struct Quiet {
+  operator std::string_view() const { return {}; }  // NOLINT(google-explicit-constructor)
+};
+Quiet Join(Quiet, std::string_view) { return {}; }
+Quiet Index(Quiet, size_t) { return {}; }
+using protocol::Index;
+using protocol::Join;
+
+// `decode(path)` with a Quiet path, and again with `path` if that fails.
+template <class Decode>
+auto QuietFirst(std::string_view path, Decode decode) {
+  auto quick = decode(Quiet{});
+  if (quick) return quick;
+  return decode(path);
+}
+
+template <class P>
+Result<Part> PartAt(const json::value& v, const P& path);
+
+template <class P>
+Result<std::vector<Part>> PartsFromJson(const json::object& o, const P& path, bool required) {
   std::vector<Part> parts;
   const json::value* v = Find(o, "parts");
-  std::string p = Join(path, "parts");
+  const auto p = Join(path, "parts");
   if (!v || v->is_null()) {
     if (required) return FieldError(p, "required field is missing (at least one part)");
     return parts;
@@ -41,7 +63,7 @@ Result<std::vector<Part>> PartsFromJson(const json::object& o, std::string_view 
   if (required && a.empty()) return FieldError(p, "must contain at least one part");
   parts.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    A2AD_TRY_ASSIGN(auto part, PartFromJson(a[i], Index(p, i)));
+    A2AD_TRY_ASSIGN(auto part, PartAt(a[i], Index(p, i)));
     parts.push_back(std::move(part));
   }
   return parts;
@@ -87,7 +109,10 @@ json::object ListTasksResponseToJson(const ListTasksResponse& r) {
 
 // ---- decoding ---------------------------------------------------------------------------
 
-Result<Part> PartFromJson(const json::value& v, std::string_view path) {
+namespace {
+
+template <class P>
+Result<Part> PartAt(const json::value& v, const P& path) {
   A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
   const json::object& o = *obj;
   Part p;
@@ -124,7 +149,8 @@ Result<Part> PartFromJson(const json::value& v, std::string_view path) {
   return p;
 }
 
-Result<Message> MessageFromJson(const json::value& v, std::string_view path) {
+template <class P>
+Result<Message> MessageAt(const json::value& v, const P& path) {
   A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
   const json::object& o = *obj;
   Message m;
@@ -143,7 +169,8 @@ Result<Message> MessageFromJson(const json::value& v, std::string_view path) {
   return m;
 }
 
-Result<Artifact> ArtifactFromJson(const json::value& v, std::string_view path) {
+template <class P>
+Result<Artifact> ArtifactAt(const json::value& v, const P& path) {
   A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
   const json::object& o = *obj;
   Artifact a;
@@ -156,21 +183,22 @@ Result<Artifact> ArtifactFromJson(const json::value& v, std::string_view path) {
   return a;
 }
 
-Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
+template <class P>
+Result<Task> TaskAt(const json::value& v, const P& path) {
   A2AD_TRY_ASSIGN(const json::object* obj, AsObject(v, path));
   const json::object& o = *obj;
   Task t;
   A2AD_TRY_ASSIGN(t.id, ReqString(o, path, "id"));
   A2AD_TRY_ASSIGN(t.context_id, OptString(o, path, "contextId", "context_id"));
   const json::value* st = Find(o, "status");
-  std::string sp = Join(path, "status");
+  const auto sp = Join(path, "status");
   if (!st || !st->is_object()) return FieldError(sp, "required object is missing");
   const auto& so = st->get_object();
   const json::value* state = Find(so, "state");
   if (!state || !ParseTaskState(*state, t.status.state))
     return FieldError(Join(sp, "state"), "expected a TASK_STATE_* name");
   if (const json::value* m = Find(so, "message"); m && !m->is_null()) {
-    A2AD_TRY_ASSIGN(t.status.message, MessageFromJson(*m, Join(sp, "message")));
+    A2AD_TRY_ASSIGN(t.status.message, MessageAt(*m, Join(sp, "message")));
   }
   if (const json::value* ts = Find(so, "timestamp"); ts && !ts->is_null()) {
     if (!ts->is_string() || !core::ParseTimestamp(ts->get_string(), t.status.timestamp_ms))
@@ -179,21 +207,37 @@ Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
   if (const json::value* arts = Find(o, "artifacts"); arts && !arts->is_null()) {
     if (!arts->is_array()) return FieldError(Join(path, "artifacts"), "expected an array");
     for (size_t i = 0; i < arts->get_array().size(); ++i) {
-      A2AD_TRY_ASSIGN(auto a,
-                      ArtifactFromJson(arts->get_array()[i], Index(Join(path, "artifacts"), i)));
+      A2AD_TRY_ASSIGN(auto a, ArtifactAt(arts->get_array()[i], Index(Join(path, "artifacts"), i)));
       t.artifacts.push_back(std::move(a));
     }
   }
   if (const json::value* hist = Find(o, "history"); hist && !hist->is_null()) {
     if (!hist->is_array()) return FieldError(Join(path, "history"), "expected an array");
     for (size_t i = 0; i < hist->get_array().size(); ++i) {
-      A2AD_TRY_ASSIGN(auto m,
-                      MessageFromJson(hist->get_array()[i], Index(Join(path, "history"), i)));
+      A2AD_TRY_ASSIGN(auto m, MessageAt(hist->get_array()[i], Index(Join(path, "history"), i)));
       t.history.push_back(std::move(m));
     }
   }
   A2AD_TRY_ASSIGN(t.metadata, OptObject(o, path, "metadata"));
   return t;
+}
+
+}  // namespace
+
+Result<Part> PartFromJson(const json::value& v, std::string_view path) {
+  return QuietFirst(path, [&](const auto& p) { return PartAt(v, p); });
+}
+
+Result<Message> MessageFromJson(const json::value& v, std::string_view path) {
+  return QuietFirst(path, [&](const auto& p) { return MessageAt(v, p); });
+}
+
+Result<Artifact> ArtifactFromJson(const json::value& v, std::string_view path) {
+  return QuietFirst(path, [&](const auto& p) { return ArtifactAt(v, p); });
+}
+
+Result<Task> TaskFromJson(const json::value& v, std::string_view path) {
+  return QuietFirst(path, [&](const auto& p) { return TaskAt(v, p); });
 }
 
 Result<SendMessageRequest> SendMessageRequestFromJson(const json::value& params) {
