@@ -19,7 +19,10 @@ class [[nodiscard]] Result {
  public:
   /// An error "no result" (asio's co_spawn needs default-constructible results).
   Result() : v_(std::in_place_index<1>, Error(ErrorCode::kInternal, "no result")) {}
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT
+  // A value is taken by reference, not by value: a Result made from a value moves it once, not
+  // twice (a task's record, moved through several layers per read, is not small).
+  Result(const T& value) : v_(std::in_place_index<0>, value) {}          // NOLINT
+  Result(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}    // NOLINT
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }

@@ -174,7 +174,7 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::GetOn(Connection&
   if (rc != SQLITE_ROW) return db.Fail("read task", rc);
   auto record = ReadRecord(select, with_run);
   if (!record) return Quarantined(std::move(record).error());
-  return std::optional<TaskRecord>(std::move(record).value());
+  return std::optional<TaskRecord>(std::in_place, std::move(*record));
 }
 
 core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::Get(std::string_view task_id) {
@@ -219,7 +219,7 @@ core::Result<std::optional<TaskRecord>> SqliteTaskStore::Impl::FindByDedupKey(
   if (rc != SQLITE_ROW) return db.Fail("read task by dedup key", rc);
   auto record = ReadRecord(select);
   if (!record) return Quarantined(std::move(record).error());
-  return std::optional<TaskRecord>(std::move(record).value());
+  return std::optional<TaskRecord>(std::in_place, std::move(*record));
 }
 
 core::Result<TaskPage> SqliteTaskStore::Impl::List(const TaskQuery& query) {
