@@ -46,7 +46,7 @@ core::Result<std::optional<TaskRecord>> OneTask(core::Result<Rows> rows) {
     core::LogWarn("task store: " + r.error().message);
     return std::move(r).error();
   }
-  return std::optional<TaskRecord>(std::move(r).value());
+  return std::optional<TaskRecord>(std::in_place, std::move(*r));
 }
 
 }  // namespace
