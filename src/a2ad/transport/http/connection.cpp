@@ -161,6 +161,14 @@ void ConnSink::Watch() {
         return;
       }
       self->early_.append(self->scratch_, n);
+      // A read that completed before StopWatching's cancel but ran after it: do not read
+      // again (that read would not be cancelled, and StopWatching would wait for it). The
+      // client sends its next request as soon as the last chunk is out, which can go in the
+      // stream's last write, before StopWatching.
+      if (self->unwatching_) {
+        self->WatchFinished();
+        return;
+      }
       self->Watch();
       return;
     }
