@@ -8,7 +8,8 @@
 # Each round runs OLD then NEW, for each scenario at 1 and at 64 connections, on a fresh
 # server each time (127.0.0.1, port 0, temp data dir), 1 s warm-up then a 3 s window, with
 # bench/loadgen.cpp. Scenarios (SCENARIOS, default "send get"): `send`, v1.0 SendMessage of
-# the echo skill; `get`, v1.0 GetTask round robin over 1,000 tasks the loadgen sends first.
+# the echo skill; `get`, v1.0 GetTask round robin over 1,000 tasks the loadgen sends first;
+# `stream` (not in the default), v1.0 SendStreamingMessage of the echo skill, read to its end.
 # Alternating the two in every round keeps a slow spell of the VM from landing on one side
 # only. Prints one line per cell and the medians.
 set -euo pipefail
@@ -26,10 +27,11 @@ trap 'rm -rf "$WORK"' EXIT  # each cell stops its own server
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}' >"$WORK/get.json"
+sed 's/"SendMessage"/"SendStreamingMessage"/' "$WORK/body.json" >"$WORK/stream.json"
 SCENARIOS=${SCENARIOS:-"send get"}
 for scenario in $SCENARIOS; do
-  [[ $scenario == send || $scenario == get ]] ||
-    { echo "unknown scenario '$scenario' (SCENARIOS takes send and get)" >&2; exit 2; }
+  [[ $scenario == send || $scenario == get || $scenario == stream ]] ||
+    { echo "unknown scenario '$scenario' (SCENARIOS takes send, get and stream)" >&2; exit 2; }
 done
 
 cell() {  # binary conns scenario -> "rps p50_ms cpu_ms_per_1k"
@@ -47,6 +49,7 @@ cell() {  # binary conns scenario -> "rps p50_ms cpu_ms_per_1k"
   local requests=(--body-file "$WORK/body.json")
   [[ $3 == get ]] && requests=(--body-file "$WORK/get.json" --seed 1000
     --seed-body-file "$WORK/body.json")
+  [[ $3 == stream ]] && requests=(--body-file "$WORK/stream.json")
   "$LOADGEN" --port "$port" --connections "$2" --warmup-s 1 --duration-s 3 --server-pid "$PID" \
     --header "A2A-Version: 1.0" "${requests[@]}" --expect TASK_STATE_COMPLETED |
     grep '^RESULT' | tr ' ' '\n' | awk -F= '$1=="rps"{r=$2} $1=="p50_ms"{p=$2} $1=="cpu_ms_per_1k"{c=$2}

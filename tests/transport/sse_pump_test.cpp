@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace a2ad::transport {
@@ -22,8 +24,16 @@ class RecordingSink : public SseSink {
  public:
   asio::awaitable<bool> Write(std::string bytes) override {
     writes.push_back({Clock::now(), std::move(bytes)});
+    calls.push_back(std::exchange(ending, false) ? "last write" : "write");
     co_return true;
   }
+  asio::awaitable<bool> Waiting() override {
+    calls.emplace_back("waiting");
+    co_return true;
+  }
+  void Ending() override { ending = true; }
+  std::vector<std::string> calls;  // in order: "write", "last write" (after Ending), "waiting"
+  bool ending = false;
   void OnClientGone(std::function<void()>) override {}
   void OnServerStopping(std::function<void()>) override {}
   std::vector<std::pair<Clock::time_point, std::string>> writes;
@@ -59,7 +69,7 @@ TEST(SsePumpBatching, AWindowIsSentWhenItsTimeIsUpAndAFlushAtOnce) {
   bool done = false;
   const auto t0 = Clock::now();
   asio::co_spawn(io, PumpStream(sink, std::move(start), Batching(std::chrono::milliseconds(150))),
-                 [&](std::exception_ptr) { done = true; });
+                 [&](const std::exception_ptr&) { done = true; });
   // 2 and 3 in one window (sent ~150 ms after 2 came, nothing else arriving); then 4, a flush,
   // at once; then the terminal 5.
   asio::steady_timer t(io);
@@ -88,6 +98,75 @@ TEST(SsePumpBatching, AWindowIsSentWhenItsTimeIsUpAndAFlushAtOnce) {
   EXPECT_EQ(sink.writes[3].second, "id: 5\nevent: batch\ndata: [5]\n\n");
   // Had the window waited for the next item, 2, 3 and 4 would be one batch; had the flush
   // waited out its window, 4 and 5 would be.
+}
+
+SsePumpSpec Plain() {
+  SsePumpSpec spec;
+  spec.heartbeat = std::chrono::seconds(30);
+  spec.frame = [](const tasks::StreamItem& i) { return std::to_string(i.sequence) + ";"; };
+  spec.closes = [](const tasks::StreamItem& i) { return i.run_terminal; };
+  return spec;
+}
+
+void RunPump(asio::io_context& io, RecordingSink& sink, tasks::StreamStart start, SsePumpSpec spec,
+             const std::shared_ptr<tasks::Subscription>& sub,
+             const std::vector<tasks::StreamItemPtr>& live) {
+  bool done = false;
+  asio::co_spawn(io, PumpStream(sink, std::move(start), std::move(spec)),
+                 [&](const std::exception_ptr&) { done = true; });
+  io.poll();  // the backlog is written and the pump waits
+  for (const auto& item : live) {
+    sub->Push(item);
+    io.poll();
+  }
+  const auto t0 = Clock::now();
+  while (!done && Clock::now() - t0 < std::chrono::seconds(10))
+    io.run_one_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(done);
+}
+
+// The sink is told which write is the stream's last (ConnSink ends the response in it), and
+// told before the stream first waits (ConnSink sends the head it held back): a stream whose
+// events are all in its backlog is one write and never waits.
+TEST(SsePump, TheLastWriteIsAnnouncedAndAWaitIsAnnouncedBeforeIt) {
+  for (bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "batched" : "plain");
+    const SsePumpSpec spec = batched ? Batching(std::chrono::milliseconds(1)) : Plain();
+    {
+      asio::io_context io;
+      auto sub = std::make_shared<tasks::Subscription>(64);
+      tasks::StreamStart start;
+      start.subscription = sub;
+      start.backlog = {Item(0), Item(1), Item(2, false, true)};
+      RecordingSink sink;
+      RunPump(io, sink, std::move(start), spec, sub, {});
+      EXPECT_EQ(sink.calls, (std::vector<std::string>{"last write"}));
+    }
+    {
+      asio::io_context io;
+      auto sub = std::make_shared<tasks::Subscription>(64);
+      tasks::StreamStart start;
+      start.subscription = sub;
+      start.backlog = {Item(0)};
+      RecordingSink sink;
+      RunPump(io, sink, std::move(start), spec, sub, {Item(1), Item(2, false, true)});
+      ASSERT_GE(sink.calls.size(), 3u);
+      EXPECT_EQ(sink.calls.front(), "write");
+      EXPECT_EQ(sink.calls[1], "waiting");
+      EXPECT_EQ(sink.calls.back(), "last write");
+      EXPECT_EQ(std::count(sink.calls.begin(), sink.calls.end(), "last write"), 1);
+    }
+    {
+      // Nothing at hand: the stream waits first.
+      asio::io_context io;
+      auto sub = std::make_shared<tasks::Subscription>(64);
+      tasks::StreamStart start;
+      start.subscription = sub;
+      RecordingSink sink;
+      RunPump(io, sink, std::move(start), spec, sub, {Item(0, false, true)});
+      EXPECT_EQ(sink.calls, (std::vector<std::string>{"waiting", "last write"}));
+    }
+  }
 }
 
 }  // namespace

@@ -61,12 +61,14 @@ class ChunksExecutor final : public tasks::Executor {
                                    {"append", i > 0},
                                    {"lastChunk", i + 1 == chunks_}}});
       if (!(co_await ctx->Commit(std::move(step))).ok()) co_return;
+      ++chunks_committed;
     }
     std::vector<tasks::EventDraft> done;
     done.push_back({"run.completed", "", {}});
     (void)co_await ctx->Commit(std::move(done));
   }
   std::atomic<int> executions{0};
+  std::atomic<int> chunks_committed{0};
 
  private:
   int chunks_;
@@ -247,6 +249,41 @@ TEST_F(StreamingTest, AStreamEndsWithItsLastChunkAndTheConnectionServesTheNextRe
   EXPECT_FALSE(closing.chunked());
   EXPECT_EQ(closing.ReadToEnd().size(), 1u);
   EXPECT_TRUE(closing.ended());  // by the server closing the connection
+}
+
+// The head of a stream whose events are all at hand goes out with them, in one write; a
+// stream with nothing to send yet sends its head at once, so that the client knows it is open
+// while it waits.
+TEST_F(StreamingTest, AStreamWaitingForItsFirstEventHasItsHeadAtOnce) {
+  Start({}, 1, 16, std::chrono::seconds(3));
+  const std::string id = StartTask("chunks");
+  ASSERT_TRUE(WaitFor([&] { return CountLogged(id, "run.started") == 1; }));
+  int64_t last = -1;
+  for (const auto& e : store_.ReadEvents(id, -1, 100).value()) last = e.sequence;
+  auto c = Resubscribe(id, last);  // nothing after `last` until the chunk, 3 s after the start
+  ASSERT_EQ(c->status(), 200);
+  EXPECT_EQ(chunks_->chunks_committed.load(), 0);  // the head came before any event
+  auto chunk = c->Next();
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_GT(std::stoll(chunk->id), last);
+}
+
+// A client sends its next request the moment a stream's last chunk arrives, which can be
+// before the server has stopped watching the connection for the client leaving: every
+// request on the connection is answered, none is lost in between.
+TEST_F(StreamingTest, BackToBackStreamsOnOneConnectionAreAllAnswered) {
+  Start({});
+  SseClient c("127.0.0.1", port_, "/v1/a2a", SendBody("message/stream", "echo", true, "m-back-0"));
+  for (int i = 1; i <= 300; ++i) {
+    ASSERT_EQ(c.status(), 200) << i;
+    auto events = c.ReadToEnd(std::chrono::seconds(5));
+    ASSERT_TRUE(c.ended()) << "stream " << i << " did not end";
+    ASSERT_FALSE(events.empty()) << i;
+    EXPECT_EQ(events.back().Json().at("result").at("final"), true) << i;
+    if (i < 300)
+      c.Again("/v1/a2a", SendBody("message/stream", "echo", true, "m-back-" + std::to_string(i)));
+  }
+  EXPECT_EQ(server_->open_connections(), 1u);
 }
 
 TEST_F(StreamingTest, TwoHundredObserversReceiveIdenticalOrderedEvents) {

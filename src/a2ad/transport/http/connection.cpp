@@ -144,8 +144,11 @@ asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration lim
   co_return true;
 }
 
-ConnSink::ConnSink(std::shared_ptr<Conn> c, bool chunked)
-    : c_(std::move(c)), chunked_(chunked), watch_done_(c_->stream.get_executor()) {
+ConnSink::ConnSink(std::shared_ptr<Conn> c, bool chunked, std::string head)
+    : c_(std::move(c)),
+      chunked_(chunked),
+      head_(std::move(head)),
+      watch_done_(c_->stream.get_executor()) {
   watch_done_.expires_at(asio::steady_timer::time_point::max());
 }
 
@@ -194,17 +197,36 @@ asio::awaitable<bool> ConnSink::StopWatching(std::string& early) {
 }
 
 asio::awaitable<bool> ConnSink::Write(std::string bytes) {
+  const bool last = std::exchange(ending_, false);
+  co_return co_await WriteOut(bytes, last);
+}
+
+asio::awaitable<bool> ConnSink::Waiting() {
+  if (head_.empty()) co_return !gone_;
+  co_return co_await WriteOut({}, false);
+}
+
+asio::awaitable<bool> ConnSink::Finish(bool last_chunk) {
+  const bool last = last_chunk && chunked_ && !last_sent_;
+  if (head_.empty() && !last) co_return !gone_;
+  co_return co_await WriteOut({}, last);
+}
+
+asio::awaitable<bool> ConnSink::WriteOut(std::string_view body, bool last) {
   if (gone_) co_return false;
-  boost::system::error_code ec;
-  if (chunked_) {
-    char size[24];
-    const int len = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
-    const std::array<asio::const_buffer, 3> parts{asio::buffer(size, static_cast<size_t>(len)),
-                                                  asio::buffer(bytes), asio::buffer("\r\n", 2)};
-    ec = co_await WriteAll(*c_, parts, kWriteStall);
-  } else {
-    ec = co_await WriteAll(*c_, asio::const_buffer(asio::buffer(bytes)), kWriteStall);
-  }
+  // head, chunk size, body, CRLF, last chunk: the parts not needed are empty.
+  char size[24];
+  size_t size_len = 0;
+  if (chunked_ && !body.empty())
+    size_len = static_cast<size_t>(std::snprintf(size, sizeof size, "%zx\r\n", body.size()));
+  const bool chunk = size_len > 0;
+  last = last && chunked_;
+  const std::array<asio::const_buffer, 5> parts{
+      asio::buffer(head_), asio::buffer(size, size_len), asio::buffer(body.data(), body.size()),
+      asio::buffer("\r\n", chunk ? 2 : 0), asio::buffer("0\r\n\r\n", last ? 5 : 0)};
+  const boost::system::error_code ec = co_await WriteAll(*c_, parts, kWriteStall);
+  head_.clear();
+  if (last && !ec) last_sent_ = true;
   if (ec) Gone();
   co_return !ec;
 }

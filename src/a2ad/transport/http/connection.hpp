@@ -207,11 +207,16 @@ asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration lim
 /// going away (a streaming client sends nothing) while the stream waits for events. With
 /// `chunked`, every write is one HTTP/1.1 chunk, so the response can end with the last
 /// chunk and the connection serve the next request (keep-alive) instead of closing.
+/// The response's head is held back until the first write, the stream's first wait
+/// (Waiting) or its end (Finish), whichever comes first, and goes out in that write; the
+/// last chunk goes out with the stream's last write (Ending). So a stream whose events are
+/// all at hand is one write (one syscall, one wake-up of the client), not three.
 class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnSink> {
  public:
-  ConnSink(std::shared_ptr<Conn> c, bool chunked);
+  /// `head`: the response's head, as bytes.
+  ConnSink(std::shared_ptr<Conn> c, bool chunked, std::string head);
 
-  /// Starts the watching read (call once, after the stream's head is written).
+  /// Starts the watching read (call once, before the stream).
   void Watch();
 
   /// After the stream: stops the watching read and waits for it to finish. false if the
@@ -219,6 +224,11 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   asio::awaitable<bool> StopWatching(std::string& early);
 
   asio::awaitable<bool> Write(std::string bytes) override;
+  asio::awaitable<bool> Waiting() override;
+  void Ending() override { ending_ = true; }
+  /// After the stream: writes what it has not (the head, with `last_chunk` the last chunk).
+  /// false if that write failed.
+  asio::awaitable<bool> Finish(bool last_chunk);
   void OnClientGone(std::function<void()> f) override;
   void OnServerStopping(std::function<void()> f) override;
 
@@ -229,8 +239,15 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   void WatchFinished();
   void Gone();
 
+  // Writes `body` (a chunk when chunked_) after the head if it is still held back, and the
+  // last chunk after it when `last`.
+  asio::awaitable<bool> WriteOut(std::string_view body, bool last);
+
   std::shared_ptr<Conn> c_;
   const bool chunked_;
+  std::string head_;               // not written yet; "" once it is
+  bool ending_ = false;            // the next write is the last
+  bool last_sent_ = false;         // the last chunk is written
   asio::steady_timer watch_done_;  // cancelled when the watching read has finished
   bool unwatching_ = false;
   bool watch_finished_ = false;

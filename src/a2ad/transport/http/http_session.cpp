@@ -1,6 +1,8 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <string>
 
 #include "a2ad/core/log.hpp"
 #include "a2ad/transport/http/forwarded.hpp"
@@ -19,6 +21,27 @@ namespace {
 constexpr size_t kFirstRead = 4096;
 // A connection's read buffer holds at most a request head and this much more.
 constexpr size_t kReadSlack = size_t{128} * 1024;
+
+// The bytes of a response's head (its status line, fields and the blank line after them).
+std::string HeadText(const http::response<http::empty_body>& head) {
+  http::response_serializer<http::empty_body> sr{head};
+  sr.split(true);
+  std::string text;
+  boost::system::error_code ec;
+  while (!ec && !sr.is_header_done()) {
+    size_t n = 0;
+    sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
+      for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+           ++it) {
+        const asio::const_buffer piece = *it;
+        text.append(static_cast<const char*>(piece.data()), piece.size());
+        n += piece.size();
+      }
+    });
+    sr.consume(n);
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -168,35 +191,32 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
         head.chunked(true);
       else
         head.keep_alive(false);
-      http::response_serializer<http::empty_body> sr{head};
-      const auto ec_s = co_await WriteMessage(*c, sr, true, kWriteStall);
-      if (!ec_s) {
-        auto sink = std::make_shared<ConnSink>(c, chunked);
-        c->sink = sink;
-        sink->Watch();
-        if (stopping) sink->Stopping();
-        bool completed = true;
-        try {
-          co_await out.stream(*sink);
-        } catch (const std::exception& e) {
-          core::LogError(std::string("stream threw: ") + e.what());
-          completed = false;
-        }
-        if (chunked && completed && !stopping) {
-          std::string early;
-          if (co_await sink->StopWatching(early)) {
-            c->sink.reset();
-            const auto ec_e =
-                co_await WriteAll(*c, asio::const_buffer("0\r\n\r\n", 5), kWriteStall);
-            if (!ec_e && buffer.size() + early.size() <= buffer.max_size()) {
-              // A request the client sent during the stream is the next one.
-              const size_t n = asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
-              buffer.commit(n);
-              c->busy = false;
-              continue;
-            }
+      // The head goes out with the stream's first write (ConnSink).
+      auto sink = std::make_shared<ConnSink>(c, chunked, HeadText(head));
+      c->sink = sink;
+      sink->Watch();
+      if (stopping) sink->Stopping();
+      bool completed = true;
+      try {
+        co_await out.stream(*sink);
+      } catch (const std::exception& e) {
+        core::LogError(std::string("stream threw: ") + e.what());
+        completed = false;
+      }
+      if (chunked && completed && !stopping) {
+        std::string early;
+        if (co_await sink->StopWatching(early)) {
+          c->sink.reset();
+          if (co_await sink->Finish(true) && buffer.size() + early.size() <= buffer.max_size()) {
+            // A request the client sent during the stream is the next one.
+            const size_t n = asio::buffer_copy(buffer.prepare(early.size()), asio::buffer(early));
+            buffer.commit(n);
+            c->busy = false;
+            continue;
           }
         }
+      } else {
+        (void)co_await sink->Finish(false);  // a head still held back; the close ends the body
       }
       break;
     }

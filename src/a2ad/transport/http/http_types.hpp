@@ -55,6 +55,14 @@ class SseSink {
   /// form of them has it: this one refuses (false).
   virtual boost::asio::awaitable<bool> WriteItems(
       std::vector<std::shared_ptr<const tasks::StreamItem>> items);
+  /// The stream is about to wait for events that may be long in coming: what the sink holds
+  /// back goes out now (ConnSink holds back the response's head, to send it with the first
+  /// events). false once the client is gone. The default holds nothing back.
+  virtual boost::asio::awaitable<bool> Waiting();
+  /// The next Write is the stream's last: the sink may end the response in the same write
+  /// (ConnSink: the last chunk of a chunked body). A stream whose events are all at hand (a
+  /// blocking echo, a finished task's snapshot) is then one write, head to end.
+  virtual void Ending() {}
   /// `f` runs once, on the connection's executor, when the client disconnects (or at once
   /// if it already has). Lets a stream waiting for events stop and free them immediately.
   virtual void OnClientGone(std::function<void()> f) = 0;

@@ -53,6 +53,8 @@ class Pending {
 
 asio::awaitable<bool> SseSink::WriteItems(std::vector<tasks::StreamItemPtr>) { co_return false; }
 
+asio::awaitable<bool> SseSink::Waiting() { co_return true; }
+
 core::MetricFamily& StreamsOpen() {
   static auto& open = core::Metrics().Family(
       "a2ad_streams_open", core::MetricsRegistry::Type::kGauge,
@@ -92,9 +94,11 @@ asio::awaitable<void> PumpBatched(SseSink& sink, tasks::StreamStart& start, cons
     if (spec.closes(*item)) break;
   }
   const bool over = !start.backlog.empty() && spec.closes(*start.backlog.back());
+  const bool only_backlog = over || start.task_terminal || !sub;
+  if (only_backlog) sink.Ending();
   if (!batch.empty())
     if (!co_await sink.Write(batch.Take())) co_return;
-  if (over || start.task_terminal || !sub) co_return;
+  if (only_backlog || !co_await sink.Waiting()) co_return;
   // No window open: wait for an item (or the heartbeat). A window open: take what arrives,
   // looking every few milliseconds (a flush is sent at once), until it ends. (Next's timeout
   // is the heartbeat's, measured from the last item: not a window's.)
@@ -124,6 +128,7 @@ asio::awaitable<void> PumpBatched(SseSink& sink, tasks::StreamStart& start, cons
       timer.expires_after(std::min<Clock::duration>(kLook, window_ends - Clock::now()));
       co_await timer.async_wait(asio::use_awaitable);
     }
+    if (end) sink.Ending();
     if (!batch.empty())
       if (!co_await sink.Write(batch.Take())) co_return;
     if (end || sub->closed()) co_return;
@@ -160,8 +165,10 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
     last = std::max(last, item->sequence);
     if ((ended = spec.closes(*item))) break;
   }
-  if (!co_await out.Flush(sink) || ended) co_return;
-  if (start.task_terminal || !sub) co_return;
+  const bool only_backlog = ended || start.task_terminal || !sub;
+  if (only_backlog) sink.Ending();
+  if (!co_await out.Flush(sink) || only_backlog) co_return;
+  if (!co_await sink.Waiting()) co_return;
   for (;;) {
     tasks::StreamItemPtr item = co_await sub->Next(spec.heartbeat);
     if (!item) {
@@ -195,6 +202,7 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
       out.Add(more);
       end = spec.closes(*more);
     }
+    if (end) sink.Ending();
     if (!co_await out.Flush(sink)) co_return;
     if (end) co_return;
   }
