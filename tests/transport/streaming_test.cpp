@@ -60,15 +60,15 @@ class ChunksExecutor final : public tasks::Executor {
                       json::object{{"artifact", protocol::ArtifactToJson(a)},
                                    {"append", i > 0},
                                    {"lastChunk", i + 1 == chunks_}}});
+      ++chunks_begun;
       if (!(co_await ctx->Commit(std::move(step))).ok()) co_return;
-      ++chunks_committed;
     }
     std::vector<tasks::EventDraft> done;
     done.push_back({"run.completed", "", {}});
     (void)co_await ctx->Commit(std::move(done));
   }
   std::atomic<int> executions{0};
-  std::atomic<int> chunks_committed{0};
+  std::atomic<int> chunks_begun{0};  // counted before the chunk's commit publishes it
 
  private:
   int chunks_;
@@ -262,10 +262,19 @@ TEST_F(StreamingTest, AStreamWaitingForItsFirstEventHasItsHeadAtOnce) {
   for (const auto& e : store_.ReadEvents(id, -1, 100).value()) last = e.sequence;
   auto c = Resubscribe(id, last);  // nothing after `last` until the chunk, 3 s after the start
   ASSERT_EQ(c->status(), 200);
-  EXPECT_EQ(chunks_->chunks_committed.load(), 0);  // the head came before any event
+  EXPECT_TRUE(c->chunked());
+  // Without a chunked body too (the response ends with the connection).
+  SseClient closing("127.0.0.1", port_, "/v1/a2a", ResubscribeBody(id),
+                    {{"Last-Event-ID", std::to_string(last)}, {"Connection", "close"}});
+  ASSERT_EQ(closing.status(), 200);
+  EXPECT_FALSE(closing.chunked());
+  EXPECT_EQ(chunks_->chunks_begun.load(), 0);  // both heads came before the chunk was made
   auto chunk = c->Next();
   ASSERT_TRUE(chunk.has_value());
   EXPECT_GT(std::stoll(chunk->id), last);
+  auto same = closing.Next();
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->id, chunk->id);
 }
 
 // A client sends its next request the moment a stream's last chunk arrives, which can be

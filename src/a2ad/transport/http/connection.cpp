@@ -213,7 +213,10 @@ asio::awaitable<bool> ConnSink::Finish(bool last_chunk) {
 }
 
 asio::awaitable<bool> ConnSink::WriteOut(std::string_view body, bool last) {
-  if (gone_) co_return false;
+  // After the last chunk nothing more belongs to this response (on a kept connection it
+  // would read as the start of the next one).
+  if (gone_ || last_sent_) co_return false;
+  const std::string head = std::exchange(head_, {});  // once, whatever the write does
   // head, chunk size, body, CRLF, last chunk: the parts not needed are empty.
   char size[24];
   size_t size_len = 0;
@@ -222,10 +225,9 @@ asio::awaitable<bool> ConnSink::WriteOut(std::string_view body, bool last) {
   const bool chunk = size_len > 0;
   last = last && chunked_;
   const std::array<asio::const_buffer, 5> parts{
-      asio::buffer(head_), asio::buffer(size, size_len), asio::buffer(body.data(), body.size()),
+      asio::buffer(head), asio::buffer(size, size_len), asio::buffer(body.data(), body.size()),
       asio::buffer("\r\n", chunk ? 2 : 0), asio::buffer("0\r\n\r\n", last ? 5 : 0)};
   const boost::system::error_code ec = co_await WriteAll(*c_, parts, kWriteStall);
-  head_.clear();
   if (last && !ec) last_sent_ = true;
   if (ec) Gone();
   co_return !ec;

@@ -216,7 +216,9 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
           }
         }
       } else {
-        (void)co_await sink->Finish(false);  // a head still held back; the close ends the body
+        // A head still held back, and the last chunk of a stream that ended (it was cut short
+        // by the server stopping, say): the response is whole before the connection closes.
+        (void)co_await sink->Finish(chunked && completed);
       }
       break;
     }

@@ -76,9 +76,11 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  /// When set, the response is a `text/event-stream`: the server sends the head (200,
-  /// no-cache) and then runs `stream`. On HTTP/1.1 keep-alive connections the body is
-  /// chunked and the connection serves the next request after it; otherwise it closes.
+  /// When set, the response is a `text/event-stream`: the server runs `stream`, and sends
+  /// the head (200, no-cache) with its first write. A stream must call SseSink::Waiting
+  /// before it waits for anything (PumpStream does), so that the client has the head while
+  /// it waits. On HTTP/1.1 keep-alive connections the body is chunked and the connection
+  /// serves the next request after it; otherwise it closes.
   std::function<boost::asio::awaitable<void>(SseSink&)> stream;
   /// What the access log says of the request besides its route (router.hpp): the operation
   /// a binding ran ("SendMessage", "tasks/get") and the task (or run) it was about.

@@ -183,8 +183,10 @@ asio::awaitable<void> PumpStream(SseSink& sink, tasks::StreamStart start, SsePum
         if (!why.empty() && spec.cut_short)
           if (std::string text =
                   spec.cut_short(Error(ErrorCode::kUnavailable, why, {{"lastEventId", resume}}));
-              !text.empty())
+              !text.empty()) {
+            sink.Ending();
             co_await sink.Write(std::move(text));
+          }
         co_return;
       }
       if (!co_await sink.Write(spec.keep_alive)) co_return;
