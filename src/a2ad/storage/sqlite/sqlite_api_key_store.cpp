@@ -16,9 +16,6 @@ namespace {
 
 constexpr const char* kColumns =
     "key_id, secret_sha256, tenant, scopes, name, created_at_ms, expires_at_ms, revoked_at_ms";
-constexpr const char* kSelectKey =
-    "SELECT key_id, secret_sha256, tenant, scopes, name, created_at_ms, expires_at_ms,"
-    " revoked_at_ms FROM api_keys WHERE key_id = ?1";
 
 std::string JoinScopes(const std::vector<std::string>& scopes) {
   std::string out;
@@ -130,7 +127,9 @@ core::Result<std::optional<ApiKeyRecord>> SqliteApiKeyStore::Find(std::string_vi
   auto lease = lookups_->Acquire();
   if (!lease) return std::move(lease).error();
   Connection& db = lease->connection();
-  auto prepared = db.Prepare(kSelectKey);
+  static const std::string select =
+      std::string("SELECT ") + kColumns + " FROM api_keys WHERE key_id = ?1";
+  auto prepared = db.Prepare(select);
   if (!prepared) return std::move(prepared).error();
   Stmt s(*prepared);
   s.Bind(1, key_id);

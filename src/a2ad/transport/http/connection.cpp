@@ -202,8 +202,7 @@ asio::awaitable<bool> ConnSink::Write(std::string bytes) {
 }
 
 asio::awaitable<bool> ConnSink::Waiting() {
-  if (head_.empty()) co_return !gone_;
-  co_return co_await WriteOut({}, false);
+  co_return co_await Finish(false);  // the held-back head, if it still is
 }
 
 asio::awaitable<bool> ConnSink::Finish(bool last_chunk) {

@@ -226,8 +226,9 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   asio::awaitable<bool> Write(std::string bytes) override;
   asio::awaitable<bool> Waiting() override;
   void Ending() override { ending_ = true; }
-  /// After the stream: writes what it has not (the head, with `last_chunk` the last chunk).
-  /// false if that write failed.
+  /// Writes what is held back: the head if it still is, and with `last_chunk` the last chunk
+  /// if it is not written yet (after the stream; Waiting is Finish(false)). false if that
+  /// write failed or the client is gone.
   asio::awaitable<bool> Finish(bool last_chunk);
   void OnClientGone(std::function<void()> f) override;
   void OnServerStopping(std::function<void()> f) override;
