@@ -187,7 +187,7 @@ void ConnSink::WatchFinished() {
 
 asio::awaitable<bool> ConnSink::StopWatching(std::string& early) {
   unwatching_ = true;
-  if (!watch_finished_) {  // same strand as the watch handler: no race with this check
+  if (watching_ && !watch_finished_) {  // same strand as the watch handler: no race with this check
     boost::system::error_code ignored;
     c_->stream.socket().cancel(ignored);
     (void)co_await watch_done_.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -202,7 +202,9 @@ asio::awaitable<bool> ConnSink::Write(std::string bytes) {
 }
 
 asio::awaitable<bool> ConnSink::Waiting() {
-  co_return co_await Finish(false);  // the held-back head, if it still is
+  const bool ok = co_await Finish(false);  // the held-back head, if it still is
+  if (ok && !std::exchange(watching_, true)) Watch();
+  co_return ok;
 }
 
 asio::awaitable<bool> ConnSink::Finish(bool last_chunk) {

@@ -203,8 +203,9 @@ asio::awaitable<void> Close(Conn& c);
 /// scan or a plain HTTP client is no event worth more), the caller closes.
 asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration limit);
 
-/// The SSE sink of one connection. A read kept pending on the socket notices the client
-/// going away (a streaming client sends nothing) while the stream waits for events. With
+/// The SSE sink of one connection. A read kept pending on the socket from the stream's first
+/// wait notices the client going away (a streaming client sends nothing) while the stream
+/// waits for events. With
 /// `chunked`, every write is one HTTP/1.1 chunk, so the response can end with the last
 /// chunk and the connection serve the next request (keep-alive) instead of closing.
 /// The response's head is held back until the first write, the stream's first wait
@@ -216,14 +217,15 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   /// `head`: the response's head, as bytes.
   ConnSink(std::shared_ptr<Conn> c, bool chunked, std::string head);
 
-  /// Starts the watching read (call once, before the stream).
-  void Watch();
-
-  /// After the stream: stops the watching read and waits for it to finish. false if the
-  /// client is gone (then the connection closes). The bytes it read arrive in `early`.
+  /// After the stream: stops the watching read, if the stream started one, and waits for it
+  /// to finish. false if the client is gone (then the connection closes). The bytes it read
+  /// arrive in `early`.
   asio::awaitable<bool> StopWatching(std::string& early);
 
   asio::awaitable<bool> Write(std::string bytes) override;
+  /// Also starts the watching read, at the stream's first wait: a stream that never waits
+  /// (its events all at hand) needs none, since a write notices a client that is gone and a
+  /// request sent behind the stream stays in the socket for the session's next read.
   asio::awaitable<bool> Waiting() override;
   void Ending() override { ending_ = true; }
   /// Writes what is held back: the head if it still is, and with `last_chunk` the last chunk
@@ -237,6 +239,7 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   void Stopping();
 
  private:
+  void Watch();
   void WatchFinished();
   void Gone();
 
@@ -250,6 +253,7 @@ class ConnSink final : public SseSink, public std::enable_shared_from_this<ConnS
   bool ending_ = false;            // the next write is the last
   bool last_sent_ = false;         // the last chunk is written
   asio::steady_timer watch_done_;  // cancelled when the watching read has finished
+  bool watching_ = false;          // the watching read was started
   bool unwatching_ = false;
   bool watch_finished_ = false;
   std::string early_;  // bytes the watching read got

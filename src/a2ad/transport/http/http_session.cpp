@@ -194,7 +194,6 @@ asio::awaitable<void> HttpServer::Impl::Session(std::shared_ptr<Conn> c) {
       // The head goes out with the stream's first write (ConnSink).
       auto sink = std::make_shared<ConnSink>(c, chunked, HeadText(head));
       c->sink = sink;
-      sink->Watch();
       if (stopping) sink->Stopping();
       bool completed = true;
       try {
