@@ -6,14 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include "a2ad/protocol/encode.hpp"
 
 namespace a2ad::transport {
 namespace {
@@ -167,6 +171,54 @@ TEST(SsePump, TheLastWriteIsAnnouncedAndAWaitIsAnnouncedBeforeIt) {
       EXPECT_EQ(sink.calls, (std::vector<std::string>{"waiting", "last write"}));
     }
   }
+}
+
+// A stream item is shared by every stream of its task, whichever thread serves each: every
+// form of its JSON is written once, and each caller gets that one text, in full (TSan checks
+// that the text is published to the other threads).
+TEST(StreamItem, EachFormIsWrittenOnceAndEveryThreadReadsIt) {
+  using protocol::Final;
+  using protocol::Wire;
+  auto item = std::make_shared<tasks::StreamItem>();
+  item->sequence = 7;
+  item->event.kind = protocol::StreamEvent::Kind::kStatusUpdate;
+  item->event.status_update.task_id = "t-1";
+  item->event.status_update.context_id = "c-1";
+  item->event.status_update.status.state = protocol::TaskState::kCompleted;
+  item->event.status_update.final = true;
+  const std::vector<std::pair<Wire, Final>> forms{{Wire::kV10, Final::kAsProjected},
+                                                  {Wire::kV03, Final::kAsProjected},
+                                                  {Wire::kV03, Final::kNotFinal},
+                                                  {Wire::kV03Proto, Final::kAsProjected},
+                                                  {Wire::kV03Proto, Final::kNotFinal}};
+  constexpr int kThreads = 8;
+  std::vector<std::vector<const std::string*>> seen(kThreads);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) {
+      }
+      for (size_t f = 0; f < forms.size(); ++f) {  // each thread in its own order
+        const auto& [wire, final] = forms[(f + static_cast<size_t>(t)) % forms.size()];
+        seen[t].push_back(&item->Json(wire, final));
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (size_t f = 0; f < forms.size(); ++f) {
+    std::string expected;
+    protocol::AppendStreamEvent(expected, item->event, forms[f].first, forms[f].second);
+    for (int t = 0; t < kThreads; ++t) {
+      const std::string* text =
+          seen[t][(f + forms.size() - static_cast<size_t>(t) % forms.size()) % forms.size()];
+      EXPECT_EQ(text, &item->Json(forms[f].first, forms[f].second)) << "form " << f;
+      EXPECT_EQ(*text, expected) << "form " << f;
+    }
+  }
+  // The forms differ where the wires do: no form was handed another's text.
+  EXPECT_NE(item->Json(Wire::kV10), item->Json(Wire::kV03));
+  EXPECT_NE(item->Json(Wire::kV03), item->Json(Wire::kV03, Final::kNotFinal));
 }
 
 }  // namespace

@@ -16,8 +16,15 @@ const std::string& StreamItem::Json(protocol::Wire wire, protocol::Final final) 
   const size_t slot = wire == protocol::Wire::kV10
                           ? 0
                           : 1 + 2 * (static_cast<size_t>(wire) - 1) + static_cast<size_t>(final);
-  std::call_once(once_[slot],
-                 [&] { protocol::AppendStreamEvent(json_[slot], event, wire, final); });
+  const auto bit = static_cast<uint8_t>(1u << slot);
+  if (json_ready_.load(std::memory_order_acquire) & bit) return json_[slot];
+  std::lock_guard lock(json_mu_);
+  if (!(json_ready_.load(std::memory_order_relaxed) & bit)) {
+    std::string text;
+    protocol::AppendStreamEvent(text, event, wire, final);
+    json_[slot] = std::move(text);
+    json_ready_.fetch_or(bit, std::memory_order_release);
+  }
   return json_[slot];
 }
 

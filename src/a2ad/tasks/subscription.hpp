@@ -7,6 +7,7 @@
 // Thread safety: Push, Close, closed() and overflowed() may be called from any thread (one
 // mutex); Next and TryNext belong to the one consumer. A StreamItem is immutable once
 // shared: Json() may be called from any thread (each form is serialized once).
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -48,8 +49,11 @@ struct StreamItem {
                           protocol::Final final = protocol::Final::kAsProjected) const;
 
  private:
-  mutable std::once_flag once_[5];  // v1.0, then each v0.3 wire as projected and not final
-  mutable std::string json_[5];
+  // Not std::call_once: glibc's pthread_once makes a futex system call at the end of every
+  // first call, contended or not (one per event and form, on every stream's path).
+  mutable std::atomic<uint8_t> json_ready_{0};  // a bit per form whose text is written
+  mutable std::mutex json_mu_;                  // held while a form's text is written
+  mutable std::string json_[5];  // v1.0, then each v0.3 wire as projected and not final
 };
 using StreamItemPtr = std::shared_ptr<const StreamItem>;
 
