@@ -34,7 +34,9 @@ struct StreamItem {
   bool terminal = false;     // a status update into a terminal state
   bool interrupted = false;  // a status update into input-required / auth-required
   bool a2a = true;           // `event` is set (false: a log entry with no A2A projection)
-  std::shared_ptr<const protocol::RunEvent> run_event;  // the logged event (live items)
+  // The logged event (live items, but for a new task's first items, which only its own A2A
+  // stream reads).
+  std::shared_ptr<const protocol::RunEvent> run_event;
   bool run_terminal = false;                            // the run was terminal after this event
   /// The record once the commit of this event was durable (live items; shared, not copied):
   /// OpenWOP's streamMode=values sends its run snapshot.

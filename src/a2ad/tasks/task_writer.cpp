@@ -58,9 +58,8 @@ std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev)
   return item;
 }
 
-// The stream item of one logged event: its A2A projection if it has one, and the raw event
-// (for OpenWOP event streams).
-std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e) {
+std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e,
+                                    bool with_event) {
   std::shared_ptr<StreamItem> item;
   if (auto projected = ProjectEvent(after.task, e)) {
     item = MakeItem(e.sequence, std::move(*projected));
@@ -69,7 +68,7 @@ std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const prot
     item->sequence = e.sequence;
     item->a2a = false;
   }
-  item->run_event = std::make_shared<const protocol::RunEvent>(e);
+  if (with_event) item->run_event = std::make_shared<const protocol::RunEvent>(e);
   item->run_terminal = IsTerminalRun(after.run);
   return item;
 }
@@ -260,11 +259,14 @@ asio::awaitable<Result<RecordPtr>> TaskWriter::CommitRecordOnce(
   // that attaches while this commit is in flight, and whose snapshot read misses it, gets the
   // items made after the fact from the stored events (see FanOut).
   const bool keep = creating && slot->keep_creation_items;
-  bool observed = keep;
-  if (!observed) {
+  bool subscribed = false;
+  {
     std::lock_guard pub(slot->pub_mu);
-    observed = !slot->subscribers.empty();
+    subscribed = !slot->subscribers.empty();
   }
+  const bool observed = keep || subscribed;
+  // The items kept for a new task's own stream, an A2A stream, need no copy of the logged
+  // event: only OpenWOP event streams read it, and none can have subscribed to a fresh id.
   std::vector<std::shared_ptr<StreamItem>> made_items;
   // After `step`, the executor's immediate steps ride along in the same commit: asked
   // again after each one (on the record it left) until it has none (bounded).
@@ -286,7 +288,7 @@ asio::awaitable<Result<RecordPtr>> TaskWriter::CommitRecordOnce(
       // In place: `next` is a copy, dropped on error, so no per-event copy is needed.
       auto applied = FoldCommittedEvent(next, e);
       if (!applied) co_return std::move(applied).error();
-      if (observed) made_items.push_back(RunItem(next, e));
+      if (observed) made_items.push_back(RunItem(next, e, subscribed));
       commit.events.push_back(std::move(e));
     }
   }

@@ -250,9 +250,11 @@ const protocol::Message* LastUserMessage(const protocol::Task& task);
 
 /// The stream item of an A2A stream event at `sequence`.
 std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev);
-/// The stream item of one logged event: its A2A projection if it has one, and the raw event
-/// (for OpenWOP event streams); `after` is the record the event led to.
-std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e);
+/// The stream item of one logged event: its A2A projection if it has one, and with
+/// `with_event` the raw event (for OpenWOP event streams); `after` is the record the event
+/// led to.
+std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e,
+                                    bool with_event = true);
 /// `task` with its history trimmed to `history_length` (the answer of a send or a read).
 protocol::Task Trimmed(protocol::Task task, const std::optional<int32_t>& history_length);
 
