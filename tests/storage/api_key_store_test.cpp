@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -83,10 +84,10 @@ TEST_P(ApiKeyStoreContract, InsertFindListRevoke) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ApiKeyStoreContract, ::testing::Values("memory", "sqlite"));
 
-// SQLite's Any() without a read (sqlite_api_key_store.hpp): while `<path>-keys` is absent it
-// answers false without touching the database (but once per `foreign_check`, an hour here
-// unless a test says otherwise); a key inserted by another store (another process) creates
-// the file, and the next Any() reads and sees the key.
+// SQLite's Any() without a read (sqlite_api_key_store.hpp): while the first byte of
+// `<path>-keys` is 0 it answers false without touching the database (but once per
+// `foreign_check`, an hour here unless a test says otherwise); a key inserted by another store
+// (another process) writes "1" there, and the next Any() reads and sees the key.
 class SqliteApiKeys : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -108,6 +109,12 @@ class SqliteApiKeys : public ::testing::Test {
         << sqlite3_errmsg(db);
     sqlite3_close(db);
   }
+  // The first byte of `<path>-keys`: -1 when the file is absent or empty.
+  int Marker() const {
+    std::ifstream in(path_ + "-keys", std::ios::binary);
+    const int c = in.get();
+    return in ? c : -1;
+  }
   static ApiKeyRecord Key() {
     ApiKeyRecord r;
     r.key_id = "0000000000000001";
@@ -123,7 +130,7 @@ class SqliteApiKeys : public ::testing::Test {
 TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
   auto server = Open();
   ASSERT_TRUE(server);
-  EXPECT_FALSE(fs::exists(path_ + "-keys"));
+  EXPECT_EQ(Marker(), 0);  // made by Open, to be mapped
   // A read of api_keys would fail now; Any() does not read.
   Sql("ALTER TABLE api_keys RENAME TO api_keys_away");
   auto any = server->Any();
@@ -132,7 +139,7 @@ TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
   Sql("ALTER TABLE api_keys_away RENAME TO api_keys");
   auto cli = Open();  // `a2ad keys create`, as another process would
   ASSERT_TRUE(cli && cli->Insert(Key()));
-  EXPECT_TRUE(fs::exists(path_ + "-keys"));
+  EXPECT_EQ(Marker(), '1');
   any = server->Any();
   ASSERT_TRUE(any) << any.error().message;
   EXPECT_TRUE(*any);
@@ -147,7 +154,7 @@ TEST_F(SqliteApiKeys, AKeyWrittenByOtherMeansIsSeenWithinTheForeignCheck) {
   Sql("INSERT INTO api_keys(key_id, secret_sha256, tenant, scopes, name, created_at_ms,"
       " expires_at_ms, revoked_at_ms) VALUES ('00000000000000aa', 'x', 'acme', 'admin', '', 1,"
       " 0, 0)");
-  EXPECT_FALSE(fs::exists(path_ + "-keys"));
+  EXPECT_EQ(Marker(), 0);
   bool seen = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!seen && std::chrono::steady_clock::now() < deadline) {
@@ -167,7 +174,7 @@ TEST_F(SqliteApiKeys, OpenRemakesTheFileWhenKeysExistWithoutIt) {
   ASSERT_TRUE(fs::remove(path_ + "-keys"));  // a database restored without it
   auto server = Open();
   ASSERT_TRUE(server);
-  EXPECT_TRUE(fs::exists(path_ + "-keys"));
+  EXPECT_EQ(Marker(), '1');
   auto any = server->Any();
   ASSERT_TRUE(any) << any.error().message;
   EXPECT_TRUE(*any);

@@ -1,6 +1,8 @@
 #include "a2ad/storage/sqlite/sqlite_api_key_store.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,7 +69,22 @@ SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::
       lookups_(std::make_unique<ReaderPool>(path, kLookupConnections, kBusyTimeoutMs)),
       foreign_check_(foreign_check),
       next_read_ms_(SteadyMs() + foreign_check.count()) {}  // Open has just read
-SqliteApiKeyStore::~SqliteApiKeyStore() = default;
+SqliteApiKeyStore::~SqliteApiKeyStore() {
+  if (flag_) ::munmap(const_cast<char*>(flag_), 1);
+}
+
+void SqliteApiKeyStore::MapFlag() {
+  // ftruncate, not a write: a concurrent Mark's byte, written first, stays as it is.
+  int fd = ::open(marker_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);  // a read-only directory
+  if (fd < 0) return;
+  struct stat st {};
+  void* map = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && (st.st_size > 0 || ::ftruncate(fd, 1) == 0))
+    map = ::mmap(nullptr, 1, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map != MAP_FAILED) flag_ = static_cast<const char*>(map);
+}
 
 core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
     const std::string& path, std::chrono::milliseconds foreign_check) {
@@ -84,20 +101,29 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
   std::lock_guard lock(store->mu_);
   auto any = store->AnyRow();
   if (!any) return std::move(any).error();
-  if (*any)  // a file that cannot be made (read-only directory): keys_seen_ answers instead
+  if (*any) {  // a file that cannot be made (read-only directory): keys_seen_ answers instead
     if (auto marked = store->Mark(); !marked) core::LogWarn("api keys: " + marked.error().message);
+  } else {
+    store->MapFlag();  // else Any() asks access(2) whether the file exists
+  }
   return store;
 }
 
 core::Result<void> SqliteApiKeyStore::Mark() {
-  if (::access(marker_.c_str(), F_OK) == 0) return core::Ok{};
   const int fd = ::open(marker_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return core::Error(core::ErrorCode::kInternal, "cannot create '" + marker_ +
+  const bool written = fd >= 0 && ::pwrite(fd, "1", 1, 0) == 1;
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!written)
+    return core::Error(core::ErrorCode::kInternal, "cannot write '" + marker_ +
                                                        "' (it tells a running server that keys " +
-                                                       "exist): " + std::strerror(errno));
-  ::close(fd);
+                                                       "exist): " + std::strerror(error));
   return core::Ok{};
+}
+
+bool SqliteApiKeyStore::Marked() const {
+  if (flag_) return __atomic_load_n(flag_, __ATOMIC_ACQUIRE) != '\0';
+  return !(::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT);
 }
 
 core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {
@@ -175,8 +201,7 @@ core::Result<bool> SqliteApiKeyStore::Revoke(std::string_view key_id, int64_t no
 
 core::Result<bool> SqliteApiKeyStore::Any() {
   if (keys_seen_.load(std::memory_order_acquire)) return true;
-  // No Insert since Open (header). Only "no such file" says so: any other failure reads.
-  if (::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT) {
+  if (!Marked()) {  // no Insert since Open (header)
     const int64_t now = SteadyMs();
     int64_t due = next_read_ms_.load(std::memory_order_relaxed);
     if (now < due || !next_read_ms_.compare_exchange_strong(due, now + foreign_check_.count()))

@@ -9,14 +9,19 @@
 //
 // Any() without a read: a server without keys (development mode) asks Any() at every request,
 // and a read transaction per request costs more than a small request does. So a file next to
-// the database, `<path>-keys` (empty), says "keys may exist": Insert creates it before the
-// key's row is written, and Open creates it when it finds keys without it (a database copied
-// or restored from elsewhere). While it is absent no Insert has run since Open, in any
-// process, and Any() answers false with one access(2), reading the table only once per
-// `foreign_check` (a key written by other means, an older a2ad or the sqlite3 shell, is seen
-// that late); once it exists, Any() reads. Once keys are seen, Any() answers true without
-// either (keys are revoked, never deleted). Deleting the file while keys exist is harmless,
-// and so is a data directory where Open cannot make it (read-only): Open saw the keys.
+// the database, `<path>-keys`, says "keys may exist" when its first byte is not 0: Insert
+// writes "1" there before the key's row is written, and Open does when it finds keys without
+// it (a database copied or restored from elsewhere). A store that finds no keys at Open makes
+// the file one 0 byte long if it is empty or absent, and maps that byte (shared), which is
+// the page another process's Insert writes: while it is 0, no Insert has run since Open, in
+// any process, and Any() answers false without a system call, reading the table only once
+// per `foreign_check` (a key written by other means, an older a2ad or the sqlite3 shell, is
+// seen that late, and so is a key whose Insert made a new file after this one was deleted);
+// once it is not 0, Any() reads. Where the byte cannot be mapped (a read-only directory),
+// Any() asks access(2) whether the file exists instead, as it did before the byte. Once keys
+// are seen, Any() answers true without either (keys are revoked, never deleted). Deleting the
+// file while keys exist is harmless, and so is a data directory where Open cannot make it:
+// Open saw the keys.
 //
 // Thread safety: every method may be called from any thread at once.
 #include <atomic>
@@ -41,7 +46,7 @@ class SqliteApiKeyStore final : public ApiKeyStore {
       const std::string& path, std::chrono::milliseconds foreign_check = std::chrono::seconds(1));
   ~SqliteApiKeyStore() override;
 
-  /// Creates `<path>-keys` first; kInternal (and no key written) if it cannot.
+  /// Marks `<path>-keys` first; kInternal (and no key written) if it cannot.
   core::Result<void> Insert(const ApiKeyRecord& record) override;
   core::Result<std::optional<ApiKeyRecord>> Find(std::string_view key_id) override;
   core::Result<std::vector<ApiKeyRecord>> List() override;
@@ -52,7 +57,9 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path,
                     std::chrono::milliseconds foreign_check);
   core::Result<bool> AnyRow();  // under mu_; notes keys seen
-  core::Result<void> Mark();    // creates marker_ (if absent)
+  core::Result<void> Mark();    // writes "1" at the start of marker_ (made if absent)
+  void MapFlag();               // maps marker_'s first byte into flag_ (made 0 if absent)
+  bool Marked() const;          // marker_ says keys may exist
 
   std::mutex mu_;
   std::unique_ptr<Connection> db_;
@@ -61,6 +68,7 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   const std::chrono::milliseconds foreign_check_;
   std::atomic<bool> keys_seen_{false};
   std::atomic<int64_t> next_read_ms_{0};  // steady clock: Any()'s next read without the file
+  const char* flag_ = nullptr;            // marker_'s first byte, mapped; null: access(2)
 };
 
 }  // namespace a2ad::storage::sqlite
