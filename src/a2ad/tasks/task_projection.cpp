@@ -295,10 +295,15 @@ core::Result<void> FoldCommittedEvent(storage::TaskRecord& record, const RunEven
 
 std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEvent& e) {
   protocol::StreamEvent out;
+  if (!ProjectEventInto(after, e, out)) return std::nullopt;
+  return out;
+}
+
+bool ProjectEventInto(const Task& after, const RunEvent& e, protocol::StreamEvent& out) {
   if (e.type == protocol::kEvTaskSubmitted) {
     out.kind = protocol::StreamEvent::Kind::kTask;
     out.task = after;
-    return out;
+    return true;
   }
   if (e.type == protocol::kEvArtifactCreated) {
     out.kind = protocol::StreamEvent::Kind::kArtifactUpdate;
@@ -306,15 +311,15 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     u.task_id = after.id;
     u.context_id = after.context_id;
     const json::value* a = e.payload.if_contains("artifact");
-    if (!a) return std::nullopt;
+    if (!a) return false;
     auto art = protocol::v10::ArtifactFromJson(*a, "payload.artifact");
-    if (!art) return std::nullopt;
+    if (!art) return false;
     u.artifact = std::move(art).value();
     if (auto* ap = e.payload.if_contains("append"); ap && ap->is_bool()) u.append = ap->get_bool();
     if (auto* lc = e.payload.if_contains("lastChunk"); lc && lc->is_bool())
       u.last_chunk = lc->get_bool();
     u.metadata["generation"] = GenerationOf(after);
-    return out;
+    return true;
   }
   // a2a.message.received projects to nothing: it is in the history, and the executor's
   // node.resumed carries the move back to working to streams.
@@ -334,9 +339,9 @@ std::optional<protocol::StreamEvent> ProjectEvent(const Task& after, const RunEv
     u.metadata["generation"] = GenerationOf(after);
     u.final =
         protocol::IsTerminal(after.status.state) || protocol::IsInterrupted(after.status.state);
-    return out;
+    return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 }  // namespace a2ad::tasks

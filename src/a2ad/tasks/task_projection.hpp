@@ -75,5 +75,10 @@ core::Result<void> FoldCommittedEvent(storage::TaskRecord& record, const protoco
 /// status updates into terminal or interrupted states.
 std::optional<protocol::StreamEvent> ProjectEvent(const protocol::Task& after,
                                                   const protocol::RunEvent& event);
+/// ProjectEvent into `out`, a StreamEvent as constructed (a new StreamItem's): false when the
+/// entry has no A2A projection (then `out` holds nothing of use). It spares the stream's path
+/// the moves of a StreamEvent, which holds a whole Task.
+bool ProjectEventInto(const protocol::Task& after, const protocol::RunEvent& event,
+                      protocol::StreamEvent& out);
 
 }  // namespace a2ad::tasks

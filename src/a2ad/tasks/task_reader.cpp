@@ -99,8 +99,7 @@ asio::awaitable<Result<StreamStart>> TaskReader::Subscribe(const CallContext& ct
     if (!applied) co_return std::move(applied).error();
     const int64_t position = after->by_generation ? GenerationOf(folded.task) : e.sequence;
     if (position > after->value)
-      if (auto projected = ProjectEvent(folded.task, e))
-        start.backlog.push_back(MakeItem(e.sequence, std::move(*projected)));
+      if (auto item = ProjectedItem(folded.task, e)) start.backlog.push_back(std::move(item));
   }
   start.last_sequence = folded.last_sequence;
   start.task_terminal = protocol::IsTerminal(folded.task.status.state);

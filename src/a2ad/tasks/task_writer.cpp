@@ -46,28 +46,36 @@ const protocol::Message* LastUserMessage(const protocol::Task& task) {
   return nullptr;
 }
 
-std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev) {
-  auto item = std::make_shared<StreamItem>();
-  item->sequence = sequence;
+namespace {
+
+// The item's states, from its event.
+void NoteStates(StreamItem& item) {
+  const protocol::StreamEvent& ev = item.event;
   TaskState s = TaskState::kUnspecified;
   if (ev.kind == protocol::StreamEvent::Kind::kStatusUpdate) s = ev.status_update.status.state;
   if (ev.kind == protocol::StreamEvent::Kind::kTask) s = ev.task.status.state;
-  item->terminal = protocol::IsTerminal(s);
-  item->interrupted = protocol::IsInterrupted(s);
-  item->event = std::move(ev);
+  item.terminal = protocol::IsTerminal(s);
+  item.interrupted = protocol::IsInterrupted(s);
+}
+
+}  // namespace
+
+std::shared_ptr<StreamItem> ProjectedItem(const Task& after, const protocol::RunEvent& e) {
+  auto item = std::make_shared<StreamItem>();
+  item->sequence = e.sequence;
+  if (!ProjectEventInto(after, e, item->event)) return nullptr;
+  NoteStates(*item);
   return item;
 }
 
 std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e,
                                     bool with_event) {
-  std::shared_ptr<StreamItem> item;
-  if (auto projected = ProjectEvent(after.task, e)) {
-    item = MakeItem(e.sequence, std::move(*projected));
-  } else {
-    item = std::make_shared<StreamItem>();
-    item->sequence = e.sequence;
-    item->a2a = false;
-  }
+  auto item = std::make_shared<StreamItem>();
+  item->sequence = e.sequence;
+  if (ProjectEventInto(after.task, e, item->event))
+    NoteStates(*item);
+  else
+    item->a2a = false;  // its event holds nothing of use
   if (with_event) item->run_event = std::make_shared<const protocol::RunEvent>(e);
   item->run_terminal = IsTerminalRun(after.run);
   return item;
@@ -79,10 +87,12 @@ Task Trimmed(Task task, const std::optional<int32_t>& history_length) {
 }
 
 std::shared_ptr<StreamItem> SnapshotItem(int64_t sequence, const Task& task) {
-  protocol::StreamEvent ev;
-  ev.kind = protocol::StreamEvent::Kind::kTask;
-  ev.task = task;
-  return MakeItem(sequence, std::move(ev));
+  auto item = std::make_shared<StreamItem>();
+  item->sequence = sequence;
+  item->event.kind = protocol::StreamEvent::Kind::kTask;
+  item->event.task = task;
+  NoteStates(*item);
+  return item;
 }
 
 TaskWriter::TaskWriter(storage::TaskStore& store, const core::Clock& clock, core::IdGenerator& ids,

@@ -248,8 +248,9 @@ core::Error NotFound(std::string_view noun, const std::string& id);
 /// The newest user message of `task`'s history (what starts an execution again), or null.
 const protocol::Message* LastUserMessage(const protocol::Task& task);
 
-/// The stream item of an A2A stream event at `sequence`.
-std::shared_ptr<StreamItem> MakeItem(int64_t sequence, protocol::StreamEvent ev);
+/// The stream item of logged event `e`'s A2A projection (ProjectEvent), made in place; null
+/// when it has none. `after`: the task right after `e` was applied.
+std::shared_ptr<StreamItem> ProjectedItem(const protocol::Task& after, const protocol::RunEvent& e);
 /// The stream item of one logged event: its A2A projection if it has one, and with
 /// `with_event` the raw event (for OpenWOP event streams); `after` is the record the event
 /// led to.
