@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -143,6 +144,20 @@ TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
   any = server->Any();
   ASSERT_TRUE(any) << any.error().message;
   EXPECT_TRUE(*any);
+}
+
+// The file takes the database's permission bits, as SQLite's -wal and -shm do: whoever may
+// write a key into the database (a group's `a2ad keys create`) may write the byte too.
+TEST_F(SqliteApiKeys, TheFileIsMadeWithTheDatabasesPermissions) {
+  fs::permissions(path_, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                             fs::perms::group_write);
+  auto server = Open();
+  ASSERT_TRUE(server);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  struct stat st {};
+  ASSERT_EQ(::stat((path_ + "-keys").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660 & ~mask);
 }
 
 // A key written without Insert (an older a2ad, the sqlite3 shell) makes no file: Any() still

@@ -73,9 +73,18 @@ SqliteApiKeyStore::~SqliteApiKeyStore() {
   if (flag_) ::munmap(const_cast<char*>(flag_), 1);
 }
 
+int SqliteApiKeyStore::OpenMarker(int flags) const {
+  // With the database's permission bits, as SQLite makes its -wal and -shm: whoever may write
+  // a key into the database may write the byte too.
+  const std::string db = marker_.substr(0, marker_.size() - std::strlen("-keys"));
+  struct stat st {};
+  const mode_t mode = ::stat(db.c_str(), &st) == 0 ? (st.st_mode & 0666) : 0600;
+  return ::open(marker_.c_str(), flags | O_CREAT | O_CLOEXEC, mode);
+}
+
 void SqliteApiKeyStore::MapFlag() {
   // ftruncate, not a write: a concurrent Mark's byte, written first, stays as it is.
-  int fd = ::open(marker_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int fd = OpenMarker(O_RDWR);
   if (fd < 0) fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);  // a read-only directory
   if (fd < 0) return;
   struct stat st {};
@@ -110,7 +119,7 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
 }
 
 core::Result<void> SqliteApiKeyStore::Mark() {
-  const int fd = ::open(marker_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = OpenMarker(O_WRONLY);
   const bool written = fd >= 0 && ::pwrite(fd, "1", 1, 0) == 1;
   const int error = errno;
   if (fd >= 0) ::close(fd);

@@ -59,6 +59,7 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   core::Result<bool> AnyRow();  // under mu_; notes keys seen
   core::Result<void> Mark();    // writes "1" at the start of marker_ (made if absent)
   void MapFlag();               // maps marker_'s first byte into flag_ (made 0 if absent)
+  int OpenMarker(int flags) const;  // opens marker_, made if absent; -1 and errno if not
   bool Marked() const;          // marker_ says keys may exist
 
   std::mutex mu_;
