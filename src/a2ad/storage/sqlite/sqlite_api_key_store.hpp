@@ -21,7 +21,9 @@
 // Any() asks access(2) whether the file exists instead, as it did before the byte. Once keys
 // are seen, Any() answers true without either (keys are revoked, never deleted). Deleting the
 // file while keys exist is harmless, and so is a data directory where Open cannot make it:
-// Open saw the keys.
+// Open saw the keys. Like SQLite's `-shm` beside it, the file is mapped: it must not be
+// truncated under a running server without keys (that read would stop it with SIGBUS);
+// deleting it is harmless.
 //
 // Thread safety: every method may be called from any thread at once.
 #include <atomic>
