@@ -151,13 +151,34 @@ TEST_F(SqliteApiKeys, AnyReadsNothingUntilAKeyIsMadeByAnyProcess) {
 TEST_F(SqliteApiKeys, TheFileIsMadeWithTheDatabasesPermissions) {
   fs::permissions(path_, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                              fs::perms::group_write);
+  const mode_t mask = ::umask(022);  // which would take the group's write away
   auto server = Open();
-  ASSERT_TRUE(server);
-  const mode_t mask = ::umask(0);
   ::umask(mask);
+  ASSERT_TRUE(server);
   struct stat st {};
   ASSERT_EQ(::stat((path_ + "-keys").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0660 & ~mask);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+}
+
+// Insert writes the byte only when it is not set already: a key made by someone who may write
+// the database but not the file (its maker's umask, say) still goes in once a key was made.
+// (Checked by the file's modification time, which a write would move: a test run as root may
+// write any file.)
+TEST_F(SqliteApiKeys, AKeyIsMadeWithoutWritingAByteAlreadySet) {
+  {
+    auto first = Open();
+    ASSERT_TRUE(first && first->Insert(Key()));
+  }
+  ASSERT_EQ(Marker(), '1');
+  const auto long_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  fs::last_write_time(path_ + "-keys", long_ago);
+  auto cli = Open();
+  ASSERT_TRUE(cli);
+  ApiKeyRecord second = Key();
+  second.key_id = "0000000000000002";
+  auto made = cli->Insert(second);
+  EXPECT_TRUE(made) << made.error().message;
+  EXPECT_EQ(fs::last_write_time(path_ + "-keys"), long_ago);
 }
 
 // A key written without Insert (an older a2ad, the sqlite3 shell) makes no file: Any() still

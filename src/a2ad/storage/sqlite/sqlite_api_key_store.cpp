@@ -74,12 +74,20 @@ SqliteApiKeyStore::~SqliteApiKeyStore() {
 }
 
 int SqliteApiKeyStore::OpenMarker(int flags) const {
-  // With the database's permission bits, as SQLite makes its -wal and -shm: whoever may write
-  // a key into the database may write the byte too.
+  const int fd = ::open(marker_.c_str(), flags | O_CLOEXEC);
+  if (fd >= 0 || errno != ENOENT) return fd;
+  // Made with the database's permission bits, exactly (the umask does not narrow them), as
+  // SQLite makes its -wal and -shm: whoever may write a key into the database may write the
+  // byte too.
   const std::string db = marker_.substr(0, marker_.size() - std::strlen("-keys"));
   struct stat st {};
   const mode_t mode = ::stat(db.c_str(), &st) == 0 ? (st.st_mode & 0666) : 0600;
-  return ::open(marker_.c_str(), flags | O_CREAT | O_CLOEXEC, mode);
+  const int made = ::open(marker_.c_str(), flags | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (made >= 0) {
+    (void)::fchmod(made, mode);
+    return made;
+  }
+  return errno == EEXIST ? ::open(marker_.c_str(), flags | O_CLOEXEC) : -1;  // made meanwhile
 }
 
 void SqliteApiKeyStore::MapFlag() {
@@ -113,26 +121,42 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
   if (*any) {  // a file that cannot be made (read-only directory): keys_seen_ answers instead
     if (auto marked = store->Mark(); !marked) core::LogWarn("api keys: " + marked.error().message);
   } else {
-    store->MapFlag();  // else Any() asks access(2) whether the file exists
+    store->MapFlag();  // else Any() reads the file's byte at every call
   }
   return store;
 }
 
 core::Result<void> SqliteApiKeyStore::Mark() {
+  if (ByteSet()) return core::Ok{};  // nothing to write, and no need to be allowed to
   const int fd = OpenMarker(O_WRONLY);
-  const bool written = fd >= 0 && ::pwrite(fd, "1", 1, 0) == 1;
-  const int error = errno;
+  const ssize_t n = fd >= 0 ? ::pwrite(fd, "1", 1, 0) : -1;
+  const int error = n == 0 ? EIO : errno;
   if (fd >= 0) ::close(fd);
-  if (!written)
+  if (n != 1)
     return core::Error(core::ErrorCode::kInternal, "cannot write '" + marker_ +
                                                        "' (it tells a running server that keys " +
                                                        "exist): " + std::strerror(error));
   return core::Ok{};
 }
 
+bool SqliteApiKeyStore::ByteSet() const {
+  char c = 0;
+  const int fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool set = fd >= 0 && ::pread(fd, &c, 1, 0) == 1 && c != '\0';
+  if (fd >= 0) ::close(fd);
+  return set;
+}
+
 bool SqliteApiKeyStore::Marked() const {
   if (flag_) return __atomic_load_n(flag_, __ATOMIC_ACQUIRE) != '\0';
-  return !(::access(marker_.c_str(), F_OK) != 0 && errno == ENOENT);
+  // Not mapped (rare: a directory where the file could be neither made nor grown). Only "no
+  // such file", or its byte 0, says no key was made: any other answer reads.
+  char c = 1;
+  const int fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno != ENOENT;
+  const bool unmarked = ::pread(fd, &c, 1, 0) == 1 && c == '\0';
+  ::close(fd);
+  return !unmarked;
 }
 
 core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {
