@@ -70,7 +70,7 @@ SqliteApiKeyStore::SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::
       foreign_check_(foreign_check),
       next_read_ms_(SteadyMs() + foreign_check.count()) {}  // Open has just read
 SqliteApiKeyStore::~SqliteApiKeyStore() {
-  if (flag_) ::munmap(const_cast<char*>(flag_), 1);
+  if (flag_) ::munmap(flag_, 1);
 }
 
 int SqliteApiKeyStore::OpenMarker(int flags) const {
@@ -100,7 +100,7 @@ void SqliteApiKeyStore::MapFlag() {
   if (::fstat(fd, &st) == 0 && (st.st_size > 0 || ::ftruncate(fd, 1) == 0))
     map = ::mmap(nullptr, 1, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (map != MAP_FAILED) flag_ = static_cast<const char*>(map);
+  if (map != MAP_FAILED) flag_ = map;
 }
 
 core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
@@ -148,7 +148,7 @@ bool SqliteApiKeyStore::ByteSet() const {
 }
 
 bool SqliteApiKeyStore::Marked() const {
-  if (flag_) return __atomic_load_n(flag_, __ATOMIC_ACQUIRE) != '\0';
+  if (flag_) return __atomic_load_n(static_cast<const char*>(flag_), __ATOMIC_ACQUIRE) != '\0';
   // Not mapped (rare: a directory where the file could be neither made nor grown). Only "no
   // such file", or its byte 0, says no key was made: any other answer reads.
   char c = 1;

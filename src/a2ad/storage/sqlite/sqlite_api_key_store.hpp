@@ -75,7 +75,7 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   const std::chrono::milliseconds foreign_check_;
   std::atomic<bool> keys_seen_{false};
   std::atomic<int64_t> next_read_ms_{0};  // steady clock: Any()'s next read without the file
-  const char* flag_ = nullptr;            // marker_'s first byte, mapped; null: read per call
+  void* flag_ = nullptr;                  // marker_'s first byte, mapped; null: read per call
 };
 
 }  // namespace a2ad::storage::sqlite
