@@ -58,24 +58,27 @@ void NoteStates(StreamItem& item) {
   item.interrupted = protocol::IsInterrupted(s);
 }
 
+// A new item of logged event `e`: its A2A projection, made in place, or a2a=false.
+std::shared_ptr<StreamItem> ItemOf(const Task& after, const protocol::RunEvent& e) {
+  auto item = std::make_shared<StreamItem>();
+  item->sequence = e.sequence;
+  if (ProjectEventInto(after, e, item->event))
+    NoteStates(*item);
+  else
+    item->a2a = false;  // its event holds nothing of use
+  return item;
+}
+
 }  // namespace
 
 std::shared_ptr<StreamItem> ProjectedItem(const Task& after, const protocol::RunEvent& e) {
-  auto item = std::make_shared<StreamItem>();
-  item->sequence = e.sequence;
-  if (!ProjectEventInto(after, e, item->event)) return nullptr;
-  NoteStates(*item);
-  return item;
+  auto item = ItemOf(after, e);
+  return item->a2a ? item : nullptr;
 }
 
 std::shared_ptr<StreamItem> RunItem(const storage::TaskRecord& after, const protocol::RunEvent& e,
                                     bool with_event) {
-  auto item = std::make_shared<StreamItem>();
-  item->sequence = e.sequence;
-  if (ProjectEventInto(after.task, e, item->event))
-    NoteStates(*item);
-  else
-    item->a2a = false;  // its event holds nothing of use
+  auto item = ItemOf(after.task, e);
   if (with_event) item->run_event = std::make_shared<const protocol::RunEvent>(e);
   item->run_terminal = IsTerminalRun(after.run);
   return item;

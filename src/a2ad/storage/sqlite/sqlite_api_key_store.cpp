@@ -127,7 +127,7 @@ core::Result<std::unique_ptr<SqliteApiKeyStore>> SqliteApiKeyStore::Open(
 }
 
 core::Result<void> SqliteApiKeyStore::Mark() {
-  if (ByteSet()) return core::Ok{};  // nothing to write, and no need to be allowed to
+  if (FileByte() > 0) return core::Ok{};  // nothing to write, and no need to be allowed to
   const int fd = OpenMarker(O_WRONLY);
   const ssize_t n = fd >= 0 ? ::pwrite(fd, "1", 1, 0) : -1;
   const int error = n == 0 ? EIO : errno;
@@ -139,24 +139,21 @@ core::Result<void> SqliteApiKeyStore::Mark() {
   return core::Ok{};
 }
 
-bool SqliteApiKeyStore::ByteSet() const {
-  char c = 0;
+int SqliteApiKeyStore::FileByte() const {
   const int fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);
-  const bool set = fd >= 0 && ::pread(fd, &c, 1, 0) == 1 && c != '\0';
-  if (fd >= 0) ::close(fd);
-  return set;
+  if (fd < 0) return errno == ENOENT ? kNoFile : kUnread;
+  unsigned char c = 0;
+  const bool read = ::pread(fd, &c, 1, 0) == 1;
+  ::close(fd);
+  return read ? c : kUnread;
 }
 
 bool SqliteApiKeyStore::Marked() const {
   if (flag_) return __atomic_load_n(static_cast<const char*>(flag_), __ATOMIC_ACQUIRE) != '\0';
   // Not mapped (rare: a directory where the file could be neither made nor grown). Only "no
   // such file", or its byte 0, says no key was made: any other answer reads.
-  char c = 1;
-  const int fd = ::open(marker_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno != ENOENT;
-  const bool unmarked = ::pread(fd, &c, 1, 0) == 1 && c == '\0';
-  ::close(fd);
-  return !unmarked;
+  const int byte = FileByte();
+  return byte != kNoFile && byte != 0;
 }
 
 core::Result<void> SqliteApiKeyStore::Insert(const ApiKeyRecord& r) {

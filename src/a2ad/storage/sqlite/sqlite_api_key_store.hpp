@@ -12,20 +12,19 @@
 // the database, `<path>-keys`, says "keys may exist" when its first byte is not 0: Insert
 // writes "1" there (unless it is there) before the key's row is written, and Open does when it
 // finds keys without it (a database copied or restored from elsewhere). The file is made with
-// the database's permission bits. A store that finds no keys at Open makes
-// the file one 0 byte long if it is empty or absent, and maps that byte (shared), which is
-// the page another process's Insert writes: while it is 0, no Insert has run since Open, in
-// any process, and Any() answers false without a system call, reading the table only once
-// per `foreign_check` (a key written by other means, an older a2ad or the sqlite3 shell, is
-// seen that late, and so is a key whose Insert made a new file after this one was deleted);
-// once it is not 0, Any() reads. Where the byte cannot be mapped (a read-only directory),
-// Any() reads it from the file at every call instead (an absent file says no key was made, an
-// empty one, as an older a2ad leaves it, that keys may exist). Once keys
-// are seen, Any() answers true without either (keys are revoked, never deleted). Deleting the
-// file while keys exist is harmless, and so is a data directory where Open cannot make it:
-// Open saw the keys. Like SQLite's `-shm` beside it, the file is mapped: it must not be
-// truncated under a running server without keys (that read would stop it with SIGBUS);
-// deleting it is harmless.
+// the database's permission bits. A store that finds no keys at Open makes the file one 0
+// byte long if it is empty or absent, and maps that byte (shared), which is the page another
+// process's Insert writes: while it is 0, no Insert has run since Open, in any process, and
+// Any() answers false without a system call, reading the table only once per
+// `foreign_check` (a key written by other means, an older a2ad or the sqlite3 shell, is seen
+// that late, and so is a key whose Insert made a new file after this one was deleted); once
+// it is not 0, Any() reads. Where the byte cannot be mapped (a read-only directory), Any()
+// reads it from the file at every call instead (an absent file says no key was made, an
+// empty one, as an older a2ad leaves it, that keys may exist). Once keys are seen, Any()
+// answers true without either (keys are revoked, never deleted). Deleting the file is
+// harmless, and so is a data directory where Open cannot make it while keys exist: Open saw
+// them. Like SQLite's `-shm` beside it, the file is mapped: it must not be truncated under a
+// running server without keys (that read would stop it with SIGBUS).
 //
 // Thread safety: every method may be called from any thread at once.
 #include <atomic>
@@ -61,9 +60,10 @@ class SqliteApiKeyStore final : public ApiKeyStore {
   SqliteApiKeyStore(std::unique_ptr<Connection> db, const std::string& path,
                     std::chrono::milliseconds foreign_check);
   core::Result<bool> AnyRow();  // under mu_; notes keys seen
-  core::Result<void> Mark();    // writes "1" at the start of marker_ (made if absent) unless
-                                // it is there
-  bool ByteSet() const;         // marker_'s first byte, read from the file, is not 0
+  core::Result<void> Mark();    // writes "1" at the start of marker_ (made if absent), if not there
+  static constexpr int kNoFile = -1;  // FileByte: marker_ does not exist
+  static constexpr int kUnread = -2;  // FileByte: empty, or it cannot be read
+  int FileByte() const;               // marker_'s first byte, read from the file (0-255)
   void MapFlag();               // maps marker_'s first byte into flag_ (made 0 if absent)
   int OpenMarker(int flags) const;  // opens marker_, made if absent; -1 and errno if not
   bool Marked() const;          // marker_ says keys may exist

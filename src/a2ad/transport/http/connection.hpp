@@ -205,9 +205,9 @@ asio::awaitable<bool> Handshake(Conn& c, std::chrono::steady_clock::duration lim
 
 /// The SSE sink of one connection. A read kept pending on the socket from the stream's first
 /// wait notices the client going away (a streaming client sends nothing) while the stream
-/// waits for events. With
-/// `chunked`, every write is one HTTP/1.1 chunk, so the response can end with the last
-/// chunk and the connection serve the next request (keep-alive) instead of closing.
+/// waits for events. With `chunked`, every write is one HTTP/1.1 chunk, so the response can
+/// end with the last chunk and the connection serve the next request (keep-alive) instead of
+/// closing.
 /// The response's head is held back until the first write, the stream's first wait
 /// (Waiting) or its end (Finish), whichever comes first, and goes out in that write; the
 /// last chunk goes out with the stream's last write (Ending). So a stream whose events are
