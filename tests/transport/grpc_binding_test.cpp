@@ -3,9 +3,11 @@
 // grpc-status-details-bin, version and extension metadata.
 #include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -153,6 +155,29 @@ TEST_F(GrpcBindingTest, SendStreamingMessageStreamsTheTaskToItsEnd) {
   st = again->Finish();
   EXPECT_EQ(st.error_code(), grpc::UNIMPLEMENTED) << st.error_message();
   EXPECT_EQ(InfoOf(st).reason(), "UNSUPPORTED_OPERATION");
+}
+
+// Debian's Abseil is built without NDEBUG: its mutexes check every lock for lock-order cycles
+// and abort the process on a suspected one, unless told to ignore them. A server that serves
+// gRPC has told it (GrpcBinding::Listen): two mutexes taken in both orders, which Abseil
+// reports as a potential deadlock, do not end the process.
+TEST_F(GrpcBindingTest, AbseilMayNotAbortTheServer) {
+  ASSERT_TRUE(server_.channel);
+  const auto lock_both_ways = [] {
+    absl::Mutex a;
+    absl::Mutex b;
+    a.Lock();
+    b.Lock();
+    b.Unlock();
+    a.Unlock();
+    b.Lock();
+    a.Lock();  // the reverse order: a cycle in Abseil's lock graph
+    a.Unlock();
+    b.Unlock();
+    std::exit(0);
+  };
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the server's threads are running
+  EXPECT_EXIT(lock_both_ways(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

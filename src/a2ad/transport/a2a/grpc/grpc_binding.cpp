@@ -1,14 +1,15 @@
 #include "a2ad/transport/a2a/grpc/grpc_binding.hpp"
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
 #include <utility>
 
-#include "opt/v1/opt.grpc.pb.h"
-#include "pause/v1/pause.grpc.pb.h"
 #include "a2ad/transport/a2a/grpc/grpc_calls.hpp"
 #include "lf/a2a/v1/a2a.grpc.pb.h"
+#include "opt/v1/opt.grpc.pb.h"
+#include "pause/v1/pause.grpc.pb.h"
 
 namespace a2ad::transport {
 namespace asio = boost::asio;
@@ -187,6 +188,12 @@ core::Result<uint16_t> GrpcBinding::Listen(const std::string& host, uint16_t por
   const std::string address =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   int selected = 0;
+  // Debian builds Abseil without NDEBUG, so every absl::Mutex that gRPC locks is checked for
+  // lock-order cycles under one process-wide spinlock, and a cycle it suspects aborts the
+  // process. That is a debugging aid for gRPC's authors: here it cost about 2% of a gRPC
+  // call's CPU, and a false report would take the server down. Release builds of Abseil
+  // ignore cycles; so does a2ad (AbseilMayNotAbortTheServer in grpc_binding_test).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   grpc::ServerBuilder builder;
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (tls) {
