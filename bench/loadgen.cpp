@@ -9,15 +9,18 @@
 // "other" CPU is the machine's busy time (/proc/stat) minus the server's and this process's.
 //
 //   a2ad_bench_loadgen --port P --body-file send.json --connections 16 --warmup-s 1 --duration-s 5
-//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--db-pid POSTMASTER_PID] [--expect completed]
+//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--db-pid POSTMASTER_PID] [--expect
+//       completed]
 //       [--seed-body-file send.json --seed 1000]   # then @ID@ in --body-file = a seeded task id
 //       [--method GET --path '/a2a/rest/tasks/@ID@'] [--seed-path /a2a/rest/message:send]
 //       [--tls-ca ca.pem]   # https: a TLS handshake per connection, the server verified
 //
 // Body and path templates: every "@SEQ@" becomes a 16-digit request counter (unique message
-// ids), every "@ID@" a task id taken round-robin from the seeded tasks (the "id" of the
-// JSON-RPC result, of result.task for v1.0, or of the HTTP+JSON SendMessageResponse's task).
-// A GET (--method GET) sends no body. The last line of stdout is "RESULT key=value ...".
+// ids), every "@RAND@" 16 hex digits that look random (the counter mixed with a seed taken at
+// start: unique ids in no order, as UUIDv4 message ids are), every "@ID@" a task id taken
+// round-robin from the seeded tasks (the "id" of the JSON-RPC result, of result.task for v1.0, or
+// of the HTTP+JSON SendMessageResponse's task). A GET (--method GET) sends no body. The last line
+// of stdout is "RESULT key=value ...".
 //
 // Loopback only: the host must be 127.0.0.1 (or ::1).
 #include <algorithm>
@@ -37,6 +40,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -98,6 +102,7 @@ struct Shared {
   tcp::endpoint endpoint;
   Phase phase = Phase::kWarmup;
   uint64_t seq = 0;
+  uint64_t rand_seed = 0;  // @RAND@: mixed with seq
   std::vector<std::string> ids;
   size_t next_id = 0;
   std::vector<uint32_t> latencies_us;  // measured window only
@@ -119,6 +124,19 @@ Filled Fill(Shared& s, const std::string& path_tmpl, const std::string& body_tmp
       f.path.find("@SEQ@") != std::string::npos || f.body.find("@SEQ@") != std::string::npos;
   const bool has_id =
       f.path.find("@ID@") != std::string::npos || f.body.find("@ID@") != std::string::npos;
+  const bool has_rand =
+      f.path.find("@RAND@") != std::string::npos || f.body.find("@RAND@") != std::string::npos;
+  if (has_rand) {
+    // splitmix64's finalizer: a bijection, so distinct counters give distinct tokens.
+    uint64_t z = s.rand_seed + 0x9e3779b97f4a7c15ull * ++s.seq;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    char token[32];
+    std::snprintf(token, sizeof token, "%016" PRIx64, z);
+    ReplaceAll(f.path, "@RAND@", token);
+    ReplaceAll(f.body, "@RAND@", token);
+  }
   if (has_seq) {
     char seq[32];
     std::snprintf(seq, sizeof seq, "%016" PRIu64, ++s.seq);
@@ -325,6 +343,7 @@ int main(int argc, char** argv) {
   asio::io_context io(1);
   Shared s;
   s.opt = &opt;
+  s.rand_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   s.endpoint = tcp::endpoint(asio::ip::make_address(opt.host), opt.port);
   ssl::context tls(ssl::context::tls_client);
   if (!opt.tls_ca.empty()) {
