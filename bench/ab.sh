@@ -10,7 +10,8 @@
 # bench/loadgen.cpp. Scenarios (SCENARIOS, default "send get"): `send`, v1.0 SendMessage of
 # the echo skill; `get`, v1.0 GetTask round robin over 1,000 tasks the loadgen sends first;
 # `stream` (not in the default), v1.0 SendStreamingMessage of the echo skill, read to its end.
-# Alternating the two in every round keeps a slow spell of the VM from landing on one side
+# MESSAGE_IDS=random sends message ids in no order (bench/run_bench.sh), counter (default) in
+# ascending order. Alternating the two in every round keeps a slow spell of the VM from landing on one side
 # only. Prints one line per cell and the medians.
 set -euo pipefail
 
@@ -27,6 +28,11 @@ trap 'rm -rf "$WORK"' EXIT  # each cell stops its own server
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}' >"$WORK/get.json"
+case ${MESSAGE_IDS:-counter} in
+  counter) ;;
+  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$WORK/body.json" ;;
+  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
+esac
 sed 's/"SendMessage"/"SendStreamingMessage"/' "$WORK/body.json" >"$WORK/stream.json"
 SCENARIOS=${SCENARIOS:-"send get"}
 for scenario in $SCENARIOS; do

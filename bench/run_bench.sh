@@ -58,6 +58,10 @@
 #                   fanout runs bench/run_fanout.sh, ~6 min)
 #   TARGETS         subset of the targets above (default: all)
 #   RESTART_TASKS   stored-task counts for the restart scenario (default "100000 1000000")
+#   MESSAGE_IDS     counter (default): message ids "m-<request counter>", in ascending order;
+#                   random: 16 hex digits in no order (bench/loadgen.cpp @RAND@), as a client
+#                   making UUIDv4 ids sends them (a2ad's idempotency index then takes a page per
+#                   send; bench/RESULTS.md "Stop 58")
 #   SKIP_BUILD=1    use the binaries as they are; A2AD_BIN=path benchmarks another a2ad binary
 #   EXTRA_RAW       raw files of earlier runs to merge into the tables (e.g. to finish a run
 #                   that was interrupted, with TARGETS/SCENARIOS limited to what is missing)
@@ -152,6 +156,11 @@ EOF
 cat >"$BODIES/send-rest.json" <<EOF
 {"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}
 EOF
+case ${MESSAGE_IDS:-counter} in
+  counter) ;;
+  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$BODIES"/send-*.json "$BODIES"/stream-*.json ;;
+  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
+esac
 
 # TLS: a CA and a server certificate for 127.0.0.1 (a2ad_test_pki, the OpenSSL library).
 if [[ " $TARGETS " == *" a2ad-https "* ]]; then

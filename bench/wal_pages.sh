@@ -5,7 +5,8 @@
 #
 # Serves on 127.0.0.1 (port 0, a temp data dir), sends v1.0 SendMessage of the echo skill for
 # 1 + 3 s with bench/loadgen.cpp, kills the server (SIGKILL: the WAL stays as written), then
-# bench/wal_pages.py names the frames of the last commits.
+# bench/wal_pages.py names the frames of the last commits. MESSAGE_IDS=random: message ids in
+# no order (bench/run_bench.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${1:-$ROOT/build/release/src/a2ad/cli/a2ad}
@@ -16,6 +17,11 @@ WORK=$(mktemp -d /tmp/a2ad-walpages.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
+case ${MESSAGE_IDS:-counter} in
+  counter) ;;
+  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$WORK/body.json" ;;
+  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
+esac
 "$BIN" serve --listen 127.0.0.1:0 --data-dir "$WORK/data" --log-level warn --default-skill echo \
   >"$WORK/out" 2>&1 &
 PID=$!
