@@ -9,8 +9,8 @@
 // "other" CPU is the machine's busy time (/proc/stat) minus the server's and this process's.
 //
 //   a2ad_bench_loadgen --port P --body-file send.json --connections 16 --warmup-s 1 --duration-s 5
-//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--db-pid POSTMASTER_PID] [--expect
-//       completed]
+//       [--header 'A2A-Version: 1.0'] [--server-pid PID] [--db-pid POSTMASTER_PID]
+//       [--expect completed]
 //       [--seed-body-file send.json --seed 1000]   # then @ID@ in --body-file = a seeded task id
 //       [--method GET --path '/a2a/rest/tasks/@ID@'] [--seed-path /a2a/rest/message:send]
 //       [--tls-ca ca.pem]   # https: a TLS handshake per connection, the server verified
