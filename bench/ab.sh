@@ -19,6 +19,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+source bench/lib.sh
 OLD=${1:?old a2ad binary}
 NEW=${2:?new a2ad binary}
 ROUNDS=${3:-3}
@@ -31,11 +32,7 @@ trap 'rm -rf "$WORK"' EXIT  # each cell stops its own server
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"GetTask","params":{"id":"@ID@"}}' >"$WORK/get.json"
-case ${MESSAGE_IDS:-counter} in
-  counter) ;;
-  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$WORK/body.json" ;;
-  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
-esac
+bench_message_ids "$WORK/body.json"
 sed 's/"SendMessage"/"SendStreamingMessage"/' "$WORK/body.json" >"$WORK/stream.json"
 SCENARIOS=${SCENARIOS:-"send get"}
 for scenario in $SCENARIOS; do
@@ -53,16 +50,8 @@ cell() {  # binary conns scenario -> "rps p50_ms cpu_ms_per_1k"
   dir=$(mktemp -d "$WORK/run.XXXX")
   local grpc=()
   [[ $3 == grpc-* ]] && grpc=(--grpc-listen 127.0.0.1:0)
-  "$1" serve --listen 127.0.0.1:0 "${grpc[@]}" --data-dir "$dir/data" --log-level warn \
-    --default-skill echo >"$dir/out" 2>&1 &
-  PID=$!
-  local port=""
-  for _ in $(seq 200); do
-    port=$(sed -nE 's#.*serving http://127\.0\.0\.1:([0-9]+).*#\1#p' "$dir/out" 2>/dev/null || true)
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-  [[ -n $port ]] || { echo "server did not start: $(cat "$dir/out")" >&2; exit 1; }
+  bench_serve "$1" "$dir" "${grpc[@]}"
+  local port=$PORT
   local load
   if [[ $3 == grpc-* ]]; then  # port 0: the card's GRPC interface says which one
     local gport

@@ -72,6 +72,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+source bench/lib.sh
 if [[ -z ${WRITE_RESULTS:-} ]]; then
   WRITE_RESULTS=1
   [[ ${QUICK:-0} == 1 || -n ${RUNS:-} || -n ${CONNS:-} || -n ${SCENARIOS:-} || -n ${TARGETS:-} ||
@@ -156,11 +157,7 @@ EOF
 cat >"$BODIES/send-rest.json" <<EOF
 {"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"$TEXT"}]}}
 EOF
-case ${MESSAGE_IDS:-counter} in
-  counter) ;;
-  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$BODIES"/send-*.json "$BODIES"/stream-*.json ;;
-  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
-esac
+bench_message_ids "$BODIES"/send-*.json "$BODIES"/stream-*.json
 
 # TLS: a CA and a server certificate for 127.0.0.1 (a2ad_test_pki, the OpenSSL library).
 if [[ " $TARGETS " == *" a2ad-https "* ]]; then

@@ -9,6 +9,7 @@
 # no order (bench/run_bench.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/bench/lib.sh"
 BIN=${1:-$ROOT/build/release/src/a2ad/cli/a2ad}
 CONNS=${2:-1}
 LOADGEN=$ROOT/build/release/bench/a2ad_bench_loadgen
@@ -17,22 +18,9 @@ WORK=$(mktemp -d /tmp/a2ad-walpages.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 echo '{"jsonrpc":"2.0","id":"r@SEQ@","method":"SendMessage","params":{"message":{"messageId":"m-@SEQ@","role":"ROLE_USER","parts":[{"text":"hello from the load generator"}]}}}' \
   >"$WORK/body.json"
-case ${MESSAGE_IDS:-counter} in
-  counter) ;;
-  random) sed -i 's/"m-@SEQ@"/"@RAND@"/' "$WORK/body.json" ;;
-  *) echo "MESSAGE_IDS takes counter or random, not '$MESSAGE_IDS'" >&2; exit 2 ;;
-esac
-"$BIN" serve --listen 127.0.0.1:0 --data-dir "$WORK/data" --log-level warn --default-skill echo \
-  >"$WORK/out" 2>&1 &
-PID=$!
-port=""
-for _ in $(seq 200); do
-  port=$(sed -nE 's#.*serving http://127\.0\.0\.1:([0-9]+).*#\1#p' "$WORK/out" 2>/dev/null || true)
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { echo "server did not start: $(cat "$WORK/out")" >&2; kill -9 $PID; exit 1; }
-"$LOADGEN" --port "$port" --connections "$CONNS" --warmup-s 1 --duration-s 3 \
+bench_message_ids "$WORK/body.json"
+bench_serve "$BIN" "$WORK"
+"$LOADGEN" --port "$PORT" --connections "$CONNS" --warmup-s 1 --duration-s 3 \
   --header "A2A-Version: 1.0" --body-file "$WORK/body.json" --expect TASK_STATE_COMPLETED |
   grep '^RESULT' | tr ' ' '\n' | grep -E '^(connections|rps|p50_ms)=' | tr '\n' ' '
 echo
