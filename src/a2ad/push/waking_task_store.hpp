@@ -30,6 +30,10 @@ class WakingTaskStore final : public storage::ForwardingTaskStore {
                                                                          bool with_run) override {
     return inner().TryGet(task_id, with_run);  // reads are the wrapped store's
   }
+  bool QueuesGets() const override { return inner_const().QueuesGets(); }
+  void QueueGet(std::string task_id, GetCallback done) override {
+    inner().QueueGet(std::move(task_id), std::move(done));
+  }
 
   void Commit(storage::TaskCommit commit, CommitCallback done) override {
     const bool rows = !commit.outbox.empty();

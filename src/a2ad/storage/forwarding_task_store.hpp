@@ -3,8 +3,9 @@
 // from it and override what they change (push::WakingTaskStore wraps Commit; tests count or
 // hold commits); the contract stays the wrapped store's (task_store.hpp).
 //
-// TryGet is the exception: it answers nullopt (the caller then calls Get), so that a decorator
-// that overrides Get is never bypassed; one that leaves reads alone forwards it itself.
+// TryGet and QueueGet are the exception: it answers nullopt and queues none (the caller then
+// calls Get), so that a decorator that overrides Get is never bypassed; one that leaves reads
+// alone forwards them itself.
 //
 // Thread safety: that of the wrapped store (every call forwards; no state of its own).
 #include "a2ad/storage/task_store.hpp"
@@ -49,6 +50,7 @@ class ForwardingTaskStore : public TaskStore {
 
  protected:
   TaskStore& inner() { return inner_; }
+  const TaskStore& inner_const() const { return inner_; }
 
  private:
   TaskStore& inner_;

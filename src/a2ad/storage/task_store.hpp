@@ -173,6 +173,19 @@ class TaskStore {
     return std::nullopt;
   }
 
+  using GetCallback = std::function<void(core::Result<std::optional<TaskRecord>>)>;
+  /// Whether the store takes QueueGet (a network database: PostgreSQL).
+  virtual bool QueuesGets() const { return false; }
+  /// Get without a thread of the caller's waiting (only when QueuesGets()): `done` gets Get's
+  /// answer, once, on a thread of the store's (or before QueueGet returns, with kUnavailable,
+  /// after Close()). Gets queued together are sent together: one round trip and one thread
+  /// wake-up for many, where Get costs a read thread's per read. Gets are answered in the order
+  /// they were queued. Thread-safe.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): the stores that queue keep both
+  virtual void QueueGet(std::string /*task_id*/, GetCallback done) {
+    done(core::Error(core::ErrorCode::kInternal, "this store queues no gets"));
+  }
+
   /// The task of `tenant` created with `dedup_key` (TaskRecord::dedup_key), or nullopt.
   /// Creating a second task of one tenant with a key that tenant already used fails with
   /// kConflict (unless the holder is older than TaskCommit::dedup_takeover_before_ms);

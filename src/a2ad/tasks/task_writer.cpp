@@ -5,6 +5,8 @@
 #include "a2ad/tasks/task_writer.hpp"
 
 #include <algorithm>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -150,8 +152,30 @@ void TaskWriter::NoteDurable(const SlotPtr& slot, RecordPtr stored) {
     slot->published = std::move(stored);
 }
 
+namespace {
+
+using StoredAnswer = Result<std::optional<storage::TaskRecord>>;
+
+// store.QueueGet's answer, resumed on the awaiting coroutine's executor.
+asio::awaitable<StoredAnswer> QueuedGet(storage::TaskStore& store, const std::string& id) {
+  return asio::async_initiate<const asio::use_awaitable_t<>&, void(StoredAnswer)>(
+      [&store, &id](auto handler) {
+        auto ex = asio::get_associated_executor(handler);
+        auto held = std::make_shared<decltype(handler)>(std::move(handler));
+        store.QueueGet(id, [ex, held](StoredAnswer answer) {
+          asio::post(ex, [held, answer = std::move(answer)]() mutable {
+            std::move (*held)(std::move(answer));
+          });
+        });
+      },
+      asio::use_awaitable);
+}
+
+}  // namespace
+
 asio::awaitable<Result<std::optional<storage::TaskRecord>>> TaskWriter::ReadStored(
     const std::string& id, bool with_run) {
+  if (store_.QueuesGets()) co_return co_await QueuedGet(store_, id);
   co_return co_await reads_.RunOrNow(
       id, [this, &id, with_run] { return store_.TryGet(id, with_run); },
       [this, &id] { return store_.Get(id); });

@@ -38,7 +38,9 @@ core::Result<TaskRecord> ReadTask(const Rows& rows, int i) {
   return DecodeStoredTask(t);
 }
 
-core::Result<std::optional<TaskRecord>> OneTask(core::Result<Rows> rows) {
+}  // namespace
+
+core::Result<std::optional<TaskRecord>> PostgresStore::Impl::OneTask(core::Result<Rows> rows) {
   if (!rows) return std::move(rows).error();
   if (rows->size() == 0) return std::optional<TaskRecord>{};
   auto r = ReadTask(*rows, 0);
@@ -49,7 +51,10 @@ core::Result<std::optional<TaskRecord>> OneTask(core::Result<Rows> rows) {
   return std::optional<TaskRecord>(std::in_place, std::move(*r));
 }
 
-}  // namespace
+const std::string& PostgresStore::Impl::GetTaskSql() {
+  static const std::string sql = std::string(kTaskColumns) + " WHERE id = $1";
+  return sql;
+}
 
 // ---- the pool ---------------------------------------------------------------------------
 
@@ -62,6 +67,14 @@ PostgresStore::Impl::Lease::~Lease() {
   } else {
     impl_->idle_.push_back(std::move(c_));
   }
+  impl_->pool_cv_.notify_all();
+}
+
+void PostgresStore::Impl::Lease::Drop() {
+  if (!impl_ || !c_) return;
+  c_.reset();
+  std::lock_guard lock(impl_->pool_mu_);
+  --impl_->open_;
   impl_->pool_cv_.notify_all();
 }
 
@@ -153,6 +166,7 @@ core::Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::stri
 void PostgresStore::Close() {
   if (!impl_) return;
   impl_->StopWriter();
+  impl_->gets_.Stop();
   impl_->CloseReaders();
 }
 
@@ -163,10 +177,13 @@ void PostgresStore::Commit(TaskCommit commit, CommitCallback done) {
 }
 
 core::Result<std::optional<TaskRecord>> PostgresStore::Get(std::string_view task_id) {
-  static const std::string sql = std::string(kTaskColumns) + " WHERE id = $1";
   return impl_->WithReader([&](pg::Connection& c) {
-    return OneTask(c.Exec(sql, Params().Add(task_id), "read a task"));
+    return Impl::OneTask(c.Exec(Impl::GetTaskSql(), Params().Add(task_id), "read a task"));
   });
+}
+
+void PostgresStore::QueueGet(std::string task_id, GetCallback done) {
+  impl_->gets_.Push(std::move(task_id), std::move(done));
 }
 
 core::Result<std::optional<TaskRecord>> PostgresStore::FindByDedupKey(std::string_view tenant,
@@ -174,7 +191,7 @@ core::Result<std::optional<TaskRecord>> PostgresStore::FindByDedupKey(std::strin
   static const std::string sql = std::string(kTaskColumns) + " WHERE tenant = $1 AND dedup_key = $2";
   if (key.empty()) return std::optional<TaskRecord>{};
   return impl_->WithReader([&](pg::Connection& c) {
-    return OneTask(c.Exec(sql, Params().Add(tenant).Add(key), "find a task by its key"));
+    return Impl::OneTask(c.Exec(sql, Params().Add(tenant).Add(key), "find a task by its key"));
   });
 }
 

@@ -33,6 +33,8 @@ class PostgresStore::Impl {
     ~Lease();
     pg::Connection& operator*() { return *c_; }
     pg::Connection* operator->() { return c_.get(); }
+    /// The connection is closed instead of given back.
+    void Drop();
 
    private:
     Impl* impl_;
@@ -54,6 +56,43 @@ class PostgresStore::Impl {
     }
   }
   void CloseReaders();
+  /// A read task row (the columns of GetTaskSql) as Get answers it.
+  static core::Result<std::optional<TaskRecord>> OneTask(core::Result<pg::Rows> rows);
+  static const std::string& GetTaskSql();  // the task with id $1
+
+  // ---- queued gets (pg_gets.cpp; TaskStore::QueueGet) ----
+  // One thread takes every queued get (up to kMaxBatch), sends them in one pipeline on a
+  // borrowed reader connection and hands each answer to its callback as it is read: under load
+  // one round trip and one thread wake-up serve many gets, where Get costs a reader thread's
+  // two (its job, the server's answer) per read. A get whose connection failed is asked again
+  // alone on a new connection (WithReader), so a lost connection costs a retry, as Get's does.
+  class GetQueue {
+   public:
+    static constexpr size_t kMaxBatch = 32;  // its statements stay well under a socket buffer
+    explicit GetQueue(Impl& impl) : impl_(impl) {}
+    ~GetQueue() { Stop(); }
+    /// Queues one get (the thread starts with the first). After Stop(): `done` gets
+    /// kUnavailable at once.
+    void Push(std::string task_id, GetCallback done);
+    /// Answers what is queued, then ends the thread. Idempotent.
+    void Stop();
+
+   private:
+    struct Item {
+      std::string task_id;
+      GetCallback done;
+    };
+    void Loop();
+    void Answer(std::vector<Item>& batch);
+
+    Impl& impl_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Item> queue_;  // under mu_
+    bool stopping_ = false;   // under mu_
+    std::thread thread_;      // started under mu_
+  };
+  GetQueue gets_{*this};
 
   // ---- the writer (pg_writer.cpp) ----
   struct Pending {

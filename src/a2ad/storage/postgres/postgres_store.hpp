@@ -18,7 +18,10 @@
 // Reads: a pool of connections (PostgresOptions::reader_connections, opened on demand;
 // callers wait when all are busy). Each read is one statement, so one snapshot; a read sees
 // every commit whose callback has run. A read that fails because its connection was lost is
-// tried once more on a new connection.
+// tried once more on a new connection. QueueGet (tasks/get's path) does not take a thread of
+// the caller's: one thread sends the gets queued meanwhile (up to 32) in one pipeline on a
+// pooled connection, one round trip for all, and answers each as its row is read; a get whose
+// statement failed or whose connection was lost is asked again alone, as Get would be.
 //
 // Extensions' tables (backend.hpp, "components"): Write is a job of the writer queue, in a
 // transaction of its own (BEGIN .. COMMIT on the writer's connection); Read runs on a pooled
@@ -72,6 +75,9 @@ struct PostgresOptions {
   /// Called after each batch of commits is settled, with its size and how long writing it
   /// took (metrics). Runs on the writer thread.
   std::function<void(size_t batch_size, double seconds)> batch_observer;
+  /// Called with the size of each batch of queued gets (QueueGet: one pipeline when more than
+  /// one), before it is sent. Runs on the gets' thread.
+  std::function<void(size_t gets)> get_batch_observer;
   /// The holder (cluster.hpp) a creating commit with take_lease gives the run's lease to.
   std::string lease_holder;
   std::string replica_id;  // its replica (a claim of an earlier process of it is taken over)
@@ -102,6 +108,8 @@ class PostgresStore final : public TaskStore, public PushStore {
   // TaskStore. After Close(), Commit's `done` runs inline with kUnavailable.
   void Commit(TaskCommit commit, CommitCallback done) override;
   core::Result<std::optional<TaskRecord>> Get(std::string_view task_id) override;
+  bool QueuesGets() const override { return true; }
+  void QueueGet(std::string task_id, GetCallback done) override;
   core::Result<std::optional<TaskRecord>> FindByDedupKey(std::string_view tenant,
                                                          std::string_view key) override;
   core::Result<TaskPage> List(const TaskQuery& query) override;
