@@ -104,16 +104,22 @@ void WaitUntilWaitingForTheLock(const std::string& url) {
   ADD_FAILURE() << "the first get never reached the server";
 }
 
+// Locks tasks and queues get 0 of `id`, which then waits at the server: the gets the test
+// queues next wait behind it and go out together once `locker` unlocks.
+void QueueBehindALock(Opened& o, Locker& locker, Answers& answers, const std::string& id) {
+  locker.Lock();
+  answers.Queue(*o.store, 0, id);
+  WaitUntilWaitingForTheLock(o.url);
+}
+
 TEST(PgQueuedGets, GetsQueuedMeanwhileGoTogetherAndEachGetsItsOwnAnswerInOrder) {
   Opened o;
   ASSERT_NO_FATAL_FAILURE(Open(o));
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(CommitSync(*o.store, Create("t-" + std::to_string(i))).ok());
   Locker locker(o.url);
-  locker.Lock();
   Answers answers;
-  answers.Queue(*o.store, 0, "t-0");
-  WaitUntilWaitingForTheLock(o.url);
+  QueueBehindALock(o, locker, answers, "t-0");
   // Behind it: known ids and unknown ones, 100 in all.
   std::vector<std::string> ids{"t-0"};
   for (size_t i = 1; i < 101; ++i) {
@@ -147,10 +153,8 @@ TEST(PgQueuedGets, AnIdPostgreSqlCannotHoldIsRefusedAloneAndTheGetsAroundItAreAn
   ASSERT_NO_FATAL_FAILURE(Open(o));
   ASSERT_TRUE(CommitSync(*o.store, Create("t-1")).ok());
   Locker locker(o.url);
-  locker.Lock();
   Answers answers;
-  answers.Queue(*o.store, 0, "t-1");
-  WaitUntilWaitingForTheLock(o.url);
+  QueueBehindALock(o, locker, answers, "t-1");
   answers.Queue(*o.store, 1, "t-1");
   answers.Queue(*o.store, 2, std::string("t-\0x", 4));  // a NUL: no text of PostgreSQL's
   answers.Queue(*o.store, 3, "t-1");
@@ -194,10 +198,8 @@ TEST(PgQueuedGets, GetsPastTheStatementTimeoutFailAsUnavailableAndLaterGetsAreAn
   ASSERT_NO_FATAL_FAILURE(Open(o, /*statement_timeout_ms=*/200));
   ASSERT_TRUE(CommitSync(*o.store, Create("t-1")).ok());
   Locker locker(o.url);
-  locker.Lock();
   Answers answers;
-  answers.Queue(*o.store, 0, "t-1");
-  WaitUntilWaitingForTheLock(o.url);
+  QueueBehindALock(o, locker, answers, "t-1");
   for (size_t i = 1; i < 4; ++i) answers.Queue(*o.store, i, "t-1");
   // The first times out alone; the three behind it, sent together, time out at the first of
   // them (the others skipped), and are asked again one by one: each its own timeout.
